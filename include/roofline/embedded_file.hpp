@@ -1,0 +1,17 @@
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace roofline {
+
+// A data file compiled into the binary, so that the tool works without its source tree.
+struct EmbeddedFile {
+  std::string_view path;  // relative to the project root, e.g. "hardware/h100-sxm.json"
+  std::string_view contents;
+};
+
+// The bundled hardware database: hardware/*.json and hardware/schema.json.
+std::span<const EmbeddedFile> bundled_hardware_files();
+
+}  // namespace roofline

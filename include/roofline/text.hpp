@@ -1,0 +1,23 @@
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace roofline {
+
+[[nodiscard]] std::string to_lower(std::string_view text);
+
+// Splits on `separator`, trimming blanks around each piece; empty pieces are kept.
+[[nodiscard]] std::vector<std::string> split(std::string_view text, char separator);
+
+// Levenshtein distance (insertions, deletions, substitutions each cost 1).
+[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `name` by edit distance, if it is close enough to be a likely typo
+// (distance at most a third of the name's length, and at least 1) or `name` is its prefix.
+[[nodiscard]] std::optional<std::string> closest_match(std::string_view name, std::span<const std::string> candidates);
+
+}  // namespace roofline

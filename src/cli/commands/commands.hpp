@@ -1,0 +1,19 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <array>
+
+namespace roofline::cli {
+
+// Each subcommand lives in its own file and registers itself on the root app.
+void setup_hw_command(CLI::App& app);
+void setup_ridge_command(CLI::App& app);
+void setup_attainable_command(CLI::App& app);
+
+inline constexpr std::array command_setups{
+    &setup_hw_command,
+    &setup_ridge_command,
+    &setup_attainable_command,
+};
+
+}  // namespace roofline::cli

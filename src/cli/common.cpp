@@ -1,0 +1,86 @@
+#include "common.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "roofline/error.hpp"
+#include "roofline/output_file.hpp"
+#include "roofline/text.hpp"
+
+namespace roofline::cli {
+
+void add_common_options(CLI::App& command, CommonOptions& options) {
+  command.add_option("--format", options.format, "Output format: table (default), json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}, CLI::ignore_case))
+      ->group("Output");
+  command.add_option("-o,--output", options.output, "Write the report to FILE (atomically) instead of stdout")
+      ->group("Output");
+  command
+      .add_option("--hardware-dir", options.hardware_dir,
+                  "Also load GPU spec files (*.json) from DIR; a file with a bundled id replaces it. "
+                  "ROOFLINE_HARDWARE_PATH (colon-separated) does the same")
+      ->group("Hardware");
+}
+
+HardwareRegistry load_registry(const CommonOptions& options) {
+  HardwareRegistry registry = HardwareRegistry::load(HardwareSearch::from_flag_and_environment(options.hardware_dir));
+  for (const std::string& note : registry.notes()) std::cerr << "roofline: note: " << note << '\n';
+  return registry;
+}
+
+void emit(const Report& report, const CommonOptions& options) {
+  const Format format = parse_format(options.format);
+  std::ostringstream text;
+  make_printer(format)->print(report, text);
+  if (format == Format::csv) {
+    for (const std::string& note : report.notes) std::cerr << "roofline: note: " << note << '\n';
+  }
+  if (options.output) {
+    write_file_atomically(*options.output, text.str());
+  } else {
+    std::cout << text.str() << std::flush;
+  }
+}
+
+void add_what_if_option(CLI::App& command, std::vector<std::string>& assignments) {
+  command
+      .add_option("--set", assignments,
+                  "What if: override a hardware figure, e.g. --set hbm_bandwidth_tbps=8 --set bf16_tflops=2000 "
+                  "(any figure of the file, by path or unique name)")
+      ->group("Hardware")
+      ->take_all();
+}
+
+std::vector<GpuSpec> selected_gpus(const HardwareRegistry& registry, const std::string& gpu_list,
+                                   const std::vector<std::string>& assignments) {
+  std::vector<GpuSpec> gpus;
+  for (const GpuSpec* gpu : registry.resolve_list(gpu_list)) gpus.push_back(apply_overrides(*gpu, assignments));
+  return gpus;
+}
+
+void add_hardware_origins(Report& report, const std::vector<GpuSpec>& gpus) {
+  for (const GpuSpec& gpu : gpus) report.hardware.push_back({gpu.id, gpu.origin});
+}
+
+std::vector<double> parse_positive_numbers(const std::string& flag, const std::string& text) {
+  std::vector<double> values;
+  for (const std::string& piece : split(text, ',')) {
+    double value = 0;
+    std::size_t used = 0;
+    try {
+      value = std::stod(piece, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (piece.empty() || used != piece.size() || !std::isfinite(value) || value <= 0) {
+      throw InputError(fmt::format("{}: '{}' is not a positive finite number", flag, piece));
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+}  // namespace roofline::cli

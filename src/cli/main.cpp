@@ -1,0 +1,32 @@
+// roofline: how fast can this run on that GPU, and why?
+#include <CLI/CLI.hpp>
+#include <array>
+#include <iostream>
+
+#include "commands/commands.hpp"
+#include "roofline/error.hpp"
+#include "roofline/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "roofline: GPU roofline analysis and performance modelling.\n"
+      "Bandwidth counts bytes read + bytes written; 1 TB/s = 1e12 B/s; peaks are dense.",
+      "roofline"};
+  app.set_version_flag("--version", roofline::tool_version);
+  app.require_subcommand(1);
+  for (const auto& setup : roofline::cli::command_setups) setup(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help or version to stdout, a parse error to stderr
+    return code == 0 ? 0 : static_cast<int>(roofline::ExitCode::bad_input);
+  } catch (const roofline::Error& e) {
+    std::cerr << "roofline: " << e.what() << '\n';
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "roofline: internal error: " << e.what() << '\n';
+    return 70;
+  }
+  return 0;
+}

@@ -1,0 +1,232 @@
+#include "roofline/json_schema.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <regex>
+#include <stdexcept>
+#include <string_view>
+
+#include "roofline/text.hpp"
+
+namespace roofline {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 22> supported_keywords{"$schema",
+                                                              "$id",
+                                                              "$ref",
+                                                              "title",
+                                                              "description",
+                                                              "definitions",
+                                                              "type",
+                                                              "const",
+                                                              "enum",
+                                                              "properties",
+                                                              "required",
+                                                              "additionalProperties",
+                                                              "minProperties",
+                                                              "items",
+                                                              "minItems",
+                                                              "maxItems",
+                                                              "pattern",
+                                                              "minLength",
+                                                              "minimum",
+                                                              "maximum",
+                                                              "exclusiveMinimum",
+                                                              "exclusiveMaximum"};
+
+bool keyword_supported(const std::string& key) {
+  for (std::string_view k : supported_keywords) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+std::string type_name(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    case json::value_t::number_float: return "number";
+    case json::value_t::string: return "string";
+    case json::value_t::array: return "array";
+    case json::value_t::object: return "object";
+    default: return "binary";
+  }
+}
+
+bool has_type(const json& value, const std::string& type) {
+  if (type == "number") return value.is_number();
+  if (type == "integer") {
+    if (value.is_number_integer()) return true;
+    // 3.0 is an integer in JSON Schema's sense.
+    return value.is_number_float() && std::isfinite(value.get<double>()) &&
+           value.get<double>() == std::floor(value.get<double>());
+  }
+  if (type == "string") return value.is_string();
+  if (type == "object") return value.is_object();
+  if (type == "array") return value.is_array();
+  if (type == "boolean") return value.is_boolean();
+  if (type == "null") return value.is_null();
+  throw std::logic_error("unknown JSON Schema type '" + type + "'");
+}
+
+std::string escape_pointer_token(const std::string& token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string short_text(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+}  // namespace
+
+SchemaValidator::SchemaValidator(json schema) : schema_(std::move(schema)) {
+  check_keywords(schema_, "#");
+}
+
+void SchemaValidator::check_keywords(const json& schema, const std::string& where) const {
+  if (schema.is_boolean()) return;
+  if (!schema.is_object()) throw std::logic_error("schema at " + where + " is not an object");
+  for (const auto& [key, sub] : schema.items()) {
+    if (!keyword_supported(key)) throw std::logic_error("unsupported JSON Schema keyword '" + key + "' at " + where);
+    if (key == "properties" || key == "definitions") {
+      for (const auto& [name, child] : sub.items()) check_keywords(child, where + "/" + key + "/" + name);
+    } else if (key == "additionalProperties" || key == "items") {
+      check_keywords(sub, where + "/" + key);
+    }
+  }
+}
+
+const json& SchemaValidator::resolve(const json& schema) const {
+  const json* current = &schema;
+  for (int depth = 0; current->is_object() && current->contains("$ref"); ++depth) {
+    if (depth > 32) throw std::logic_error("$ref chain too deep");
+    const std::string ref = (*current)["$ref"].get<std::string>();
+    if (!ref.starts_with("#")) throw std::logic_error("only local $ref is supported: " + ref);
+    current = &schema_.at(json::json_pointer(ref.substr(1)));
+  }
+  return *current;
+}
+
+std::vector<SchemaViolation> SchemaValidator::validate(const json& document) const {
+  std::vector<SchemaViolation> out;
+  validate_node(schema_, document, "", out);
+  return out;
+}
+
+void SchemaValidator::validate_node(const json& raw_schema, const json& value, const std::string& pointer,
+                                    std::vector<SchemaViolation>& out) const {
+  const json& schema = resolve(raw_schema);
+  if (schema.is_boolean()) {
+    if (!schema.get<bool>()) out.push_back({pointer, "is not allowed here"});
+    return;
+  }
+  const auto fail = [&](std::string message) { out.push_back({pointer, std::move(message)}); };
+
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    fail("must be a finite number");
+    return;
+  }
+  if (auto it = schema.find("type"); it != schema.end()) {
+    const auto type = it->get<std::string>();
+    if (!has_type(value, type)) {
+      fail(fmt::format("must be of type {}, not {}", type, type_name(value)));
+      return;
+    }
+  }
+  if (auto it = schema.find("const"); it != schema.end() && value != *it) {
+    fail(fmt::format("must be {}, not {}", it->dump(), short_text(value)));
+  }
+  if (auto it = schema.find("enum"); it != schema.end()) {
+    bool found = false;
+    for (const json& option : *it) found = found || option == value;
+    if (!found) fail(fmt::format("must be one of {}, not {}", it->dump(), short_text(value)));
+  }
+  if (value.is_number()) {
+    const double number = value.get<double>();
+    if (auto it = schema.find("minimum"); it != schema.end() && number < it->get<double>()) {
+      fail(fmt::format("must be at least {}, not {}", it->dump(), value.dump()));
+    }
+    if (auto it = schema.find("maximum"); it != schema.end() && number > it->get<double>()) {
+      fail(fmt::format("must be at most {}, not {}", it->dump(), value.dump()));
+    }
+    if (auto it = schema.find("exclusiveMinimum"); it != schema.end() && number <= it->get<double>()) {
+      fail(fmt::format("must be greater than {}, not {}", it->dump(), value.dump()));
+    }
+    if (auto it = schema.find("exclusiveMaximum"); it != schema.end() && number >= it->get<double>()) {
+      fail(fmt::format("must be less than {}, not {}", it->dump(), value.dump()));
+    }
+  }
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (auto it = schema.find("minLength"); it != schema.end() && text.size() < it->get<std::size_t>()) {
+      fail(fmt::format("must have at least {} characters", it->get<std::size_t>()));
+    }
+    if (auto it = schema.find("pattern"); it != schema.end()) {
+      const std::regex pattern(it->get<std::string>(), std::regex::ECMAScript);
+      if (!std::regex_search(text, pattern)) fail(fmt::format("'{}' does not match {}", text, it->get<std::string>()));
+    }
+  }
+  if (value.is_array()) {
+    if (auto it = schema.find("minItems"); it != schema.end() && value.size() < it->get<std::size_t>()) {
+      fail(fmt::format("must have at least {} items", it->get<std::size_t>()));
+    }
+    if (auto it = schema.find("maxItems"); it != schema.end() && value.size() > it->get<std::size_t>()) {
+      fail(fmt::format("must have at most {} items", it->get<std::size_t>()));
+    }
+    if (auto it = schema.find("items"); it != schema.end()) {
+      for (std::size_t i = 0; i < value.size(); ++i)
+        validate_node(*it, value[i], pointer + "/" + std::to_string(i), out);
+    }
+  }
+  if (value.is_object()) {
+    if (auto it = schema.find("minProperties"); it != schema.end() && value.size() < it->get<std::size_t>()) {
+      fail(fmt::format("must have at least {} entries", it->get<std::size_t>()));
+    }
+    if (auto it = schema.find("required"); it != schema.end()) {
+      for (const json& name : *it) {
+        if (!value.contains(name.get<std::string>())) {
+          out.push_back({pointer + "/" + escape_pointer_token(name.get<std::string>()), "is required but missing"});
+        }
+      }
+    }
+    const json* properties = schema.contains("properties") ? &schema["properties"] : nullptr;
+    const json* additional = schema.contains("additionalProperties") ? &schema["additionalProperties"] : nullptr;
+    for (const auto& [key, child] : value.items()) {
+      const std::string child_pointer = pointer + "/" + escape_pointer_token(key);
+      if (properties != nullptr && properties->contains(key)) {
+        validate_node((*properties)[key], child, child_pointer, out);
+      } else if (additional != nullptr) {
+        if (additional->is_boolean() && !additional->get<bool>()) {
+          std::vector<std::string> known;
+          if (properties != nullptr) {
+            for (const auto& [name, unused] : properties->items()) known.push_back(name);
+          }
+          std::string message = "is not a known key";
+          if (auto guess = closest_match(key, known)) message += fmt::format(" (did you mean '{}'?)", *guess);
+          out.push_back({child_pointer, message});
+        } else {
+          validate_node(*additional, child, child_pointer, out);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace roofline

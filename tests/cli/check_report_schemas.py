@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Runs real roofline commands and validates each JSON report against docs/schema/.
+
+Usage: check_report_schemas.py ROOFLINE_BINARY SOURCE_DIR
+
+Every schema in docs/schema/ must be exercised by at least one case, and every report must
+name a schema that exists, so a new report kind cannot ship without its schema.
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+try:
+    import jsonschema
+except ImportError:
+    sys.exit("python3-jsonschema is missing: apt-get install python3-jsonschema")
+
+CASES = [
+    ["ridge", "--gpu", "h100", "--dtype", "bf16"],
+    ["ridge", "--gpu", "all"],
+    ["ridge", "--gpu", "h100,h100-sxm5"],
+    ["attainable", "--gpu", "h100", "--ai", "1,50,1365"],
+    ["hw", "list"],
+    ["hw", "show", "h100", "--set", "hbm_bandwidth_tbps=8"],
+    ["hw", "check"],
+]
+
+
+def main() -> int:
+    binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
+    schema_dir = source / "docs" / "schema"
+    resolver_base = schema_dir.resolve().as_uri() + "/"
+    used = set()
+    failures = 0
+    for case in CASES:
+        run = subprocess.run([binary, *case, "--format", "json"], capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"FAIL {' '.join(case)}: exit {run.returncode}: {run.stderr.strip()}")
+            failures += 1
+            continue
+        report = json.loads(run.stdout)
+        kind, version = report["schema"].split(".")[1:3]
+        schema_path = schema_dir / f"{kind}.{version}.schema.json"
+        if not schema_path.exists():
+            print(f"FAIL {' '.join(case)}: no schema {schema_path.name}")
+            failures += 1
+            continue
+        used.add(schema_path.name)
+        schema = json.loads(schema_path.read_text())
+        resolver = jsonschema.RefResolver(base_uri=resolver_base, referrer=schema)
+        try:
+            jsonschema.validate(report, schema, resolver=resolver)
+            print(f"ok   {' '.join(case)} -> {schema_path.name}")
+        except jsonschema.ValidationError as error:
+            print(f"FAIL {' '.join(case)}: {error.message} at {list(error.absolute_path)}")
+            failures += 1
+    for path in sorted(schema_dir.glob("*.schema.json")):
+        if path.name.startswith("report-envelope") or path.name in used:
+            continue
+        print(f"FAIL {path.name}: no case exercises this schema")
+        failures += 1
+    print(f"{len(CASES) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
