@@ -14,4 +14,7 @@ struct EmbeddedFile {
 // The bundled hardware database: hardware/*.json and hardware/schema.json.
 std::span<const EmbeddedFile> bundled_hardware_files();
 
+// The bundled LLM architecture presets: models/*.json and models/schema.json.
+std::span<const EmbeddedFile> bundled_model_files();
+
 }  // namespace roofline
