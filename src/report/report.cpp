@@ -71,7 +71,16 @@ class TablePrinter final : public Printer {
     if (!report.notes.empty()) out << '\n';
     for (const std::string& note : report.notes) out << "note: " << note << '\n';
     if (!report.hardware.empty()) out << '\n';
-    for (const HardwareOrigin& h : report.hardware) out << "hardware: " << h.id << " from " << h.origin << '\n';
+    // Bundled files are named by their id; user files, which override them, by their path.
+    std::vector<std::string> bundled;
+    for (const HardwareOrigin& h : report.hardware) {
+      if (h.origin == "bundled:hardware/" + h.id + ".json") {
+        bundled.push_back(h.id);
+      } else {
+        out << "hardware: " << h.id << " from " << h.origin << '\n';
+      }
+    }
+    if (!bundled.empty()) out << fmt::format("hardware: bundled hardware/<id>.json for {}\n", fmt::join(bundled, ", "));
   }
 
  private:
@@ -80,13 +89,15 @@ class TablePrinter final : public Printer {
     const std::size_t n = table.columns.size();
     std::vector<std::vector<std::string>> text(table.rows.size(), std::vector<std::string>(n));
     std::vector<std::size_t> width(n);
-    std::vector<bool> numeric(n, false);
+    // A column is right-aligned when every value in it is a number.
+    std::vector<bool> numeric(n, !table.rows.empty());
     for (std::size_t c = 0; c < n; ++c) width[c] = table.columns[c].header.size();
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       for (std::size_t c = 0; c < n; ++c) {
         text[r][c] = human_cell(table.rows[r][c], table.columns[c].decimals);
         width[c] = std::max(width[c], text[r][c].size());
-        numeric[c] = numeric[c] || right_aligned(table.rows[r][c]);
+        const bool empty = std::holds_alternative<std::monostate>(table.rows[r][c]);
+        numeric[c] = numeric[c] && (empty || right_aligned(table.rows[r][c]));
       }
     }
     const auto line = [&](const std::vector<std::string>& cells) {

@@ -117,3 +117,28 @@ TEST_CASE("the version flag prints the project version") {
   CHECK(result.exit_code == 0);
   CHECK_THAT(result.out, Contains("0."));
 }
+
+TEST_CASE("every hw check warning is explained in docs/hardware.md") {
+  const CommandResult result = roofline("hw check --format json");
+  REQUIRE(result.exit_code == 0);
+  const std::string all = slurp(std::filesystem::path(ROOFLINE_SOURCE_DIR) / "docs/hardware.md");
+  const auto section = all.find("## Warnings that `roofline hw check` prints");
+  REQUIRE(section != std::string::npos);
+  const std::string doc = all.substr(section);
+  const json report = json::parse(result.out);
+  REQUIRE_FALSE(report.at("results").at("findings").empty());
+  for (const json& finding : report.at("results").at("findings")) {
+    // file "bundled:hardware/<id>.json", key "/peak_tflops/<class>" -> a row "| <id> | ...<class>... |".
+    const std::string file = finding.at("file");
+    const std::string id = file.substr(file.rfind('/') + 1, file.size() - file.rfind('/') - 6);
+    const std::string key = finding.at("key");
+    const std::string leaf = key.substr(key.rfind('/') + 1);
+    const auto row = doc.find("\n| " + id + " | ");
+    INFO(id << " " << key);
+    REQUIRE(row != std::string::npos);
+    const std::string line = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
+    const std::string peaks =
+        line.substr(line.find(" | ") + 3, line.find(" | ", line.find(" | ") + 3) - line.find(" | ") - 3);
+    CHECK_THAT(peaks, Contains(leaf));
+  }
+}

@@ -47,7 +47,7 @@ TEST_CASE("human tables align numbers right with the column's decimals") {
         "\n"
         "note: a note\n"
         "\n"
-        "hardware: h100-sxm from bundled:hardware/h100-sxm.json\n");
+        "hardware: bundled hardware/<id>.json for h100-sxm\n");
 }
 
 TEST_CASE("CSV quotes fields that need it and prints numbers in shortest form") {

@@ -50,7 +50,7 @@ constexpr std::array<ColumnOf<FigureRow>, 4> figure_columns{{
 void collect_rows(const json& node, const std::string& path, const json& sources, std::vector<FigureRow>& rows) {
   for (const auto& [key, child] : node.items()) {
     const std::string dotted = path.empty() ? key : path + "." + key;
-    if (key == "sources" || key == "schema") continue;
+    if (key == "sources" || key == "schema" || key == "notes") continue;
     if (child.is_object() && child.contains("value")) {
       const std::string source = child.at("source").get<std::string>();
       const std::string title = sources.contains(source) ? sources.at(source).at("title").get<std::string>() : source;
@@ -109,6 +109,7 @@ Report run_hw_show(const HwShowOptions& options, const HardwareRegistry& registr
   report.tables.push_back(
       Table::from_rows<FigureRow>("figures", fmt::format("{} ({})", gpu.name, gpu.id), figure_columns, rows));
   report.extra_results["spec"] = gpu.document;
+  if (gpu.document.contains("notes")) report.notes.push_back(gpu.document.at("notes").get<std::string>());
   report.notes.push_back(fmt::format("{} memory: {:.1f} GiB as nvidia-smi/rocm-smi count it ({} GB decimal)", gpu.id,
                                      gpu.memory_capacity_bytes() / (1024.0 * 1024.0 * 1024.0), gpu.memory_capacity_gb));
   report.hardware.push_back({gpu.id, gpu.origin});
