@@ -24,6 +24,8 @@ CASES = [
     ["hw", "list"],
     ["hw", "show", "h100", "--set", "hbm_bandwidth_tbps=8"],
     ["hw", "check"],
+    ["train", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64", "--tp", "8", "--zero", "3"],
+    ["train", "--model", "deepseek-v3", "--gpu", "h200", "--gpus", "16", "--tp", "8", "--pp", "2", "--recompute"],
 ]
 
 
