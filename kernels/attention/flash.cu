@@ -48,6 +48,13 @@ struct FlashConfig {
   static_assert(D == 64 || D == 128, "head_dim 64 or 128");
 };
 
+// 2^x on the special-function unit (ex2.approx: 2 ulp, flushes subnormals; exp2(-inf) = 0).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 template <int D>
 __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
   return static_cast<uint32_t>(row * D * 2 + ((chunk ^ (row & 7)) * 16));
@@ -59,6 +66,9 @@ template <int D, int Threads>
 __device__ __forceinline__ void load_rows(uint32_t dst, const void* src_void, int row0, int rows, int seq, int tid) {
   const auto* src = static_cast<const uint16_t*>(src_void);
   constexpr int kChunks = D / 8;
+  // Not unrolled: unrolled, ptxas keeps every copy's addresses live across the main loop, and the
+  // two-m-tile variant runs out of registers.
+#pragma unroll 1
   for (int idx = tid; idx < rows * kChunks; idx += Threads) {
     const int r = idx / kChunks;
     const int c = idx % kChunks;
@@ -202,14 +212,14 @@ __global__ void __launch_bounds__(Warps * 32, Warps == 4 ? 2 : 1)
           const float new_max = fmaxf(row_max[mt][hh], mx * scale_log2);
           // A row with no unmasked key yet keeps max -inf; subtract 0 then so that no inf-inf NaN appears.
           const float base = new_max == -INFINITY ? 0.0f : new_max;
-          const float alpha = exp2f(row_max[mt][hh] - base);
+          const float alpha = fast_exp2(row_max[mt][hh] - base);
           row_max[mt][hh] = new_max;
           float sum = 0.0f;
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-              const float p = exp2f(fmaf(s[mt][nt][2 * hh + e], scale_log2, -base));
+              const float p = fast_exp2(fmaf(s[mt][nt][2 * hh + e], scale_log2, -base));
               s[mt][nt][2 * hh + e] = p;
               sum += p;
             }

@@ -930,17 +930,24 @@ int main(int argc, char** argv) {
     Runner runner(options);
     rk::Cublas blas;
     const auto started = std::chrono::steady_clock::now();
-    run_peaks(runner, prop.multiProcessorCount);
-    for (const GemmCase& c : gemm_cases(options.mode)) {
-      if (runner.wanted("gemm", "cublas naive smem_tiled mma_sync wgmma")) run_gemm_case(runner, blas, c);
-    }
-    for (const AttentionCase& c : attention_cases(options.mode)) {
-      if (runner.wanted("attention", "standard flash_w8r16 flash_w4r32")) run_attention_case(runner, blas, c);
+    int exit_code = 0;
+    try {
+      run_peaks(runner, prop.multiProcessorCount);
+      for (const GemmCase& c : gemm_cases(options.mode)) {
+        if (runner.wanted("gemm", "cublas naive smem_tiled mma_sync wgmma")) run_gemm_case(runner, blas, c);
+      }
+      for (const AttentionCase& c : attention_cases(options.mode)) {
+        if (runner.wanted("attention", "standard flash_w8r16 flash_w4r32")) run_attention_case(runner, blas, c);
+      }
+    } catch (const StickyError& e) {
+      std::fprintf(stderr, "compute_selftest: stopping after a fatal CUDA error: %s\n", e.what());
+      std::printf("STOPPED EARLY: %s\n", e.what());
+      exit_code = 1;
     }
     print_summary(runner);
     std::printf("wall time %.1f s\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    return runner.failures() == 0 ? 0 : 1;
+    return runner.failures() == 0 ? exit_code : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "compute_selftest: %s\n", e.what());
     return 1;
