@@ -32,11 +32,18 @@ enum class FlashVariant {
   warps8_rows16,  // 8 warps x 16 query rows = 128-row query tile, K/V tiles of 64 keys
   warps4_rows32,  // 4 warps x 32 query rows = 128-row query tile; each K/V fragment feeds two
                   // m16 tiles, halving shared-memory reads per FLOP
+  wgmma,          // Hopper (sm_90a, head_dim 128): TMA producer warpgroup, two consumer warpgroups of
+                  // 64 rows, S = Q K^T and O += P V on wgmma with P from registers
 };
 
-inline constexpr FlashVariant all_flash_variants[] = {FlashVariant::warps8_rows16, FlashVariant::warps4_rows32};
+inline constexpr FlashVariant all_flash_variants[] = {FlashVariant::warps8_rows16, FlashVariant::warps4_rows32,
+                                                      FlashVariant::wgmma};
 
 const char* flash_variant_name(FlashVariant variant);
+
+// Whether this build and `device` can run the variant at this head_dim. Throws KernelError when the
+// device cannot be queried.
+bool flash_variant_supported(FlashVariant variant, int head_dim, int device);
 
 struct FlashTiling {
   int block_m = 0;  // query rows per block (the Q tile resident in shared memory)

@@ -141,6 +141,16 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tensor_map
       : "memory");
 }
 
+// 3-D variant (c0 innermost).
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
+                                            int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
 // Shared-memory matrix descriptor for wgmma: a K-major tile whose rows are 128 bytes (64 16-bit
 // elements) in the 128-byte swizzle that TMA writes with CU_TENSOR_MAP_SWIZZLE_128B. Core matrices
 // of 8 rows are 1024 bytes apart (stride byte offset); the leading byte offset is unused in this
@@ -150,6 +160,19 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t smem_address) {
   uint64_t desc = 0;
   desc |= static_cast<uint64_t>((smem_address & 0x3FFFF) >> 4);
   desc |= static_cast<uint64_t>(16 >> 4) << 16;
+  desc |= static_cast<uint64_t>(1024 >> 4) << 32;
+  desc |= static_cast<uint64_t>(1) << 62;
+  return desc;
+}
+
+// Descriptor for an N-major (or M-major) tile in the 128-byte swizzle, read with imm-trans = 1:
+// rows of 128 bytes hold 64 consecutive n (or m) values of one k; 8-row groups along k are 1024
+// bytes apart (stride byte offset) and consecutive 64-wide n blocks `n_block_bytes` apart (leading
+// byte offset).
+__device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(uint32_t smem_address, uint32_t n_block_bytes) {
+  uint64_t desc = 0;
+  desc |= static_cast<uint64_t>((smem_address & 0x3FFFF) >> 4);
+  desc |= static_cast<uint64_t>((n_block_bytes & 0x3FFFF) >> 4) << 16;
   desc |= static_cast<uint64_t>(1024 >> 4) << 32;
   desc |= static_cast<uint64_t>(1) << 62;
   return desc;

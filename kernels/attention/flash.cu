@@ -23,6 +23,7 @@
 #include "../attention.hpp"
 #include "../cuda_check.cuh"
 #include "../tc_ptx.cuh"
+#include "flash_internal.cuh"
 
 namespace roofline::kernels {
 namespace {
@@ -322,10 +323,30 @@ void launch_variant(FlashVariant variant, const AttentionShape& shape, float sca
 }  // namespace
 
 const char* flash_variant_name(FlashVariant variant) {
-  return variant == FlashVariant::warps8_rows16 ? "flash_w8r16" : "flash_w4r32";
+  switch (variant) {
+    case FlashVariant::warps8_rows16: return "flash_w8r16";
+    case FlashVariant::warps4_rows32: return "flash_w4r32";
+    case FlashVariant::wgmma: return "flash_wgmma";
+  }
+  return "?";
+}
+
+bool flash_variant_supported(FlashVariant variant, int head_dim, int device) {
+  cudaDeviceProp prop{};
+  ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  if (variant != FlashVariant::wgmma) return prop.major >= 8 && (head_dim == 64 || head_dim == 128);
+#if defined(ROOFLINE_HAVE_SM90A)
+  return prop.major == 9 && prop.minor == 0 && head_dim == detail::flash_wgmma_tiling.head_dim;
+#else
+  return false;
+#endif
 }
 
 FlashTiling flash_tiling(FlashVariant variant, int head_dim) {
+  if (variant == FlashVariant::wgmma) {
+    const auto& t = detail::flash_wgmma_tiling;
+    return {t.block_m, t.block_n, t.warps, t.kv_stages, t.smem_bytes};
+  }
   const int warps = variant == FlashVariant::warps8_rows16 ? 8 : 4;
   const int block_m = 128;
   const int block_n = block_n_of(head_dim, variant == FlashVariant::warps8_rows16 ? 1 : 2);
@@ -343,7 +364,9 @@ void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionS
   detail::require(shape.head_dim == 64 || shape.head_dim == 128,
                   "flash attention: head_dim must be 64 or 128, got " + std::to_string(shape.head_dim));
   const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
-  if (type == Half16::bf16) {
+  if (variant == FlashVariant::wgmma) {
+    detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, stream);
+  } else if (type == Half16::bf16) {
     launch_variant<__nv_bfloat16>(variant, shape, scale, q, k, v, o, stream);
   } else {
     launch_variant<__half>(variant, shape, scale, q, k, v, o, stream);

@@ -20,6 +20,7 @@
 
 #include "../cuda_check.cuh"
 #include "../tc_ptx.cuh"
+#include "../tma_host.cuh"
 #include "../wgmma_m64n256k16.cuh"
 #include "gemm_internal.cuh"
 
@@ -142,40 +143,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// cuTensorMapEncodeTiled lives in the driver library; taking it through the runtime's entry-point
-// query avoids linking libcuda (absent on build machines without a GPU).
-EncodeTiled encode_tiled() {
-  static const EncodeTiled function = [] {
-    void* pointer = nullptr;
-    cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
-    ROOFLINE_CUDA_CHECK(
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &pointer, 12000, cudaEnableDefault, &query));
-    require(query == cudaDriverEntryPointSuccess && pointer != nullptr,
-            "gemm wgmma: the driver has no cuTensorMapEncodeTiled (needs a CUDA 12+ driver)");
-    return reinterpret_cast<EncodeTiled>(pointer);
-  }();
-  return function;
-}
-
 // Row-major [rows][cols] 16-bit matrix, loaded in boxes of box_rows x 64 with the 128-byte swizzle.
 CUtensorMap make_map(Half16 type, const void* base, int rows, int cols, int box_rows) {
-  CUtensorMap map{};
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(kBK), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result =
-      encode_tiled()(&map, type == Half16::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                     const_cast<void*>(base), dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  require(result == CUDA_SUCCESS, "gemm wgmma: cuTensorMapEncodeTiled failed with CUresult " +
-                                      std::to_string(static_cast<int>(result)) + " for a " + std::to_string(rows) +
-                                      " x " + std::to_string(cols) + " operand");
-  return map;
+  return make_tensor_map_sw128(type == Half16::bf16, base, 2, dims, strides, box, "gemm wgmma operand");
 }
 
 template <typename T>

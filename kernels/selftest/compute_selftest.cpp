@@ -744,6 +744,11 @@ void run_attention_case(Runner& runner, rk::Cublas& blas, const AttentionCase& c
                                                {"warps", tiling.warps},
                                                {"smem_bytes", tiling.smem_bytes}});
     guarded(runner, record, [&](Record& r) {
+      if (!rk::flash_variant_supported(variant, s.head_dim, runner.options().device)) {
+        r.status = Status::unsupported;
+        r.note = "not built for this device or head_dim";
+        return;
+      }
       o.poison();
       rk::flash_attention_forward(variant, c.type, s, q.ptr, k.ptr, v.ptr, o.ptr);
       if (!verify(r, "flash attention")) return;
@@ -937,7 +942,8 @@ int main(int argc, char** argv) {
         if (runner.wanted("gemm", "cublas naive smem_tiled mma_sync wgmma")) run_gemm_case(runner, blas, c);
       }
       for (const AttentionCase& c : attention_cases(options.mode)) {
-        if (runner.wanted("attention", "standard flash_w8r16 flash_w4r32")) run_attention_case(runner, blas, c);
+        if (runner.wanted("attention", "standard flash_w8r16 flash_w4r32 flash_wgmma"))
+          run_attention_case(runner, blas, c);
       }
     } catch (const StickyError& e) {
       std::fprintf(stderr, "compute_selftest: stopping after a fatal CUDA error: %s\n", e.what());

@@ -1,0 +1,35 @@
+#pragma once
+
+// What the flash-attention translation units share: the Hopper kernel's tiling and launcher.
+
+#include <cuda_runtime.h>
+
+#include "../attention.hpp"
+
+namespace roofline::kernels::detail {
+
+struct FlashWgmmaTiling {
+  int head_dim;
+  int block_m;
+  int block_n;
+  int warps;
+  int kv_stages;
+  int smem_bytes;
+};
+// 64-key tiles: with 128-key tiles the consumers need S (64) + O (64) + P (32) accumulator registers
+// and more than the 168 that 384 threads get at entry, and ptxas serialises the wgmma (C7512).
+// Shared memory: Q 32 KB + stages x (K + V, 2 x 16 KB) + mbarriers + 1024 bytes of alignment slack.
+inline constexpr int flash_wgmma_block_n = 64;
+inline constexpr int flash_wgmma_stages = 3;
+inline constexpr FlashWgmmaTiling flash_wgmma_tiling{
+    128,
+    128,
+    flash_wgmma_block_n,
+    12,
+    flash_wgmma_stages,
+    32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (1 + 2 * flash_wgmma_stages) + 1024};
+
+void flash_wgmma_forward(Half16 type, const AttentionShape& shape, float scale, const void* q, const void* k,
+                         const void* v, void* o, cudaStream_t stream);
+
+}  // namespace roofline::kernels::detail
