@@ -251,9 +251,9 @@ std::string json_number(double value) {
 }
 
 std::string to_json(const Record& r) {
-  std::string out = "{\"schema\":\"roofline.compute-selftest.v1\",\"group\":\"" + json_escape(r.group) +
-                    "\",\"kernel\":\"" + json_escape(r.kernel) + "\",\"dtype\":\"" + r.dtype + "\",\"shape\":\"" +
-                    json_escape(r.shape) + "\"";
+  std::string out = "{\"record\":\"compute_selftest.v1\",\"group\":\"" + json_escape(r.group) + "\",\"kernel\":\"" +
+                    json_escape(r.kernel) + "\",\"dtype\":\"" + r.dtype + "\",\"shape\":\"" + json_escape(r.shape) +
+                    "\"";
   for (const auto& [key, value] : r.fields) out += ",\"" + key + "\":" + json_number(value);
   out += ",\"verification\":\"" + std::string(status_name(r.status)) + "\"";
   out += ",\"rel_err\":" + json_number(r.rel_err) + ",\"tolerance\":" + json_number(r.tolerance);
@@ -343,6 +343,12 @@ class Runner {
     }
     if (record.status == Status::failed || record.status == Status::error) ++failures_;
     records_.push_back(record);
+  }
+
+  void write_json(const std::string& line) {
+    if (json_ == nullptr) return;
+    std::fprintf(json_, "%s\n", line.c_str());
+    std::fflush(json_);
   }
 
   [[nodiscard]] int failures() const { return failures_; }
@@ -933,6 +939,12 @@ int main(int argc, char** argv) {
     std::printf("mode %s; errors are ||out - ref|| / ||ref|| (bf16 tolerance 1e-2, fp16 5e-3)\n\n", mode_name);
 
     Runner runner(options);
+    runner.write_json("{\"record\":\"compute_selftest_device.v1\",\"device\":\"" + json_escape(prop.name) +
+                      "\",\"sm\":\"" + std::to_string(prop.major) + std::to_string(prop.minor) +
+                      "\",\"multiprocessors\":" + std::to_string(prop.multiProcessorCount) + ",\"l2_bytes\":" +
+                      std::to_string(prop.l2CacheSize) + ",\"memory_bytes\":" + std::to_string(prop.totalGlobalMem) +
+                      ",\"driver\":" + std::to_string(driver) + ",\"runtime\":" + std::to_string(runtime) +
+                      ",\"mode\":\"" + mode_name + "\"}");
     rk::Cublas blas;
     const auto started = std::chrono::steady_clock::now();
     int exit_code = 0;
