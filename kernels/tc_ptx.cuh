@@ -166,14 +166,16 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(uint32_t smem_address) {
 }
 
 // Descriptor for an N-major (or M-major) tile in the 128-byte swizzle, read with imm-trans = 1:
-// rows of 128 bytes hold 64 consecutive n (or m) values of one k; 8-row groups along k are 1024
-// bytes apart (stride byte offset) and consecutive 64-wide n blocks `n_block_bytes` apart (leading
-// byte offset).
-__device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(uint32_t smem_address, uint32_t n_block_bytes) {
+// rows of 128 bytes hold 64 consecutive n (or m) values of one k. `leading_bytes` and
+// `stride_bytes` go into the descriptor's two offset fields; for this layout the leading offset is
+// the distance between consecutive 64-wide n blocks and the stride offset the distance between
+// 8-row groups along k (1024 bytes when the rows are packed).
+__device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(uint32_t smem_address, uint32_t leading_bytes,
+                                                        uint32_t stride_bytes) {
   uint64_t desc = 0;
   desc |= static_cast<uint64_t>((smem_address & 0x3FFFF) >> 4);
-  desc |= static_cast<uint64_t>((n_block_bytes & 0x3FFFF) >> 4) << 16;
-  desc |= static_cast<uint64_t>(1024 >> 4) << 32;
+  desc |= static_cast<uint64_t>((leading_bytes & 0x3FFFF) >> 4) << 16;
+  desc |= static_cast<uint64_t>((stride_bytes & 0x3FFFF) >> 4) << 32;
   desc |= static_cast<uint64_t>(1) << 62;
   return desc;
 }

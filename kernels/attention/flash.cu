@@ -342,6 +342,12 @@ bool flash_variant_supported(FlashVariant variant, int head_dim, int device) {
 #endif
 }
 
+void flash_wgmma_v_offsets_swapped(Half16 type, const AttentionShape& shape, const void* q, const void* k,
+                                   const void* v, void* o, Stream stream) {
+  const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+  detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, true, stream);
+}
+
 FlashTiling flash_tiling(FlashVariant variant, int head_dim) {
   if (variant == FlashVariant::wgmma) {
     const auto& t = detail::flash_wgmma_tiling;
@@ -365,7 +371,7 @@ void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionS
                   "flash attention: head_dim must be 64 or 128, got " + std::to_string(shape.head_dim));
   const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
   if (variant == FlashVariant::wgmma) {
-    detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, stream);
+    detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, false, stream);
   } else if (type == Half16::bf16) {
     launch_variant<__nv_bfloat16>(variant, shape, scale, q, k, v, o, stream);
   } else {

@@ -29,7 +29,9 @@ inline constexpr FlashWgmmaTiling flash_wgmma_tiling{
     flash_wgmma_stages,
     32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (1 + 2 * flash_wgmma_stages) + 1024};
 
+// swap_v_offsets exchanges the two byte offsets of V's N-major descriptor (see
+// flash_wgmma_v_offsets_swapped in attention.hpp).
 void flash_wgmma_forward(Half16 type, const AttentionShape& shape, float scale, const void* q, const void* k,
-                         const void* v, void* o, cudaStream_t stream);
+                         const void* v, void* o, bool swap_v_offsets, cudaStream_t stream);
 
 }  // namespace roofline::kernels::detail

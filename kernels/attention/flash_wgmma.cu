@@ -39,8 +39,8 @@ constexpr int kStages = flash_wgmma_tiling.kv_stages;
 constexpr int kThreads = flash_wgmma_tiling.warps * 32;
 static_assert(kD == 128 && kBM == 128 && kThreads == 384 && (kBN == 64 || kBN == 128),
               "two 64-row consumer warpgroups, m64n128k16 for S = Q K^T, d split in two 64-wide boxes");
-constexpr int kQBoxBytes = kBM * 128;   // [128 rows][64 elements] of 16 bits: one TMA box, 128-byte rows
-constexpr int kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
+constexpr int kQBoxBytes = kBM * 128;        // [128 rows][64 elements] of 16 bits: one TMA box, 128-byte rows
+constexpr uint32_t kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
 constexpr int kQBytes = 2 * kQBoxBytes;
 constexpr int kTileBytes = 2 * kKvBoxBytes;  // one K (or V) tile: two boxes, d 0..63 and 64..127
 constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * (1 + 2 * kStages) + 1024;
@@ -57,7 +57,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                        const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, int heads, int group, int seq,
-                       float scale_log2, int causal) {
+                       float scale_log2, int causal, uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Traits = ptx::Half16Traits<T>;
   extern __shared__ unsigned char smem_raw[];
@@ -207,8 +207,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int kt = 0; kt < kBN / 16; ++kt) {
           // keys 16kt..16kt+15: 16 rows of 128 bytes further into each box; the second 64-wide d box
-          // is kKvBoxBytes away (leading byte offset of the N-major descriptor).
-          ptx::wgmma_m64n128k16_rs<T>(o_acc, p[kt], ptx::wgmma_desc_sw128_mn(v_tile + kt * 16 * 128, kKvBoxBytes), 1);
+          // is kKvBoxBytes away (the leading byte offset), 8-key groups 1024 bytes (the stride offset).
+          ptx::wgmma_m64n128k16_rs<T>(
+              o_acc, p[kt], ptx::wgmma_desc_sw128_mn(v_tile + kt * 16 * 128, v_leading_bytes, v_stride_bytes), 1);
         }
         ptx::wgmma_commit();
         ptx::wgmma_wait<0>();
@@ -249,7 +250,7 @@ CUtensorMap make_map(Half16 type, const void* base, int rows, int seq, int box_s
 
 template <typename T>
 void launch(Half16 type, const AttentionShape& shape, float scale, const void* q, const void* k, const void* v, void* o,
-            cudaStream_t stream) {
+            bool swap_v_offsets, cudaStream_t stream) {
   const CUtensorMap map_q = make_map(type, q, shape.batch * shape.heads, shape.seq, kBM);
   const CUtensorMap map_k = make_map(type, k, shape.batch * shape.kv_heads, shape.seq, kBN);
   const CUtensorMap map_v = make_map(type, v, shape.batch * shape.kv_heads, shape.seq, kBN);
@@ -259,21 +260,22 @@ void launch(Half16 type, const AttentionShape& shape, float scale, const void* q
   const int q_tiles = (shape.seq + kBM - 1) / kBM;
   require(bh <= 0x7fffffff && q_tiles <= 65535, "flash attention (wgmma): grid too large for this shape");
   const dim3 grid(static_cast<unsigned>(bh), static_cast<unsigned>(q_tiles));
-  flash_wgmma_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(map_q, map_k, map_v, static_cast<T*>(o), shape.heads,
-                                                                shape.heads / shape.kv_heads, shape.seq,
-                                                                scale * 1.4426950408889634f, shape.causal ? 1 : 0);
+  flash_wgmma_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(
+      map_q, map_k, map_v, static_cast<T*>(o), shape.heads, shape.heads / shape.kv_heads, shape.seq,
+      scale * 1.4426950408889634f, shape.causal ? 1 : 0, swap_v_offsets ? 1024u : kKvBoxBytes,
+      swap_v_offsets ? kKvBoxBytes : 1024u);
   ROOFLINE_CHECK_LAUNCH("flash_wgmma_kernel");
 }
 
 }  // namespace
 
 void flash_wgmma_forward(Half16 type, const AttentionShape& shape, float scale, const void* q, const void* k,
-                         const void* v, void* o, cudaStream_t stream) {
+                         const void* v, void* o, bool swap_v_offsets, cudaStream_t stream) {
   require(shape.head_dim == kD, "flash attention (wgmma): head_dim must be 128, got " + std::to_string(shape.head_dim));
   if (type == Half16::bf16) {
-    launch<__nv_bfloat16>(type, shape, scale, q, k, v, o, stream);
+    launch<__nv_bfloat16>(type, shape, scale, q, k, v, o, swap_v_offsets, stream);
   } else {
-    launch<__half>(type, shape, scale, q, k, v, o, stream);
+    launch<__half>(type, shape, scale, q, k, v, o, swap_v_offsets, stream);
   }
 }
 

@@ -757,7 +757,20 @@ void run_attention_case(Runner& runner, rk::Cublas& blas, const AttentionCase& c
       }
       o.poison();
       rk::flash_attention_forward(variant, c.type, s, q.ptr, k.ptr, v.ptr, o.ptr);
-      if (!verify(r, "flash attention")) return;
+      if (!verify(r, "flash attention")) {
+        if (variant == rk::FlashVariant::wgmma) {
+          // Tell a wrong guess of the V descriptor's offsets apart from other bugs.
+          Record retry = r;
+          o.poison();
+          rk::flash_wgmma_v_offsets_swapped(c.type, s, q.ptr, k.ptr, v.ptr, o.ptr);
+          const bool swapped_ok = verify(retry, "flash attention (V descriptor offsets swapped)");
+          char note[200];
+          std::snprintf(note, sizeof(note), "%s; with V descriptor offsets swapped: %s (err %.1e)", r.note.c_str(),
+                        swapped_ok ? "PASSES -- swap them in flash_wgmma.cu" : "fails too", retry.rel_err);
+          r.note = note;
+        }
+        return;
+      }
       r.timing = time_kernel([&] { rk::flash_attention_forward(variant, c.type, s, q.ptr, k.ptr, v.ptr, o.ptr); },
                              runner.policy());
       r.tflops = flop / (r.timing.median_ms * 1e-3) / 1e12;
