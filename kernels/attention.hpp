@@ -59,7 +59,7 @@ FlashTiling flash_tiling(FlashVariant variant, int head_dim);
 void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionShape& shape, const void* q,
                              const void* k, const void* v, void* o, Stream stream = nullptr);
 
-// Diagnostic for the selftest: flash_wgmma with the two byte offsets of V's shared-memory
+// Diagnostic for the selftest: FlashVariant::wgmma with the two byte offsets of V's shared-memory
 // descriptor (N-major, read transposed) exchanged. That encoding was written without a GPU at hand;
 // if the default fails verification and this passes, the default is the wrong one of the two.
 void flash_wgmma_v_offsets_swapped(Half16 type, const AttentionShape& shape, const void* q, const void* k,

@@ -16,8 +16,12 @@ struct FlashWgmmaTiling {
   int kv_stages;
   int smem_bytes;
 };
-// 64-key tiles: with 128-key tiles the consumers need S (64) + O (64) + P (32) accumulator registers
-// and more than the 168 that 384 threads get at entry, and ptxas serialises the wgmma (C7512).
+// 9 warps: two consumer warpgroups and one producer warp (no setmaxnreg). 64-key tiles: with
+// 128-key tiles (S 64 + O 64 + P 32 accumulator registers) ptxas serialised the wgmma for lack of
+// registers (C7512, nvcc 13.0), and so it did, with spills, for a version in which each consumer
+// issued S of the next tile before the softmax of this one (FA3's intra-warpgroup overlap): both
+// compiled to 168 registers per thread whether the block had 384 threads with setmaxnreg raising
+// the consumers to 232, or 288 threads.
 // Shared memory: Q 32 KB + stages x (K + V, 2 x 16 KB) + mbarriers + 1024 bytes of alignment slack.
 inline constexpr int flash_wgmma_block_n = 64;
 inline constexpr int flash_wgmma_stages = 3;
@@ -25,7 +29,7 @@ inline constexpr FlashWgmmaTiling flash_wgmma_tiling{
     128,
     128,
     flash_wgmma_block_n,
-    12,
+    9,
     flash_wgmma_stages,
     32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (1 + 2 * flash_wgmma_stages) + 1024};
 
