@@ -419,7 +419,7 @@ void lay_out_legend(Layout& layout, const Chart& chart) {
     baseline += row_height;
   }
   layout.legend = std::move(items);
-  layout.height = baseline - row_height + font_descent * text_size + edge;
+  layout.height = std::ceil(baseline - row_height + font_descent * text_size + edge);  // whole pixels
 }
 
 }  // namespace

@@ -100,12 +100,12 @@ std::string render_svg(const Layout& layout) {
   svg.line(R"(<?xml version="1.0" encoding="UTF-8"?>)");
   svg.line(fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
                        R"(font-family="{2}" role="img">)",
-                       px(layout.width), px(layout.height), font_family));
+                       layout.width, layout.height, font_family));
   svg.line(fmt::format("<title>{}</title>", xml_escape(layout.title)));
   svg.line(
       "<desc>Roofline chart, log-log: attainable TFLOP/s against arithmetic intensity in FLOP per byte read + "
       "written. Each roof is min(peak, intensity x bandwidth); circles on the roofs mark the ridge points.</desc>");
-  svg.line(fmt::format(R"(<rect width="{}" height="{}" fill="#ffffff"/>)", px(layout.width), px(layout.height)));
+  svg.line(fmt::format(R"(<rect width="{}" height="{}" fill="#ffffff"/>)", layout.width, layout.height));
   svg.line(
       fmt::format(R"(<defs><clipPath id="plot-area"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath></defs>)",
                   px(area.x), px(area.y), px(area.width), px(area.height)));
