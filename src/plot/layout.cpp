@@ -309,8 +309,10 @@ struct RoofLabelRequest {
   std::vector<Candidate> spots;
 };
 
-// Spots along a horizontal roof from its ridge to the right edge, above it first, then below;
-// then around points of the line, with a leader.
+// Spots along a horizontal roof from its ridge to the right edge: above it (tier 0), then below
+// it (tier 1: a label below its line wins over one above that crosses the rising roof, whose
+// line would vanish under the text); then around points of the line with a leader (tiers 3 and
+// up).
 std::vector<Candidate> along_horizontal(double ridge_x, double right, double y) {
   // 10 px off the line: clear of the markers that sit on it.
   const double above = y - 10 - font_descent * text_size;
@@ -318,15 +320,15 @@ std::vector<Candidate> along_horizontal(double ridge_x, double right, double y) 
   const double first = ridge_x + 10;
   const double last = right - 6;
   std::vector<Candidate> spots;
-  for (const double baseline : {above, below}) {
-    spots.push_back({{last, baseline}, TextAnchor::end, std::nullopt, 0});
-    spots.push_back({{first, baseline}, TextAnchor::start, std::nullopt, 0});
+  for (const auto& [baseline, tier] : {std::pair{above, 0}, std::pair{below, 1}}) {
+    spots.push_back({{last, baseline}, TextAnchor::end, std::nullopt, tier});
+    spots.push_back({{first, baseline}, TextAnchor::start, std::nullopt, tier});
     for (const double t : {0.5, 0.25, 0.75}) {
-      spots.push_back({{first + t * (last - first), baseline}, TextAnchor::middle, std::nullopt, 0});
+      spots.push_back({{first + t * (last - first), baseline}, TextAnchor::middle, std::nullopt, tier});
     }
   }
   for (const double x : {last - 20, (first + last) / 2, first + 20}) {
-    const std::vector<Candidate> further = around({x, y}, 1);
+    const std::vector<Candidate> further = around({x, y}, 3);
     spots.insert(spots.end(), further.begin(), further.end());
   }
   return spots;
