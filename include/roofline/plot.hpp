@@ -209,15 +209,16 @@ struct Layout {
   std::vector<double> y_minor;
   std::vector<Line> roofs;
   std::vector<Marker> markers;  // ridges first, then points in the Chart's order
-  std::vector<Line> leaders;    // thin lines from a point to a label placed away from it
+  std::vector<Line> leaders;    // thin lines from a point or roof to a label placed away from it
   std::vector<Label> labels;    // every text except the legend's
   std::vector<LegendItem> legend;
-  std::vector<std::string> unplaced;  // point labels with no free spot: shown as tooltips only
+  std::vector<std::string> unplaced;  // labels with no free spot: left to the markers' and lines' tooltips
 };
 
 // Places everything: axes, roofs, ridges, points, then the labels greedily (roofs first, highest
-// first, then points in order), each at the first candidate spot whose box is clear of every
-// placed label, marker and axis text and, if possible, of every line.
+// first, then points in order), each at the cheapest candidate spot whose box is clear of every
+// text and marker placed so far; spots far from their anchor, across a line or nearer another
+// point cost more.
 [[nodiscard]] Layout layout_chart(const Chart& chart);
 
 // The standalone SVG of a laid-out chart.

@@ -166,8 +166,7 @@ std::vector<double> minor_ticks(double lo, double hi) {
 
 std::string tick_label(double power) {
   const int k = static_cast<int>(std::lround(std::log10(power)));
-  if (k >= 0 && k <= 5) return "1" + std::string(static_cast<std::size_t>(k), '0');
-  if (k < 0 && k >= -3) return "0." + std::string(static_cast<std::size_t>(-k - 1), '0') + "1";
+  if (k >= -3 && k <= 5) return fmt::format("{:.{}f}", power_of_ten(k), std::max(0, -k));
   return fmt::format("1e{}", k);
 }
 
