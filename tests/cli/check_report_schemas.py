@@ -24,6 +24,9 @@ CASES = [
     ["hw", "list"],
     ["hw", "show", "h100", "--set", "hbm_bandwidth_tbps=8"],
     ["hw", "check"],
+    ["plot", "--gpu", "h100"],
+    ["plot", "--gpu", "h100", "--dtype", "bf16,fp8", "--l2-tbps", "7", "--smem-tbps", "30",
+     "--point", "GEMV batch 1:1:3.35", "--measured-point", "cuBLAS GEMM 4096^3:1365:741", "--title", "t"],
 ]
 
 
