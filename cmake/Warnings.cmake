@@ -12,3 +12,10 @@ if(ROOFLINE_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all>)
   target_link_options(roofline_warnings INTERFACE -fsanitize=address,undefined)
 endif()
+
+if(ROOFLINE_FUZZ)
+  # Coverage instrumentation for everything the harnesses reach; the harnesses link libFuzzer.
+  target_compile_options(roofline_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer>)
+  target_link_options(roofline_warnings INTERFACE -fsanitize=address,undefined)
+endif()

@@ -26,6 +26,9 @@ CASES = [
     ["hw", "check"],
     ["train", "--model", "llama-3.1-70b", "--gpu", "h100", "--gpus", "64", "--tp", "8", "--zero", "3"],
     ["train", "--model", "deepseek-v3", "--gpu", "h200", "--gpus", "16", "--tp", "8", "--pp", "2", "--recompute"],
+    ["plot", "--gpu", "h100"],
+    ["plot", "--gpu", "h100", "--dtype", "bf16,fp8", "--l2-tbps", "7", "--smem-tbps", "30",
+     "--point", "GEMV batch 1:1:3.35", "--measured-point", "cuBLAS GEMM 4096^3:1365:741", "--title", "t"],
 ]
 
 

@@ -142,3 +142,84 @@ TEST_CASE("every hw check warning is explained in docs/hardware.md") {
     CHECK_THAT(peaks, Contains(leaf));
   }
 }
+
+namespace {
+
+// Exit code 0 when `file` is well-formed XML whose root is an SVG element (Python's expat).
+int check_svg_xml(const std::filesystem::path& file) {
+  return run_command(std::string(ROOFLINE_TEST_PYTHON) +
+                     " -c \"import sys, xml.etree.ElementTree as E; root = E.parse(sys.argv[1]).getroot(); "
+                     "sys.exit(0 if root.tag == '{http://www.w3.org/2000/svg}svg' else 1)\" " +
+                     file.string())
+      .exit_code;
+}
+
+// The command that draws docs/images/roofline-h100.svg (docs/plot.md shows it too).
+const std::string docs_chart_args =
+    "plot --gpu h100 --dtype bf16,fp8,fp32,fp64 --point 'GEMV batch 1:1:3.35' --point 'RMSNorm:1.25:4.1875' "
+    "--point 'GEMM 4096\xC2\xB3:1365:989.4'";
+
+}  // namespace
+
+TEST_CASE("plot writes a well-formed standalone SVG to -o, or to stdout") {
+  const auto dir = scratch("plot");
+  const auto file = dir / "chart.svg";
+  const std::string args =
+      "plot --gpu h100 --l2-tbps 7 --point 'GEMV <b=1> & co:1:3.35' "
+      "--measured-point 'cuBLAS GEMM:1365:741'";
+  const CommandResult written = roofline(args + " -o " + file.string());
+  REQUIRE(written.exit_code == 0);
+  CHECK(written.out.empty());
+  CHECK(written.err.empty());
+  CHECK(check_svg_xml(file) == 0);
+  const std::string svg = slurp(file);
+  CHECK_THAT(svg, Contains("GEMV &lt;b=1&gt; &amp; co"));
+  CHECK_THAT(svg, Contains("L2: 7 TB/s"));
+
+  const CommandResult printed = roofline(args);
+  REQUIRE(printed.exit_code == 0);
+  CHECK(printed.out == svg);  // deterministic, and stdout carries the same document
+
+  // A malformed document would fail here: a truncated copy is not well-formed.
+  std::ofstream(dir / "broken.svg") << svg.substr(0, svg.size() / 2);
+  CHECK(check_svg_xml(dir / "broken.svg") != 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("plot --format json prints the chart's data") {
+  const CommandResult result = roofline("plot --gpu h100 --dtype bf16 --point 'GEMV:1:3.35' --format json");
+  REQUIRE(result.exit_code == 0);
+  const json report = json::parse(result.out);
+  CHECK(report.at("schema") == "roofline.plot.v1");
+  const json& results = report.at("results");
+  // 989.4 TFLOP/s / 3.35 TB/s = 295.343 FLOP/B.
+  CHECK(results.at("compute_roofs").at(0).at("ridge_flop_per_byte").get<double>() == Approx(295.343).epsilon(1e-5));
+  CHECK(results.at("memory_roofs").size() == 1);  // HBM only: L2 and shared memory need flags
+  CHECK(results.at("points").at(0).at("kind") == "model");
+  CHECK(results.at("axes").at("intensity_max_flop_per_byte").get<double>() == Approx(1000));
+}
+
+TEST_CASE("plot: bad input exits 2 with one line and writes no file") {
+  const auto dir = scratch("plot-bad");
+  const auto file = dir / "chart.svg";
+  for (const char* args : {"plot --gpu h1000", "plot --gpu h100 --point x:0:1", "plot --gpu h100 --point x:1:-5",
+                           "plot --gpu h100 --point nolabel", "plot --gpu h100 --dtype nvfp4",
+                           "plot --gpu h100 --l2-tbps 0", "plot --gpu h100,a100"}) {
+    INFO(args);
+    const CommandResult result = roofline(std::string(args) + " -o " + file.string());
+    CHECK(result.exit_code == 2);
+    CHECK(result.out.empty());
+    CHECK(result.err.starts_with("roofline: "));
+    CHECK(result.err.find('\n') == result.err.size() - 1);  // exactly one line
+    CHECK_FALSE(std::filesystem::exists(file));
+  }
+  CHECK(roofline("plot --gpu h100 --format xml").exit_code == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("docs/images/roofline-h100.svg is what plot draws today") {
+  const CommandResult result = roofline(docs_chart_args);
+  REQUIRE(result.exit_code == 0);
+  INFO("regenerate with: roofline " << docs_chart_args << " -o docs/images/roofline-h100.svg");
+  CHECK(result.out == slurp(std::filesystem::path(ROOFLINE_SOURCE_DIR) / "docs/images/roofline-h100.svg"));
+}

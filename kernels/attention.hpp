@@ -1,0 +1,75 @@
+#pragma once
+
+// Attention forward for the compute suite: flash attention on tensor cores, and the "standard"
+// materialised path (S = Q K^T and O = P V through cuBLAS, a row softmax kernel in between).
+// Plain C++ launchers: callers need no CUDA header.
+//
+// Layout: Q, O [batch, heads, seq, head_dim]; K, V [batch, kv_heads, seq, head_dim]; all
+// contiguous, 16-bit (bf16 or fp16), fp32 accumulation and softmax. Query head h reads kv head
+// h / (heads / kv_heads) (grouped-query attention; kv_heads == heads is multi-head attention).
+// Causal: query i attends keys 0..i (queries and keys share positions; prefill).
+
+#include <cstddef>
+
+#include "compute_types.hpp"
+#include "gemm.hpp"
+
+namespace roofline::kernels {
+
+struct AttentionShape {
+  int batch = 1;
+  int heads = 1;
+  int kv_heads = 1;
+  int seq = 1;
+  int head_dim = 128;  // 64 or 128
+  bool causal = false;
+  float scale = 0;  // softmax scale; 0 means 1/sqrt(head_dim)
+};
+
+// Variants of the flash kernel (FA2 style: mma.sync m16n8k16, ldmatrix, K/V double-buffered with
+// cp.async, P kept in registers as the A operand of the second product):
+enum class FlashVariant {
+  warps8_rows16,  // 8 warps x 16 query rows = 128-row query tile, K/V tiles of 64 keys
+  warps4_rows32,  // 4 warps x 32 query rows = 128-row query tile; each K/V fragment feeds two
+                  // m16 tiles, halving shared-memory reads per FLOP
+  wgmma,          // Hopper (sm_90a, head_dim 128): TMA producer warpgroup, two consumer warpgroups of
+                  // 64 rows, S = Q K^T and O += P V on wgmma with P from registers
+};
+
+inline constexpr FlashVariant all_flash_variants[] = {FlashVariant::warps8_rows16, FlashVariant::warps4_rows32,
+                                                      FlashVariant::wgmma};
+
+const char* flash_variant_name(FlashVariant variant);
+
+// Whether this build and `device` can run the variant at this head_dim. Throws KernelError when the
+// device cannot be queried.
+bool flash_variant_supported(FlashVariant variant, int head_dim, int device);
+
+struct FlashTiling {
+  int block_m = 0;  // query rows per block (the Q tile resident in shared memory)
+  int block_n = 0;  // keys per K/V tile streamed through shared memory
+  int warps = 0;
+  int kv_stages = 0;
+  int smem_bytes = 0;  // dynamic shared memory per block for this head_dim
+};
+FlashTiling flash_tiling(FlashVariant variant, int head_dim);
+
+// Throws KernelError unless head_dim is 64 or 128, heads % kv_heads == 0, all sizes >= 1, and the
+// grid fits. Pointers must be 16-byte aligned.
+void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionShape& shape, const void* q,
+                             const void* k, const void* v, void* o, Stream stream = nullptr);
+
+// Diagnostic for the selftest: FlashVariant::wgmma with the two byte offsets of V's shared-memory
+// descriptor (N-major, read transposed) exchanged. That encoding was written without a GPU at hand;
+// if the default fails verification and this passes, the default is the wrong one of the two.
+void flash_wgmma_v_offsets_swapped(Half16 type, const AttentionShape& shape, const void* q, const void* k,
+                                   const void* v, void* o, Stream stream = nullptr);
+
+// Standard attention: S (and P, written over S in place) materialised in a workspace of
+// batch*heads*seq*seq elements of the input type. The causal mask is applied by the softmax (the
+// GEMMs compute all of S, as the materialised path does).
+std::size_t standard_attention_workspace_bytes(const AttentionShape& shape);
+void standard_attention_forward(Cublas& blas, Half16 type, const AttentionShape& shape, const void* q, const void* k,
+                                const void* v, void* o, void* workspace, Stream stream = nullptr);
+
+}  // namespace roofline::kernels

@@ -1,0 +1,68 @@
+#pragma once
+
+// GEMM kernels for the compute suite, from the naive one up to Hopper's wgmma, plus cuBLAS as the
+// in-run reference. Plain C++ launchers: callers need no CUDA header.
+//
+// Layout (all row-major, 16-bit elements, fp32 accumulation, the result rounded to the input type):
+//   C[m x n] = A[m x k] . B[n x k]^T
+// B is stored n-major with k contiguous (a weight matrix of nn.Linear); in BLAS terms this is the
+// "TN" product, the layout cuBLAS is fastest in.
+
+#include "compute_types.hpp"
+
+namespace roofline::kernels {
+
+enum class GemmKernel {
+  naive,       // one thread per output element, operands straight from global memory, no reuse
+  smem_tiled,  // block tiles staged in shared memory, 8x8 outputs per thread, FFMA on CUDA cores
+  mma_sync,    // tensor cores through mma.sync m16n8k16, ldmatrix, multi-stage cp.async pipeline
+  wgmma,       // Hopper: TMA producer warp, two wgmma consumer warpgroups, mbarrier pipeline (sm_90a)
+};
+
+inline constexpr GemmKernel all_gemm_kernels[] = {GemmKernel::naive, GemmKernel::smem_tiled, GemmKernel::mma_sync,
+                                                  GemmKernel::wgmma};
+
+const char* gemm_kernel_name(GemmKernel kernel);
+
+// The output tile one thread block computes and how deep its k loop is staged. A block reads a
+// tile_m x K strip of A and a tile_n x K strip of B from global memory, so the HBM traffic of the
+// kernel, when nothing is reused through L2 across blocks, is
+//   M*K*(N/tile_n) + K*N*(M/tile_m) elements read + M*N written
+// (the naive kernel is the 1 x 1 tile of that formula).
+struct GemmTiling {
+  int tile_m = 0;
+  int tile_n = 0;
+  int tile_k = 0;   // k extent of one shared-memory stage (1: no staging)
+  int stages = 0;   // shared-memory pipeline depth (0: none)
+  int threads = 0;  // threads per block
+};
+GemmTiling gemm_tiling(GemmKernel kernel);
+
+// Whether this build holds the kernel's machine code and `device` can run it (wgmma: sm_90a code
+// and a compute capability 9.0 device). Throws KernelError when the device cannot be queried.
+bool gemm_kernel_supported(GemmKernel kernel, int device);
+
+// Launches `kernel` on `stream`. Requires m, n, k >= 1, n % 8 == 0 and k % 8 == 0 (16-byte rows),
+// 16-byte aligned pointers; anything else throws KernelError. Errors of the launch are checked;
+// faults inside the kernel show up at the caller's next synchronisation.
+void gemm(GemmKernel kernel, Half16 type, const void* a, const void* b, void* c, int m, int n, int k,
+          Stream stream = nullptr);
+
+// cuBLAS in the same layout (cublasGemmEx, fp32 compute, default algorithm): the reference every
+// kernel is checked and measured against. Owns one cuBLAS handle.
+class Cublas {
+ public:
+  Cublas();
+  ~Cublas();
+  Cublas(const Cublas&) = delete;
+  Cublas& operator=(const Cublas&) = delete;
+
+  void gemm(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, Stream stream = nullptr);
+  // The cublasHandle_t, for other cuBLAS users in this library (standard attention).
+  [[nodiscard]] void* handle() const { return handle_; }
+
+ private:
+  void* handle_ = nullptr;
+};
+
+}  // namespace roofline::kernels

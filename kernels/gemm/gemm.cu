@@ -1,0 +1,100 @@
+// GEMM entry points: shape checks, dispatch to the kernels, and the cuBLAS reference.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "../cuda_check.cuh"
+#include "gemm_internal.cuh"
+
+namespace roofline::kernels {
+
+const char* gemm_kernel_name(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::naive: return "naive";
+    case GemmKernel::smem_tiled: return "smem_tiled";
+    case GemmKernel::mma_sync: return "mma_sync";
+    case GemmKernel::wgmma: return "wgmma";
+  }
+  return "?";
+}
+
+GemmTiling gemm_tiling(GemmKernel kernel) {
+  switch (kernel) {
+    case GemmKernel::naive: return detail::naive_tiling;
+    case GemmKernel::smem_tiled: return detail::smem_tiled_tiling;
+    case GemmKernel::mma_sync: return detail::mma_sync_tiling;
+    case GemmKernel::wgmma: return detail::wgmma_tiling;
+  }
+  return {};
+}
+
+bool gemm_kernel_supported(GemmKernel kernel, int device) {
+  cudaDeviceProp prop{};
+  ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  switch (kernel) {
+    case GemmKernel::naive:
+    case GemmKernel::smem_tiled: return true;
+    case GemmKernel::mma_sync: return prop.major >= 8;
+    case GemmKernel::wgmma:
+#if defined(ROOFLINE_HAVE_SM90A)
+      return prop.major == 9 && prop.minor == 0;
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+void gemm(GemmKernel kernel, Half16 type, const void* a, const void* b, void* c, int m, int n, int k, Stream stream) {
+  const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  detail::require(m >= 1 && n >= 1 && k >= 1,
+                  std::string("gemm ") + gemm_kernel_name(kernel) + ": empty shape " + shape);
+  detail::require(n % 8 == 0 && k % 8 == 0,
+                  std::string("gemm ") + gemm_kernel_name(kernel) + ": n and k must be multiples of 8, got " + shape);
+  for (const void* pointer : {a, b, static_cast<const void*>(c)}) {
+    detail::require(pointer != nullptr && reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0,
+                    std::string("gemm ") + gemm_kernel_name(kernel) + ": operands must be 16-byte aligned");
+  }
+  switch (kernel) {
+    case GemmKernel::naive: detail::gemm_naive(type, a, b, c, m, n, k, stream); return;
+    case GemmKernel::smem_tiled: detail::gemm_smem_tiled(type, a, b, c, m, n, k, stream); return;
+    case GemmKernel::mma_sync: detail::gemm_mma_sync(type, a, b, c, m, n, k, stream); return;
+    case GemmKernel::wgmma: detail::gemm_wgmma(type, a, b, c, m, n, k, stream); return;
+  }
+}
+
+namespace {
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw KernelError(std::string(what) + " failed: " + cublasGetStatusName(status) + " (" +
+                      cublasGetStatusString(status) + ")");
+  }
+}
+}  // namespace
+
+Cublas::Cublas() {
+  cublasHandle_t handle = nullptr;
+  check_cublas(cublasCreate(&handle), "cublasCreate");
+  handle_ = handle;
+}
+
+Cublas::~Cublas() {
+  if (handle_ != nullptr) cublasDestroy(static_cast<cublasHandle_t>(handle_));
+}
+
+void Cublas::gemm(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, Stream stream) {
+  auto handle = static_cast<cublasHandle_t>(handle_);
+  check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
+  const cudaDataType data = type == Half16::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  // Column-major view: C^T[n x m] = B[n x k] . A^T[k x m], i.e. op(B) = T on the k x n column-major
+  // buffer of B, op(A) = N on the k x m column-major buffer of A.
+  check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, b, data, k, a, data, k, &beta, c, data,
+                            n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
+}  // namespace roofline::kernels

@@ -1,0 +1,36 @@
+#pragma once
+
+// What the GEMM translation units share: each kernel's tiling (the one place it is written: the
+// kernels size themselves from it and gemm_tiling() reports it), the per-kernel launchers, and the
+// block rasterisation.
+
+#include <cuda_runtime.h>
+
+#include "../gemm.hpp"
+
+namespace roofline::kernels::detail {
+
+inline constexpr GemmTiling naive_tiling{1, 1, 1, 0, 256};
+inline constexpr GemmTiling smem_tiled_tiling{128, 128, 16, 1, 256};
+inline constexpr GemmTiling mma_sync_tiling{128, 128, 64, 3, 128};
+inline constexpr GemmTiling wgmma_tiling{128, 256, 64, 4, 384};
+
+void gemm_naive(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+void gemm_smem_tiled(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+void gemm_mma_sync(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+void gemm_wgmma(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+
+// Maps a linear block index to an output tile so that consecutive blocks sweep `group` tile rows
+// together: the blocks resident at one time then share A and B strips in L2 instead of each wave
+// streaming all of B.
+__device__ __forceinline__ void grouped_tile(int linear, int tiles_m, int tiles_n, int group, int& tile_m,
+                                             int& tile_n) {
+  const int per_group = group * tiles_n;
+  const int first_m = (linear / per_group) * group;
+  const int rows = min(tiles_m - first_m, group);
+  const int in_group = linear % per_group;
+  tile_m = first_m + in_group % rows;
+  tile_n = in_group / rows;
+}
+
+}  // namespace roofline::kernels::detail

@@ -1,0 +1,28 @@
+#pragma once
+
+// Device-side helpers of the compute self-test: random fill and whole-buffer comparison. Plain C++
+// declarations; the kernels are in device_utils.cu.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "compute_types.hpp"
+
+namespace roofline::kernels::selftest {
+
+// Uniform values in [-scale, scale), a counter-based hash of (seed, index): reproducible, never
+// all zeros.
+void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, Stream stream = nullptr);
+
+struct Comparison {
+  double sum_sq_diff = 0;       // sum of (out - ref)^2 over finite pairs
+  double sum_sq_ref = 0;        // sum of ref^2
+  double max_abs_diff = 0;      // over finite pairs
+  std::uint64_t nonfinite = 0;  // elements of out that are NaN or inf (an unwritten, poisoned element)
+};
+// Compares two 16-bit buffers element by element on the device (synchronises the stream).
+Comparison compare(Half16 type, const void* out, const void* ref, std::size_t count, Stream stream = nullptr);
+// Counts NaN/inf elements (synchronises the stream).
+std::uint64_t count_nonfinite(Half16 type, const void* data, std::size_t count, Stream stream = nullptr);
+
+}  // namespace roofline::kernels::selftest

@@ -1,0 +1,235 @@
+// roofline plot: the roofline chart of a GPU as SVG, or the chart's data as a report.
+#include "plot.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "commands.hpp"
+#include "roofline/error.hpp"
+#include "roofline/output_file.hpp"
+#include "roofline/roofline.hpp"
+#include "roofline/text.hpp"
+
+namespace roofline::cli {
+namespace {
+
+using plot::Chart;
+
+struct ComputeRow {
+  const plot::ComputeRoof* roof = nullptr;
+  double ridge = 0;  // on main memory
+};
+
+struct MemoryRow {
+  const plot::MemoryRoof* roof = nullptr;
+  double ridge = 0;  // under the highest compute roof
+};
+
+constexpr std::array<ColumnOf<ComputeRow>, 4> compute_columns{{
+    {{"label", "compute roof", 0}, [](const ComputeRow& r) { return Cell{r.roof->label}; }},
+    {{"peak_tflops", "peak [TFLOP/s]", 1}, [](const ComputeRow& r) { return Cell{r.roof->peak_flops / 1e12}; }},
+    {{"ridge_flop_per_byte", "ridge [FLOP/B]", 1}, [](const ComputeRow& r) { return Cell{r.ridge}; }},
+    {{"provenance", "from", 0},
+     [](const ComputeRow& r) { return Cell{std::string(plot::name_of(r.roof->provenance))}; }},
+}};
+
+constexpr std::array<ColumnOf<MemoryRow>, 4> memory_columns{{
+    {{"label", "memory roof", 0}, [](const MemoryRow& r) { return Cell{r.roof->label}; }},
+    {{"bandwidth_tbps", "bandwidth [TB/s]", 2},
+     [](const MemoryRow& r) { return Cell{r.roof->bandwidth_bytes_per_s / 1e12}; }},
+    {{"ridge_flop_per_byte", "ridge [FLOP/B]", 1}, [](const MemoryRow& r) { return Cell{r.ridge}; }},
+    {{"provenance", "from", 0},
+     [](const MemoryRow& r) { return Cell{std::string(plot::name_of(r.roof->provenance))}; }},
+}};
+
+constexpr std::array<ColumnOf<plot::Point>, 4> point_columns{{
+    {{"label", "point", 0}, [](const plot::Point& p) { return Cell{p.label}; }},
+    {{"kind", "kind", 0}, [](const plot::Point& p) { return Cell{std::string(plot::name_of(p.kind))}; }},
+    {{"intensity_flop_per_byte", "AI [FLOP/B]", 2}, [](const plot::Point& p) { return Cell{p.intensity}; }},
+    {{"tflops", "TFLOP/s", 2}, [](const plot::Point& p) { return Cell{p.flops / 1e12}; }},
+}};
+
+// One positive finite number, or InputError naming `flag`.
+double parse_one(const std::string& flag, const std::string& text) {
+  const std::vector<double> values = parse_positive_numbers(flag, text);
+  if (values.size() != 1) throw InputError(fmt::format("{}: '{}' is not one number", flag, text));
+  return values.front();
+}
+
+// LABEL:AI:TFLOPS; the label may itself contain colons, so the numbers are read from the right.
+plot::Point parse_point(std::string_view flag, const std::string& text, plot::PointKind kind) {
+  const std::size_t last = text.rfind(':');
+  const std::size_t middle = last == std::string::npos || last == 0 ? std::string::npos : text.rfind(':', last - 1);
+  if (middle == std::string::npos || middle == 0) {
+    throw InputError(fmt::format("{} '{}': expected LABEL:AI:TFLOPS, e.g. 'GEMV batch 1:1:3.35'", flag, text));
+  }
+  const std::string where = fmt::format("{} '{}'", flag, text);
+  const double intensity = parse_one(where + " AI", text.substr(middle + 1, last - middle - 1));
+  const double tflops = parse_one(where + " TFLOPS", text.substr(last + 1));
+  return {text.substr(0, middle), intensity, tflops * 1e12, kind};
+}
+
+std::string roof_label(PeakClass peak) {
+  std::string label(name_of(peak));
+  std::replace(label.begin(), label.end(), '_', ' ');
+  return label;
+}
+
+std::vector<PeakClass> chosen_peaks(const PlotOptions& options, const GpuSpec& gpu) {
+  std::vector<PeakClass> peaks;
+  if (!options.dtypes) {
+    for (std::size_t i = 0; i < peak_class_names.size(); ++i) {
+      const auto peak = static_cast<PeakClass>(i);
+      if (gpu.peak_flops(peak)) peaks.push_back(peak);
+    }
+    return peaks;
+  }
+  for (const std::string& name : split(*options.dtypes, ',')) {
+    const DType dtype = parse_dtype(name);
+    const std::optional<PeakClass> peak = gpu.matrix_peak_class(dtype);
+    if (!peak) {
+      throw InputError(fmt::format("--dtype {}: {} states no peak rate for this format", name_of(dtype), gpu.id));
+    }
+    if (std::find(peaks.begin(), peaks.end(), *peak) == peaks.end()) peaks.push_back(*peak);
+  }
+  return peaks;
+}
+
+GpuSpec the_gpu(const PlotOptions& options, const HardwareRegistry& registry) {
+  std::vector<GpuSpec> gpus = selected_gpus(registry, options.gpu, options.what_if);
+  if (gpus.size() != 1) {
+    throw InputError(fmt::format("--gpu {}: a chart shows one GPU; this names {}", options.gpu, gpus.size()));
+  }
+  return std::move(gpus.front());
+}
+
+}  // namespace
+
+Chart make_chart(const PlotOptions& options, const GpuSpec& gpu) {
+  Chart chart;
+  chart.title = options.title.value_or(fmt::format("Roofline: {}", gpu.name));
+  for (const PeakClass peak : chosen_peaks(options, gpu)) {
+    chart.compute_roofs.push_back({roof_label(peak), *gpu.peak_flops(peak), plot::Provenance::datasheet});
+  }
+  chart.memory_roofs.push_back({gpu.memory_type, gpu.memory_bandwidth_bytes_per_s(), plot::Provenance::datasheet});
+  if (options.l2_tbps) {
+    chart.memory_roofs.push_back({"L2", parse_one("--l2-tbps", *options.l2_tbps) * 1e12, plot::Provenance::user});
+  }
+  if (options.smem_tbps) {
+    chart.memory_roofs.push_back(
+        {"shared memory", parse_one("--smem-tbps", *options.smem_tbps) * 1e12, plot::Provenance::user});
+  }
+  for (const std::string& text : options.points) {
+    chart.points.push_back(parse_point("--point", text, plot::PointKind::model));
+  }
+  for (const std::string& text : options.measured_points) {
+    chart.points.push_back(parse_point("--measured-point", text, plot::PointKind::measured));
+  }
+  plot::validate(chart);
+  return chart;
+}
+
+Report run_plot(const PlotOptions& options, const HardwareRegistry& registry) {
+  const GpuSpec gpu = the_gpu(options, registry);
+  const Chart chart = make_chart(options, gpu);
+  const plot::Ranges ranges = plot::auto_ranges(chart);
+
+  Report report;
+  report.kind = "plot";
+  const auto optional_text = [](const std::optional<std::string>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+  };
+  report.inputs = {
+      {"gpu", options.gpu},
+      {"dtype", optional_text(options.dtypes)},
+      {"point", options.points},
+      {"measured_point", options.measured_points},
+      {"l2_tbps", options.l2_tbps ? nlohmann::json(parse_one("--l2-tbps", *options.l2_tbps)) : nullptr},
+      {"smem_tbps", options.smem_tbps ? nlohmann::json(parse_one("--smem-tbps", *options.smem_tbps)) : nullptr},
+      {"title", optional_text(options.title)},
+      {"set", options.what_if}};
+  add_hardware_origins(report, {gpu});
+
+  const double main_bandwidth = chart.memory_roofs.front().bandwidth_bytes_per_s;
+  double top_peak = 0;
+  std::vector<ComputeRow> compute;
+  for (const plot::ComputeRoof& roof : chart.compute_roofs) {
+    compute.push_back({&roof, ridge_point(roof.peak_flops, main_bandwidth)});
+    top_peak = std::max(top_peak, roof.peak_flops);
+  }
+  std::vector<MemoryRow> memory;
+  for (const plot::MemoryRoof& roof : chart.memory_roofs) {
+    memory.push_back({&roof, ridge_point(top_peak, roof.bandwidth_bytes_per_s)});
+  }
+  report.tables.push_back(Table::from_rows<ComputeRow>(
+      "compute_roofs", fmt::format("Compute roofs of {}, ridge on {}", gpu.id, chart.memory_roofs.front().label),
+      compute_columns, compute));
+  report.tables.push_back(Table::from_rows<MemoryRow>(
+      "memory_roofs", "Memory roofs, ridge under the highest compute roof", memory_columns, memory));
+  report.tables.push_back(
+      Table::from_rows<plot::Point>("points", "Points", point_columns, std::span<const plot::Point>(chart.points)));
+  report.extra_results["title"] = chart.title;
+  report.extra_results["axes"] = {{"intensity_min_flop_per_byte", ranges.intensity_lo},
+                                  {"intensity_max_flop_per_byte", ranges.intensity_hi},
+                                  {"performance_min_tflops", ranges.flops_lo / 1e12},
+                                  {"performance_max_tflops", ranges.flops_hi / 1e12}};
+  if (!options.l2_tbps || !options.smem_tbps) {
+    report.notes.push_back("L2 and shared-memory roofs are drawn only when given (--l2-tbps, --smem-tbps)");
+  }
+  report.notes.push_back("peaks are dense (no 2:4 sparsity); bandwidth counts bytes read + written; 1 TB/s = 1e12 B/s");
+  return report;
+}
+
+std::string run_plot_svg(const PlotOptions& options, const HardwareRegistry& registry) {
+  const plot::Layout layout = plot::layout_chart(make_chart(options, the_gpu(options, registry)));
+  if (!layout.unplaced.empty()) {
+    std::cerr << fmt::format("roofline: note: no room for the labels of {}; they are tooltips on their markers\n",
+                             fmt::join(layout.unplaced, ", "));
+  }
+  return plot::render_svg(layout);
+}
+
+void setup_plot_command(CLI::App& app) {
+  auto options = std::make_shared<PlotOptions>();
+  CLI::App* command = app.add_subcommand(
+      "plot", "Roofline chart (SVG): compute roofs per data type, memory roofs, ridge points and your points");
+  command->add_option("--gpu", options->gpu, "GPU id or alias")->required();
+  command->add_option("--dtype", options->dtypes,
+                      "Data types whose compute roofs to draw, comma-separated (bf16,fp8,...); "
+                      "default: every peak the GPU states");
+  command->add_option("--point", options->points,
+                      "A model point LABEL:AI:TFLOPS (AI in FLOP/byte read + written), repeatable");
+  command->add_option("--measured-point", options->measured_points,
+                      "A measured kernel LABEL:AI:TFLOPS, drawn as a marker distinct from model points; repeatable");
+  command->add_option("--l2-tbps", options->l2_tbps, "Draw an L2 roof at this bandwidth [TB/s, read + write]");
+  command->add_option("--smem-tbps", options->smem_tbps,
+                      "Draw a shared-memory roof at this bandwidth [TB/s, read + write, whole GPU]");
+  command->add_option("--title", options->title, "Chart title; default: 'Roofline: <GPU name>'");
+  add_what_if_option(*command, options->what_if);
+  add_common_options(*command, options->common);
+  // The chart itself is the default output; the report formats give its data.
+  command->remove_option(command->get_option("--format"));
+  options->common.format = "svg";
+  command
+      ->add_option("--format", options->common.format,
+                   "Output: svg (default, the chart), or the chart's data as json, table or csv")
+      ->check(CLI::IsMember({"svg", "json", "table", "csv"}, CLI::ignore_case))
+      ->group("Output");
+  command->callback([options] {
+    const HardwareRegistry registry = load_registry(options->common);
+    if (to_lower(options->common.format) != "svg") {
+      emit(run_plot(*options, registry), options->common);
+      return;
+    }
+    const std::string svg = run_plot_svg(*options, registry);
+    if (options->common.output) {
+      write_file_atomically(*options->common.output, svg);
+    } else {
+      std::cout << svg << std::flush;
+    }
+  });
+}
+
+}  // namespace roofline::cli

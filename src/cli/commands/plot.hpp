@@ -1,0 +1,36 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../common.hpp"
+#include "roofline/hardware.hpp"
+#include "roofline/plot.hpp"
+#include "roofline/report.hpp"
+
+namespace roofline::cli {
+
+struct PlotOptions {
+  std::string gpu;
+  std::optional<std::string> dtypes;         // comma-separated; unset: every format the GPU states
+  std::vector<std::string> points;           // --point LABEL:AI:TFLOPS, model predictions
+  std::vector<std::string> measured_points;  // --measured-point LABEL:AI:TFLOPS
+  std::optional<std::string> l2_tbps;        // L2 and shared-memory roofs only when given
+  std::optional<std::string> smem_tbps;
+  std::optional<std::string> title;
+  std::vector<std::string> what_if;  // --set
+  CommonOptions common;              // --format is svg (the default), json, table or csv
+};
+
+// The chart the options describe: compute roofs from the GPU's hardware file, its memory
+// bandwidth as the first memory roof, L2 and shared memory from the flags, points from the flags.
+[[nodiscard]] plot::Chart make_chart(const PlotOptions& options, const GpuSpec& gpu);
+
+// The chart's data as a report (--format json|table|csv).
+[[nodiscard]] Report run_plot(const PlotOptions& options, const HardwareRegistry& registry);
+
+// The chart as a standalone SVG document (--format svg, the default).
+[[nodiscard]] std::string run_plot_svg(const PlotOptions& options, const HardwareRegistry& registry);
+
+}  // namespace roofline::cli
