@@ -24,7 +24,7 @@ inline constexpr double default_reserve_gb = 3.0;
 inline constexpr double default_workspace_gb = 2.0;
 // One latency per message step of a collective (alpha of the alpha-beta model); assumptions to
 // calibrate with the collectives benchmark, not measurements.
-inline constexpr double default_scale_up_latency_us = 2.0;
+inline constexpr double default_scale_up_latency_us = 1.0;
 inline constexpr double default_scale_out_latency_us = 5.0;
 // Scale-out network per GPU and direction: one 400 Gb/s NIC per GPU (InfiniBand NDR / 400G
 // Ethernet, the DGX H100 and HGX B200 reference designs) = 50 GB/s.

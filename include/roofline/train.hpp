@@ -37,7 +37,7 @@ struct TrainConfig {
 // Activation bytes one token leaves for the backward pass in one layer, with 16-bit
 // activations, flash attention (no score matrix stored) and no dropout: the inputs of every
 // matmul and norm, the attention's Q, K, V and output, its fp32 log-sum-exp, the gated
-// activation's inputs. The generalisation of Korthikanti et al. (MLSys 2023, eq. 2) to GQA,
+// activation's inputs. The generalisation of Korthikanti et al. (MLSys 2023, s b h (34 + 5 a s / h)) to GQA,
 // MLA, gated and expert feed-forward layers. Not divided by TP.
 [[nodiscard]] double activation_bytes_per_token_layer(const ModelSpec& model, bool moe_layer);
 

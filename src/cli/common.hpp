@@ -17,7 +17,9 @@ struct CommonOptions {
   std::optional<std::string> hardware_dir;
 };
 
-void add_common_options(CLI::App& command, CommonOptions& options);
+// `long_output` false leaves out the --output spelling of -o, for a command whose own --output
+// means something else (plan: output tokens per request).
+void add_common_options(CLI::App& command, CommonOptions& options, bool long_output = true);
 
 // The hardware registry for this run: bundled files, ROOFLINE_HARDWARE_PATH, --hardware-dir.
 // Notes about overridden files go to stderr.

@@ -49,7 +49,11 @@ TrainMemory stage_memory(const ModelSpec& model, const GpuSpec& gpu, const Train
   const double checkpoints = static_cast<double>(stage.layers()) * static_cast<double>(model.hidden) * act_bytes;
   m.activations_recompute_bytes = checkpoints * tokens * in_flight + std::max(dense, moe) * tokens;
   m.activations_bytes = config.recompute ? m.activations_recompute_bytes : m.activations_full_bytes;
-  if (stage.holds_head) m.logits_bytes = tokens * static_cast<double>(sharding.vocab) * stat_bytes;
+  // The logits are split over the vocabulary (each TP rank holds every token's slice), not the sequence.
+  if (stage.holds_head) {
+    m.logits_bytes = static_cast<double>(config.seq * config.micro_batch) * static_cast<double>(sharding.vocab) *
+                     stat_bytes;
+  }
   return m;
 }
 

@@ -185,6 +185,8 @@ TEST_CASE("training Llama 3 70B, TP 8: 16 bytes per parameter, ZeRO divides them
   // 172,032 + 256 = 274,688 B; x 80 layers x 4096 tokens / TP 8 = 11.25 GB.
   CHECK(activation_bytes_per_token_layer(m, false) == 274688.0);
   CHECK(t.activations_bytes == Approx(274688.0 * 80 * 4096 / 8));
+  // fp32 logits for the loss: every token's slice of the vocabulary, 4096 x 16032 x 4 B.
+  CHECK(t.logits_bytes == 262668288.0);
   CHECK_FALSE(t.fits());
   // 64 GPUs, ZeRO-3 over 8 data-parallel ranks: 16 B x 8,820,367,360 / 8 = 17.64 GB of states
   // (the book's 70e9 x 16 / 64 = 17.5 GB).
