@@ -16,7 +16,9 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool long_out
   command.add_option("--format", options.format, "Output format: table (default), json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}, CLI::ignore_case))
       ->group("Output");
-  command.add_option(long_output ? "-o,--output" : "-o", options.output, "Write the report to FILE (atomically) instead of stdout")
+  command
+      .add_option(long_output ? "-o,--output" : "-o", options.output,
+                  "Write the report to FILE (atomically) instead of stdout")
       ->group("Output");
   command
       .add_option("--hardware-dir", options.hardware_dir,

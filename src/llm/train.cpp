@@ -51,8 +51,8 @@ TrainMemory stage_memory(const ModelSpec& model, const GpuSpec& gpu, const Train
   m.activations_bytes = config.recompute ? m.activations_recompute_bytes : m.activations_full_bytes;
   // The logits are split over the vocabulary (each TP rank holds every token's slice), not the sequence.
   if (stage.holds_head) {
-    m.logits_bytes = static_cast<double>(config.seq * config.micro_batch) * static_cast<double>(sharding.vocab) *
-                     stat_bytes;
+    m.logits_bytes =
+        static_cast<double>(config.seq * config.micro_batch) * static_cast<double>(sharding.vocab) * stat_bytes;
   }
   return m;
 }
