@@ -195,6 +195,9 @@ struct TimingPolicy {
   double target_sample_s = 0.002;  // a sample lasts about this long (launches are batched)
   int max_launches_per_sample = 1000;
   double timeout_s = 60;  // any single wait for the GPU longer than this is a hang
+  // Check every case and run each of its rotating input sets once, but time nothing (for
+  // compute-sanitizer, which slows kernels down too much for timing and checks accesses only).
+  bool check_only = false;
 };
 [[nodiscard]] TimingPolicy timing_policy(bool quick, std::optional<int> samples);
 

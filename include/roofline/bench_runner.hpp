@@ -22,6 +22,7 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;  // default: drawn from the clock, recorded in the report
   int device = 0;
   double timeout_s = 60;
+  bool check_only = false;            // verify every case, time nothing (see TimingPolicy)
   const GpuSpec* hardware = nullptr;  // --gpu: the spec file to report against (else matched by name)
 };
 

@@ -333,11 +333,12 @@ std::int64_t count_of(const BenchRun& run, Disposition d) {
                        [d](const BenchmarkResult& r) { return r.disposition == d; });
 }
 
-constexpr std::array<ColumnOf<BenchRun>, 14> run_columns{{
+constexpr std::array<ColumnOf<BenchRun>, 15> run_columns{{
     {{"started_utc", "started (UTC)", 0}, [](const BenchRun& r) { return Cell{r.started_utc}; }},
     {{"duration_s", "duration [s]", 1}, [](const BenchRun& r) { return Cell{r.duration_s}; }},
     {{"suites", "suites", 0}, [](const BenchRun& r) { return Cell{fmt::format("{}", fmt::join(r.suites, ","))}; }},
     {{"quick", "quick", 0}, [](const BenchRun& r) { return Cell{r.quick}; }},
+    {{"check_only", "check only", 0}, [](const BenchRun& r) { return Cell{r.policy.check_only}; }},
     {{"seed", "seed", 0},
      [](const BenchRun& r) { return Cell{static_cast<std::int64_t>(r.seed & 0x7FFFFFFFFFFFFFFFULL)}; }},
     {{"samples", "samples", 0}, [](const BenchRun& r) { return Cell{std::int64_t{r.policy.samples}}; }},
@@ -406,6 +407,7 @@ Report make_report(const BenchRun& run, const nlohmann::json& inputs) {
       "(roofline/access.hpp); see docs/bench.md");
   report.notes.push_back("every timed result was first checked against a host reference; failed results are not timed");
   report.notes.push_back(fmt::format("hardware: {}", run.hardware_detail));
+  if (run.policy.check_only) report.notes.push_back("--check-only: every case checked, nothing timed");
   if (run.quick) {
     report.notes.push_back("--quick: small buffers and few samples; figures are rough and targets not meaningful");
   }

@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,7 +58,7 @@ void check(cudaError_t status, std::string_view what) {
 
 void check(cublasStatus_t status, std::string_view what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
-    throw CudaError(fmt::format("{}: {}", what, cublasGetStatusString(status)), cudaErrorUnknown);
+    throw CudaError(fmt::format("{}: cuBLAS status {}", what, static_cast<int>(status)), cudaErrorUnknown);
   }
 }
 
@@ -100,25 +101,54 @@ Context::Context(const DeviceInfo& device, const TimingPolicy& policy) : device_
 
 Context::~Context() {
   if (health_.hung) return;  // anything below could wait on the stuck kernel
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (cublas_.handle != nullptr && cublas_destroy_ != nullptr) cublas_destroy_(cublas_.handle);
   cublas_workspace_ = DeviceBuffer();
+  if (cublas_library_ != nullptr) dlclose(cublas_library_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
-cublasHandle_t Context::cublas() {
-  if (cublas_ == nullptr) {
-    check(cublasCreate(&cublas_), "cublasCreate");
-    check(cublasSetStream(cublas_, stream_), "cublasSetStream");
-    cublas_workspace_ = allocate(cublas_workspace_bytes);
-    check(cublasSetWorkspace(cublas_, cublas_workspace_.get(), cublas_workspace_bytes), "cublasSetWorkspace");
-  }
-  return cublas_;
+namespace {
+
+template <typename F>
+F cublas_symbol(void* library, const char* name) {
+  void* symbol = dlsym(library, name);
+  if (symbol == nullptr) throw CudaError(fmt::format("cuBLAS: no symbol {}", name), cudaErrorUnknown);
+  return reinterpret_cast<F>(symbol);
 }
 
-int Context::cublas_version() {
-  int version = 0;
-  check(cublasGetVersion(cublas(), &version), "cublasGetVersion");
-  return version;
+}  // namespace
+
+const Cublas& Context::cublas() {
+  if (cublas_.handle != nullptr) return cublas_;
+  if (cublas_library_ == nullptr) {
+    // The library of the toolkit the binary was built with: the loader's path first, then the
+    // toolkit's own directory.
+    const std::string soname = ROOFLINE_CUBLAS_SONAME;
+    cublas_library_ = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (cublas_library_ == nullptr) {
+      cublas_library_ = dlopen((std::string(ROOFLINE_CUDA_LIBRARY_DIR) + "/" + soname).c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (cublas_library_ == nullptr) {
+      throw CudaError(fmt::format("cannot load {} (not on the loader's path nor in {}): {}", soname,
+                                  ROOFLINE_CUDA_LIBRARY_DIR, dlerror()),
+                      cudaErrorUnknown);
+    }
+  }
+  const auto create = cublas_symbol<decltype(&cublasCreate_v2)>(cublas_library_, "cublasCreate_v2");
+  const auto set_stream = cublas_symbol<decltype(&cublasSetStream_v2)>(cublas_library_, "cublasSetStream_v2");
+  const auto set_workspace = cublas_symbol<decltype(&cublasSetWorkspace_v2)>(cublas_library_, "cublasSetWorkspace_v2");
+  const auto get_version = cublas_symbol<decltype(&cublasGetVersion_v2)>(cublas_library_, "cublasGetVersion_v2");
+  cublas_destroy_ = cublas_symbol<decltype(&cublasDestroy_v2)>(cublas_library_, "cublasDestroy_v2");
+  Cublas api;
+  api.gemm_ex = cublas_symbol<CublasGemmEx>(cublas_library_, "cublasGemmEx");
+  check(create(&api.handle), "cublasCreate");
+  cublas_.handle = api.handle;  // destroyed with the context even if the steps below fail
+  check(set_stream(api.handle, stream_), "cublasSetStream");
+  cublas_workspace_ = allocate(cublas_workspace_bytes);
+  check(set_workspace(api.handle, cublas_workspace_.get(), cublas_workspace_bytes), "cublasSetWorkspace");
+  check(get_version(api.handle, &api.version), "cublasGetVersion");
+  cublas_ = api;
+  return cublas_;
 }
 
 DeviceBuffer Context::allocate(std::size_t bytes) {
@@ -265,7 +295,13 @@ BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::functi
                          const Launch& launch, int rotation) {
   try {
     result.detail = verify();
-    result.timing = ctx.time_launches(launch, rotation);
+    if (ctx.policy().check_only) {
+      for (int i = 1; i < rotation; ++i) check(launch(ctx.stream(), i), "rotated launch");
+      ctx.wait("rotated launches");
+      result.detail += "; checked only (--check-only), not timed";
+    } else {
+      result.timing = ctx.time_launches(launch, rotation);
+    }
     result.disposition = Disposition::passed;
   } catch (const VerificationFailed& e) {
     result.disposition = Disposition::failed;

@@ -84,6 +84,18 @@ class DeviceBuffer {
 // One launch of the code under test; `iteration` picks the rotating input set.
 using Launch = std::function<cudaError_t(cudaStream_t stream, int iteration)>;
 
+// cuBLAS, loaded with dlopen when a case first needs it: linking it would make every roofline
+// command (ridge, hw, ...) load ~700 MB of libraries at start-up.
+// cublasGemmEx as the library exports it (the header also has a C++ overload).
+using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
+                                        const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+struct Cublas {
+  cublasHandle_t handle = nullptr;
+  CublasGemmEx gemm_ex = nullptr;
+  int version = 0;
+};
+
 class Context {
  public:
   Context(const DeviceInfo& device, const TimingPolicy& policy);
@@ -96,10 +108,9 @@ class Context {
   [[nodiscard]] cudaStream_t stream() const { return stream_; }
   [[nodiscard]] Health& health() { return health_; }
 
-  // The cuBLAS handle, bound to stream() with its own workspace (so that graph capture never
-  // allocates); created on first use.
-  [[nodiscard]] cublasHandle_t cublas();
-  [[nodiscard]] int cublas_version();
+  // cuBLAS with a handle bound to stream() and its own workspace (so that graph capture never
+  // allocates); loaded on first use. Throws CudaError when the library cannot be loaded.
+  [[nodiscard]] const Cublas& cublas();
 
   // Device memory; throws NotEnoughMemory when less than `bytes` (plus a margin) is free.
   [[nodiscard]] DeviceBuffer allocate(std::size_t bytes);
@@ -124,7 +135,9 @@ class Context {
   TimingPolicy policy_;
   Health health_;
   cudaStream_t stream_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
+  void* cublas_library_ = nullptr;
+  Cublas cublas_;
+  decltype(&cublasDestroy_v2) cublas_destroy_ = nullptr;
   DeviceBuffer cublas_workspace_;
 };
 

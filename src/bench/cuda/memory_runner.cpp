@@ -528,16 +528,25 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
       }
       Launch launch;
       if (c->variant == Variant::cublas) {
-        cublasHandle_t handle = ctx.cublas();
-        launch = [&, handle, batch](cudaStream_t, int iteration) {
+        const Cublas* loaded = nullptr;
+        try {
+          loaded = &ctx.cublas();
+        } catch (const CudaError& e) {
+          result.disposition = Disposition::failed;
+          result.detail = e.what();
+          recorder.record(std::move(result));
+          continue;
+        }
+        const Cublas& cublas = *loaded;
+        launch = [&, batch](cudaStream_t, int iteration) {
           const float one = 1.0F;
           const float zero = 0.0F;
           const void* w = dw.as<std::uint16_t>() + as_size(elements) * as_size(iteration % copies);
           // Row-major W (m x k) is column-major k x m: y^T (m x batch) = W^T-op(k x m) . x (k x batch).
-          check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m), static_cast<int>(batch),
-                             static_cast<int>(k), &one, w, cuda_type(dtype), static_cast<int>(k), dx.get(),
-                             cuda_type(dtype), static_cast<int>(k), &zero, dy.get(), cuda_type(dtype),
-                             static_cast<int>(m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          check(cublas.gemm_ex(cublas.handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(m), static_cast<int>(batch),
+                               static_cast<int>(k), &one, w, cuda_type(dtype), static_cast<int>(k), dx.get(),
+                               cuda_type(dtype), static_cast<int>(k), &zero, dy.get(), cuda_type(dtype),
+                               static_cast<int>(m), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx");
           return cudaGetLastError();
         };

@@ -46,6 +46,7 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   run.quick = options.quick;
   run.policy = timing_policy(options.quick, options.samples);
   run.policy.timeout_s = options.timeout_s;
+  run.policy.check_only = options.check_only;
   run.seed =
       options.seed.value_or(static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
 
@@ -76,7 +77,12 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   }
 
   cuda::Context ctx(run.device, run.policy);
-  run.device.cublas_version = ctx.cublas_version();
+  try {
+    run.device.cublas_version = ctx.cublas().version;
+  } catch (const cuda::CudaError& e) {
+    run.notes.push_back(fmt::format("cuBLAS unavailable, its cases will fail: {}", e.what()));
+    fmt::print(stderr, "roofline bench: {}\n", e.what());
+  }
   const DeviceInfo& d = run.device;
   fmt::print(stderr,
              "roofline bench: {} (sm_{}{}, {} SMs, L2 {:.0f} MiB, {:.0f} GiB, bus {} bit, driver API {}, runtime {}, "

@@ -73,6 +73,7 @@ void run_bench(const BenchOptions& options) {
   run_options.seed = options.seed;
   run_options.device = options.device;
   run_options.timeout_s = options.timeout_s;
+  run_options.check_only = options.check_only;
   if (options.gpu) run_options.hardware = &registry.find(*options.gpu);
 
   const bench::BenchRun run = bench::run_benchmarks(run_options, registry);
@@ -105,6 +106,7 @@ nlohmann::json bench_inputs(const BenchOptions& options) {
           {"filter", options.filters},
           {"samples", options.samples ? nlohmann::json(*options.samples) : nlohmann::json(nullptr)},
           {"seed", options.seed ? nlohmann::json(*options.seed) : nlohmann::json(nullptr)},
+          {"check_only", options.check_only},
           {"device", options.device},
           {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nlohmann::json(nullptr)},
           {"command_line", command_line()}};
@@ -138,6 +140,8 @@ void setup_bench_command(CLI::App& app) {
   command->add_flag("--quick", options->quick,
                     "Small buffers, a subset of cases and few samples: checks every kernel in about a minute");
   command->add_flag("--list", options->list, "List the cases (with --quick, --filter: those selected); needs no GPU");
+  command->add_flag("--check-only", options->check_only,
+                    "Check every case (and run each rotating input set once) but time nothing: for compute-sanitizer");
   command->add_option("--filter", options->filters,
                       "Run only cases whose id contains one of these comma-separated texts (e.g. gemv.bf16.8192x8192)");
   command->add_option("--samples", options->samples, "Timed samples per case (default 30; 5 with --quick)");

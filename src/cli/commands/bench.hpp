@@ -15,6 +15,7 @@ struct BenchOptions {
   std::string suite = "all";
   bool quick = false;
   bool list = false;
+  bool check_only = false;
   std::vector<std::string> filters;
   std::optional<int> samples;
   std::optional<std::uint64_t> seed;
