@@ -51,13 +51,30 @@ __device__ __forceinline__ double product(float4 x, float4 y) {
   return (product(x.x, y.x) + product(x.y, y.y)) + (product(x.z, y.z) + product(x.w, y.w));
 }
 
+template <bool Streaming, typename V>
+__device__ __forceinline__ V load(const V* p) {
+  if constexpr (Streaming) {
+    return __ldcs(p);
+  } else {
+    return *p;
+  }
+}
+template <bool Streaming, typename V>
+__device__ __forceinline__ void store(V* p, V v) {
+  if constexpr (Streaming) {
+    __stcs(p, v);
+  } else {
+    *p = v;
+  }
+}
+
 __host__ __device__ constexpr bool reads_y(StreamOp op) {
   return op == StreamOp::add || op == StreamOp::triad || op == StreamOp::dot;
 }
 
 // One tile: kThreads x U consecutive vectors starting at `tile`, vector j of thread t at
 // tile_start + j x kThreads + t (coalesced for every j).
-template <StreamOp Op, typename V, int U>
+template <StreamOp Op, typename V, int U, bool Streaming = false>
 __device__ __forceinline__ void stream_tile_body(const V* __restrict__ x, const V* __restrict__ y, V* __restrict__ out,
                                                  float s, std::int64_t tile, std::int64_t nvec) {
   const std::int64_t base = tile * (kThreads * U) + threadIdx.x;
@@ -66,15 +83,15 @@ __device__ __forceinline__ void stream_tile_body(const V* __restrict__ x, const 
     V yv[U];
 #pragma unroll
     for (int j = 0; j < U; ++j) {
-      xv[j] = x[base + j * kThreads];
-      if constexpr (reads_y(Op)) yv[j] = y[base + j * kThreads];
+      xv[j] = load<Streaming>(x + base + j * kThreads);
+      if constexpr (reads_y(Op)) yv[j] = load<Streaming>(y + base + j * kThreads);
     }
 #pragma unroll
     for (int j = 0; j < U; ++j) {
       if constexpr (reads_y(Op)) {
-        out[base + j * kThreads] = combine(Op, xv[j], yv[j], s);
+        store<Streaming>(out + base + j * kThreads, combine(Op, xv[j], yv[j], s));
       } else {
-        out[base + j * kThreads] = combine(Op, xv[j], xv[j], s);
+        store<Streaming>(out + base + j * kThreads, combine(Op, xv[j], xv[j], s));
       }
     }
   } else {
@@ -91,12 +108,12 @@ __global__ void __launch_bounds__(kThreads)
   stream_tile_body<Op, V, U>(x, y, out, s, blockIdx.x, nvec);
 }
 
-template <StreamOp Op, typename V, int U>
+template <StreamOp Op, typename V, int U, bool Streaming>
 __global__ void __launch_bounds__(kThreads) stream_persistent(const V* __restrict__ x, const V* __restrict__ y,
                                                               V* __restrict__ out, float s, std::int64_t nvec) {
   const std::int64_t tiles = (nvec + kThreads * U - 1) / (kThreads * U);
   for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    stream_tile_body<Op, V, U>(x, y, out, s, tile, nvec);
+    stream_tile_body<Op, V, U, Streaming>(x, y, out, s, tile, nvec);
   }
 }
 
@@ -140,8 +157,12 @@ template <StreamOp Op, int Bytes>
 void* kernel_for(StreamSchedule schedule) {
   using V = typename VectorOf<Bytes>::type;
   constexpr int U = unroll_for<Bytes>();
-  if (schedule == StreamSchedule::tile) return reinterpret_cast<void*>(&stream_tile<Op, V, U>);
-  return reinterpret_cast<void*>(&stream_persistent<Op, V, U>);
+  switch (schedule) {
+    case StreamSchedule::tile: return reinterpret_cast<void*>(&stream_tile<Op, V, U>);
+    case StreamSchedule::persistent: return reinterpret_cast<void*>(&stream_persistent<Op, V, U, false>);
+    case StreamSchedule::persistent_streaming: return reinterpret_cast<void*>(&stream_persistent<Op, V, U, true>);
+  }
+  return nullptr;
 }
 
 template <int Bytes>
@@ -177,8 +198,9 @@ bool aligned(const void* p, int bytes) {
 
 }  // namespace
 
-int stream_persistent_blocks(StreamOp op, int vector_bytes, int sms) {
-  void* kernel = select_kernel(op, StreamSchedule::persistent, vector_bytes);
+int stream_persistent_blocks(StreamOp op, StreamSchedule schedule, int vector_bytes, int sms) {
+  void* kernel =
+      select_kernel(op, schedule == StreamSchedule::tile ? StreamSchedule::persistent : schedule, vector_bytes);
   int per_sm = 0;
   if (kernel == nullptr || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0) != cudaSuccess ||
       per_sm < 1) {

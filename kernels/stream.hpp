@@ -10,7 +10,10 @@
 namespace roofline::kernels {
 
 enum class StreamOp : std::uint8_t { copy, scale, add, triad, dot };
-enum class StreamSchedule : std::uint8_t { tile, persistent };
+// tile: one tile per block, as many blocks as tiles. persistent: a resident grid looping over
+// tiles. persistent_streaming: the same with evict-first cache hints (ld/st.global.cs), so that
+// data used once does not push other lines out of L2.
+enum class StreamSchedule : std::uint8_t { tile, persistent, persistent_streaming };
 
 struct StreamArgs {
   StreamOp op = StreamOp::copy;
@@ -30,7 +33,7 @@ struct StreamArgs {
 };
 
 // The persistent grid: every block resident at once (SMs x resident blocks per SM).
-[[nodiscard]] int stream_persistent_blocks(StreamOp op, int vector_bytes, int sms);
+[[nodiscard]] int stream_persistent_blocks(StreamOp op, StreamSchedule schedule, int vector_bytes, int sms);
 
 // Queues one launch; cudaErrorInvalidValue for a bad argument, else the launch's error.
 [[nodiscard]] cudaError_t launch_stream(const StreamArgs& args, cudaStream_t stream);

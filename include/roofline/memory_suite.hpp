@@ -37,6 +37,7 @@ enum class Variant : std::uint8_t {
   runtime,     // the CUDA runtime (cudaMemcpy)
   tile,        // one tile of vectors per thread block, as many blocks as tiles
   persistent,  // one block per resident slot, looping over the tiles
+  streaming,   // persistent, with evict-first (cache-streaming) loads and stores
   mma,         // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
   simt,        // GEMV on CUDA cores, one warp per row
   cublas,      // cublasGemmEx
@@ -73,6 +74,7 @@ constexpr void for_each_case(F&& f) {
   for (Kernel op : {Kernel::copy, Kernel::scale, Kernel::add, Kernel::triad}) {
     for (int width : {4, 8, 16}) f(Case{op, Variant::tile, width, 0, 0, 0, 0, DType::fp32, width == 16 || width == 4});
     f(Case{op, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, op == Kernel::copy || op == Kernel::triad});
+    if (op == Kernel::copy || op == Kernel::triad) f(Case{op, Variant::streaming, 16, 0, 0, 0, 0, DType::fp32, false});
   }
   for (int width : {4, 8, 16}) f(Case{Kernel::dot, Variant::persistent, width, 0, 0, 0, 0, DType::fp32, width != 8});
   for (std::int64_t s : strides) {

@@ -5,7 +5,7 @@
 #   scripts/gpu/run-memory-suite.sh [PHASE...]
 #
 # PHASES (default: all of them, in this order): build test full sanitize summary
-# Results go to $OUT (default: ./gpu-out): bench-memory.{txt,json}, logs of every phase,
+# Results go to $OUT (default: build/gpu-out): bench-memory.{txt,json}, logs of every phase,
 # environment.txt, phases.txt. Every phase has a time limit, and phases that would not fit in
 # ROOFLINE_GPU_BUDGET_S seconds (default 570, for a 600-second command) are skipped with a
 # message saying how to run them in a next call (the build stays in build/gpu-run).
@@ -14,7 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-OUT=${OUT:-$ROOT/gpu-out}
+OUT=${OUT:-$ROOT/build/gpu-out}
 BUILD=$ROOT/build/gpu-run
 DEPS=$ROOT/build/deps
 BIN=$BUILD/roofline

@@ -119,7 +119,7 @@ TEST_CASE("the version flag prints the project version") {
   CHECK_THAT(result.out, Contains("0."));
 }
 
-TEST_CASE("bench without a GPU or CUDA build exits 3 with one clear line; with one it runs") {
+TEST_CASE("bench without a GPU or CUDA build exits 3 with one clear line, with one it runs") {
   // One cheap case, so that on the GPU machine this is a real (short) run.
   const CommandResult result = roofline("bench --quick --filter memcpy.d2d --samples 2 --format json");
   if (result.exit_code == 3) {
@@ -133,7 +133,7 @@ TEST_CASE("bench without a GPU or CUDA build exits 3 with one clear line; with o
   }
 }
 
-TEST_CASE("bench --list needs no GPU; bad bench flags are bad input") {
+TEST_CASE("bench --list needs no GPU and bad bench flags are bad input") {
   const CommandResult list = roofline("bench --list --quick --format json");
   REQUIRE(list.exit_code == 0);
   const json report = json::parse(list.out);

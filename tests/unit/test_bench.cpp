@@ -112,9 +112,9 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
     CHECK(ids.insert(memory::case_id(c)).second);
     quick += c.quick ? 1 : 0;
   }
-  // 1 memcpy + 4 ops x (3 widths + persistent) + 3 dots + 15 strides + gather + scatter
-  // + 2 dtypes x 4 shapes x (7 mma + 3 simt + 7 cuBLAS) + L2 + shared memory.
-  CHECK(memory::cases.size() == 1 + 16 + 3 + 15 + 2 + 2 * 4 * 17 + 2);
+  // 1 memcpy + 4 ops x (3 widths + persistent) + streaming copy and triad + 3 dots + 15 strides
+  // + gather + scatter + 2 dtypes x 4 shapes x (7 mma + 3 simt + 7 cuBLAS) + L2 + shared memory.
+  CHECK(memory::cases.size() == 1 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 2);
   CHECK(quick == 35);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("stream.triad.16B.tile"));
@@ -340,7 +340,7 @@ TEST_CASE("device names match hardware files") {
 
 // ---- test data ---------------------------------------------------------------------------------
 
-TEST_CASE("test data: exact 16-bit levels, fp32 in [1, 2), a bijective permutation") {
+TEST_CASE("test data: exact 16-bit levels, fp32 from 1 to 2, a bijective permutation") {
   // -128/256 = -0.5: bf16 0xBF00, fp16 0xB800; 1/256 = 2^-8: bf16 0x3B80, fp16 exponent 7 -> 0x1C00.
   CHECK(testdata::level_bf16_bits(-128) == 0xBF00);
   CHECK(testdata::level_fp16_bits(-128) == 0xB800);

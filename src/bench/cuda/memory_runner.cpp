@@ -177,15 +177,17 @@ void run_stream(Context& ctx, std::span<const Case* const> cases, const Sizes& s
       }
       kernels::StreamArgs args;
       args.op = stream_op(c->kernel);
-      args.schedule =
-          c->variant == Variant::persistent ? kernels::StreamSchedule::persistent : kernels::StreamSchedule::tile;
+      args.schedule = c->variant == Variant::tile        ? kernels::StreamSchedule::tile
+                      : c->variant == Variant::streaming ? kernels::StreamSchedule::persistent_streaming
+                                                         : kernels::StreamSchedule::persistent;
       args.vector_bytes = c->vector_bytes;
       args.x = dx.as<float>();
       args.y = dy.as<float>();
       args.out = dout.as<float>();
       args.scalar = memory::stream_scalar;
       args.elements = n;
-      args.blocks = std::min(max_blocks, kernels::stream_persistent_blocks(args.op, c->vector_bytes, ctx.device().sms));
+      args.blocks = std::min(
+          max_blocks, kernels::stream_persistent_blocks(args.op, args.schedule, c->vector_bytes, ctx.device().sms));
       args.partials = partials.as<double>();
       args.counter = counter.as<unsigned>();
       args.result = result.as<double>();
