@@ -246,7 +246,8 @@ struct BenchRun {
   std::optional<std::string> hardware_id;
   std::string hardware_origin;
   std::string hardware_detail;
-  std::string started_utc;  // ISO 8601
+  std::optional<double> hardware_bandwidth_tbps;  // the matched file's memory bandwidth
+  std::string started_utc;                        // ISO 8601
   double duration_s = 0;
   std::uint64_t seed = 0;
   bool quick = false;

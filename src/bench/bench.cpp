@@ -407,6 +407,14 @@ Report make_report(const BenchRun& run, const nlohmann::json& inputs) {
       "(roofline/access.hpp); see docs/bench.md");
   report.notes.push_back("every timed result was first checked against a host reference; failed results are not timed");
   report.notes.push_back(fmt::format("hardware: {}", run.hardware_detail));
+  const auto memcpy = std::find_if(run.results.begin(), run.results.end(),
+                                   [](const BenchmarkResult& r) { return r.id == "memcpy.d2d"; });
+  if (memcpy != run.results.end() && memcpy->bandwidth() && run.hardware_bandwidth_tbps && run.hardware_id) {
+    report.notes.push_back(fmt::format("cudaMemcpy D2D moved {:.3f} TB/s: {:.1f}% of the {} TB/s in {}",
+                                       *memcpy->bandwidth() * 1e-12,
+                                       *memcpy->bandwidth() * 1e-12 / *run.hardware_bandwidth_tbps * 100,
+                                       *run.hardware_bandwidth_tbps, *run.hardware_id));
+  }
   if (run.policy.check_only) report.notes.push_back("--check-only: every case checked, nothing timed");
   if (run.quick) {
     report.notes.push_back("--quick: small buffers and few samples; figures are rough and targets not meaningful");

@@ -55,6 +55,7 @@ inline BenchRun sample_run() {
   run.hardware_id = "h200-sxm";
   run.hardware_origin = "bundled:hardware/h200-sxm.json";
   run.hardware_detail = "'NVIDIA H200' matches h200-sxm";
+  run.hardware_bandwidth_tbps = 4.8;
   run.started_utc = "2026-11-30T12:00:00Z";
   run.duration_s = 95.5;
   run.seed = 42;

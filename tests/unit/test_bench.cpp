@@ -286,6 +286,9 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 7);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 1);
   CHECK(report.hardware.size() == 1);
+  // 4.294967 TB/s of the file's 4.8: 89.5%.
+  CHECK(std::find(report.notes.begin(), report.notes.end(),
+                  "cudaMemcpy D2D moved 4.295 TB/s: 89.5% of the 4.8 TB/s in h200-sxm") != report.notes.end());
   CHECK(failed_ids(sample::sample_run()) == std::vector<std::string>{"stream.triad.16B.tile"});
   // The JSON carries every table under results.
   const nlohmann::json json = to_json(report);

@@ -67,12 +67,14 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
     run.hardware_id = options.hardware->id;
     run.hardware_origin = options.hardware->origin;
     run.hardware_detail = fmt::format("{} as named by --gpu", options.hardware->id);
+    run.hardware_bandwidth_tbps = options.hardware->memory_bandwidth_tbps;
   } else {
     const HardwareMatch match = match_hardware(run.device.name, registry);
     run.hardware_detail = match.detail;
     if (match.spec != nullptr) {
       run.hardware_id = match.spec->id;
       run.hardware_origin = match.spec->origin;
+      run.hardware_bandwidth_tbps = match.spec->memory_bandwidth_tbps;
     }
   }
 
