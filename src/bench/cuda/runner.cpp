@@ -96,12 +96,14 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
              options.quick ? " (--quick)" : "");
 
   cuda::Recorder recorder(run.results, total);
+  std::optional<std::string> hang;  // the message of a hang: the first case without a result hung
   try {
     if (!memory_selected.empty()) {
       cuda::run_memory_suite(ctx, memory_selected, options.quick, run.seed, recorder, run.notes);
     }
   } catch (const cuda::GpuHang& e) {
     run.context_lost = true;
+    hang = e.what();
     run.notes.push_back(fmt::format("stopped early: {}", e.what()));
   }
   if (ctx.health().lost) {
@@ -116,8 +118,14 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
           std::any_of(run.results.begin(), run.results.end(), [&id](const BenchmarkResult& r) { return r.id == id; });
       if (!done) {
         BenchmarkResult r = memory::make_result(*c, memory::plan_sizes(d.l2_bytes, d.sms, options.quick));
-        r.disposition = Disposition::not_run;
-        r.detail = "the run stopped before this case";
+        if (hang) {
+          r.disposition = Disposition::failed;
+          r.detail = *hang;
+          hang.reset();
+        } else {
+          r.disposition = Disposition::not_run;
+          r.detail = "the run stopped before this case";
+        }
         run.results.push_back(std::move(r));
       }
     }
