@@ -179,7 +179,7 @@ const std::array<GroupLayout, 4> group_layouts{{
     {"hierarchy", "Cache-level ceilings: L2-resident and shared-memory read bandwidth", hierarchy_columns},
 }};
 
-constexpr std::array<Target, 6> suite_targets{{
+constexpr std::array<Target, 5> suite_targets{{
     {"copy reaches 95% of cudaMemcpy D2D",
      {"stream.copy.16B.tile", "stream.copy.16B.persistent", ""},
      ceiling_id,
@@ -196,10 +196,6 @@ constexpr std::array<Target, 6> suite_targets{{
      {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.simt", ""},
      ceiling_id,
      0.85},
-    {"GEMV bf16 16384x16384 batch 1 is faster than cuBLAS",
-     {"gemv.bf16.16384x16384.b1.mma", "gemv.bf16.16384x16384.b1.simt", ""},
-     "gemv.bf16.16384x16384.b1.cublas",
-     1.0},
     {"GEMV bf16 8192x8192 batch 1 is faster than cuBLAS",
      {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.simt", ""},
      "gemv.bf16.8192x8192.b1.cublas",

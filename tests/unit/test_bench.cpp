@@ -249,7 +249,7 @@ TEST_CASE("bandwidth, ceiling fraction and speedup of a synthetic run") {
 TEST_CASE("targets take the fastest passed candidate and say when they cannot be judged") {
   const BenchRun run = sample::sample_run();
   const std::vector<TargetResult> t = evaluate_targets(memory::suite().targets, run.results);
-  REQUIRE(t.size() == 6);
+  REQUIRE(t.size() == 5);
   // copy: 99.01% of memcpy >= 95%.
   CHECK(t[0].candidate == std::optional<std::string>("stream.copy.16B.tile"));
   CHECK(*t[0].ratio == Approx(0.5 / 0.505));
@@ -261,8 +261,8 @@ TEST_CASE("targets take the fastest passed candidate and say when they cannot be
   CHECK(*t[3].ratio == Approx((134250496.0 / 37e-6) / 4.294967296e12));
   CHECK(t[3].met == std::optional<bool>(false));
   // ... but faster than cuBLAS (same bytes: 44 / 37).
-  CHECK(*t[5].ratio == Approx(44.0 / 37.0));
-  CHECK(t[5].met == std::optional<bool>(true));
+  CHECK(*t[4].ratio == Approx(44.0 / 37.0));
+  CHECK(t[4].met == std::optional<bool>(true));
 }
 
 // ---- reports -----------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   // The JSON carries every table under results.
   const nlohmann::json json = to_json(report);
   CHECK(json.at("schema") == "roofline.bench.v1");
-  CHECK(json.at("results").at("targets").size() == 6);
+  CHECK(json.at("results").at("targets").size() == 5);
   CHECK(json.at("results").at("device").at(0).at("name") == "NVIDIA H200");
 }
 
