@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Runs real roofline commands and validates each JSON report against docs/schema/.
 
-Usage: check_report_schemas.py ROOFLINE_BINARY SOURCE_DIR
+Usage: check_report_schemas.py ROOFLINE_BINARY SOURCE_DIR [BENCH_REPORT_SAMPLE]
+
+A bench report needs a GPU, so where none is present the bench schema is exercised by
+BENCH_REPORT_SAMPLE, a program that prints the report of a synthetic run built by the real
+report code (tests/tools/bench_report_sample.cpp).
 
 Every schema in docs/schema/ must be exercised by at least one case, and every report must
 name a schema that exists, so a new report kind cannot ship without its schema.
@@ -27,6 +31,8 @@ CASES = [
     ["plot", "--gpu", "h100"],
     ["plot", "--gpu", "h100", "--dtype", "bf16,fp8", "--l2-tbps", "7", "--smem-tbps", "30",
      "--point", "GEMV batch 1:1:3.35", "--measured-point", "cuBLAS GEMM 4096^3:1365:741", "--title", "t"],
+    ["bench", "--list"],
+    ["bench", "--list", "--quick", "--filter", "gemv"],
 ]
 
 
@@ -36,8 +42,12 @@ def main() -> int:
     resolver_base = schema_dir.resolve().as_uri() + "/"
     used = set()
     failures = 0
-    for case in CASES:
-        run = subprocess.run([binary, *case, "--format", "json"], capture_output=True, text=True)
+    commands = [([binary, *case, "--format", "json"], " ".join(case)) for case in CASES]
+    if len(sys.argv) > 3:
+        commands.append(([sys.argv[3]], "bench (synthetic run)"))
+    for command, label in commands:
+        case = [label]
+        run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode != 0:
             print(f"FAIL {' '.join(case)}: exit {run.returncode}: {run.stderr.strip()}")
             failures += 1
@@ -63,7 +73,7 @@ def main() -> int:
             continue
         print(f"FAIL {path.name}: no case exercises this schema")
         failures += 1
-    print(f"{len(CASES) - failures} passed, {failures} failed")
+    print(f"{len(commands) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
