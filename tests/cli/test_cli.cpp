@@ -223,6 +223,8 @@ TEST_CASE("docs/images/roofline-h100.svg is what plot draws today") {
   REQUIRE(result.exit_code == 0);
   INFO("regenerate with: roofline " << docs_chart_args << " -o docs/images/roofline-h100.svg");
   CHECK(result.out == slurp(std::filesystem::path(ROOFLINE_SOURCE_DIR) / "docs/images/roofline-h100.svg"));
+}
+
 TEST_CASE("bench without a GPU or CUDA build exits 3 with one clear line, with one it runs") {
   // One cheap case, so that on the GPU machine this is a real (short) run.
   const CommandResult result = roofline("bench --quick --filter memcpy.d2d --samples 2 --format json");

@@ -13,11 +13,7 @@ void setup_plot_command(CLI::App& app);
 void setup_bench_command(CLI::App& app);
 
 inline constexpr std::array command_setups{
-    &setup_hw_command,
-    &setup_ridge_command,
-    &setup_attainable_command,
-    &setup_plot_command,
-    &setup_bench_command,
+    &setup_hw_command, &setup_ridge_command, &setup_attainable_command, &setup_plot_command, &setup_bench_command,
 };
 
 }  // namespace roofline::cli
