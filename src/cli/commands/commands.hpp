@@ -9,11 +9,13 @@ namespace roofline::cli {
 void setup_hw_command(CLI::App& app);
 void setup_ridge_command(CLI::App& app);
 void setup_attainable_command(CLI::App& app);
+void setup_op_command(CLI::App& app);
 
 inline constexpr std::array command_setups{
     &setup_hw_command,
     &setup_ridge_command,
     &setup_attainable_command,
+    &setup_op_command,
 };
 
 }  // namespace roofline::cli
