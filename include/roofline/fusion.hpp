@@ -70,11 +70,11 @@ struct ChainStepCost {
 struct FuseCost {
   std::array<ChainStepCost, max_chain_length> steps{};
   std::size_t size = 0;
-  OpCost unfused;              // the sum of the steps
-  OpCost fused;                // reads the chain input and every external operand, writes the last output
-  double matrix_flops = 0;     // of the linear steps
-  double vector_flops = 0;     // of the others
-  double on_chip_bytes = 0;    // the intermediates (every output but the last), each written and read back unfused
+  OpCost unfused;            // the sum of the steps
+  OpCost fused;              // reads the chain input and every external operand, writes the last output
+  double matrix_flops = 0;   // of the linear steps
+  double vector_flops = 0;   // of the others
+  double on_chip_bytes = 0;  // the intermediates (every output but the last), each written and read back unfused
   [[nodiscard]] std::span<const ChainStepCost> view() const { return {steps.data(), size}; }
 };
 

@@ -49,8 +49,8 @@ void check_tiling(FlashTiling tiling) {
   detail::check_size("flash attention", "tile q", tiling.q);
   detail::check_size("flash attention", "tile kv", tiling.kv);
   if (tiling.q > max_flash_tile || tiling.kv > max_flash_tile) {
-    throw InputError(fmt::format("flash attention: tile {}x{} is larger than {} rows", tiling.q, tiling.kv,
-                                 max_flash_tile));
+    throw InputError(
+        fmt::format("flash attention: tile {}x{} is larger than {} rows", tiling.q, tiling.kv, max_flash_tile));
   }
 }
 
@@ -82,7 +82,7 @@ FlashWalk flash_walk(const AttentionShape& s, FlashTiling t) {
     // tiles with c_i > (kv_tiles - 1) * bc.
     const std::int64_t remainder = nkv % bc;
     if (remainder != 0) {
-      const std::int64_t partial = bc - remainder;    // kv_tiles * bc - nkv
+      const std::int64_t partial = bc - remainder;      // kv_tiles * bc - nkv
       const std::int64_t last_start = nkv - remainder;  // (kv_tiles - 1) * bc
       const std::int64_t threshold = last_start - offset;
       const std::int64_t first = threshold < 0 ? 0 : threshold / bq;
@@ -107,14 +107,16 @@ void check_attention_shape(const AttentionShape& s) {
   detail::check_size("attention", "seq", s.seq);
   detail::check_size("attention", "kv_seq", s.kv_seq);
   if (s.heads % s.kv_heads != 0) {
-    throw InputError(fmt::format("attention: heads = {} is not a multiple of kv_heads = {} (each KV head serves a "
-                                 "whole group of query heads)",
-                                 s.heads, s.kv_heads));
+    throw InputError(
+        fmt::format("attention: heads = {} is not a multiple of kv_heads = {} (each KV head serves a "
+                    "whole group of query heads)",
+                    s.heads, s.kv_heads));
   }
   if (s.causal && s.seq > s.kv_seq) {
-    throw InputError(fmt::format("attention: causal with seq = {} > kv_seq = {} (the queries are the last seq of the "
-                                 "kv_seq positions)",
-                                 s.seq, s.kv_seq));
+    throw InputError(
+        fmt::format("attention: causal with seq = {} > kv_seq = {} (the queries are the last seq of the "
+                    "kv_seq positions)",
+                    s.seq, s.kv_seq));
   }
 }
 
@@ -129,8 +131,8 @@ AttentionCost standard_attention_cost(const AttentionShape& s) {
   const double heads = as_double(s.batch) * as_double(s.heads);
   const double d = as_double(s.head_dim), nq = as_double(s.seq), nkv = as_double(s.kv_seq);
   const double act = bytes_per_element(s.act), kv = bytes_per_element(s.kv);
-  const double q = heads * nq * d * act;       // Q, and O the same size
-  const double k = heads * nkv * d * kv;       // K, and V the same size: once per query head
+  const double q = heads * nq * d * act;         // Q, and O the same size
+  const double k = heads * nkv * d * kv;         // K, and V the same size: once per query head
   const double scores = heads * nq * nkv * act;  // one pass over S or P
   AttentionCost c;
   c.hbm.flops = 4 * d * heads * attention_pairs(s);
@@ -187,7 +189,8 @@ KvResidency flash_kv_residency(const AttentionShape& s, FlashTiling t, int units
   const double touched = std::ceil((in_flight - 1) / blocks_per_kv_head) + 1;
   KvResidency r;
   r.kv_heads_in_flight = std::min(touched, as_double(s.batch) * as_double(s.kv_heads));
-  r.working_set_bytes = r.kv_heads_in_flight * 2 * as_double(s.kv_seq) * as_double(s.head_dim) * bytes_per_element(s.kv);
+  r.working_set_bytes =
+      r.kv_heads_in_flight * 2 * as_double(s.kv_seq) * as_double(s.head_dim) * bytes_per_element(s.kv);
   r.l2_holds = r.working_set_bytes <= l2_bytes;
   return r;
 }

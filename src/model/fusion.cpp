@@ -144,9 +144,7 @@ FuseCost fuse_cost(const Chain& chain, const FuseShape& shape) {
         step.cost = elementwise_cost(elementwise(ElementwiseFn::swiglu, elements / 2, shape.act));
         break;
       case ChainOp::rmsnorm: step.cost = norm_cost({shape.rows, width, NormKind::rmsnorm, false, shape.act}); break;
-      case ChainOp::layernorm:
-        step.cost = norm_cost({shape.rows, width, NormKind::layernorm, false, shape.act});
-        break;
+      case ChainOp::layernorm: step.cost = norm_cost({shape.rows, width, NormKind::layernorm, false, shape.act}); break;
       case ChainOp::softmax: step.cost = softmax_cost({shape.rows, width, shape.act}); break;
     }
     step.input_bytes = rows * static_cast<double>(step.width_in) * act;

@@ -122,8 +122,8 @@ OpCost elementwise_cost(const ElementwiseShape& s) {
   detail::check_size("elementwise", "outputs", s.outputs, 0);
   detail::check_size("elementwise", "inputs + outputs", std::int64_t{s.inputs} + s.outputs);
   if (!(s.flops_per_element >= 0) || !std::isfinite(s.flops_per_element)) {
-    throw InputError(fmt::format("elementwise: flops per element = {} must be a finite number >= 0",
-                                 s.flops_per_element));
+    throw InputError(
+        fmt::format("elementwise: flops per element = {} must be a finite number >= 0", s.flops_per_element));
   }
   const double elements = as_double(s.elements);
   const double bytes = bytes_per_element(s.dtype);

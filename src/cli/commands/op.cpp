@@ -2,11 +2,14 @@
 // lives in its own file (op_matrix.cpp, op_vector.cpp, op_attention.cpp, op_fuse.cpp).
 #include "op.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -88,9 +91,10 @@ OpSetup setup_op(std::string kind, const OpCommonOptions& options, const Hardwar
 
 void check_report_rows(std::uint64_t rows) {
   if (rows > max_report_rows) {
-    throw InputError(fmt::format("the sweep gives {} rows; table and JSON output hold at most {} "
-                                 "(use --format csv, which streams any number)",
-                                 rows, max_report_rows));
+    throw InputError(
+        fmt::format("the sweep gives {} rows; table and JSON output hold at most {} "
+                    "(use --format csv, which streams any number)",
+                    rows, max_report_rows));
   }
 }
 
@@ -101,8 +105,8 @@ void add_roof_notes(Report& report, std::span<const Roof> roofs, std::string_vie
       math));
   for (const Roof& roof : roofs) {
     if (!roof.has_peak()) {
-      report.notes.push_back(fmt::format("{} states no peak for this math: its peak and time columns are empty",
-                                         roof.gpu->id));
+      report.notes.push_back(
+          fmt::format("{} states no peak for this math: its peak and time columns are empty", roof.gpu->id));
     }
   }
 }
@@ -114,10 +118,69 @@ void add_dtype_notes(Report& report, std::initializer_list<DType> types) {
     seen.push_back(type);
     const DTypeInfo& i = info(type);
     if (i.block_elements == 0) continue;
-    report.notes.push_back(fmt::format("{} counts {:g} bits per element: {:g} of payload and a {:g}-bit scale per {} "
-                                       "elements",
-                                       i.name, i.bytes_per_element() * 8, i.element_bits, i.scale_bits_per_block,
-                                       i.block_elements));
+    report.notes.push_back(
+        fmt::format("{} counts {:g} bits per element: {:g} of payload and a {:g}-bit scale per {} "
+                    "elements",
+                    i.name, i.bytes_per_element() * 8, i.element_bits, i.scale_bits_per_block, i.block_elements));
+  }
+}
+
+void format_csv_number(std::string& out, double value) {
+  std::array<char, 40> text{};
+  char* end = nullptr;
+  // fmt writes a whole number below 1e16 in fixed notation with no fraction, like an integer.
+  if (value > 0 && value < 1e15 && value == std::floor(value)) {
+    end = std::to_chars(text.data(), text.data() + text.size(), static_cast<std::int64_t>(value)).ptr;
+  } else {
+    end = fmt::format_to(text.data(), FMT_COMPILE("{}"), value);
+  }
+  out.append(text.data(), static_cast<std::size_t>(end - text.data()));
+}
+
+Cell to_cell(const OpCell& cell) {
+  return std::visit(
+      [](const auto& value) -> Cell {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::string_view>) {
+          return Cell{std::string(value)};
+        } else {
+          return Cell{value};
+        }
+      },
+      cell);
+}
+
+void CsvStream::append(Memo& memo, const OpCell& cell) {
+  if (memo.valid) {
+    if (memo.cell == cell) {
+      buffer_.append(memo.text.data(), memo.size);
+      return;
+    }
+    memo.off = ++memo.misses >= 2;
+    memo.valid = false;
+  }
+  const std::size_t start = buffer_.size();
+  if (const double* number = std::get_if<double>(&cell)) {
+    format_csv_number(buffer_, *number);
+  } else if (const std::int64_t* integer = std::get_if<std::int64_t>(&cell)) {
+    std::array<char, 24> text{};
+    const char* end = std::to_chars(text.data(), text.data() + text.size(), *integer).ptr;
+    buffer_.append(text.data(), static_cast<std::size_t>(end - text.data()));
+  } else if (std::holds_alternative<std::monostate>(cell)) {
+    // empty, as write_csv_cell leaves it
+  } else if (const bool* flag = std::get_if<bool>(&cell)) {
+    buffer_.append(*flag ? "true" : "false");
+  } else if (const std::string_view* text = std::get_if<std::string_view>(&cell);
+             text != nullptr && text->find_first_of(",\"\n\r") == std::string_view::npos) {
+    buffer_.append(text->data(), text->size());  // what write_csv_cell does with text needing no quotes
+  } else {
+    write_csv_cell(buffer_, to_cell(cell));
+  }
+  memo.size = buffer_.size() - start;
+  if (!memo.off && memo.size <= memo.text.size()) {
+    std::memcpy(memo.text.data(), buffer_.data() + start, memo.size);
+    memo.cell = cell;
+    memo.valid = true;
   }
 }
 
@@ -235,8 +298,8 @@ void setup_op_command(CLI::App& app) {
   }
   {
     auto o = std::make_shared<GemvOptions>();
-    CLI::App* c = add_kind(*op, "gemv",
-                           "y[batch x m] = W[m x k] . x[batch x k]: W read once for the whole batch (decode)", o);
+    CLI::App* c =
+        add_kind(*op, "gemv", "y[batch x m] = W[m x k] . x[batch x k]: W read once for the whole batch (decode)", o);
     c->add_option("--m", o->m, sweep("Rows of W (output features)"))->required();
     c->add_option("--k", o->k, sweep("Columns of W (input features)"))->required();
     c->add_option("--batch", o->batch, sweep("Vectors sharing W"))->capture_default_str();
@@ -255,7 +318,8 @@ void setup_op_command(CLI::App& app) {
                   "element; the flags below override it)");
     c->add_option("--inputs", o->inputs, sweep("Arrays read (default 1, or the function's)"));
     c->add_option("--outputs", o->outputs, sweep("Arrays written (default 1, or the function's)"));
-    c->add_option("--flops-per-element", o->flops_per_element, sweep("FLOPs per element (default 1, or the function's)"));
+    c->add_option("--flops-per-element", o->flops_per_element,
+                  sweep("FLOPs per element (default 1, or the function's)"));
   }
   {
     auto o = std::make_shared<NormOptions>();
@@ -286,11 +350,11 @@ void setup_op_command(CLI::App& app) {
     c->add_option("--kv-seq", o->kv_seq, sweep("Key/value length (the context; default: seq)"));
     c->add_flag("--causal", o->causal,
                 "Causal mask: the queries are the last seq positions; each attends to itself and earlier keys");
-    c->add_option("--impl", o->impl, "standard, flash or both")
-        ->check(CLI::IsMember({"standard", "flash", "both"}, CLI::ignore_case))
+    c->add_option("--impl", o->impl, "standard, flash or both (each row says which; both give the reduction)")
         ->capture_default_str();
-    c->add_option("--tile", o->tile, sweep("Flash query tile rows (and K/V tile rows unless --tile-kv); default: the "
-                                           "largest power of two whose tiles fit the GPU's shared memory"));
+    c->add_option("--tile", o->tile,
+                  sweep("Flash query tile rows (and K/V tile rows unless --tile-kv); default: the "
+                        "largest power of two whose tiles fit the GPU's shared memory"));
     c->add_option("--tile-kv", o->tile_kv, sweep("Flash K/V tile rows (default: the query tile)"));
     c->add_option("--act", o->act, "Type of Q, O, S, P and of the math (default --dtype)");
     c->add_option("--kv", o->kv, "Type of K and V, the KV cache (default --dtype)");

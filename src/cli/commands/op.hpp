@@ -64,7 +64,7 @@ struct AttentionOptions {
   std::string heads, head_dim, seq;
   std::optional<std::string> kv_heads, kv_seq;  // unset: equal to heads, to seq
   bool causal = false;
-  std::string impl = "both";                // standard, flash or both
+  std::string impl = "both";                 // standard, flash or both
   std::optional<std::string> tile, tile_kv;  // unset: from the GPU's shared memory
   std::optional<std::string> act, kv;
 };

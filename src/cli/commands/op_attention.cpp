@@ -29,40 +29,42 @@ struct AttentionRow {
 };
 
 constexpr std::array<OpColumn<AttentionRow>, 11> shape_columns{{
-    {{{"gpu", "GPU", 0}, [](const AttentionRow& r) { return text(r.gpu); }}},
-    {{{"impl", "impl", 0}, [](const AttentionRow& r) { return text(name_of(r.impl)); }}},
-    {{{"batch", "batch", 0}, [](const AttentionRow& r) { return integer(r.shape.batch); }}},
-    {{{"heads", "heads", 0}, [](const AttentionRow& r) { return integer(r.shape.heads); }}},
-    {{{"kv_heads", "kv heads", 0}, [](const AttentionRow& r) { return integer(r.shape.kv_heads); }}},
-    {{{"head_dim", "d", 0}, [](const AttentionRow& r) { return integer(r.shape.head_dim); }}},
-    {{{"seq", "seq", 0}, [](const AttentionRow& r) { return integer(r.shape.seq); }}},
-    {{{"kv_seq", "kv seq", 0}, [](const AttentionRow& r) { return integer(r.shape.kv_seq); }}},
-    {{{"causal", "causal", 0}, [](const AttentionRow& r) { return Cell{r.shape.causal}; }}},
-    {{{"act_dtype", "act", 0}, [](const AttentionRow& r) { return text(name_of(r.shape.act)); }}, Show::detail},
-    {{{"kv_dtype", "kv", 0}, [](const AttentionRow& r) { return text(name_of(r.shape.kv)); }}, Show::detail},
+    {{"gpu", "GPU", 0}, [](const AttentionRow& r) { return text(r.gpu); }},
+    {{"impl", "impl", 0}, [](const AttentionRow& r) { return text(name_of(r.impl)); }},
+    {{"batch", "batch", 0}, [](const AttentionRow& r) { return integer(r.shape.batch); }},
+    {{"heads", "heads", 0}, [](const AttentionRow& r) { return integer(r.shape.heads); }},
+    {{"kv_heads", "kv heads", 0}, [](const AttentionRow& r) { return integer(r.shape.kv_heads); }},
+    {{"head_dim", "d", 0}, [](const AttentionRow& r) { return integer(r.shape.head_dim); }},
+    {{"seq", "seq", 0}, [](const AttentionRow& r) { return integer(r.shape.seq); }},
+    {{"kv_seq", "kv seq", 0}, [](const AttentionRow& r) { return integer(r.shape.kv_seq); }},
+    {{"causal", "causal", 0}, [](const AttentionRow& r) { return OpCell{r.shape.causal}; }},
+    {{"act_dtype", "act", 0}, [](const AttentionRow& r) { return text(name_of(r.shape.act)); }, Show::detail},
+    {{"kv_dtype", "kv", 0}, [](const AttentionRow& r) { return text(name_of(r.shape.kv)); }, Show::detail},
 }};
 
 constexpr std::array<OpColumn<AttentionRow>, 11> attention_columns{{
-    {{{"executed_flops", "executed FLOPs", 0}, [](const AttentionRow& r) { return Cell{r.cost.executed_flops}; }},
+    {{"executed_flops", "executed FLOPs", 0},
+     [](const AttentionRow& r) { return OpCell{r.cost.executed_flops}; },
      Show::detail},
-    {{{"scores_bytes", "S/P [B]", 0}, [](const AttentionRow& r) { return number_if(!r.flash(), r.cost.scores_bytes); }}},
-    {{{"tile_q", "tile q", 0}, [](const AttentionRow& r) { return r.flash() ? integer(r.tiling.q) : Cell{}; }}},
-    {{{"tile_kv", "tile kv", 0}, [](const AttentionRow& r) { return r.flash() ? integer(r.tiling.kv) : Cell{}; }}},
-    {{{"smem_bytes", "smem [B]", 0}, [](const AttentionRow& r) { return number_if(r.flash(), r.smem_bytes); }},
+    {{"scores_bytes", "S/P [B]", 0}, [](const AttentionRow& r) { return number_if(!r.flash(), r.cost.scores_bytes); }},
+    {{"tile_q", "tile q", 0}, [](const AttentionRow& r) { return r.flash() ? integer(r.tiling.q) : OpCell{}; }},
+    {{"tile_kv", "tile kv", 0}, [](const AttentionRow& r) { return r.flash() ? integer(r.tiling.kv) : OpCell{}; }},
+    {{"smem_bytes", "smem [B]", 0},
+     [](const AttentionRow& r) { return number_if(r.flash(), r.smem_bytes); },
      Show::detail},
-    {{{"tile_fits_smem", "tile fits", 0},
-      [](const AttentionRow& r) { return r.flash() && r.tile_fits ? Cell{*r.tile_fits} : Cell{}; }},
+    {{"tile_fits_smem", "tile fits", 0},
+     [](const AttentionRow& r) { return r.flash() && r.tile_fits ? OpCell{*r.tile_fits} : OpCell{}; },
      Show::detail},
-    {{{"kv_reread_bytes", "K/V re-read [B]", 0},
-      [](const AttentionRow& r) { return number_if(r.flash(), r.cost.kv_reread_bytes); }}},
-    {{{"kv_working_set_bytes", "K/V in flight [B]", 0},
-      [](const AttentionRow& r) { return number_if(r.flash(), r.residency.working_set_bytes); }},
+    {{"kv_reread_bytes", "K/V re-read [B]", 0},
+     [](const AttentionRow& r) { return number_if(r.flash(), r.cost.kv_reread_bytes); }},
+    {{"kv_working_set_bytes", "K/V in flight [B]", 0},
+     [](const AttentionRow& r) { return number_if(r.flash(), r.residency.working_set_bytes); },
      Show::detail},
-    {{{"l2_holds_kv", "L2 holds K/V", 0},
-      [](const AttentionRow& r) { return r.flash() ? Cell{r.residency.l2_holds} : Cell{}; }}},
-    {{{"hbm_reduction", "HBM std/flash", 1}, [](const AttentionRow& r) { return Cell{r.hbm_reduction}; }}},
-    {{{"time_reduction", "time std/flash", 1},
-      [](const AttentionRow& r) { return number_if(r.t.roof->has_peak(), r.time_reduction); }}},
+    {{"l2_holds_kv", "L2 holds K/V", 0},
+     [](const AttentionRow& r) { return r.flash() ? OpCell{r.residency.l2_holds} : OpCell{}; }},
+    {{"hbm_reduction", "HBM std/flash", 1}, [](const AttentionRow& r) { return OpCell{r.hbm_reduction}; }},
+    {{"time_reduction", "time std/flash", 1},
+     [](const AttentionRow& r) { return number_if(r.t.roof->has_peak(), r.time_reduction); }},
 }};
 
 // A flag that is either swept or tied to another one (--kv-heads to --heads, --kv-seq to --seq).
@@ -130,31 +132,28 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
 
   check_pairs(p.heads, p.kv_heads.values, [](std::int64_t h, std::int64_t kv) {
     if (h % kv != 0) {
-      throw InputError(fmt::format("--kv-heads {} does not divide --heads {} (each KV head serves a whole group of "
-                                   "query heads)",
-                                   kv, h));
+      throw InputError(
+          fmt::format("--kv-heads {} does not divide --heads {} (each KV head serves a whole group of "
+                      "query heads)",
+                      kv, h));
     }
   });
   if (p.causal) {
     check_pairs(p.seq, p.kv_seq.values, [](std::int64_t q, std::int64_t kv) {
       if (q > kv) {
-        throw InputError(fmt::format("--causal: --seq {} exceeds --kv-seq {} (the queries are the last seq of the "
-                                     "kv_seq positions)",
-                                     q, kv));
+        throw InputError(
+            fmt::format("--causal: --seq {} exceeds --kv-seq {} (the queries are the last seq of the "
+                        "kv_seq positions)",
+                        q, kv));
       }
     });
   }
   // The largest point first: a byte count that overflows fails before any row is written.
   const std::int64_t max_heads = max_of(p.heads);
-  const AttentionShape largest{max_of(p.batch),
-                               max_heads,
-                               p.kv_heads.values.empty() ? max_heads : max_of(p.kv_heads.values),
-                               max_of(p.head_dim),
-                               max_of(p.seq),
-                               p.kv_seq.values.empty() ? max_of(p.seq) : max_of(p.kv_seq.values),
-                               p.causal,
-                               p.act,
-                               p.kv};
+  const AttentionShape largest{
+      max_of(p.batch),    max_heads,     p.kv_heads.values.empty() ? max_heads : max_of(p.kv_heads.values),
+      max_of(p.head_dim), max_of(p.seq), p.kv_seq.values.empty() ? max_of(p.seq) : max_of(p.kv_seq.values),
+      p.causal,           p.act,         p.kv};
   const std::int64_t smallest_q = p.tile.values.empty() ? 16 : min_of(p.tile.values);
   const std::int64_t smallest_kv = p.tile_kv.values.empty() ? smallest_q : min_of(p.tile_kv.values);
   (void)standard_attention_cost(largest);
@@ -166,16 +165,12 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
     if (gpu.smem_per_unit_kb) context.smem_bytes = *gpu.smem_per_unit_kb * 1024;
     p.gpus.push_back(context);
   }
-  const std::array<std::size_t, 10> sizes{p.setup.gpus.size(),
-                                          p.batch.size(),
-                                          p.heads.size(),
-                                          p.kv_heads.size(),
-                                          p.head_dim.size(),
-                                          p.seq.size(),
-                                          p.kv_seq.size(),
-                                          p.tile.size(),
-                                          p.tile_kv.size(),
-                                          std::size_t{p.show_standard} + std::size_t{p.show_flash}};
+  const std::array<std::size_t, 10> sizes{
+      p.setup.gpus.size(), p.batch.size(),
+      p.heads.size(),      p.kv_heads.size(),
+      p.head_dim.size(),   p.seq.size(),
+      p.kv_seq.size(),     p.tile.size(),
+      p.tile_kv.size(),    std::size_t{p.show_standard} + std::size_t{p.show_flash}};
   p.rows = sweep_point_count(sizes);
 
   Report& report = p.setup.report;
@@ -234,8 +229,8 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
 
 template <class Emit>
 void generate(const AttentionPlan& p, Emit&& emit) {
-  const std::array<std::size_t, 8> sizes{p.batch.size(), p.heads.size(),   p.kv_heads.size(), p.head_dim.size(),
-                                         p.seq.size(),   p.kv_seq.size(),  p.tile.size(),     p.tile_kv.size()};
+  const std::array<std::size_t, 8> sizes{p.batch.size(), p.heads.size(),  p.kv_heads.size(), p.head_dim.size(),
+                                         p.seq.size(),   p.kv_seq.size(), p.tile.size(),     p.tile_kv.size()};
   AttentionRow standard;
   AttentionRow flash;
   standard.impl = AttentionImpl::standard;
@@ -279,10 +274,9 @@ void generate(const AttentionPlan& p, Emit&& emit) {
 
 Report run_op(const AttentionOptions& options, const HardwareRegistry& registry) {
   AttentionPlan p = plan_attention(options, registry);
-  return make_report<AttentionRow>(p.setup, p.rows, "attention",
-                                   "Attention: standard (S and P through HBM) vs flash (on chip)",
-                                   {shape_columns, timing_columns<AttentionRow>, attention_columns},
-                                   [&](auto&& emit) { generate(p, emit); });
+  return make_report<AttentionRow>(
+      p.setup, p.rows, "attention", "Attention: standard (S and P through HBM) vs flash (on chip)",
+      {shape_columns, timing_columns<AttentionRow>, attention_columns}, [&](auto&& emit) { generate(p, emit); });
 }
 
 std::uint64_t stream_op_csv(const AttentionOptions& options, const HardwareRegistry& registry, std::ostream& out,

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "op.hpp"
@@ -24,9 +25,17 @@ namespace roofline::cli::op_detail {
 // only when --efficiency was given.
 enum class Show : std::uint8_t { always, detail, expected };
 
+// A cell as the op commands produce it: like report.hpp's Cell, but text is a view (every text of
+// an op row lives in a static table or in the command's plan), so producing a row allocates
+// nothing. That matters when a sweep streams millions of rows; report tables convert (to_cell).
+using OpCell = std::variant<std::monostate, bool, std::int64_t, double, std::string_view>;
+[[nodiscard]] Cell to_cell(const OpCell& cell);
+
+// Like report.hpp's ColumnOf: the header and how to read the value from a row, defined together.
 template <class Row>
 struct OpColumn {
-  ColumnOf<Row> of;
+  Column column;
+  OpCell (*value)(const Row&);
   Show show = Show::always;
 };
 
@@ -53,66 +62,66 @@ struct Timing {
 };
 [[nodiscard]] Timing time_on(const OpCost& cost, const Roof& roof, const std::optional<Efficiency>& efficiency);
 
-[[nodiscard]] inline Cell number_if(bool valid, double value) {
-  return valid ? Cell{value} : Cell{};
+[[nodiscard]] inline OpCell number_if(bool valid, double value) {
+  return valid ? OpCell{value} : OpCell{};
 }
-[[nodiscard]] inline Cell text(std::string_view value) {
-  return Cell{std::string(value)};
+[[nodiscard]] inline OpCell text(std::string_view value) {
+  return OpCell{value};
 }
-[[nodiscard]] inline Cell integer(std::int64_t value) {
-  return Cell{value};
+[[nodiscard]] inline OpCell integer(std::int64_t value) {
+  return OpCell{value};
 }
 
 // The columns every operation with one roofline time reports; Row has a member `Timing t`.
 template <class Row>
 inline constexpr std::array<OpColumn<Row>, 16> timing_columns{{
-    {{{"flops", "FLOPs", 0}, [](const Row& r) { return Cell{r.t.cost.flops}; }}},
-    {{{"read_bytes", "read [B]", 0}, [](const Row& r) { return Cell{r.t.cost.bytes_read}; }}},
-    {{{"written_bytes", "written [B]", 0}, [](const Row& r) { return Cell{r.t.cost.bytes_written}; }}},
-    {{{"intensity_flop_per_byte", "AI [FLOP/B]", 2}, [](const Row& r) { return Cell{r.t.cost.intensity()}; }}},
-    {{{"peak_class", "peak", 0},
-      [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(*r.t.roof->peak_class)) : Cell{}; }},
+    {{"flops", "FLOPs", 0}, [](const Row& r) { return OpCell{r.t.cost.flops}; }},
+    {{"read_bytes", "read [B]", 0}, [](const Row& r) { return OpCell{r.t.cost.bytes_read}; }},
+    {{"written_bytes", "written [B]", 0}, [](const Row& r) { return OpCell{r.t.cost.bytes_written}; }},
+    {{"intensity_flop_per_byte", "AI [FLOP/B]", 2}, [](const Row& r) { return OpCell{r.t.cost.intensity()}; }},
+    {{"peak_class", "peak", 0},
+     [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(*r.t.roof->peak_class)) : OpCell{}; },
      Show::detail},
-    {{{"peak_tflops", "peak [TFLOP/s]", 1},
-      [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / 1e12); }},
+    {{"peak_tflops", "peak [TFLOP/s]", 1},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / 1e12); },
      Show::detail},
-    {{{"bandwidth_tbps", "HBM [TB/s]", 2}, [](const Row& r) { return Cell{r.t.roof->bandwidth / 1e12}; }},
+    {{"bandwidth_tbps", "HBM [TB/s]", 2},
+     [](const Row& r) { return OpCell{r.t.roof->bandwidth / 1e12}; },
      Show::detail},
-    {{{"ridge_flop_per_byte", "ridge [FLOP/B]", 1},
-      [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / r.t.roof->bandwidth); }}},
-    {{{"bound", "bound", 0},
-      [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(r.t.time.bound)) : Cell{}; }}},
-    {{{"attainable_tflops", "attainable [TFLOP/s]", 2},
-      [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.attainable_flops / 1e12); }}},
-    {{{"compute_time_us", "compute [us]", 3},
-      [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.compute_s * 1e6); }},
+    {{"ridge_flop_per_byte", "ridge [FLOP/B]", 1},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / r.t.roof->bandwidth); }},
+    {{"bound", "bound", 0},
+     [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(r.t.time.bound)) : OpCell{}; }},
+    {{"attainable_tflops", "attainable [TFLOP/s]", 2},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.attainable_flops / 1e12); }},
+    {{"compute_time_us", "compute [us]", 3},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.compute_s * 1e6); },
      Show::detail},
-    {{{"memory_time_us", "memory [us]", 3}, [](const Row& r) { return Cell{r.t.time.memory_s * 1e6}; }},
-     Show::detail},
-    {{{"time_us", "time >= [us]", 3},
-      [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.time_s * 1e6); }}},
-    {{{"binding", "binding", 0},
-      [](const Row& r) {
-        return r.t.roof->has_peak() ? text(binding_name(r.t.roof->peak_class, r.t.time.bound)) : Cell{};
-      }}},
-    {{{"expected_time_us", "expected [us]", 3},
-      [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.expected_s * 1e6); }},
+    {{"memory_time_us", "memory [us]", 3}, [](const Row& r) { return OpCell{r.t.time.memory_s * 1e6}; }, Show::detail},
+    {{"time_us", "time >= [us]", 3},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.time_s * 1e6); }},
+    {{"binding", "binding", 0},
+     [](const Row& r) {
+       return r.t.roof->has_peak() ? text(binding_name(r.t.roof->peak_class, r.t.time.bound)) : OpCell{};
+     }},
+    {{"expected_time_us", "expected [us]", 3},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.expected_s * 1e6); },
      Show::expected},
-    {{{"expected_tflops", "expected [TFLOP/s]", 2},
-      [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.cost.flops / r.t.expected_s / 1e12); }},
+    {{"expected_tflops", "expected [TFLOP/s]", 2},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.cost.flops / r.t.expected_s / 1e12); },
      Show::expected},
 }};
 
 // The columns an output shows, in order.
 template <class Row>
-[[nodiscard]] std::vector<const ColumnOf<Row>*> select_columns(Format format, bool expected,
-                                                               std::initializer_list<std::span<const OpColumn<Row>>> groups) {
-  std::vector<const ColumnOf<Row>*> selected;
+[[nodiscard]] std::vector<const OpColumn<Row>*> select_columns(
+    Format format, bool expected, std::initializer_list<std::span<const OpColumn<Row>>> groups) {
+  std::vector<const OpColumn<Row>*> selected;
   for (std::span<const OpColumn<Row>> group : groups) {
     for (const OpColumn<Row>& c : group) {
       if (c.show == Show::detail && format == Format::table) continue;
       if (c.show == Show::expected && !expected) continue;
-      selected.push_back(&c.of);
+      selected.push_back(&c);
     }
   }
   return selected;
@@ -132,24 +141,25 @@ void check_report_rows(std::uint64_t rows);
 
 // Collects rows into a report table. `generate(emit)` calls emit(const Row&) once per row.
 template <class Row, class Generate>
-[[nodiscard]] Table collect_table(std::string name, std::string title,
-                                  const std::vector<const ColumnOf<Row>*>& columns, std::uint64_t row_count,
-                                  Generate&& generate) {
+[[nodiscard]] Table collect_table(std::string name, std::string title, const std::vector<const OpColumn<Row>*>& columns,
+                                  std::uint64_t row_count, Generate&& generate) {
   check_report_rows(row_count);
   Table table{std::move(name), std::move(title), {}, {}};
-  for (const ColumnOf<Row>* c : columns) table.columns.push_back(c->column);
+  for (const OpColumn<Row>* c : columns) table.columns.push_back(c->column);
   table.rows.reserve(static_cast<std::size_t>(row_count));
   generate([&](const Row& row) {
     std::vector<Cell> cells;
     cells.reserve(columns.size());
-    for (const ColumnOf<Row>* c : columns) cells.push_back(c->value(row));
+    for (const OpColumn<Row>* c : columns) cells.push_back(to_cell(c->value(row)));
     table.rows.push_back(std::move(cells));
   });
   return table;
 }
 
-// Writes CSV rows through a buffer that is flushed in large chunks; the same cell formatting as
-// the report's CSV printer (write_csv_cell).
+// Writes CSV rows through a buffer that is flushed in large chunks. Cells come out exactly as
+// the report's CSV printer writes them (write_csv_cell); numbers take a faster path with the same
+// output (format_csv_number), and a column whose value repeats the previous row's reuses its text
+// (a GPU's peak and bandwidth, a data type, a slowly swept size).
 class CsvStream {
  public:
   explicit CsvStream(std::ostream& out) : out_(out) { buffer_.reserve(flush_at + 4096); }
@@ -158,20 +168,19 @@ class CsvStream {
   ~CsvStream() = default;
 
   template <class Row>
-  void header(const std::vector<const ColumnOf<Row>*>& columns) {
+  void header(const std::vector<const OpColumn<Row>*>& columns) {
     for (std::size_t i = 0; i < columns.size(); ++i) {
       if (i > 0) buffer_ += ',';
       write_csv_cell(buffer_, Cell{std::string(columns[i]->column.key)});
     }
     buffer_ += '\n';
+    memo_.assign(columns.size(), Memo{});
   }
   template <class Row>
-  void row(const std::vector<const ColumnOf<Row>*>& columns, const Row& row) {
-    bool first = true;
-    for (const ColumnOf<Row>* c : columns) {
-      if (!first) buffer_ += ',';
-      first = false;
-      write_csv_cell(buffer_, c->value(row));
+  void row(const std::vector<const OpColumn<Row>*>& columns, const Row& row) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (i > 0) buffer_ += ',';
+      append(memo_[i], columns[i]->value(row));
     }
     buffer_ += '\n';
     ++rows_;
@@ -182,11 +191,29 @@ class CsvStream {
   [[nodiscard]] std::uint64_t rows() const { return rows_; }
 
  private:
+  // The previous row's cell of a column and its text (kept only when short). A column whose
+  // value changed on each of its first rows stops being remembered: comparing and copying would
+  // only cost time.
+  struct Memo {
+    OpCell cell;
+    std::array<char, 48> text{};
+    std::size_t size = 0;
+    bool valid = false;
+    bool off = false;
+    int misses = 0;
+  };
+  void append(Memo& memo, const OpCell& cell);
+
   static constexpr std::size_t flush_at = 1 << 16;
   std::ostream& out_;
   std::string buffer_;
+  std::vector<Memo> memo_;
   std::uint64_t rows_ = 0;
 };
+
+// Appends a number as write_csv_cell does (fmt's shortest round-trip "{}"), faster: whole numbers
+// below 1e15 (byte and FLOP counts) as integers, others through a compiled format.
+void format_csv_number(std::string& out, double value);
 
 // Notes every op report carries: how time is bounded, which peak bounds the math, the GPUs that
 // state no such peak, and the block scales of the data types in use.
@@ -221,7 +248,7 @@ std::uint64_t stream_rows(const OpSetup& setup, std::initializer_list<std::span<
 
 // Values of a sweepable integer flag.
 [[nodiscard]] inline std::vector<std::int64_t> axis(std::string_view flag, const std::string& text,
-                                                   std::int64_t minimum = 1) {
+                                                    std::int64_t minimum = 1) {
   return parse_int_sweep(flag, text, minimum);
 }
 [[nodiscard]] std::int64_t max_of(const std::vector<std::int64_t>& values);

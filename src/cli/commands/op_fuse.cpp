@@ -32,47 +32,50 @@ struct FuseRow {
 };
 
 constexpr std::array<OpColumn<FuseRow>, 25> fuse_columns{{
-    {{{"gpu", "GPU", 0}, [](const FuseRow& r) { return text(r.gpu); }}},
-    {{{"rows", "rows", 0}, [](const FuseRow& r) { return integer(r.shape.rows); }}},
-    {{{"hidden", "hidden", 0}, [](const FuseRow& r) { return integer(r.shape.hidden); }}},
-    {{{"chain", "chain", 0}, [](const FuseRow& r) { return text(r.chain); }}},
-    {{{"act_dtype", "act", 0}, [](const FuseRow& r) { return text(name_of(r.shape.act)); }}, Show::detail},
-    {{{"weight_dtype", "weights", 0}, [](const FuseRow& r) { return text(name_of(r.shape.weights)); }}, Show::detail},
-    {{{"flops", "FLOPs", 0}, [](const FuseRow& r) { return Cell{r.cost->unfused.flops}; }}},
-    {{{"unfused_read_bytes", "unfused read [B]", 0}, [](const FuseRow& r) { return Cell{r.cost->unfused.bytes_read}; }},
+    {{"gpu", "GPU", 0}, [](const FuseRow& r) { return text(r.gpu); }},
+    {{"rows", "rows", 0}, [](const FuseRow& r) { return integer(r.shape.rows); }},
+    {{"hidden", "hidden", 0}, [](const FuseRow& r) { return integer(r.shape.hidden); }},
+    {{"chain", "chain", 0}, [](const FuseRow& r) { return text(r.chain); }},
+    {{"act_dtype", "act", 0}, [](const FuseRow& r) { return text(name_of(r.shape.act)); }, Show::detail},
+    {{"weight_dtype", "weights", 0}, [](const FuseRow& r) { return text(name_of(r.shape.weights)); }, Show::detail},
+    {{"flops", "FLOPs", 0}, [](const FuseRow& r) { return OpCell{r.cost->unfused.flops}; }},
+    {{"unfused_read_bytes", "unfused read [B]", 0},
+     [](const FuseRow& r) { return OpCell{r.cost->unfused.bytes_read}; },
      Show::detail},
-    {{{"unfused_written_bytes", "unfused written [B]", 0},
-      [](const FuseRow& r) { return Cell{r.cost->unfused.bytes_written}; }},
+    {{"unfused_written_bytes", "unfused written [B]", 0},
+     [](const FuseRow& r) { return OpCell{r.cost->unfused.bytes_written}; },
      Show::detail},
-    {{{"unfused_bytes", "unfused [B]", 0}, [](const FuseRow& r) { return Cell{r.cost->unfused.bytes()}; }}},
-    {{{"fused_read_bytes", "fused read [B]", 0}, [](const FuseRow& r) { return Cell{r.cost->fused.bytes_read}; }},
+    {{"unfused_bytes", "unfused [B]", 0}, [](const FuseRow& r) { return OpCell{r.cost->unfused.bytes()}; }},
+    {{"fused_read_bytes", "fused read [B]", 0},
+     [](const FuseRow& r) { return OpCell{r.cost->fused.bytes_read}; },
      Show::detail},
-    {{{"fused_written_bytes", "fused written [B]", 0},
-      [](const FuseRow& r) { return Cell{r.cost->fused.bytes_written}; }},
+    {{"fused_written_bytes", "fused written [B]", 0},
+     [](const FuseRow& r) { return OpCell{r.cost->fused.bytes_written}; },
      Show::detail},
-    {{{"fused_bytes", "fused [B]", 0}, [](const FuseRow& r) { return Cell{r.cost->fused.bytes()}; }}},
-    {{{"on_chip_bytes", "on chip [B]", 0}, [](const FuseRow& r) { return Cell{r.cost->on_chip_bytes}; }}},
-    {{{"kept_on_chip", "kept on chip", 0}, [](const FuseRow& r) { return text(r.kept); }}},
-    {{{"traffic_reduction", "bytes unfused/fused", 2},
-      [](const FuseRow& r) { return Cell{r.cost->unfused.bytes() / r.cost->fused.bytes()}; }}},
-    {{{"unfused_time_us", "unfused >= [us]", 3}, [](const FuseRow& r) { return number_if(r.valid, r.unfused_s * 1e6); }}},
-    {{{"fused_time_us", "fused >= [us]", 3}, [](const FuseRow& r) { return number_if(r.valid, r.fused_s * 1e6); }}},
-    {{{"speedup", "speedup", 2}, [](const FuseRow& r) { return number_if(r.valid, r.unfused_s / r.fused_s); }}},
-    {{{"fused_binding", "fused binding", 0},
-      [](const FuseRow& r) { return r.valid ? text(binding_name(r.fused_binding, r.fused_bound)) : Cell{}; }}},
-    {{{"matrix_peak_tflops", "tensor peak [TFLOP/s]", 1},
-      [](const FuseRow& r) { return number_if(r.roofs->matrix.has_peak(), r.roofs->matrix.peak_flops / 1e12); }},
+    {{"fused_bytes", "fused [B]", 0}, [](const FuseRow& r) { return OpCell{r.cost->fused.bytes()}; }},
+    {{"on_chip_bytes", "on chip [B]", 0}, [](const FuseRow& r) { return OpCell{r.cost->on_chip_bytes}; }},
+    {{"kept_on_chip", "kept on chip", 0}, [](const FuseRow& r) { return text(r.kept); }},
+    {{"traffic_reduction", "bytes unfused/fused", 2},
+     [](const FuseRow& r) { return OpCell{r.cost->unfused.bytes() / r.cost->fused.bytes()}; }},
+    {{"unfused_time_us", "unfused >= [us]", 3}, [](const FuseRow& r) { return number_if(r.valid, r.unfused_s * 1e6); }},
+    {{"fused_time_us", "fused >= [us]", 3}, [](const FuseRow& r) { return number_if(r.valid, r.fused_s * 1e6); }},
+    {{"speedup", "speedup", 2}, [](const FuseRow& r) { return number_if(r.valid, r.unfused_s / r.fused_s); }},
+    {{"fused_binding", "fused binding", 0},
+     [](const FuseRow& r) { return r.valid ? text(binding_name(r.fused_binding, r.fused_bound)) : OpCell{}; }},
+    {{"matrix_peak_tflops", "tensor peak [TFLOP/s]", 1},
+     [](const FuseRow& r) { return number_if(r.roofs->matrix.has_peak(), r.roofs->matrix.peak_flops / 1e12); },
      Show::detail},
-    {{{"vector_peak_tflops", "vector peak [TFLOP/s]", 1},
-      [](const FuseRow& r) { return number_if(r.roofs->vector.has_peak(), r.roofs->vector.peak_flops / 1e12); }},
+    {{"vector_peak_tflops", "vector peak [TFLOP/s]", 1},
+     [](const FuseRow& r) { return number_if(r.roofs->vector.has_peak(), r.roofs->vector.peak_flops / 1e12); },
      Show::detail},
-    {{{"bandwidth_tbps", "HBM [TB/s]", 2}, [](const FuseRow& r) { return Cell{r.roofs->vector.bandwidth / 1e12}; }},
+    {{"bandwidth_tbps", "HBM [TB/s]", 2},
+     [](const FuseRow& r) { return OpCell{r.roofs->vector.bandwidth / 1e12}; },
      Show::detail},
-    {{{"expected_unfused_time_us", "expected unfused [us]", 3},
-      [](const FuseRow& r) { return number_if(r.valid, r.expected_unfused_s * 1e6); }},
+    {{"expected_unfused_time_us", "expected unfused [us]", 3},
+     [](const FuseRow& r) { return number_if(r.valid, r.expected_unfused_s * 1e6); },
      Show::expected},
-    {{{"expected_fused_time_us", "expected fused [us]", 3},
-      [](const FuseRow& r) { return number_if(r.valid, r.expected_fused_s * 1e6); }},
+    {{"expected_fused_time_us", "expected fused [us]", 3},
+     [](const FuseRow& r) { return number_if(r.valid, r.expected_fused_s * 1e6); },
      Show::expected},
 }};
 
@@ -87,16 +90,16 @@ struct StepRow {
 };
 
 constexpr std::array<OpColumn<StepRow>, 10> step_columns{{
-    {{{"gpu", "GPU", 0}, [](const StepRow& r) { return text(r.gpu); }}},
-    {{{"rows", "rows", 0}, [](const StepRow& r) { return integer(r.shape.rows); }}},
-    {{{"hidden", "hidden", 0}, [](const StepRow& r) { return integer(r.shape.hidden); }}},
-    {{{"step", "step", 0}, [](const StepRow& r) { return integer(static_cast<std::int64_t>(r.index) + 1); }}},
-    {{{"element", "element", 0}, [](const StepRow& r) { return text(name_of(r.step->op)); }}},
-    {{{"width_in", "width in", 0}, [](const StepRow& r) { return integer(r.step->width_in); }}},
-    {{{"width_out", "width out", 0}, [](const StepRow& r) { return integer(r.step->width_out); }}},
-    {{{"output_bytes", "output [B]", 0}, [](const StepRow& r) { return Cell{r.step->output_bytes}; }}},
-    {{{"output_on_chip", "output on chip", 0}, [](const StepRow& r) { return Cell{r.on_chip}; }}},
-    {{{"unit", "unit", 0}, [](const StepRow& r) { return text(r.step->matrix ? "tensor" : "vector"); }}},
+    {{"gpu", "GPU", 0}, [](const StepRow& r) { return text(r.gpu); }},
+    {{"rows", "rows", 0}, [](const StepRow& r) { return integer(r.shape.rows); }},
+    {{"hidden", "hidden", 0}, [](const StepRow& r) { return integer(r.shape.hidden); }},
+    {{"step", "step", 0}, [](const StepRow& r) { return integer(static_cast<std::int64_t>(r.index) + 1); }},
+    {{"element", "element", 0}, [](const StepRow& r) { return text(name_of(r.step->op)); }},
+    {{"width_in", "width in", 0}, [](const StepRow& r) { return integer(r.step->width_in); }},
+    {{"width_out", "width out", 0}, [](const StepRow& r) { return integer(r.step->width_out); }},
+    {{"output_bytes", "output [B]", 0}, [](const StepRow& r) { return OpCell{r.step->output_bytes}; }},
+    {{"output_on_chip", "output on chip", 0}, [](const StepRow& r) { return OpCell{r.on_chip}; }},
+    {{"unit", "unit", 0}, [](const StepRow& r) { return text(r.step->matrix ? "tensor" : "vector"); }},
 }};
 
 struct FusePlan {
@@ -151,8 +154,8 @@ FusePlan plan_fuse(const FuseOptions& o, const HardwareRegistry& registry) {
   bool reduction_after_linear = false;
   for (std::size_t i = 1; i < p.chain.size; ++i) {
     const ChainOp op = p.chain.elements[i].op;
-    reduction_after_linear = reduction_after_linear || op == ChainOp::rmsnorm || op == ChainOp::layernorm ||
-                             op == ChainOp::softmax;
+    reduction_after_linear =
+        reduction_after_linear || op == ChainOp::rmsnorm || op == ChainOp::layernorm || op == ChainOp::softmax;
   }
   if (p.has_linear && reduction_after_linear) {
     report.notes.push_back(
@@ -168,8 +171,8 @@ FusePlan plan_fuse(const FuseOptions& o, const HardwareRegistry& registry) {
   }
   for (const GpuRoofs& roofs : p.roofs) {
     if ((p.has_linear && !roofs.matrix.has_peak()) || !roofs.vector.has_peak()) {
-      report.notes.push_back(fmt::format("{} states no peak for this math: its time columns are empty",
-                                         roofs.vector.gpu->id));
+      report.notes.push_back(
+          fmt::format("{} states no peak for this math: its time columns are empty", roofs.vector.gpu->id));
     }
   }
   add_dtype_notes(report, {p.act, p.weights});
@@ -240,12 +243,12 @@ Report run_op(const FuseOptions& options, const HardwareRegistry& registry) {
   const auto step_columns_selected =
       select_columns<StepRow>(p.setup.format, expected, {step_columns, timing_columns<StepRow>});
   Table steps{"steps", "Each element as its own kernel (unfused)", {}, {}};
-  for (const ColumnOf<StepRow>* c : step_columns_selected) steps.columns.push_back(c->column);
+  for (const OpColumn<StepRow>* c : step_columns_selected) steps.columns.push_back(c->column);
   check_report_rows(p.rows * (p.chain.size + 1));
   const auto no_rows = [](const FuseRow&) {};
   generate(p, no_rows, [&](const StepRow& row) {
     std::vector<Cell> cells;
-    for (const ColumnOf<StepRow>* c : step_columns_selected) cells.push_back(c->value(row));
+    for (const OpColumn<StepRow>* c : step_columns_selected) cells.push_back(to_cell(c->value(row)));
     steps.rows.push_back(std::move(cells));
   });
   p.setup.report.tables.push_back(std::move(steps));

@@ -17,14 +17,14 @@ struct GemmRow {
 };
 
 constexpr std::array<OpColumn<GemmRow>, 8> gemm_columns{{
-    {{{"gpu", "GPU", 0}, [](const GemmRow& r) { return text(r.gpu); }}},
-    {{{"m", "m", 0}, [](const GemmRow& r) { return integer(r.shape.m); }}},
-    {{{"n", "n", 0}, [](const GemmRow& r) { return integer(r.shape.n); }}},
-    {{{"k", "k", 0}, [](const GemmRow& r) { return integer(r.shape.k); }}},
-    {{{"batch", "batch", 0}, [](const GemmRow& r) { return integer(r.shape.batch); }}},
-    {{{"act_dtype", "act", 0}, [](const GemmRow& r) { return text(name_of(r.shape.a)); }}},
-    {{{"weight_dtype", "weights", 0}, [](const GemmRow& r) { return text(name_of(r.shape.b)); }}},
-    {{{"out_dtype", "out", 0}, [](const GemmRow& r) { return text(name_of(r.shape.c)); }}, Show::detail},
+    {{"gpu", "GPU", 0}, [](const GemmRow& r) { return text(r.gpu); }},
+    {{"m", "m", 0}, [](const GemmRow& r) { return integer(r.shape.m); }},
+    {{"n", "n", 0}, [](const GemmRow& r) { return integer(r.shape.n); }},
+    {{"k", "k", 0}, [](const GemmRow& r) { return integer(r.shape.k); }},
+    {{"batch", "batch", 0}, [](const GemmRow& r) { return integer(r.shape.batch); }},
+    {{"act_dtype", "act", 0}, [](const GemmRow& r) { return text(name_of(r.shape.a)); }},
+    {{"weight_dtype", "weights", 0}, [](const GemmRow& r) { return text(name_of(r.shape.b)); }},
+    {{"out_dtype", "out", 0}, [](const GemmRow& r) { return text(name_of(r.shape.c)); }, Show::detail},
 }};
 
 struct GemmPlan {
@@ -91,12 +91,12 @@ struct GemvRow {
 };
 
 constexpr std::array<OpColumn<GemvRow>, 6> gemv_columns{{
-    {{{"gpu", "GPU", 0}, [](const GemvRow& r) { return text(r.gpu); }}},
-    {{{"m", "m", 0}, [](const GemvRow& r) { return integer(r.shape.m); }}},
-    {{{"k", "k", 0}, [](const GemvRow& r) { return integer(r.shape.k); }}},
-    {{{"batch", "batch", 0}, [](const GemvRow& r) { return integer(r.shape.batch); }}},
-    {{{"weight_dtype", "weights", 0}, [](const GemvRow& r) { return text(name_of(r.shape.weight)); }}},
-    {{{"act_dtype", "act", 0}, [](const GemvRow& r) { return text(name_of(r.shape.activation)); }}},
+    {{"gpu", "GPU", 0}, [](const GemvRow& r) { return text(r.gpu); }},
+    {{"m", "m", 0}, [](const GemvRow& r) { return integer(r.shape.m); }},
+    {{"k", "k", 0}, [](const GemvRow& r) { return integer(r.shape.k); }},
+    {{"batch", "batch", 0}, [](const GemvRow& r) { return integer(r.shape.batch); }},
+    {{"weight_dtype", "weights", 0}, [](const GemvRow& r) { return text(name_of(r.shape.weight)); }},
+    {{"act_dtype", "act", 0}, [](const GemvRow& r) { return text(name_of(r.shape.activation)); }},
 }};
 
 struct GemvPlan {

@@ -25,13 +25,13 @@ struct ElementwiseRow {
 };
 
 constexpr std::array<OpColumn<ElementwiseRow>, 7> elementwise_columns{{
-    {{{"gpu", "GPU", 0}, [](const ElementwiseRow& r) { return text(r.gpu); }}},
-    {{{"function", "function", 0}, [](const ElementwiseRow& r) { return text(r.function); }}},
-    {{{"elements", "elements", 0}, [](const ElementwiseRow& r) { return integer(r.shape.elements); }}},
-    {{{"inputs", "inputs", 0}, [](const ElementwiseRow& r) { return integer(r.shape.inputs); }}},
-    {{{"outputs", "outputs", 0}, [](const ElementwiseRow& r) { return integer(r.shape.outputs); }}},
-    {{{"flops_per_element", "FLOP/elem", 2}, [](const ElementwiseRow& r) { return Cell{r.shape.flops_per_element}; }}},
-    {{{"dtype", "dtype", 0}, [](const ElementwiseRow& r) { return text(name_of(r.shape.dtype)); }}},
+    {{"gpu", "GPU", 0}, [](const ElementwiseRow& r) { return text(r.gpu); }},
+    {{"function", "function", 0}, [](const ElementwiseRow& r) { return text(r.function); }},
+    {{"elements", "elements", 0}, [](const ElementwiseRow& r) { return integer(r.shape.elements); }},
+    {{"inputs", "inputs", 0}, [](const ElementwiseRow& r) { return integer(r.shape.inputs); }},
+    {{"outputs", "outputs", 0}, [](const ElementwiseRow& r) { return integer(r.shape.outputs); }},
+    {{"flops_per_element", "FLOP/elem", 2}, [](const ElementwiseRow& r) { return OpCell{r.shape.flops_per_element}; }},
+    {{"dtype", "dtype", 0}, [](const ElementwiseRow& r) { return text(name_of(r.shape.dtype)); }},
 }};
 
 struct ElementwisePlan {
@@ -65,8 +65,8 @@ ElementwisePlan plan_elementwise(const ElementwiseOptions& o, const HardwareRegi
     inputs = std::to_string(fn.inputs);
     outputs = std::to_string(fn.outputs);
     flops = fmt::format("{}", fn.flops_per_element);
-    p.setup.report.notes.push_back(fmt::format("{}: {} FLOPs per element, {}", fn.name, fn.flops_per_element,
-                                               fn.formula));
+    p.setup.report.notes.push_back(
+        fmt::format("{}: {} FLOPs per element, {}", fn.name, fn.flops_per_element, fn.formula));
   }
   p.elements = axis("--elements", o.elements);
   p.inputs = operand_axis("--inputs", o.inputs.value_or(inputs));
@@ -76,8 +76,8 @@ ElementwisePlan plan_elementwise(const ElementwiseOptions& o, const HardwareRegi
     throw InputError("--inputs 0 with --outputs 0: an operation must read or write something");
   }
   p.dtype = parse_dtype(o.op.dtype);
-  (void)elementwise_cost({max_of(p.elements), static_cast<int>(max_of(p.inputs)), static_cast<int>(max_of(p.outputs)),
-                          0, p.dtype});
+  (void)elementwise_cost(
+      {max_of(p.elements), static_cast<int>(max_of(p.inputs)), static_cast<int>(max_of(p.outputs)), 0, p.dtype});
   for (const GpuSpec& gpu : p.setup.gpus) p.roofs.push_back(vector_roof(gpu, p.dtype));
   const std::array<std::size_t, 5> sizes{p.setup.gpus.size(), p.elements.size(), p.inputs.size(), p.outputs.size(),
                                          p.flops.size()};
@@ -89,8 +89,9 @@ ElementwisePlan plan_elementwise(const ElementwiseOptions& o, const HardwareRegi
                         {"inputs", o.inputs.value_or(inputs)},
                         {"outputs", o.outputs.value_or(outputs)},
                         {"flops_per_element", o.flops_per_element.value_or(flops)}});
-  report.notes.push_back("FLOPs = elements x FLOPs per element; bytes = elements x (inputs read + outputs written) x "
-                         "bytes per element");
+  report.notes.push_back(
+      "FLOPs = elements x FLOPs per element; bytes = elements x (inputs read + outputs written) x "
+      "bytes per element");
   add_roof_notes(report, p.roofs, vector_math(p.dtype));
   add_dtype_notes(report, {p.dtype});
   return p;
@@ -120,12 +121,12 @@ struct NormRow {
 };
 
 constexpr std::array<OpColumn<NormRow>, 6> norm_columns{{
-    {{{"gpu", "GPU", 0}, [](const NormRow& r) { return text(r.gpu); }}},
-    {{{"kind", "kind", 0}, [](const NormRow& r) { return text(name_of(r.shape.kind)); }}},
-    {{{"rows", "rows", 0}, [](const NormRow& r) { return integer(r.shape.rows); }}},
-    {{{"hidden", "hidden", 0}, [](const NormRow& r) { return integer(r.shape.hidden); }}},
-    {{{"residual", "residual", 0}, [](const NormRow& r) { return Cell{r.shape.residual}; }}},
-    {{{"dtype", "dtype", 0}, [](const NormRow& r) { return text(name_of(r.shape.dtype)); }}},
+    {{"gpu", "GPU", 0}, [](const NormRow& r) { return text(r.gpu); }},
+    {{"kind", "kind", 0}, [](const NormRow& r) { return text(name_of(r.shape.kind)); }},
+    {{"rows", "rows", 0}, [](const NormRow& r) { return integer(r.shape.rows); }},
+    {{"hidden", "hidden", 0}, [](const NormRow& r) { return integer(r.shape.hidden); }},
+    {{"residual", "residual", 0}, [](const NormRow& r) { return OpCell{r.shape.residual}; }},
+    {{"dtype", "dtype", 0}, [](const NormRow& r) { return text(name_of(r.shape.dtype)); }},
 }};
 
 struct NormPlan {
@@ -189,10 +190,10 @@ struct SoftmaxRow {
 };
 
 constexpr std::array<OpColumn<SoftmaxRow>, 4> softmax_columns{{
-    {{{"gpu", "GPU", 0}, [](const SoftmaxRow& r) { return text(r.gpu); }}},
-    {{{"rows", "rows", 0}, [](const SoftmaxRow& r) { return integer(r.shape.rows); }}},
-    {{{"cols", "cols", 0}, [](const SoftmaxRow& r) { return integer(r.shape.cols); }}},
-    {{{"dtype", "dtype", 0}, [](const SoftmaxRow& r) { return text(name_of(r.shape.dtype)); }}},
+    {{"gpu", "GPU", 0}, [](const SoftmaxRow& r) { return text(r.gpu); }},
+    {{"rows", "rows", 0}, [](const SoftmaxRow& r) { return integer(r.shape.rows); }},
+    {{"cols", "cols", 0}, [](const SoftmaxRow& r) { return integer(r.shape.cols); }},
+    {{"dtype", "dtype", 0}, [](const SoftmaxRow& r) { return text(name_of(r.shape.dtype)); }},
 }};
 
 struct SoftmaxPlan {
@@ -271,7 +272,8 @@ std::uint64_t stream_op_csv(const NormOptions& options, const HardwareRegistry& 
 Report run_op(const SoftmaxOptions& options, const HardwareRegistry& registry) {
   SoftmaxPlan p = plan_softmax(options, registry);
   return make_report<SoftmaxRow>(p.setup, p.rows, "softmax", "Softmax over each row",
-                                 {softmax_columns, timing_columns<SoftmaxRow>}, [&](auto&& emit) { generate(p, emit); });
+                                 {softmax_columns, timing_columns<SoftmaxRow>},
+                                 [&](auto&& emit) { generate(p, emit); });
 }
 
 std::uint64_t stream_op_csv(const SoftmaxOptions& options, const HardwareRegistry& registry, std::ostream& out,
