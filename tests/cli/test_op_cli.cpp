@@ -58,7 +58,7 @@ TEST_CASE("every numeric flag sweeps: lists and ranges, one CSV row per point") 
   CHECK(count_lines(op("fuse --chain linear,gelu --rows 1:4 --hidden 4096 --gpu h100 --format csv").out) == 5);
 }
 
-TEST_CASE("--set and --efficiency work on op commands") {
+TEST_CASE("what-ifs (--set) and efficiency work on op commands") {
   const CommandResult result =
       op("gemv --m 8192 --k 8192 --gpu h100 --set hbm_bandwidth_tbps=8 "
          "--efficiency compute=0.8,memory=0.9 --format json");

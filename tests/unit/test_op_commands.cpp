@@ -111,7 +111,7 @@ TEST_CASE("op gemm sweeps: one row per point of the cartesian product, GPUs oute
   CHECK(rows[12].at("gpu") == "h200-sxm");
 }
 
-TEST_CASE("--set what-ifs reach every op kind") {
+TEST_CASE("what-ifs (--set) reach every op kind") {
   const auto memory_time = [](auto options, const char* table) {
     options.op.what_if = {"hbm_bandwidth_tbps=8"};
     const double what_if = number(rows_of(run_json(options, registry()), table)[0], "memory_time_us");
@@ -152,7 +152,7 @@ TEST_CASE("--set what-ifs reach every op kind") {
   CHECK(number(rows_of(run_json(f, registry()), "fuse")[0], "fused_time_us") == Approx(before / 2));
 }
 
-TEST_CASE("--efficiency adds the expected time") {
+TEST_CASE("an efficiency (--efficiency) adds the expected time") {
   GemvOptions o;
   o.op.gpus = "h100";
   o.m = o.k = "8192";
