@@ -8,7 +8,8 @@
 // wall-clock second, which on a busy machine also counts other processes). The goal is at least 1,000,000 rows per
 // second for every kind.
 //
-//   op_sweep_bench [--rows N] [--repeats R] [--kind gemm|gemv|elementwise|norm|softmax|attention|fuse|all]
+//   op_sweep_bench [--rows N] [--repeats R]
+//                  [--kind gemm|gemv|elementwise|norm|softmax|attention|attn-flash|fuse|all]
 //                  [--devnull]
 #include <algorithm>
 #include <chrono>
@@ -125,6 +126,24 @@ std::vector<Case> cases(std::uint64_t rows) {
     all.push_back({"attention",
                    "op attention --gpu h100 --heads 32 --kv-heads 8 --head-dim 128 --causal --batch " + o.batch +
                        " --seq " + o.seq + " --format csv",
+                   [o](const HardwareRegistry& r, std::ostream& out, std::ostream& notes) {
+                     return stream_op_csv(o, r, out, notes);
+                   }});
+  }
+  {
+    // The same sweep, flash only: one row per point.
+    AttentionOptions o;
+    o.op.gpus = "h100";
+    o.heads = "32";
+    o.kv_heads = "8";
+    o.head_dim = "128";
+    o.batch = range;
+    o.seq = range;
+    o.causal = true;
+    o.impl = "flash";
+    all.push_back({"attn-flash",
+                   "op attention --gpu h100 --heads 32 --kv-heads 8 --head-dim 128 --causal --impl flash --batch " +
+                       range + " --seq " + range + " --format csv",
                    [o](const HardwareRegistry& r, std::ostream& out, std::ostream& notes) {
                      return stream_op_csv(o, r, out, notes);
                    }});

@@ -326,9 +326,9 @@ TEST_CASE("the CSV number fast path writes what fmt's {} writes") {
     values.push_back(v);
   }
   for (double v : values) {
-    std::string fast;
-    op_detail::format_csv_number(fast, v);
+    std::array<char, 32> text{};
+    char* end = op_detail::format_csv_number(text.data(), v);
     INFO(v);
-    REQUIRE(fast == fmt::format("{}", v));
+    REQUIRE(std::string(text.data(), static_cast<std::size_t>(end - text.data())) == fmt::format("{}", v));
   }
 }

@@ -125,16 +125,12 @@ void add_dtype_notes(Report& report, std::initializer_list<DType> types) {
   }
 }
 
-void format_csv_number(std::string& out, double value) {
-  std::array<char, 40> text{};
-  char* end = nullptr;
+char* format_csv_number(char* out, double value) {
   // fmt writes a whole number below 1e16 in fixed notation with no fraction, like an integer.
   if (value > 0 && value < 1e15 && value == std::floor(value)) {
-    end = std::to_chars(text.data(), text.data() + text.size(), static_cast<std::int64_t>(value)).ptr;
-  } else {
-    end = fmt::format_to(text.data(), FMT_COMPILE("{}"), value);
+    return std::to_chars(out, out + 32, static_cast<std::int64_t>(value)).ptr;
   }
-  out.append(text.data(), static_cast<std::size_t>(end - text.data()));
+  return fmt::format_to(out, FMT_COMPILE("{}"), value);
 }
 
 Cell to_cell(const OpCell& cell) {
@@ -153,40 +149,60 @@ Cell to_cell(const OpCell& cell) {
 void CsvStream::append(Memo& memo, const OpCell& cell) {
   if (memo.valid) {
     if (memo.cell == cell) {
-      buffer_.append(memo.text.data(), memo.size);
+      std::memcpy(end_, memo.text.data(), memo.size);
+      end_ += memo.size;
+      ++memo.hits;
       return;
     }
-    memo.off = ++memo.misses >= 2;
+    ++memo.misses;
+    memo.off = memo.misses >= 4 && memo.misses > 2 * memo.hits;
     memo.valid = false;
   }
-  const std::size_t start = buffer_.size();
+  char* const start = end_;
+  const std::uint64_t flushes = flushes_;
   if (const double* number = std::get_if<double>(&cell)) {
-    format_csv_number(buffer_, *number);
+    end_ = format_csv_number(end_, *number);
   } else if (const std::int64_t* integer = std::get_if<std::int64_t>(&cell)) {
-    std::array<char, 24> text{};
-    const char* end = std::to_chars(text.data(), text.data() + text.size(), *integer).ptr;
-    buffer_.append(text.data(), static_cast<std::size_t>(end - text.data()));
+    end_ = std::to_chars(end_, end_ + 32, *integer).ptr;
   } else if (std::holds_alternative<std::monostate>(cell)) {
     // empty, as write_csv_cell leaves it
   } else if (const bool* flag = std::get_if<bool>(&cell)) {
-    buffer_.append(*flag ? "true" : "false");
+    const std::string_view text = *flag ? "true" : "false";
+    end_ = std::copy(text.begin(), text.end(), end_);
   } else if (const std::string_view* text = std::get_if<std::string_view>(&cell);
              text != nullptr && text->find_first_of(",\"\n\r") == std::string_view::npos) {
-    buffer_.append(text->data(), text->size());  // what write_csv_cell does with text needing no quotes
+    put(text->data(), text->size());  // what write_csv_cell does with text needing no quotes
   } else {
-    write_csv_cell(buffer_, to_cell(cell));
+    std::string quoted;
+    write_csv_cell(quoted, to_cell(cell));
+    put(quoted.data(), quoted.size());
   }
-  memo.size = buffer_.size() - start;
-  if (!memo.off && memo.size <= memo.text.size()) {
-    std::memcpy(memo.text.data(), buffer_.data() + start, memo.size);
+  // A long text may have flushed the buffer; only a short one written in place is remembered.
+  const auto size = static_cast<std::size_t>(end_ - start);
+  if (!memo.off && flushes == flushes_ && size <= memo.text.size()) {
+    std::memcpy(memo.text.data(), start, size);
+    memo.size = size;
     memo.cell = cell;
     memo.valid = true;
   }
 }
 
+void CsvStream::put(const char* data, std::size_t size) {
+  if (size > room()) {
+    flush();
+    if (size > room()) {
+      out_.write(data, static_cast<std::streamsize>(size));
+      return;
+    }
+  }
+  std::memcpy(end_, data, size);
+  end_ += size;
+}
+
 void CsvStream::flush() {
-  out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-  buffer_.clear();
+  out_.write(storage_.get(), end_ - storage_.get());
+  end_ = storage_.get();
+  ++flushes_;
 }
 
 void write_notes(std::ostream& notes, const Report& report) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -162,29 +163,32 @@ template <class Row, class Generate>
 // (a GPU's peak and bandwidth, a data type, a slowly swept size).
 class CsvStream {
  public:
-  explicit CsvStream(std::ostream& out) : out_(out) { buffer_.reserve(flush_at + 4096); }
+  explicit CsvStream(std::ostream& out) : out_(out), storage_(new char[capacity]), end_(storage_.get()) {}
   CsvStream(const CsvStream&) = delete;
   CsvStream& operator=(const CsvStream&) = delete;
   ~CsvStream() = default;
 
   template <class Row>
   void header(const std::vector<const OpColumn<Row>*>& columns) {
+    std::string text;
     for (std::size_t i = 0; i < columns.size(); ++i) {
-      if (i > 0) buffer_ += ',';
-      write_csv_cell(buffer_, Cell{std::string(columns[i]->column.key)});
+      if (i > 0) text += ',';
+      write_csv_cell(text, Cell{std::string(columns[i]->column.key)});
     }
-    buffer_ += '\n';
+    text += '\n';
+    put(text.data(), text.size());
     memo_.assign(columns.size(), Memo{});
   }
   template <class Row>
   void row(const std::vector<const OpColumn<Row>*>& columns, const Row& row) {
     for (std::size_t i = 0; i < columns.size(); ++i) {
-      if (i > 0) buffer_ += ',';
+      if (room() < cell_room) flush();
+      if (i > 0) *end_++ = ',';
       append(memo_[i], columns[i]->value(row));
     }
-    buffer_ += '\n';
+    if (room() < cell_room) flush();
+    *end_++ = '\n';
     ++rows_;
-    if (buffer_.size() >= flush_at) flush();
   }
   // Writes what is buffered; call once at the end (a destructor must not throw).
   void flush();
@@ -192,28 +196,36 @@ class CsvStream {
 
  private:
   // The previous row's cell of a column and its text (kept only when short). A column whose
-  // value changed on each of its first rows stops being remembered: comparing and copying would
-  // only cost time.
+  // value repeats less than once in three rows stops being remembered: comparing and copying
+  // would only cost time. (Attention's standard and flash rows of one point share half their
+  // cells, so one in two repeats.)
   struct Memo {
     OpCell cell;
     std::array<char, 48> text{};
     std::size_t size = 0;
     bool valid = false;
     bool off = false;
-    int misses = 0;
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
   };
   void append(Memo& memo, const OpCell& cell);
+  void put(const char* data, std::size_t size);  // any length
+  [[nodiscard]] std::size_t room() const { return capacity - static_cast<std::size_t>(end_ - storage_.get()); }
 
-  static constexpr std::size_t flush_at = 1 << 16;
+  static constexpr std::size_t capacity = 1 << 17;
+  static constexpr std::size_t cell_room = 64;  // a number, a separator or a remembered text fits
   std::ostream& out_;
-  std::string buffer_;
+  std::unique_ptr<char[]> storage_;
+  char* end_;
   std::vector<Memo> memo_;
   std::uint64_t rows_ = 0;
+  std::uint64_t flushes_ = 0;
 };
 
-// Appends a number as write_csv_cell does (fmt's shortest round-trip "{}"), faster: whole numbers
-// below 1e15 (byte and FLOP counts) as integers, others through a compiled format.
-void format_csv_number(std::string& out, double value);
+// Writes a number as write_csv_cell does (fmt's shortest round-trip "{}") to `out` (room for 32
+// characters) and returns the end, faster: whole numbers below 1e15 (byte and FLOP counts) as
+// integers, others through a compiled format.
+char* format_csv_number(char* out, double value);
 
 // Notes every op report carries: how time is bounded, which peak bounds the math, the GPUs that
 // state no such peak, and the block scales of the data types in use.
