@@ -146,18 +146,11 @@ Cell to_cell(const OpCell& cell) {
       cell);
 }
 
+// Writes a cell row() found no remembered text for, and remembers it.
 void CsvStream::append(Memo& memo, const OpCell& cell) {
-  if (memo.valid) {
-    if (memo.cell == cell) {
-      std::memcpy(end_, memo.text.data(), memo.size);
-      end_ += memo.size;
-      ++memo.hits;
-      return;
-    }
-    ++memo.misses;
-    memo.off = memo.misses >= 4 && memo.misses > 2 * memo.hits;
-    memo.valid = false;
-  }
+  // The cell was not among those remembered (row() looked).
+  ++memo.misses;
+  memo.off = memo.off || (memo.misses >= 4 && memo.misses > 2 * memo.hits);
   char* const start = end_;
   const std::uint64_t flushes = flushes_;
   if (const double* number = std::get_if<double>(&cell)) {
@@ -179,11 +172,13 @@ void CsvStream::append(Memo& memo, const OpCell& cell) {
   }
   // A long text may have flushed the buffer; only a short one written in place is remembered.
   const auto size = static_cast<std::size_t>(end_ - start);
-  if (!memo.off && flushes == flushes_ && size <= memo.text.size()) {
-    std::memcpy(memo.text.data(), start, size);
-    memo.size = size;
-    memo.cell = cell;
-    memo.valid = true;
+  Seen& slot = memo.seen[memo.next];
+  if (!memo.off && flushes == flushes_ && size <= slot.text.size()) {
+    std::memcpy(slot.text.data(), start, size);
+    slot.size = size;
+    slot.cell = cell;
+    slot.valid = true;
+    memo.next ^= 1;
   }
 }
 

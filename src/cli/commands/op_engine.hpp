@@ -5,6 +5,7 @@
 // CSV without holding them.
 
 #include <array>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -184,7 +185,17 @@ class CsvStream {
     for (std::size_t i = 0; i < columns.size(); ++i) {
       if (room() < cell_room) flush();
       if (i > 0) *end_++ = ',';
-      append(memo_[i], columns[i]->value(row));
+      const OpCell cell = columns[i]->value(row);
+      Memo& memo = memo_[i];
+      if (!memo.off) {
+        if (const Seen* seen = memo.find(cell)) {
+          std::memcpy(end_, seen->text.data(), seen->size);
+          end_ += seen->size;
+          ++memo.hits;
+          continue;
+        }
+      }
+      append(memo, cell);
     }
     if (room() < cell_room) flush();
     *end_++ = '\n';
@@ -195,18 +206,28 @@ class CsvStream {
   [[nodiscard]] std::uint64_t rows() const { return rows_; }
 
  private:
-  // The previous row's cell of a column and its text (kept only when short). A column whose
-  // value repeats less than once in three rows stops being remembered: comparing and copying
-  // would only cost time. (Attention's standard and flash rows of one point share half their
-  // cells, so one in two repeats.)
-  struct Memo {
+  // A column's two most recent distinct cells and their texts (kept only when short): sweeps
+  // repeat a GPU's figures on every row, and attention's standard and flash rows alternate. A
+  // column whose values repeat less than once in three rows stops being remembered: comparing and
+  // copying would only cost time.
+  struct Seen {
     OpCell cell;
     std::array<char, 48> text{};
     std::size_t size = 0;
     bool valid = false;
+  };
+  struct Memo {
+    std::array<Seen, 2> seen{};
+    std::size_t next = 0;  // the slot the next new text replaces
     bool off = false;
     std::uint64_t hits = 0;
     std::uint64_t misses = 0;
+    [[nodiscard]] const Seen* find(const OpCell& cell) const {
+      for (const Seen& s : seen) {
+        if (s.valid && s.cell == cell) return &s;
+      }
+      return nullptr;
+    }
   };
   void append(Memo& memo, const OpCell& cell);
   void put(const char* data, std::size_t size);  // any length
