@@ -315,6 +315,22 @@ TEST_CASE("table and JSON cap the rows; CSV streams them with the same cells") {
   CHECK(a_streamed.str() == a_printed.str());
 }
 
+TEST_CASE("streamed CSV survives long texts and many buffer flushes") {
+  // Sixteen elements: the kept_on_chip text is longer than any remembered text; 3000 rows of
+  // about 600 bytes cross the 128 KiB buffer many times.
+  FuseOptions o;
+  o.op.gpus = "h100,mi300x";
+  o.op.common.format = "csv";
+  o.chain = "add,relu,gelu,silu,relu,gelu,silu,relu,gelu,silu,relu,gelu,silu,rmsnorm,layernorm,softmax";
+  o.rows = "1:1500";
+  o.hidden = "4096";
+  std::ostringstream streamed, notes, printed;
+  CHECK(stream_op_csv(o, registry(), streamed, notes) == 3000);
+  make_printer(Format::csv)->print(run_op(o, registry()), printed);
+  CHECK(streamed.str().size() > 1'000'000);
+  CHECK(streamed.str() == printed.str());
+}
+
 TEST_CASE("the CSV number fast path writes what fmt's {} writes") {
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> exponent(-30, 30);

@@ -27,12 +27,11 @@ namespace op_detail {
 
 namespace {
 
-// Indexed by PeakClass: the rates of the vector (CUDA-core) units are fp64 and fp32, the others
-// are tensor-core rates.
-constexpr std::array<std::string_view, peak_class_names.size()> binding_names{
-    "fp64 vector peak", "fp64 tensor peak", "fp32 vector peak", "tf32 tensor peak",
-    "fp16 tensor peak", "bf16 tensor peak", "fp8 tensor peak",  "fp6 tensor peak",
-    "fp4 tensor peak",  "int8 tensor peak", "int4 tensor peak"};
+// The vector (CUDA-core) rates a hardware file states are fp64 and fp32; the others are
+// tensor-core rates.
+constexpr bool is_vector_peak(PeakClass peak) {
+  return peak == PeakClass::fp64 || peak == PeakClass::fp32;
+}
 
 Roof roof_for(const GpuSpec& gpu, std::optional<PeakClass> peak) {
   Roof roof;
@@ -59,7 +58,16 @@ Roof vector_roof(const GpuSpec& gpu, DType data) {
 
 std::string_view binding_name(const std::optional<PeakClass>& peak, Bound bound) {
   if (bound == Bound::memory || !peak) return "HBM bandwidth";
-  return binding_names[static_cast<std::size_t>(*peak)];
+  // Built once: rows hold views of these texts.
+  static const std::array<std::string, peak_class_names.size()> names = [] {
+    std::array<std::string, peak_class_names.size()> built;
+    for (std::size_t i = 0; i < built.size(); ++i) {
+      const auto p = static_cast<PeakClass>(i);
+      built[i] = fmt::format("{} {} peak", name_of(p), is_vector_peak(p) ? "vector" : "tensor");
+    }
+    return built;
+  }();
+  return names[static_cast<std::size_t>(*peak)];
 }
 
 Timing time_on(const OpCost& cost, const Roof& roof, const std::optional<Efficiency>& efficiency) {

@@ -5,6 +5,7 @@
 // CSV without holding them.
 
 #include <array>
+#include <bit>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -160,8 +161,8 @@ template <class Row, class Generate>
 
 // Writes CSV rows through a buffer that is flushed in large chunks. Cells come out exactly as
 // the report's CSV printer writes them (write_csv_cell); numbers take a faster path with the same
-// output (format_csv_number), and a column whose value repeats the previous row's reuses its text
-// (a GPU's peak and bandwidth, a data type, a slowly swept size).
+// output (format_csv_number), and a column whose value repeats one of its two most recent values
+// reuses its text (a GPU's peak and bandwidth, a data type, a slowly swept size).
 class CsvStream {
  public:
   explicit CsvStream(std::ostream& out) : out_(out), storage_(new char[capacity]), end_(storage_.get()) {}
@@ -224,9 +225,16 @@ class CsvStream {
     std::uint64_t misses = 0;
     [[nodiscard]] const Seen* find(const OpCell& cell) const {
       for (const Seen& s : seen) {
-        if (s.valid && s.cell == cell) return &s;
+        if (s.valid && same(s.cell, cell)) return &s;
       }
       return nullptr;
+    }
+    // Equal cells write equal texts: numbers compare by their bits (0.0 and -0.0 differ in text).
+    [[nodiscard]] static bool same(const OpCell& a, const OpCell& b) {
+      const double* x = std::get_if<double>(&a);
+      const double* y = std::get_if<double>(&b);
+      if (x != nullptr && y != nullptr) return std::bit_cast<std::uint64_t>(*x) == std::bit_cast<std::uint64_t>(*y);
+      return a == b;
     }
   };
   void append(Memo& memo, const OpCell& cell);
