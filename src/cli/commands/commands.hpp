@@ -11,9 +11,11 @@ void setup_ridge_command(CLI::App& app);
 void setup_attainable_command(CLI::App& app);
 void setup_plot_command(CLI::App& app);
 void setup_bench_command(CLI::App& app);
+void setup_op_command(CLI::App& app);
 
 inline constexpr std::array command_setups{
-    &setup_hw_command, &setup_ridge_command, &setup_attainable_command, &setup_plot_command, &setup_bench_command,
+    &setup_hw_command, &setup_ridge_command, &setup_attainable_command,
+    &setup_op_command, &setup_plot_command,  &setup_bench_command,
 };
 
 }  // namespace roofline::cli
