@@ -14,9 +14,15 @@ if(NOT ROOFLINE_CUDA STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    # C++17 for device code: CMake 3.25 (Debian 12, CI) knows no CUDA20 dialect for nvcc and
-    # refuses to generate; the kernels need nothing newer.
-    set(CMAKE_CUDA_STANDARD 17)
+    if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      # CMake before 3.26 (Debian 12 has 3.25) knows no C++20 flag for nvcc, which accepts
+      # -std=c++20 since CUDA 12; without this, CUDA targets inherit C++20 and fail to generate.
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+      list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+      set(CMAKE_CUDA20_COMPILE_FEATURES cuda_std_20)
+    endif()
+    set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(ROOFLINE_HAVE_CUDA ON)
     message(STATUS "roofline: CUDA microbenchmarks enabled (${CMAKE_CUDA_COMPILER}, sm_${CMAKE_CUDA_ARCHITECTURES})")

@@ -1,4 +1,5 @@
 // End-to-end tests: run the real binary and parse what it prints.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
@@ -222,4 +223,34 @@ TEST_CASE("docs/images/roofline-h100.svg is what plot draws today") {
   REQUIRE(result.exit_code == 0);
   INFO("regenerate with: roofline " << docs_chart_args << " -o docs/images/roofline-h100.svg");
   CHECK(result.out == slurp(std::filesystem::path(ROOFLINE_SOURCE_DIR) / "docs/images/roofline-h100.svg"));
+}
+
+TEST_CASE("bench without a GPU or CUDA build exits 3 with one clear line, with one it runs") {
+  // One cheap case, so that on the GPU machine this is a real (short) run.
+  const CommandResult result = roofline("bench --quick --filter memcpy.d2d --samples 2 --format json");
+  if (result.exit_code == 3) {
+    CHECK(result.out.empty());
+    CHECK_THAT(result.err, Contains("roofline: "));
+    CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  } else {
+    REQUIRE(result.exit_code == 0);
+    const json report = json::parse(result.out);
+    CHECK(report.at("results").at("stream").at(0).at("status") == "passed");
+  }
+}
+
+TEST_CASE("bench --list needs no GPU and bad bench flags are bad input") {
+  const CommandResult list = roofline("bench --list --quick --format json");
+  REQUIRE(list.exit_code == 0);
+  const json report = json::parse(list.out);
+  CHECK(report.at("schema") == "roofline.bench-cases.v1");
+  CHECK(report.at("results").at("cases").size() == 35);
+  CHECK_THAT(roofline("bench --list --filter gemv.fp16.16384").out, Contains("gemv.fp16.16384x16384.b64.cublas"));
+  for (const char* args : {"bench --suite nope", "bench --samples 0", "bench --timeout 0", "bench --filter ,"}) {
+    INFO(args);
+    const CommandResult bad = roofline(args);
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.out.empty());
+  }
+  CHECK_THAT(roofline("bench --help").out, Contains("bytes read + bytes written"));
 }

@@ -11,13 +11,12 @@ void setup_ridge_command(CLI::App& app);
 void setup_attainable_command(CLI::App& app);
 void setup_train_command(CLI::App& app);
 void setup_plot_command(CLI::App& app);
+void setup_bench_command(CLI::App& app);
+void setup_op_command(CLI::App& app);
 
 inline constexpr std::array command_setups{
-    &setup_hw_command,
-    &setup_ridge_command,
-    &setup_attainable_command,
-    &setup_train_command,
-    &setup_plot_command,
+    &setup_hw_command,   &setup_ridge_command, &setup_attainable_command, &setup_op_command,
+    &setup_plot_command, &setup_bench_command, &setup_train_command,
 };
 
 }  // namespace roofline::cli

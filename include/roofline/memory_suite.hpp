@@ -1,0 +1,166 @@
+#pragma once
+
+// The memory suite, described as data: one constexpr table of cases (cudaMemcpy, the
+// BabelStream kernels, strided and random access, GEMV against cuBLAS, L2 and shared-memory
+// ceilings), the sizes each case runs at on a given device, and each case's bytes and FLOPs
+// from the model's own functions (ops.hpp, access.hpp). The CUDA runner
+// (src/bench/cuda/memory_runner.cpp) times and verifies these cases; everything here is host
+// code and unit-tested without a GPU.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "roofline/bench.hpp"
+#include "roofline/dtype.hpp"
+
+namespace roofline::bench::memory {
+
+enum class Kernel : std::uint8_t {
+  memcpy_d2d,    // cudaMemcpyAsync device to device: the in-run ceiling
+  copy,          // out = x
+  scale,         // out = s * x
+  add,           // out = x + y
+  triad,         // out = x + s * y
+  dot,           // sum of x * y (read-only reduction)
+  strided_read,  // sum of x[i * stride]
+  gather,        // out[i] = table[index[i]]
+  scatter,       // table[index[i]] = value[i]
+  gemv,          // y[b, m] = sum_k W[m, k] x[b, k]
+  l2_read,       // repeated reads of a buffer a quarter of the L2's size
+  smem_read,     // repeated reads of shared memory
+};
+
+// Who wrote the code and how it is scheduled.
+enum class Variant : std::uint8_t {
+  runtime,     // the CUDA runtime (cudaMemcpy)
+  tile,        // one tile of vectors per thread block, as many blocks as tiles
+  persistent,  // one block per resident slot, looping over the tiles
+  streaming,   // persistent, with evict-first (cache-streaming) loads and stores
+  mma,         // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
+  simt,        // GEMV on CUDA cores, one warp per row
+  cublas,      // cublasGemmEx
+};
+
+struct Case {
+  Kernel kernel = Kernel::copy;
+  Variant variant = Variant::tile;
+  int vector_bytes = 0;     // stream kernels: bytes per load and store (4, 8, 16)
+  std::int64_t stride = 0;  // strided_read: elements between accesses
+  std::int64_t m = 0;       // gemv: rows of W (outputs per vector)
+  std::int64_t k = 0;       // gemv: columns of W (the reduction)
+  std::int64_t batch = 0;   // gemv: vectors
+  DType dtype = DType::fp32;
+  bool quick = false;  // part of --quick
+};
+
+inline constexpr std::array<std::int64_t, 15> strides{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024};
+inline constexpr std::array<std::int64_t, 7> gemv_batches{1, 2, 4, 8, 16, 32, 64};
+struct GemvShapeMK {
+  std::int64_t m;
+  std::int64_t k;
+};
+// Square 8192 and 16384 (the targets), and LLaMA-3-70B's FFN projections (hidden 8192,
+// intermediate 28672): the up/gate matrix (28672 x 8192) and the down matrix (8192 x 28672).
+inline constexpr std::array<GemvShapeMK, 4> gemv_shapes{{{8192, 8192}, {16384, 16384}, {28672, 8192}, {8192, 28672}}};
+inline constexpr std::array<DType, 2> gemv_dtypes{DType::bf16, DType::fp16};
+inline constexpr float stream_scalar = 0.4F;
+
+// Calls f(case) for every case, in run order.
+template <typename F>
+constexpr void for_each_case(F&& f) {
+  f(Case{Kernel::memcpy_d2d, Variant::runtime, 16, 0, 0, 0, 0, DType::fp32, true});
+  for (Kernel op : {Kernel::copy, Kernel::scale, Kernel::add, Kernel::triad}) {
+    for (int width : {4, 8, 16}) f(Case{op, Variant::tile, width, 0, 0, 0, 0, DType::fp32, width == 16 || width == 4});
+    f(Case{op, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, op == Kernel::copy || op == Kernel::triad});
+    if (op == Kernel::copy || op == Kernel::triad) f(Case{op, Variant::streaming, 16, 0, 0, 0, 0, DType::fp32, false});
+  }
+  for (int width : {4, 8, 16}) f(Case{Kernel::dot, Variant::persistent, width, 0, 0, 0, 0, DType::fp32, width != 8});
+  for (std::int64_t s : strides) {
+    f(Case{Kernel::strided_read, Variant::persistent, 4, s, 0, 0, 0, DType::fp32,
+           s == 1 || s == 3 || s == 8 || s == 32 || s == 256});
+  }
+  f(Case{Kernel::gather, Variant::persistent, 4, 0, 0, 0, 0, DType::fp32, true});
+  f(Case{Kernel::scatter, Variant::persistent, 4, 0, 0, 0, 0, DType::fp32, true});
+  for (DType dtype : gemv_dtypes) {
+    for (const GemvShapeMK& shape : gemv_shapes) {
+      for (std::int64_t batch : gemv_batches) {
+        const bool quick_shape = shape.m == 8192 && shape.k == 8192;
+        const bool quick =
+            quick_shape &&
+            (dtype == DType::bf16 ? (batch == 1 || batch == 2 || batch == 8 || batch == 64) : batch == 1);
+        f(Case{Kernel::gemv, Variant::mma, 0, 0, shape.m, shape.k, batch, dtype, quick});
+        if (batch <= 4) f(Case{Kernel::gemv, Variant::simt, 0, 0, shape.m, shape.k, batch, dtype, quick});
+        f(Case{Kernel::gemv, Variant::cublas, 0, 0, shape.m, shape.k, batch, dtype, quick});
+      }
+    }
+  }
+  f(Case{Kernel::l2_read, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, true});
+  f(Case{Kernel::smem_read, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, true});
+}
+
+constexpr std::size_t case_count() {
+  std::size_t n = 0;
+  for_each_case([&n](const Case&) { ++n; });
+  return n;
+}
+
+// The table of cases.
+inline constexpr auto cases = [] {
+  std::array<Case, case_count()> table{};
+  std::size_t i = 0;
+  for_each_case([&](const Case& c) { table[i++] = c; });
+  return table;
+}();
+
+// Sizes of the buffers the cases run on, derived from the device (its L2 and SM count) so that
+// HBM figures come from buffers many times the L2 and ceilings from buffers that fit in it.
+struct Sizes {
+  std::int64_t stream_elements = 0;        // fp32 elements of each stream array
+  std::int64_t strided_span_bytes = 0;     // the buffer strided reads walk through
+  std::int64_t gather_table_elements = 0;  // u32 elements of the random-access table (a power of two)
+  std::int64_t gather_accesses = 0;        // accesses per launch
+  int gather_index_sets = 0;               // launches rotate through this many index arrays
+  int l2_blocks = 0;                       // thread blocks of the L2 kernel (one slice each)
+  std::int64_t l2_slice_bytes = 0;         // bytes each block reads per pass
+  int l2_passes = 0;                       // passes over the whole buffer per launch
+  int smem_blocks = 0;                     // thread blocks of the shared-memory kernel
+  int smem_rounds = 0;                     // rounds of reads per block (a multiple of 8)
+  std::int64_t rotation_floor_bytes = 0;   // a launch's rotating inputs span at least this much
+  std::int64_t l2_bytes = 0;               // the device's L2
+};
+inline constexpr std::int64_t smem_block_bytes = 32 * 1024;  // shared memory each block reads
+inline constexpr int smem_threads = 256;
+inline constexpr int l2_threads = 256;
+
+[[nodiscard]] Sizes plan_sizes(std::int64_t l2_bytes, int sms, bool quick);
+
+// How many distinct copies of an input of `bytes` launches must rotate through so that a copy
+// is evicted from L2 before it is read again: enough copies to span rotation_floor_bytes.
+[[nodiscard]] int rotation_count(std::int64_t bytes, const Sizes& sizes);
+
+// Strided reads: accesses per launch, and how many sector offsets launches rotate through.
+[[nodiscard]] std::int64_t strided_accesses(std::int64_t stride, const Sizes& sizes);
+[[nodiscard]] int strided_offsets(std::int64_t stride);
+
+[[nodiscard]] std::string case_id(const Case& c);
+[[nodiscard]] std::string_view group_of(const Case& c);
+[[nodiscard]] std::string_view implementation_of(const Case& c);
+[[nodiscard]] std::string_view kernel_name(Kernel k);
+[[nodiscard]] std::string_view variant_name(Variant v);
+
+// The model's count of one launch: FLOPs and bytes read and written.
+[[nodiscard]] OpCost case_cost(const Case& c, const Sizes& sizes);
+// Sectors moved by one launch of an access-pattern case (nullopt for the others).
+[[nodiscard]] std::optional<SectorTraffic> case_sectors(const Case& c, const Sizes& sizes);
+
+// A not-yet-run result for `c`: id, group, parameters, model cost, ceiling and reference.
+[[nodiscard]] BenchmarkResult make_result(const Case& c, const Sizes& sizes);
+
+inline constexpr std::string_view ceiling_id = "memcpy.d2d";
+
+// The suite's description for the framework.
+[[nodiscard]] const SuiteInfo& suite();
+
+}  // namespace roofline::bench::memory

@@ -1,0 +1,91 @@
+#pragma once
+
+// Device helpers shared by the kernels: cache-hinted loads and the one-pass reduction that
+// lets the last block of a grid combine the partial results of all blocks (no second launch,
+// no memset between launches: the arrival counter resets itself).
+
+#include <cstdint>
+
+namespace roofline::kernels::device {
+
+// 16 bytes that are read once: skip L1 (they are never re-read by this SM).
+__device__ __forceinline__ uint4 load_stream_16(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+// 16 read-only bytes through L1 (small operands that many warps share). Volatile: the load
+// stays where it is written, so the compiler cannot hoist many of them and run out of registers.
+__device__ __forceinline__ uint4 load_shared_operand_16(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+// 16 bytes from L2, bypassing L1 (cache-global); volatile so that repeated passes over the
+// same addresses are all issued.
+__device__ __forceinline__ uint4 load_l2_16(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+// 16 bytes of shared memory at a 32-bit shared-window address; volatile for the same reason.
+__device__ __forceinline__ uint4 load_shared_16(std::uint32_t address) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(address));
+  return v;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xFFFFFFFFU, value, offset);
+  return value;
+}
+
+// Sum of `value` over the block, valid in thread 0. `scratch` holds one T per warp.
+template <typename T>
+__device__ __forceinline__ T block_sum(T value, T* scratch) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const int warps = static_cast<int>((blockDim.x + 31) / 32);
+  value = warp_sum(value);
+  if (lane == 0) scratch[warp] = value;
+  __syncthreads();
+  T total = T(0);
+  if (warp == 0) {
+    total = lane < warps ? scratch[lane] : T(0);
+    total = warp_sum(total);
+  }
+  __syncthreads();  // scratch may be reused by the caller
+  return total;
+}
+
+// Each block stores its partial; the block that arrives last sums all partials in block order
+// (a deterministic result) into *result and resets the counter for the next launch.
+// `Partial` is the type stored per block, `Total` the type of the final sum.
+template <typename Partial, typename Total>
+__device__ __forceinline__ void finish_reduction(Partial block_value, Partial* partials, unsigned* counter,
+                                                 Total* result, Total* scratch) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = block_value;
+    __threadfence();                                             // the partial is visible before the arrival is counted
+    const unsigned arrived = atomicInc(counter, gridDim.x - 1);  // wraps to 0 on the last arrival
+    last = arrived == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  Total sum = Total(0);
+  // Thread i sums partials i, i + blockDim, ... in order; the block sum is then deterministic.
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += blockDim.x) sum += static_cast<Total>(__ldcg(partials + i));
+  sum = block_sum(sum, scratch);
+  if (threadIdx.x == 0) *result = sum;
+}
+
+}  // namespace roofline::kernels::device

@@ -1,0 +1,354 @@
+// GEMV kernels. The weight matrix dominates the traffic (one read of m x k elements), so both
+// kernels are built around streaming W with 16-byte loads, many in flight per thread, and
+// enough blocks resident to cover every SM in one wave.
+//
+// The tensor-core kernel relies on a dot product not caring about the order of its terms:
+// thread (g, t) of a warp (g = lane / 4, t = lane % 4) loads 8 consecutive elements
+// W[row g][kc + 8t .. kc + 8t + 7] (and the same for row g + 8) and the matching 8 elements of
+// x, and feeds them to two mma.m16n8k16 steps as if they were the columns the PTX fragment
+// layout assigns to it (2t, 2t+1, 2t+8, 2t+9). W and x go through the same permutation of k,
+// so the products pair up correctly and no shuffle or shared-memory staging is needed.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "device_utils.cuh"
+#include "gemv.hpp"
+
+namespace roofline::kernels {
+namespace {
+
+template <typename T>
+struct Mma;
+
+template <>
+struct Mma<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                             uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
+  static __device__ __forceinline__ float2 pair_to_float2(uint32_t bits) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
+  }
+};
+
+template <>
+struct Mma<__half> {
+  static __device__ __forceinline__ void run(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                             uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+  static __device__ __forceinline__ float2 pair_to_float2(uint32_t bits) {
+    return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+  }
+};
+
+// ---- tensor-core kernel ----------------------------------------------------------------------
+//
+// NT: n-tiles of 8 vectors (batch <= 8 NT). MT: m-tiles of 16 rows per block. WK: warps per
+// block, splitting k. U: 32-element k-chunks per warp per step (2 x MT x U loads of 16 B in
+// flight per thread). MinBlocks: the register budget (blocks resident per SM).
+template <int NT, int MT, int WK, int U, int MinBlocks>
+struct MmaConfig {
+  static constexpr int n_tiles = NT;
+  static constexpr int m_tiles = MT;
+  static constexpr int warps = WK;
+  static constexpr int unroll = U;
+  static constexpr int min_blocks = MinBlocks;
+  static constexpr int threads = 32 * WK;
+  static constexpr int rows = 16 * MT;
+};
+
+template <typename T, typename Cfg>
+__device__ __forceinline__ void mma_chunk(float (&acc)[Cfg::m_tiles][Cfg::n_tiles][4],
+                                          const uint4 (&wv)[Cfg::m_tiles][2], const uint4 (&xv)[Cfg::n_tiles]) {
+#pragma unroll
+  for (int mt = 0; mt < Cfg::m_tiles; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < Cfg::n_tiles; ++nt) {
+      // Step 0 takes elements 0-3 of each 8-element piece, step 1 elements 4-7.
+      Mma<T>::run(acc[mt][nt], wv[mt][0].x, wv[mt][1].x, wv[mt][0].y, wv[mt][1].y, xv[nt].x, xv[nt].y);
+      Mma<T>::run(acc[mt][nt], wv[mt][0].z, wv[mt][1].z, wv[mt][0].w, wv[mt][1].w, xv[nt].z, xv[nt].w);
+    }
+  }
+}
+
+template <typename T, typename Cfg>
+__device__ __forceinline__ void load_x(uint4 (&xv)[Cfg::n_tiles], const T* const (&xrow)[Cfg::n_tiles],
+                                       const bool (&xvalid)[Cfg::n_tiles], std::int64_t k_offset) {
+  // Every lane loads (lanes past the batch read vector 0 again) and then zeroes what it does not
+  // need: no divergent branch before the warp-wide mma.
+#pragma unroll
+  for (int nt = 0; nt < Cfg::n_tiles; ++nt) {
+    const uint4 v = device::load_shared_operand_16(xrow[nt] + k_offset);
+    xv[nt] = xvalid[nt] ? v : make_uint4(0, 0, 0, 0);
+  }
+}
+
+template <typename T, typename Cfg>
+__global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
+    gemv_mma(const T* __restrict__ w, const T* __restrict__ x, T* __restrict__ y, int m, int k, int batch) {
+  constexpr int NT = Cfg::n_tiles;
+  constexpr int MT = Cfg::m_tiles;
+  constexpr int WK = Cfg::warps;
+  constexpr int U = Cfg::unroll;
+  constexpr int kRegs = MT * NT * 4;
+  __shared__ float partial[WK - 1][kRegs][32];
+
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * Cfg::rows;
+
+  // Row g of m-tile mt is at wp + mt x 16k, row g + 8 another 8k further.
+  const T* wp = w + (row0 + g) * k + 8 * t;
+  const std::int64_t eight_rows = 8 * static_cast<std::int64_t>(k);
+  const T* xrow[NT];
+  bool xvalid[NT];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    const int vector = nt * 8 + g;
+    xvalid[nt] = vector < batch;
+    xrow[nt] = x + static_cast<std::int64_t>(xvalid[nt] ? vector : 0) * k + 8 * t;
+  }
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0F;
+    }
+  }
+
+  // Steps of U chunks (32 elements each) are dealt to the warps round robin, so that at any
+  // time the block's warps read neighbouring pieces of the same rows.
+  const int chunks = k / 32;
+  const int steps = chunks / U;
+  // Pointers advance by whole steps; within a step the offsets are compile-time constants, so
+  // every load addresses [base + immediate] and few registers hold addresses.
+  const std::int64_t first = static_cast<std::int64_t>(warp) * U * 32;
+  const std::int64_t advance = static_cast<std::int64_t>(WK) * U * 32;
+  const T* wstep = wp + first;
+  std::int64_t xstep = first;
+#pragma unroll 1
+  for (int step = warp; step < steps; step += WK, wstep += advance, xstep += advance) {
+    uint4 wv[U][MT][2];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) wv[u][mt][h] = device::load_stream_16(wstep + (2 * mt + h) * eight_rows + u * 32);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      uint4 xv[NT];
+      load_x<T, Cfg>(xv, xrow, xvalid, xstep + u * 32);
+      mma_chunk<T, Cfg>(acc, wv[u], xv);
+    }
+  }
+  // Chunks left over when k / 32 is not a multiple of U, one per warp in turn.
+#pragma unroll 1
+  for (int chunk = steps * U + warp; chunk < chunks; chunk += WK) {
+    const std::int64_t k_offset = static_cast<std::int64_t>(chunk) * 32;
+    uint4 wv[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) wv[mt][h] = device::load_stream_16(wp + (2 * mt + h) * eight_rows + k_offset);
+    }
+    uint4 xv[NT];
+    load_x<T, Cfg>(xv, xrow, xvalid, k_offset);
+    mma_chunk<T, Cfg>(acc, wv, xv);
+  }
+
+  // Warps 1.. hand their partial sums to warp 0, which adds them in warp order (deterministic).
+  if (warp > 0) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) partial[warp - 1][(mt * NT + nt) * 4 + i][lane] = acc[mt][nt][i];
+      }
+    }
+  }
+  __syncthreads();
+  if (warp != 0) return;
+#pragma unroll
+  for (int other = 0; other < WK - 1; ++other) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[mt][nt][i] += partial[other][(mt * NT + nt) * 4 + i][lane];
+      }
+    }
+  }
+  // Accumulator layout of m16n8: c0, c1 at (row g, columns 2t, 2t+1), c2, c3 at row g + 8.
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const std::int64_t row = row0 + 16 * mt + g + (i >= 2 ? 8 : 0);
+        const int vector = nt * 8 + 2 * t + (i & 1);
+        if (vector < batch) y[static_cast<std::int64_t>(vector) * m + row] = Mma<T>::from_float(acc[mt][nt][i]);
+      }
+    }
+  }
+}
+
+// Batch 1-8: one m-tile per block of four warps. Two shapes: where all blocks fit on the GPU
+// at four per SM (m <= 64 x SMs), eight chunks in flight per warp and step (256 bytes per
+// thread); otherwise at most 64 registers, so that eight blocks fit per SM (16384 rows = 1024
+// blocks run in one wave on 132 SMs) with four chunks in flight.
+using Mma1Deep = MmaConfig<1, 1, 4, 8, 4>;
+using Mma1 = MmaConfig<1, 1, 4, 4, 8>;
+using Mma2 = MmaConfig<2, 1, 4, 4, 4>;
+// Larger batches: two m-tiles per block so that each vector piece loaded from L2 feeds two mma.
+using Mma4 = MmaConfig<4, 2, 4, 2, 3>;
+using Mma8 = MmaConfig<8, 2, 4, 1, 2>;
+
+template <typename T, typename Cfg>
+cudaError_t launch_mma(const GemvArgs& a, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>(a.m / Cfg::rows);
+  gemv_mma<T, Cfg><<<blocks, Cfg::threads, 0, stream>>>(static_cast<const T*>(a.w), static_cast<const T*>(a.x),
+                                                        static_cast<T*>(a.y), static_cast<int>(a.m),
+                                                        static_cast<int>(a.k), static_cast<int>(a.batch));
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_mma_for_batch(const GemvArgs& a, cudaStream_t stream) {
+  if (a.batch <= 8) {
+    const bool one_wave_at_four = a.sms > 0 && a.m / Mma1Deep::rows <= 4 * static_cast<std::int64_t>(a.sms);
+    return one_wave_at_four ? launch_mma<T, Mma1Deep>(a, stream) : launch_mma<T, Mma1>(a, stream);
+  }
+  if (a.batch <= 16) return launch_mma<T, Mma2>(a, stream);
+  if (a.batch <= 32) return launch_mma<T, Mma4>(a, stream);
+  return launch_mma<T, Mma8>(a, stream);
+}
+
+std::int64_t mma_rows(std::int64_t batch) {
+  return batch <= 16 ? 16 : 32;
+}
+
+// ---- CUDA-core kernel ------------------------------------------------------------------------
+
+constexpr int kSimtWarps = 8;
+constexpr int kSimtUnroll = 4;
+
+template <typename T, int B>
+__global__ void __launch_bounds__(32 * kSimtWarps)
+    gemv_simt(const T* __restrict__ w, const T* __restrict__ x, T* __restrict__ y, int m, int k) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kSimtWarps + threadIdx.x / 32;
+  if (row >= m) return;
+  const uint4* wr = reinterpret_cast<const uint4*>(w + row * k);
+  const int pieces = k / 8;  // 16-byte pieces per row
+  float acc[B] = {};
+  for (int p = lane; p < pieces; p += 32 * kSimtUnroll) {
+    uint4 wv[kSimtUnroll];
+#pragma unroll
+    for (int u = 0; u < kSimtUnroll; ++u) {
+      const int piece = p + 32 * u;
+      wv[u] = piece < pieces ? device::load_stream_16(wr + piece) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kSimtUnroll; ++u) {
+      const int piece = p + 32 * u;
+      if (piece >= pieces) break;
+      const uint32_t wwords[4] = {wv[u].x, wv[u].y, wv[u].z, wv[u].w};
+#pragma unroll
+      for (int b = 0; b < B; ++b) {
+        const uint4 xv = __ldg(reinterpret_cast<const uint4*>(x + static_cast<std::int64_t>(b) * k) + piece);
+        const uint32_t xwords[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float2 wf = Mma<T>::pair_to_float2(wwords[j]);
+          const float2 xf = Mma<T>::pair_to_float2(xwords[j]);
+          acc[b] = fmaf(wf.x, xf.x, acc[b]);
+          acc[b] = fmaf(wf.y, xf.y, acc[b]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    const float total = device::warp_sum(acc[b]);
+    if (lane == 0) y[static_cast<std::int64_t>(b) * m + row] = Mma<T>::from_float(total);
+  }
+}
+
+template <typename T, int B>
+cudaError_t launch_simt(const GemvArgs& a, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>((a.m + kSimtWarps - 1) / kSimtWarps);
+  gemv_simt<T, B><<<blocks, 32 * kSimtWarps, 0, stream>>>(static_cast<const T*>(a.w), static_cast<const T*>(a.x),
+                                                          static_cast<T*>(a.y), static_cast<int>(a.m),
+                                                          static_cast<int>(a.k));
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_simt_for_batch(const GemvArgs& a, cudaStream_t stream) {
+  switch (a.batch) {
+    case 1: return launch_simt<T, 1>(a, stream);
+    case 2: return launch_simt<T, 2>(a, stream);
+    default: return launch_simt<T, 4>(a, stream);
+  }
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+}  // namespace
+
+const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch) {
+  if (m < 1 || k < 1 || batch < 1) return "sizes must be positive";
+  if (m > 0x7FFFFFFF || k > 0x7FFFFFFF) return "m and k must fit in 32 bits";
+  if (kernel == GemvKernel::mma) {
+    if (batch > 64) return "the tensor-core kernel handles batches up to 64";
+    if (k % 32 != 0) return "the tensor-core kernel needs k to be a multiple of 32";
+    if (m % mma_rows(batch) != 0) {
+      return batch <= 16 ? "the tensor-core kernel needs m to be a multiple of 16 for batches up to 16"
+                         : "the tensor-core kernel needs m to be a multiple of 32 for batches above 16";
+    }
+    return nullptr;
+  }
+  if (batch != 1 && batch != 2 && batch != 4) return "the CUDA-core kernel handles batches 1, 2 and 4";
+  if (k % 8 != 0) return "the CUDA-core kernel needs k to be a multiple of 8";
+  return nullptr;
+}
+
+cudaError_t launch_gemv(const GemvArgs& a, cudaStream_t stream) {
+  if (gemv_unsupported(a.kernel, a.m, a.k, a.batch) != nullptr || !aligned16(a.w) || !aligned16(a.x) ||
+      a.y == nullptr) {
+    return cudaErrorInvalidValue;
+  }
+  const bool bf16 = a.type == GemvType::bf16;
+  if (a.kernel == GemvKernel::mma) {
+    return bf16 ? launch_mma_for_batch<__nv_bfloat16>(a, stream) : launch_mma_for_batch<__half>(a, stream);
+  }
+  return bf16 ? launch_simt_for_batch<__nv_bfloat16>(a, stream) : launch_simt_for_batch<__half>(a, stream);
+}
+
+}  // namespace roofline::kernels

@@ -1,0 +1,40 @@
+#pragma once
+
+// GEMV for LLM decode: y[b, m] = sum_k W[m, k] x[b, k] for a batch of vectors, 16-bit
+// operands, fp32 accumulation, 16-bit results. W is row-major (m rows of k), x is batch rows of
+// k, y is batch rows of m. Plain C++ launchers; the kernels live in gemv.cu.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace roofline::kernels {
+
+enum class GemvType : std::uint8_t { bf16, fp16 };
+
+enum class GemvKernel : std::uint8_t {
+  // Tensor cores (mma.sync m16n8k16): a block owns 16 or 32 rows of W and its warps split k;
+  // each thread streams 16-byte pieces of W straight from HBM into mma operands.
+  mma,
+  // CUDA cores: one warp per row, 16-byte loads, fp32 FMA; batches 1, 2 and 4.
+  simt,
+};
+
+struct GemvArgs {
+  GemvKernel kernel = GemvKernel::mma;
+  GemvType type = GemvType::bf16;
+  const void* w = nullptr;
+  const void* x = nullptr;
+  void* y = nullptr;
+  std::int64_t m = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  int sms = 0;  // the device's SM count: picks the block shape (0: assume a large m for the GPU)
+};
+
+// Why `kernel` cannot run this shape, or nullptr when it can.
+[[nodiscard]] const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch);
+
+[[nodiscard]] cudaError_t launch_gemv(const GemvArgs& args, cudaStream_t stream);
+
+}  // namespace roofline::kernels

@@ -1,0 +1,350 @@
+#include "harness.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+namespace roofline::bench::cuda {
+namespace {
+
+constexpr std::size_t cublas_workspace_bytes = std::size_t{32} << 20;
+constexpr std::size_t allocation_margin_bytes = std::size_t{256} << 20;
+
+// RAII for the events of one timing run.
+class Events {
+ public:
+  explicit Events(std::size_t n) : events_(n, nullptr) {
+    for (cudaEvent_t& e : events_) check(cudaEventCreate(&e), "cudaEventCreate");
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    for (cudaEvent_t e : events_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+  }
+  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+class GraphExec {
+ public:
+  GraphExec() = default;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  ~GraphExec() {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  }
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+}  // namespace
+
+void check(cudaError_t status, std::string_view what) {
+  if (status != cudaSuccess) {
+    throw CudaError(fmt::format("{}: {} ({})", what, cudaGetErrorString(status), cudaGetErrorName(status)), status);
+  }
+}
+
+void check(cublasStatus_t status, std::string_view what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw CudaError(fmt::format("{}: cuBLAS status {}", what, static_cast<int>(status)), cudaErrorUnknown);
+  }
+}
+
+// ---- DeviceBuffer ----------------------------------------------------------------------------
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes, const Health* health) : bytes_(bytes), health_(health) {
+  check(cudaMalloc(&data_, std::max<std::size_t>(bytes, 1)), fmt::format("cudaMalloc of {} bytes", bytes));
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)), health_(other.health_) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    health_ = other.health_;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  release();
+}
+
+void DeviceBuffer::release() {
+  // cudaFree waits for the device: after a hang it would never return.
+  if (data_ != nullptr && (health_ == nullptr || !health_->hung)) cudaFree(data_);
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+// ---- Context ---------------------------------------------------------------------------------
+
+Context::Context(const DeviceInfo& device, const TimingPolicy& policy) : device_(device), policy_(policy) {
+  check(cudaSetDevice(device.index), "cudaSetDevice");
+  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+}
+
+Context::~Context() {
+  if (health_.hung) return;  // anything below could wait on the stuck kernel
+  if (cublas_.handle != nullptr && cublas_destroy_ != nullptr) cublas_destroy_(cublas_.handle);
+  cublas_workspace_ = DeviceBuffer();
+  if (cublas_library_ != nullptr) dlclose(cublas_library_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+namespace {
+
+template <typename F>
+F cublas_symbol(void* library, const char* name) {
+  void* symbol = dlsym(library, name);
+  if (symbol == nullptr) throw CudaError(fmt::format("cuBLAS: no symbol {}", name), cudaErrorUnknown);
+  return reinterpret_cast<F>(symbol);
+}
+
+}  // namespace
+
+const Cublas& Context::cublas() {
+  if (cublas_.handle != nullptr) return cublas_;
+  if (cublas_library_ == nullptr) {
+    // The library of the toolkit the binary was built with: the loader's path first, then the
+    // toolkit's own directory.
+    const std::string soname = ROOFLINE_CUBLAS_SONAME;
+    cublas_library_ = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (cublas_library_ == nullptr) {
+      cublas_library_ = dlopen((std::string(ROOFLINE_CUDA_LIBRARY_DIR) + "/" + soname).c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (cublas_library_ == nullptr) {
+      throw CudaError(fmt::format("cannot load {} (not on the loader's path nor in {}): {}", soname,
+                                  ROOFLINE_CUDA_LIBRARY_DIR, dlerror()),
+                      cudaErrorUnknown);
+    }
+  }
+  const auto create = cublas_symbol<decltype(&cublasCreate_v2)>(cublas_library_, "cublasCreate_v2");
+  const auto set_stream = cublas_symbol<decltype(&cublasSetStream_v2)>(cublas_library_, "cublasSetStream_v2");
+  const auto set_workspace = cublas_symbol<decltype(&cublasSetWorkspace_v2)>(cublas_library_, "cublasSetWorkspace_v2");
+  const auto get_version = cublas_symbol<decltype(&cublasGetVersion_v2)>(cublas_library_, "cublasGetVersion_v2");
+  cublas_destroy_ = cublas_symbol<decltype(&cublasDestroy_v2)>(cublas_library_, "cublasDestroy_v2");
+  Cublas api;
+  api.gemm_ex = cublas_symbol<CublasGemmEx>(cublas_library_, "cublasGemmEx");
+  check(create(&api.handle), "cublasCreate");
+  cublas_.handle = api.handle;  // destroyed with the context even if the steps below fail
+  check(set_stream(api.handle, stream_), "cublasSetStream");
+  cublas_workspace_ = allocate(cublas_workspace_bytes);
+  check(set_workspace(api.handle, cublas_workspace_.get(), cublas_workspace_bytes), "cublasSetWorkspace");
+  check(get_version(api.handle, &api.version), "cublasGetVersion");
+  cublas_ = api;
+  return cublas_;
+}
+
+DeviceBuffer Context::allocate(std::size_t bytes) {
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  if (bytes + allocation_margin_bytes > free_bytes) {
+    throw NotEnoughMemory(fmt::format("needs {:.2f} GiB of device memory, {:.2f} GiB free",
+                                      static_cast<double>(bytes) / (1 << 30),
+                                      static_cast<double>(free_bytes) / (1 << 30)));
+  }
+  return DeviceBuffer(bytes, &health_);
+}
+
+void Context::wait(std::string_view what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(policy_.timeout_s);
+  while (true) {
+    const cudaError_t status = cudaStreamQuery(stream_);
+    if (status == cudaSuccess) return;
+    if (status != cudaErrorNotReady) check(status, what);
+    if (std::chrono::steady_clock::now() > deadline) {
+      health_.hung = true;
+      throw GpuHang(fmt::format("{}: the GPU did not finish within {:.0f} s", what, policy_.timeout_s));
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void Context::upload(const DeviceBuffer& to, const void* from, std::size_t bytes) {
+  check(cudaMemcpyAsync(to.get(), from, bytes, cudaMemcpyHostToDevice, stream_), "upload");
+  wait("upload");
+}
+
+void Context::download(void* to, const DeviceBuffer& from, std::size_t bytes) {
+  wait("before download");  // a synchronous copy behind a stuck kernel would never return
+  check(cudaMemcpyAsync(to, from.get(), bytes, cudaMemcpyDeviceToHost, stream_), "download");
+  wait("download");
+}
+
+void Context::poison(const DeviceBuffer& buffer) {
+  check(cudaMemsetAsync(buffer.get(), 0xFF, buffer.bytes(), stream_), "poison");
+}
+
+void Context::recover() {
+  if (health_.hung) return;
+  (void)cudaGetLastError();  // clears a launch error that does not corrupt the context
+  try {
+    wait("recovery");
+  } catch (const CudaError&) {
+    health_.lost = true;
+    return;
+  }
+  // A sticky error (an illegal address) is returned again by every later call.
+  if (cudaStreamSynchronize(stream_) != cudaSuccess || cudaGetLastError() != cudaSuccess) health_.lost = true;
+}
+
+double Context::elapsed_s(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  return static_cast<double>(ms) * 1e-3;
+}
+
+Timing Context::time_launches(const Launch& launch, int rotation) {
+  rotation = std::max(rotation, 1);
+  Events probe(2);
+  // One launch to size the warm-up and the batches.
+  check(cudaEventRecord(probe[0], stream_), "cudaEventRecord");
+  check(launch(stream_, 0), "first timed launch");
+  check(cudaEventRecord(probe[1], stream_), "cudaEventRecord");
+  wait("first timed launch");
+  const double first = std::max(elapsed_s(probe[0], probe[1]), 1e-7);
+
+  // Warm-up: at least min_warmup_launches and min_warmup_s, at most about two seconds.
+  const double wanted = std::ceil(policy_.min_warmup_s / first);
+  const int warmup = static_cast<int>(
+      std::clamp(std::max<double>(wanted, policy_.min_warmup_launches), 1.0, std::max(1.0, std::ceil(2.0 / first))));
+  check(cudaEventRecord(probe[0], stream_), "cudaEventRecord");
+  for (int i = 0; i < warmup; ++i) check(launch(stream_, (i + 1) % rotation), "warm-up launch");
+  check(cudaEventRecord(probe[1], stream_), "cudaEventRecord");
+  wait("warm-up");
+  const double estimate = std::max(elapsed_s(probe[0], probe[1]) / warmup, 1e-7);
+
+  int batch = static_cast<int>(std::clamp(std::ceil(policy_.target_sample_s / estimate), 1.0,
+                                          static_cast<double>(policy_.max_launches_per_sample)));
+  if (rotation > 1) batch = std::max(batch, rotation) / rotation * rotation;  // whole rotations
+
+  // One sample = `batch` launches, captured once as a graph so that launch gaps shrink.
+  GraphExec graph;
+  bool use_graph = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  if (use_graph) {
+    bool captured = true;
+    try {
+      for (int i = 0; i < batch && captured; ++i) captured = launch(stream_, i % rotation) == cudaSuccess;
+    } catch (const CudaError&) {
+      captured = false;  // the capture must still be ended; the direct launches below report the error
+    }
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph.graph);
+    use_graph = captured && ended == cudaSuccess && cudaGraphInstantiate(&graph.exec, graph.graph, 0) == cudaSuccess;
+    (void)cudaGetLastError();  // a failed capture leaves an error that the fallback must not see
+  }
+  const auto run_sample = [&] {
+    if (use_graph) {
+      check(cudaGraphLaunch(graph.exec, stream_), "cudaGraphLaunch");
+    } else {
+      for (int i = 0; i < batch; ++i) check(launch(stream_, i % rotation), "timed launch");
+    }
+  };
+  run_sample();  // the graph's first replay uploads it
+  wait("graph warm-up");
+
+  const int samples = policy_.samples;
+  Events marks(static_cast<std::size_t>(samples) + 1);
+  check(cudaEventRecord(marks[0], stream_), "cudaEventRecord");
+  for (int s = 0; s < samples; ++s) {
+    run_sample();
+    check(cudaEventRecord(marks[static_cast<std::size_t>(s) + 1], stream_), "cudaEventRecord");
+  }
+  wait("timed samples");
+  std::vector<double> per_launch;
+  per_launch.reserve(static_cast<std::size_t>(samples));
+  for (int s = 0; s < samples; ++s) {
+    per_launch.push_back(elapsed_s(marks[static_cast<std::size_t>(s)], marks[static_cast<std::size_t>(s) + 1]) / batch);
+  }
+  return Timing{summarize(per_launch), batch, use_graph};
+}
+
+// ---- cases ---------------------------------------------------------------------------------
+
+void Recorder::record(BenchmarkResult result) {
+  ++done_;
+  std::string figures;
+  if (const auto bw = result.bandwidth()) {
+    figures = fmt::format("{:>10.2f} us {:>8.3f} TB/s", result.timing->seconds.median * 1e6, *bw * 1e-12);
+  }
+  const std::size_t width = fmt::formatted_size("{}", expected_);
+  fmt::print(stderr, "[{:>{}}/{}] {:<38} {:<13} {}{}\n", done_, width, expected_, result.id,
+             name_of(result.disposition), figures,
+             result.disposition == Disposition::passed ? "" : "  " + result.detail);
+  std::fflush(stderr);
+  results_.push_back(std::move(result));
+}
+
+BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::function<std::string()>& verify,
+                         const Launch& launch, int rotation) {
+  try {
+    result.detail = verify();
+    if (ctx.policy().check_only) {
+      for (int i = 1; i < rotation; ++i) check(launch(ctx.stream(), i), "rotated launch");
+      ctx.wait("rotated launches");
+      result.detail += "; checked only (--check-only), not timed";
+    } else {
+      result.timing = ctx.time_launches(launch, rotation);
+    }
+    result.disposition = Disposition::passed;
+  } catch (const VerificationFailed& e) {
+    result.disposition = Disposition::failed;
+    result.detail = e.what();
+    result.timing.reset();
+  } catch (const NotEnoughMemory& e) {
+    result.disposition = Disposition::not_run;
+    result.detail = e.what();
+    result.timing.reset();
+  } catch (const CudaError& e) {
+    result.disposition = Disposition::failed;
+    result.detail = e.what();
+    result.timing.reset();
+    ctx.recover();
+  }
+  return result;
+}
+
+// ---- host parallelism -------------------------------------------------------------------------
+
+void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& body) {
+  if (n <= 0) return;
+  const std::int64_t cores = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 64);
+  const std::int64_t workers = std::min<std::int64_t>(cores, (n + 65535) / 65536);
+  if (workers <= 1) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
+  for (std::int64_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      try {
+        body(n * w / workers, n * (w + 1) / workers);
+      } catch (...) {
+        errors[static_cast<std::size_t>(w)] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+}  // namespace roofline::bench::cuda

@@ -1,0 +1,176 @@
+#pragma once
+
+// The CUDA side of the benchmark harness (host code, compiled by the C++ compiler): device
+// buffers, waits with a deadline, the timing loop, cuBLAS, and host-side parallel loops for
+// references. Suites' runners (memory_runner.cpp, ...) build on these.
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/bench.hpp"
+
+namespace roofline::bench::cuda {
+
+// A CUDA or cuBLAS call failed.
+class CudaError : public std::runtime_error {
+ public:
+  CudaError(const std::string& message, cudaError_t code) : std::runtime_error(message), code_(code) {}
+  [[nodiscard]] cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+// The GPU did not finish within the timeout: nothing may touch it any more.
+class GpuHang : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A case needs more device memory than is free: it is not run.
+class NotEnoughMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A kernel's output did not match the host reference; the message says where and by how much.
+class VerificationFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void check(cudaError_t status, std::string_view what);
+void check(cublasStatus_t status, std::string_view what);
+
+// Whether the device may still be used: after a hang nothing may wait on it (not even
+// cudaFree), after a sticky error nothing runs on it.
+struct Health {
+  bool hung = false;
+  bool lost = false;
+};
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(std::size_t bytes, const Health* health);
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  ~DeviceBuffer();
+
+  [[nodiscard]] void* get() const { return data_; }
+  template <typename T>
+  [[nodiscard]] T* as() const {
+    return static_cast<T*>(data_);
+  }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+ private:
+  void release();
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  const Health* health_ = nullptr;
+};
+
+// One launch of the code under test; `iteration` picks the rotating input set.
+using Launch = std::function<cudaError_t(cudaStream_t stream, int iteration)>;
+
+// cuBLAS, loaded with dlopen when a case first needs it: linking it would make every roofline
+// command (ridge, hw, ...) load ~700 MB of libraries at start-up.
+// cublasGemmEx as the library exports it (the header also has a C++ overload).
+using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
+                                        const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+struct Cublas {
+  cublasHandle_t handle = nullptr;
+  CublasGemmEx gemm_ex = nullptr;
+  int version = 0;
+};
+
+class Context {
+ public:
+  Context(const DeviceInfo& device, const TimingPolicy& policy);
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  [[nodiscard]] const DeviceInfo& device() const { return device_; }
+  [[nodiscard]] const TimingPolicy& policy() const { return policy_; }
+  [[nodiscard]] cudaStream_t stream() const { return stream_; }
+  [[nodiscard]] Health& health() { return health_; }
+
+  // cuBLAS with a handle bound to stream() and its own workspace (so that graph capture never
+  // allocates); loaded on first use. Throws CudaError when the library cannot be loaded.
+  [[nodiscard]] const Cublas& cublas();
+
+  // Device memory; throws NotEnoughMemory when less than `bytes` (plus a margin) is free.
+  [[nodiscard]] DeviceBuffer allocate(std::size_t bytes);
+  // Waits for the stream with a deadline (policy().timeout_s); throws GpuHang past it.
+  void wait(std::string_view what);
+  void upload(const DeviceBuffer& to, const void* from, std::size_t bytes);
+  void download(void* to, const DeviceBuffer& from, std::size_t bytes);
+  // Fills the buffer with 0xFF bytes: NaN in every float format and an index no kernel writes,
+  // so that an element the kernel under test failed to write is caught by the check.
+  void poison(const DeviceBuffer& buffer);
+  // After a failed case: clears a recoverable error, or marks the device lost.
+  void recover();
+
+  // Warm-up, then policy().samples timed samples of back-to-back launches (replayed as one
+  // CUDA graph where capture works); per-launch seconds. `rotation` > 1 makes every sample
+  // cycle through that many input sets. Throws CudaError / GpuHang.
+  [[nodiscard]] Timing time_launches(const Launch& launch, int rotation = 1);
+
+ private:
+  double elapsed_s(cudaEvent_t from, cudaEvent_t to);
+  DeviceInfo device_;
+  TimingPolicy policy_;
+  Health health_;
+  cudaStream_t stream_ = nullptr;
+  void* cublas_library_ = nullptr;
+  Cublas cublas_;
+  decltype(&cublasDestroy_v2) cublas_destroy_ = nullptr;
+  DeviceBuffer cublas_workspace_;
+};
+
+// Collects results and prints one progress line per result on stderr.
+class Recorder {
+ public:
+  Recorder(std::vector<BenchmarkResult>& results, std::size_t expected) : results_(results), expected_(expected) {}
+  void record(BenchmarkResult result);
+  [[nodiscard]] std::size_t count() const { return done_; }
+
+ private:
+  std::vector<BenchmarkResult>& results_;
+  std::size_t expected_;
+  std::size_t done_ = 0;
+};
+
+// The protocol every case follows: `verify` runs the code once on poisoned outputs and checks
+// the result against a host reference (returning what it checked, or throwing
+// VerificationFailed); only then are launches timed. Errors become dispositions: a mismatch or a
+// CUDA error is `failed`, missing memory `not_run`; after a hang the GpuHang propagates.
+[[nodiscard]] BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::function<std::string()>& verify,
+                                       const Launch& launch, int rotation = 1);
+
+// Runs body(begin, end) over [0, n) split across the host's cores.
+void parallel_for(std::int64_t n, const std::function<void(std::int64_t begin, std::int64_t end)>& body);
+
+// Device detection (device.cpp): properties, versions, and clocks through NVML where present.
+[[nodiscard]] DeviceInfo detect_device(int index);
+// Current SM and memory clocks in MHz through NVML (nullopt where NVML is unavailable).
+struct Clocks {
+  std::optional<double> sm_mhz;
+  std::optional<double> memory_mhz;
+};
+[[nodiscard]] Clocks current_clocks(const std::string& pci_bus_id);
+
+}  // namespace roofline::bench::cuda

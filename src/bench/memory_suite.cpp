@@ -1,0 +1,398 @@
+#include "roofline/memory_suite.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace roofline::bench::memory {
+namespace {
+
+constexpr std::int64_t KiB = 1024;
+constexpr std::int64_t MiB = 1024 * KiB;
+constexpr std::int64_t GiB = 1024 * MiB;
+constexpr std::int64_t word_bytes = 4;  // fp32 and u32 elements
+
+std::int64_t power_of_two_at_least(std::int64_t bytes) {
+  return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(bytes)));
+}
+
+bool is_stream(Kernel k) {
+  return k == Kernel::memcpy_d2d || k == Kernel::copy || k == Kernel::scale || k == Kernel::add || k == Kernel::triad ||
+         k == Kernel::dot;
+}
+
+// The model's shapes of the stream kernels: arrays read, arrays written, FLOPs per element.
+ElementwiseShape stream_shape(Kernel k, std::int64_t elements) {
+  ElementwiseShape shape{elements, 1, 1, 0, DType::fp32};
+  switch (k) {
+    case Kernel::scale: shape.flops_per_element = 1; break;
+    case Kernel::add: shape = {elements, 2, 1, 1, DType::fp32}; break;
+    case Kernel::triad: shape = {elements, 2, 1, 2, DType::fp32}; break;
+    case Kernel::dot: shape = {elements, 2, 0, 2, DType::fp32}; break;
+    default: break;
+  }
+  return shape;
+}
+
+// Reads of 4-byte words that the kernel only sums (integer adds, no FLOPs); fp32 stands for
+// "a 4-byte element" in the model's byte count.
+OpCost word_reads(std::int64_t words) {
+  return elementwise_cost({words, 1, 0, 0, DType::fp32});
+}
+
+Cell param_op(const BenchmarkResult& r) {
+  return r.parameter("op");
+}
+Cell param_vector_bytes(const BenchmarkResult& r) {
+  return r.parameter("vector_bytes");
+}
+Cell param_elements(const BenchmarkResult& r) {
+  return r.parameter("elements");
+}
+Cell param_pattern(const BenchmarkResult& r) {
+  return r.parameter("pattern");
+}
+Cell param_stride(const BenchmarkResult& r) {
+  return r.parameter("stride_elements");
+}
+Cell param_accesses(const BenchmarkResult& r) {
+  return r.parameter("accesses");
+}
+Cell param_dtype(const BenchmarkResult& r) {
+  return r.parameter("dtype");
+}
+Cell param_m(const BenchmarkResult& r) {
+  return r.parameter("m");
+}
+Cell param_k(const BenchmarkResult& r) {
+  return r.parameter("k");
+}
+Cell param_batch(const BenchmarkResult& r) {
+  return r.parameter("batch");
+}
+Cell param_level(const BenchmarkResult& r) {
+  return r.parameter("level");
+}
+Cell param_footprint(const BenchmarkResult& r) {
+  return r.parameter("footprint_bytes");
+}
+
+using C = ColumnOf<BenchmarkResult>;
+namespace col = columns;
+
+constexpr std::array<C, 18> stream_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"op", "op", 0}, &param_op},
+    {{"vector_bytes", "width [B]", 0}, &param_vector_bytes},
+    {{"elements", "elements", 0}, &param_elements},
+    col::model_bytes,
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::bandwidth_tbps,
+    col::best_bandwidth_tbps,
+    col::pct_of_ceiling,
+    col::detail,
+}};
+
+constexpr std::array<C, 21> access_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"pattern", "pattern", 0}, &param_pattern},
+    {{"stride_elements", "stride", 0}, &param_stride},
+    {{"accesses", "accesses", 0}, &param_accesses},
+    col::model_bytes,
+    col::moved_bytes,
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::bandwidth_tbps,
+    col::sector_bandwidth_tbps,
+    col::sector_efficiency,
+    col::best_bandwidth_tbps,
+    col::pct_of_ceiling,
+    col::detail,
+}};
+
+constexpr std::array<C, 21> gemv_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"dtype", "dtype", 0}, &param_dtype},
+    {{"m", "m", 0}, &param_m},
+    {{"k", "k", 0}, &param_k},
+    {{"batch", "batch", 0}, &param_batch},
+    col::model_bytes,
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::bandwidth_tbps,
+    col::best_bandwidth_tbps,
+    col::tflops,
+    col::pct_of_ceiling,
+    {{"speedup_vs_cublas", "x cuBLAS", 2}, &cells::reference_speedup},
+    col::detail,
+}};
+
+constexpr std::array<C, 17> hierarchy_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"level", "level", 0}, &param_level},
+    {{"footprint_bytes", "footprint", 0}, &param_footprint},
+    col::model_bytes,
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::bandwidth_tbps,
+    col::best_bandwidth_tbps,
+    col::pct_of_ceiling,
+    col::detail,
+}};
+
+const std::array<GroupLayout, 4> group_layouts{{
+    {"stream", "Streaming: cudaMemcpy and BabelStream kernels (fp32; bandwidth = bytes read + written / median time)",
+     stream_columns},
+    {"access", "Access patterns: useful bandwidth, and the 32-byte sectors the memory system moved (model)",
+     access_columns},
+    {"gemv", "GEMV y[b,m] = W[m,k] x[b,k] (fp32 accumulation) with cuBLAS as the reference", gemv_columns},
+    {"hierarchy", "Cache-level ceilings: L2-resident and shared-memory read bandwidth", hierarchy_columns},
+}};
+
+constexpr std::array<Target, 5> suite_targets{{
+    {"copy reaches 95% of cudaMemcpy D2D",
+     {"stream.copy.16B.tile", "stream.copy.16B.persistent", ""},
+     ceiling_id,
+     0.95},
+    {"triad reaches 95% of cudaMemcpy D2D",
+     {"stream.triad.16B.tile", "stream.triad.16B.persistent", "stream.triad.16B.streaming"},
+     ceiling_id,
+     0.95},
+    {"GEMV bf16 16384x16384 batch 1 reaches 90% of cudaMemcpy D2D",
+     {"gemv.bf16.16384x16384.b1.mma", "gemv.bf16.16384x16384.b1.simt", ""},
+     ceiling_id,
+     0.90},
+    {"GEMV bf16 8192x8192 batch 1 reaches 85% of cudaMemcpy D2D",
+     {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.simt", ""},
+     ceiling_id,
+     0.85},
+    {"GEMV bf16 8192x8192 batch 1 is faster than cuBLAS",
+     {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.simt", ""},
+     "gemv.bf16.8192x8192.b1.cublas",
+     1.0},
+}};
+
+std::vector<CaseInfo> list_cases() {
+  std::vector<CaseInfo> list;
+  for (const Case& c : cases) {
+    list.push_back({"memory", std::string(group_of(c)), case_id(c), std::string(implementation_of(c)), c.quick});
+  }
+  return list;
+}
+
+std::string gemv_problem(const Case& c) {
+  return fmt::format("gemv.{}.{}x{}.b{}", name_of(c.dtype), c.m, c.k, c.batch);
+}
+
+}  // namespace
+
+Sizes plan_sizes(std::int64_t l2_bytes, int sms, bool quick) {
+  Sizes s;
+  s.l2_bytes = l2_bytes;
+  s.rotation_floor_bytes = 4 * l2_bytes;
+  // Each stream array is at least 16 times the L2 (1 GiB on an H200's 60 MiB); --quick only
+  // checks the kernels, on arrays of 32 MiB.
+  const std::int64_t array_bytes = quick ? 32 * MiB : power_of_two_at_least(std::max(GiB, 16 * l2_bytes));
+  s.stream_elements = array_bytes / word_bytes;
+  s.strided_span_bytes = quick ? 256 * MiB : power_of_two_at_least(std::max(2 * GiB, 32 * l2_bytes));
+  // Random access: a table far larger than L2, and accesses touching an eighth of its sectors
+  // per launch, so that the launches of one rotation of index arrays cover the table once.
+  const std::int64_t table_bytes = quick ? 64 * MiB : power_of_two_at_least(std::max(2 * GiB, 32 * l2_bytes));
+  s.gather_table_elements = table_bytes / word_bytes;
+  s.gather_accesses = table_bytes / sector_bytes / 8;
+  s.gather_index_sets = quick ? 2 : 8;
+  // L2: four blocks per SM, each reading its own slice, all slices together a quarter of L2.
+  s.l2_blocks = 4 * sms;
+  const std::int64_t slice_granule = static_cast<std::int64_t>(l2_threads) * 16;  // one 16-byte load per thread
+  s.l2_slice_bytes = std::max(slice_granule, (l2_bytes / 4 / s.l2_blocks) / slice_granule * slice_granule);
+  s.l2_passes = quick ? 4 : 64;
+  s.smem_blocks = 4 * sms;
+  s.smem_rounds = quick ? 64 : 2048;
+  return s;
+}
+
+int rotation_count(std::int64_t bytes, const Sizes& sizes) {
+  if (bytes <= 0) return 1;
+  return static_cast<int>(std::max<std::int64_t>(1, (sizes.rotation_floor_bytes + bytes - 1) / bytes));
+}
+
+std::int64_t strided_accesses(std::int64_t stride, const Sizes& sizes) {
+  // The last access of the last offset, (accesses - 1) x stride + stride - 8, stays inside.
+  return sizes.strided_span_bytes / word_bytes / stride - 1;
+}
+
+int strided_offsets(std::int64_t stride) {
+  // With a stride of whole sectors (8 words), launches start one sector further each time, so
+  // that successive launches touch different sectors and L2 cannot serve a repeat.
+  return stride % 8 == 0 ? static_cast<int>(stride / 8) : 1;
+}
+
+std::string_view kernel_name(Kernel k) {
+  switch (k) {
+    case Kernel::memcpy_d2d: return "memcpy";
+    case Kernel::copy: return "copy";
+    case Kernel::scale: return "scale";
+    case Kernel::add: return "add";
+    case Kernel::triad: return "triad";
+    case Kernel::dot: return "dot";
+    case Kernel::strided_read: return "strided";
+    case Kernel::gather: return "gather";
+    case Kernel::scatter: return "scatter";
+    case Kernel::gemv: return "gemv";
+    case Kernel::l2_read: return "l2";
+    case Kernel::smem_read: return "smem";
+  }
+  return "?";
+}
+
+std::string_view variant_name(Variant v) {
+  switch (v) {
+    case Variant::runtime: return "runtime";
+    case Variant::tile: return "tile";
+    case Variant::persistent: return "persistent";
+    case Variant::streaming: return "streaming";
+    case Variant::mma: return "mma";
+    case Variant::simt: return "simt";
+    case Variant::cublas: return "cublas";
+  }
+  return "?";
+}
+
+std::string case_id(const Case& c) {
+  switch (c.kernel) {
+    case Kernel::memcpy_d2d: return std::string(ceiling_id);
+    case Kernel::strided_read: return fmt::format("access.strided.s{}", c.stride);
+    case Kernel::gather:
+    case Kernel::scatter: return fmt::format("access.{}", kernel_name(c.kernel));
+    case Kernel::gemv: return fmt::format("{}.{}", gemv_problem(c), variant_name(c.variant));
+    case Kernel::l2_read: return "hierarchy.l2.read";
+    case Kernel::smem_read: return "hierarchy.smem.read";
+    default: return fmt::format("stream.{}.{}B.{}", kernel_name(c.kernel), c.vector_bytes, variant_name(c.variant));
+  }
+}
+
+std::string_view group_of(const Case& c) {
+  if (is_stream(c.kernel)) return "stream";
+  if (c.kernel == Kernel::gemv) return "gemv";
+  if (c.kernel == Kernel::l2_read || c.kernel == Kernel::smem_read) return "hierarchy";
+  return "access";
+}
+
+std::string_view implementation_of(const Case& c) {
+  if (c.variant == Variant::runtime) return "cuda-runtime";
+  if (c.variant == Variant::cublas) return "cublas";
+  return "roofline";
+}
+
+OpCost case_cost(const Case& c, const Sizes& s) {
+  switch (c.kernel) {
+    case Kernel::strided_read: return word_reads(strided_accesses(c.stride, s));
+    case Kernel::gather:
+    case Kernel::scatter:
+      // An index and a value read, a value written per access.
+      return elementwise_cost({s.gather_accesses, 2, 1, 0, DType::fp32});
+    case Kernel::gemv: return gemv_cost({c.m, c.k, c.batch, c.dtype, c.dtype});
+    case Kernel::l2_read: return word_reads(s.l2_passes * s.l2_blocks * s.l2_slice_bytes / word_bytes);
+    case Kernel::smem_read:
+      // Each thread reads 16 bytes (4 words) per round.
+      return word_reads(static_cast<std::int64_t>(s.smem_blocks) * s.smem_rounds * smem_threads * 4);
+    default: return elementwise_cost(stream_shape(c.kernel, s.stream_elements));
+  }
+}
+
+std::optional<SectorTraffic> case_sectors(const Case& c, const Sizes& s) {
+  switch (c.kernel) {
+    case Kernel::strided_read: return strided_traffic(strided_accesses(c.stride, s), c.stride, word_bytes);
+    case Kernel::gather:
+    case Kernel::scatter: {
+      // Indices and the contiguous side stream; the table side is random.
+      SectorTraffic t = contiguous_traffic(s.gather_accesses, word_bytes);
+      t += random_traffic(s.gather_accesses, word_bytes);
+      t += contiguous_traffic(s.gather_accesses, word_bytes);
+      return t;
+    }
+    default: return std::nullopt;
+  }
+}
+
+BenchmarkResult make_result(const Case& c, const Sizes& s) {
+  BenchmarkResult r;
+  r.suite = "memory";
+  r.group = std::string(group_of(c));
+  r.id = case_id(c);
+  r.implementation = std::string(implementation_of(c));
+  r.cost = case_cost(c, s);
+  r.sectors = case_sectors(c, s);
+  r.ceiling_id = std::string(ceiling_id);
+  switch (c.kernel) {
+    case Kernel::strided_read:
+      r.parameters = {{"pattern", Cell{std::string("strided")}},
+                      {"stride_elements", Cell{c.stride}},
+                      {"accesses", Cell{strided_accesses(c.stride, s)}}};
+      break;
+    case Kernel::gather:
+    case Kernel::scatter:
+      r.parameters = {{"pattern", Cell{std::string(kernel_name(c.kernel))}},
+                      {"stride_elements", Cell{}},
+                      {"accesses", Cell{s.gather_accesses}}};
+      break;
+    case Kernel::gemv:
+      r.parameters = {
+          {"dtype", Cell{std::string(name_of(c.dtype))}}, {"m", Cell{c.m}}, {"k", Cell{c.k}}, {"batch", Cell{c.batch}}};
+      if (c.variant != Variant::cublas) r.reference_id = gemv_problem(c) + ".cublas";
+      break;
+    case Kernel::l2_read:
+      r.parameters = {{"level", Cell{std::string("L2")}}, {"footprint_bytes", Cell{s.l2_blocks * s.l2_slice_bytes}}};
+      break;
+    case Kernel::smem_read:
+      r.parameters = {{"level", Cell{std::string("shared memory")}},
+                      {"footprint_bytes", Cell{std::int64_t{s.smem_blocks} * smem_block_bytes}}};
+      break;
+    default:
+      r.parameters = {{"op", Cell{std::string(kernel_name(c.kernel))}},
+                      {"vector_bytes", Cell{std::int64_t{c.vector_bytes}}},
+                      {"elements", Cell{s.stream_elements}}};
+      break;
+  }
+  return r;
+}
+
+const SuiteInfo& suite() {
+  static const SuiteInfo info{
+      "memory",
+      "HBM streaming (cudaMemcpy, BabelStream), strided and random access, GEMV vs cuBLAS, L2 and shared memory",
+      group_layouts, suite_targets, &list_cases};
+  return info;
+}
+
+}  // namespace roofline::bench::memory

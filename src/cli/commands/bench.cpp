@@ -1,0 +1,159 @@
+// roofline bench: runs the microbenchmarks on the local GPU, checks every kernel's output, and
+// reports measured bandwidth next to the model's byte counts (see docs/bench.md).
+#include "bench.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "roofline/bench_runner.hpp"
+#include "roofline/error.hpp"
+#include "roofline/output_file.hpp"
+
+namespace roofline::cli {
+namespace {
+
+// The command line as the process received it (Linux), for the report's provenance.
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string line;
+  std::string arg;
+  const auto flush = [&] {
+    if (!line.empty()) line += ' ';
+    const bool plain = !arg.empty() && arg.find_first_of(" \t\"'\\$") == std::string::npos;
+    line += plain ? arg : "'" + arg + "'";
+    arg.clear();
+  };
+  for (char ch : raw) {
+    if (ch == '\0') {
+      flush();
+    } else {
+      arg += ch;
+    }
+  }
+  if (!arg.empty()) flush();
+  return line;
+}
+
+std::vector<std::string> split_filters(const std::vector<std::string>& values) {
+  std::vector<std::string> filters;
+  for (const std::string& value : values) {
+    std::stringstream in(value);
+    std::string piece;
+    while (std::getline(in, piece, ',')) {
+      if (piece.empty()) throw InputError("--filter: empty pattern");
+      filters.push_back(piece);
+    }
+  }
+  return filters;
+}
+
+void run_bench(const BenchOptions& options) {
+  const std::vector<const bench::SuiteInfo*> suites = bench::select_suites(options.suite);
+  if (options.list) {
+    emit(run_bench_list(options), options.common);
+    return;
+  }
+  (void)bench::timing_policy(options.quick, options.samples);  // flag errors before touching the GPU
+  if (!(options.timeout_s >= 1 && options.timeout_s <= 86400)) {
+    throw InputError("--timeout: must be between 1 and 86400 seconds");
+  }
+  const HardwareRegistry registry = load_registry(options.common);
+  bench::RunOptions run_options;
+  run_options.suites = suites;
+  run_options.quick = options.quick;
+  run_options.filters = split_filters(options.filters);
+  run_options.samples = options.samples;
+  run_options.seed = options.seed;
+  run_options.device = options.device;
+  run_options.timeout_s = options.timeout_s;
+  run_options.check_only = options.check_only;
+  if (options.gpu) run_options.hardware = &registry.find(*options.gpu);
+
+  const bench::BenchRun run = bench::run_benchmarks(run_options, registry);
+  nlohmann::json inputs = bench_inputs(options);
+  inputs["seed"] = run.seed;
+  const Report report = bench::make_report(run, inputs);
+  emit(report, options.common);
+  if (options.json_path) write_file_atomically(*options.json_path, to_json(report).dump(2) + "\n");
+
+  const std::vector<std::string> failed = bench::failed_ids(run);
+  if (run.context_lost) {
+    // A stuck or broken device can block the CUDA runtime's own teardown at exit: leave now,
+    // with the report written.
+    std::cerr << "roofline: the run stopped early (see the notes); exiting without CUDA teardown\n";
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(static_cast<int>(ExitCode::check_failed));
+  }
+  if (!failed.empty()) {
+    throw CheckFailed(fmt::format("{} benchmark{} failed verification: {}", failed.size(),
+                                  failed.size() == 1 ? "" : "s", fmt::join(failed, ", ")));
+  }
+}
+
+}  // namespace
+
+nlohmann::json bench_inputs(const BenchOptions& options) {
+  return {{"suite", options.suite},
+          {"quick", options.quick},
+          {"filter", options.filters},
+          {"samples", options.samples ? nlohmann::json(*options.samples) : nlohmann::json(nullptr)},
+          {"seed", options.seed ? nlohmann::json(*options.seed) : nlohmann::json(nullptr)},
+          {"check_only", options.check_only},
+          {"device", options.device},
+          {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nlohmann::json(nullptr)},
+          {"command_line", command_line()}};
+}
+
+Report run_bench_list(const BenchOptions& options) {
+  const std::vector<const bench::SuiteInfo*> suites = bench::select_suites(options.suite);
+  const std::vector<std::string> filters = split_filters(options.filters);
+  Report report = bench::make_case_list(suites, options.quick, bench_inputs(options));
+  if (!filters.empty()) {
+    std::erase_if(report.tables.front().rows, [&filters](const std::vector<Cell>& row) {
+      return !bench::selected_by_filters(std::get<std::string>(row[2]), filters);
+    });
+  }
+  return report;
+}
+
+void setup_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* command = app.add_subcommand(
+      "bench",
+      "Run the microbenchmarks on this machine's GPU: every kernel is checked against a host reference, then timed "
+      "(bandwidth = bytes read + bytes written per second; 1 TB/s = 1e12 B/s). Exit code 3 without a GPU or CUDA "
+      "build, "
+      "1 if a check failed");
+  std::vector<std::string> suite_names;
+  for (const bench::SuiteInfo& s : bench::suites()) suite_names.emplace_back(s.name);
+  command->add_option(
+      "--suite", options->suite,
+      fmt::format("Suites to run: {} or all (a comma-separated list works too)", fmt::join(suite_names, ", ")));
+  command->add_flag("--quick", options->quick,
+                    "Small buffers, a subset of cases and few samples: checks every kernel in about a minute");
+  command->add_flag("--list", options->list, "List the cases (with --quick, --filter: those selected); needs no GPU");
+  command->add_flag("--check-only", options->check_only,
+                    "Check every case (and run each rotating input set once) but time nothing: for compute-sanitizer");
+  command->add_option("--filter", options->filters,
+                      "Run only cases whose id contains one of these comma-separated texts (e.g. gemv.bf16.8192x8192)");
+  command->add_option("--samples", options->samples, "Timed samples per case (default 30; 5 with --quick)");
+  command->add_option("--seed", options->seed,
+                      "Seed of the random inputs (default: from the clock; the report records it)");
+  command->add_option("--device", options->device, "CUDA device index (default 0)");
+  command->add_option("--timeout", options->timeout_s,
+                      "Seconds any single wait for the GPU may take before the run is stopped as hung (default 60)");
+  command->add_option("--gpu", options->gpu, "Hardware file to report against (default: matched by the device's name)");
+  command->add_option("--json", options->json_path, "Also write the JSON report to FILE (atomically)");
+  add_common_options(*command, options->common);
+  command->callback([options] { run_bench(*options); });
+}
+
+}  // namespace roofline::cli

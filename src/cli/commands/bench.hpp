@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../common.hpp"
+#include "roofline/bench.hpp"
+#include "roofline/report.hpp"
+
+namespace roofline::cli {
+
+struct BenchOptions {
+  std::string suite = "all";
+  bool quick = false;
+  bool list = false;
+  bool check_only = false;
+  std::vector<std::string> filters;
+  std::optional<int> samples;
+  std::optional<std::uint64_t> seed;
+  int device = 0;
+  double timeout_s = 60;
+  std::optional<std::string> gpu;        // the hardware file to report against
+  std::optional<std::string> json_path;  // also write the JSON report here
+  CommonOptions common;
+};
+
+// The inputs section of bench reports (flags and the command line).
+[[nodiscard]] nlohmann::json bench_inputs(const BenchOptions& options);
+
+// --list: the cases that would run (no GPU needed).
+[[nodiscard]] Report run_bench_list(const BenchOptions& options);
+
+}  // namespace roofline::cli

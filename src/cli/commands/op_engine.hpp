@@ -1,0 +1,298 @@
+#pragma once
+
+// Internal to the op subcommands: per-GPU roofs, the timing columns every operation reports, and
+// the two ways rows leave a command: collected into a report table (table, JSON) or streamed as
+// CSV without holding them.
+
+#include <array>
+#include <bit>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "op.hpp"
+#include "roofline/ops.hpp"
+#include "roofline/report.hpp"
+#include "roofline/sweep.hpp"
+
+namespace roofline::cli::op_detail {
+
+// Which outputs show a column: every one, JSON and CSV only (the human table stays narrow), or
+// only when --efficiency was given.
+enum class Show : std::uint8_t { always, detail, expected };
+
+// A cell as the op commands produce it: like report.hpp's Cell, but text is a view (every text of
+// an op row lives in a static table or in the command's plan), so producing a row allocates
+// nothing. That matters when a sweep streams millions of rows; report tables convert (to_cell).
+using OpCell = std::variant<std::monostate, bool, std::int64_t, double, std::string_view>;
+[[nodiscard]] Cell to_cell(const OpCell& cell);
+
+// Like report.hpp's ColumnOf: the header and how to read the value from a row, defined together.
+template <class Row>
+struct OpColumn {
+  Column column;
+  OpCell (*value)(const Row&);
+  Show show = Show::always;
+};
+
+// One GPU's roofs for one operation: the peak that bounds its math, and the HBM bandwidth.
+struct Roof {
+  const GpuSpec* gpu = nullptr;
+  std::optional<PeakClass> peak_class;  // unset: the GPU states no peak for this math
+  double peak_flops = 0;
+  double bandwidth = 0;  // B/s
+  [[nodiscard]] bool has_peak() const { return peak_class.has_value(); }
+};
+// Matrix math (GEMM, GEMV, attention, linear) in `math`: the tensor peak of that type.
+[[nodiscard]] Roof matrix_roof(const GpuSpec& gpu, DType math);
+// Elementwise, normalisation, softmax on `data`: the vector peak (see vector_peak_class).
+[[nodiscard]] Roof vector_roof(const GpuSpec& gpu, DType data);
+// "HBM bandwidth", or the peak that binds ("bf16 tensor peak", "fp32 vector peak").
+[[nodiscard]] std::string_view binding_name(const std::optional<PeakClass>& peak, Bound bound);
+
+struct Timing {
+  OpCost cost;
+  const Roof* roof = nullptr;
+  OpTime time;            // compute part valid only when roof->has_peak()
+  double expected_s = 0;  // valid when roof->has_peak() and --efficiency was given
+};
+[[nodiscard]] Timing time_on(const OpCost& cost, const Roof& roof, const std::optional<Efficiency>& efficiency);
+
+[[nodiscard]] inline OpCell number_if(bool valid, double value) {
+  return valid ? OpCell{value} : OpCell{};
+}
+[[nodiscard]] inline OpCell text(std::string_view value) {
+  return OpCell{value};
+}
+[[nodiscard]] inline OpCell integer(std::int64_t value) {
+  return OpCell{value};
+}
+
+// The columns every operation with one roofline time reports; Row has a member `Timing t`.
+template <class Row>
+inline constexpr std::array<OpColumn<Row>, 16> timing_columns{{
+    {{"flops", "FLOPs", 0}, [](const Row& r) { return OpCell{r.t.cost.flops}; }},
+    {{"read_bytes", "read [B]", 0}, [](const Row& r) { return OpCell{r.t.cost.bytes_read}; }},
+    {{"written_bytes", "written [B]", 0}, [](const Row& r) { return OpCell{r.t.cost.bytes_written}; }},
+    {{"intensity_flop_per_byte", "AI [FLOP/B]", 2}, [](const Row& r) { return OpCell{r.t.cost.intensity()}; }},
+    {{"peak_class", "peak", 0},
+     [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(*r.t.roof->peak_class)) : OpCell{}; },
+     Show::detail},
+    {{"peak_tflops", "peak [TFLOP/s]", 1},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / 1e12); },
+     Show::detail},
+    {{"bandwidth_tbps", "HBM [TB/s]", 2},
+     [](const Row& r) { return OpCell{r.t.roof->bandwidth / 1e12}; },
+     Show::detail},
+    {{"ridge_flop_per_byte", "ridge [FLOP/B]", 1},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / r.t.roof->bandwidth); }},
+    {{"bound", "bound", 0},
+     [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(r.t.time.bound)) : OpCell{}; }},
+    {{"attainable_tflops", "attainable [TFLOP/s]", 2},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.attainable_flops / 1e12); }},
+    {{"compute_time_us", "compute [us]", 3},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.compute_s * 1e6); },
+     Show::detail},
+    {{"memory_time_us", "memory [us]", 3}, [](const Row& r) { return OpCell{r.t.time.memory_s * 1e6}; }, Show::detail},
+    {{"time_us", "time >= [us]", 3},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.time_s * 1e6); }},
+    {{"binding", "binding", 0},
+     [](const Row& r) {
+       return r.t.roof->has_peak() ? text(binding_name(r.t.roof->peak_class, r.t.time.bound)) : OpCell{};
+     }},
+    {{"expected_time_us", "expected [us]", 3},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.expected_s * 1e6); },
+     Show::expected},
+    {{"expected_tflops", "expected [TFLOP/s]", 2},
+     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.cost.flops / r.t.expected_s / 1e12); },
+     Show::expected},
+}};
+
+// The columns an output shows, in order.
+template <class Row>
+[[nodiscard]] std::vector<const OpColumn<Row>*> select_columns(
+    Format format, bool expected, std::initializer_list<std::span<const OpColumn<Row>>> groups) {
+  std::vector<const OpColumn<Row>*> selected;
+  for (std::span<const OpColumn<Row>> group : groups) {
+    for (const OpColumn<Row>& c : group) {
+      if (c.show == Show::detail && format == Format::table) continue;
+      if (c.show == Show::expected && !expected) continue;
+      selected.push_back(&c);
+    }
+  }
+  return selected;
+}
+
+// What every op command sets up before it produces rows.
+struct OpSetup {
+  std::vector<GpuSpec> gpus;
+  std::optional<Efficiency> efficiency;
+  Format format = Format::table;
+  Report report;  // kind, common inputs, hardware origins
+};
+[[nodiscard]] OpSetup setup_op(std::string kind, const OpCommonOptions& options, const HardwareRegistry& registry);
+
+// Throws InputError when a table or JSON report would exceed max_report_rows.
+void check_report_rows(std::uint64_t rows);
+
+// Collects rows into a report table. `generate(emit)` calls emit(const Row&) once per row.
+template <class Row, class Generate>
+[[nodiscard]] Table collect_table(std::string name, std::string title, const std::vector<const OpColumn<Row>*>& columns,
+                                  std::uint64_t row_count, Generate&& generate) {
+  check_report_rows(row_count);
+  Table table{std::move(name), std::move(title), {}, {}};
+  for (const OpColumn<Row>* c : columns) table.columns.push_back(c->column);
+  table.rows.reserve(static_cast<std::size_t>(row_count));
+  generate([&](const Row& row) {
+    std::vector<Cell> cells;
+    cells.reserve(columns.size());
+    for (const OpColumn<Row>* c : columns) cells.push_back(to_cell(c->value(row)));
+    table.rows.push_back(std::move(cells));
+  });
+  return table;
+}
+
+// Writes CSV rows through a buffer that is flushed in large chunks. Cells come out exactly as
+// the report's CSV printer writes them (write_csv_cell); numbers take a faster path with the same
+// output (format_csv_number), and a column whose value repeats one of its two most recent values
+// reuses its text (a GPU's peak and bandwidth, a data type, a slowly swept size).
+class CsvStream {
+ public:
+  explicit CsvStream(std::ostream& out) : out_(out), storage_(new char[capacity]), end_(storage_.get()) {}
+  CsvStream(const CsvStream&) = delete;
+  CsvStream& operator=(const CsvStream&) = delete;
+  ~CsvStream() = default;
+
+  template <class Row>
+  void header(const std::vector<const OpColumn<Row>*>& columns) {
+    std::string text;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (i > 0) text += ',';
+      write_csv_cell(text, Cell{std::string(columns[i]->column.key)});
+    }
+    text += '\n';
+    put(text.data(), text.size());
+    memo_.assign(columns.size(), Memo{});
+  }
+  template <class Row>
+  void row(const std::vector<const OpColumn<Row>*>& columns, const Row& row) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (room() < cell_room) flush();
+      if (i > 0) *end_++ = ',';
+      const OpCell cell = columns[i]->value(row);
+      Memo& memo = memo_[i];
+      if (!memo.off) {
+        if (const Seen* seen = memo.find(cell)) {
+          std::memcpy(end_, seen->text.data(), seen->size);
+          end_ += seen->size;
+          ++memo.hits;
+          continue;
+        }
+      }
+      append(memo, cell);
+    }
+    if (room() < cell_room) flush();
+    *end_++ = '\n';
+    ++rows_;
+  }
+  // Writes what is buffered; call once at the end (a destructor must not throw).
+  void flush();
+  [[nodiscard]] std::uint64_t rows() const { return rows_; }
+
+ private:
+  // A column's two most recent distinct cells and their texts (kept only when short): sweeps
+  // repeat a GPU's figures on every row, and attention's standard and flash rows alternate. A
+  // column whose values repeat less than once in three rows stops being remembered: comparing and
+  // copying would only cost time.
+  struct Seen {
+    OpCell cell;
+    std::array<char, 48> text{};
+    std::size_t size = 0;
+    bool valid = false;
+  };
+  struct Memo {
+    std::array<Seen, 2> seen{};
+    std::size_t next = 0;  // the slot the next new text replaces
+    bool off = false;
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+    [[nodiscard]] const Seen* find(const OpCell& cell) const {
+      for (const Seen& s : seen) {
+        if (s.valid && same(s.cell, cell)) return &s;
+      }
+      return nullptr;
+    }
+    // Equal cells write equal texts: numbers compare by their bits (0.0 and -0.0 differ in text).
+    [[nodiscard]] static bool same(const OpCell& a, const OpCell& b) {
+      const double* x = std::get_if<double>(&a);
+      const double* y = std::get_if<double>(&b);
+      if (x != nullptr && y != nullptr) return std::bit_cast<std::uint64_t>(*x) == std::bit_cast<std::uint64_t>(*y);
+      return a == b;
+    }
+  };
+  void append(Memo& memo, const OpCell& cell);
+  void put(const char* data, std::size_t size);  // any length
+  [[nodiscard]] std::size_t room() const { return capacity - static_cast<std::size_t>(end_ - storage_.get()); }
+
+  static constexpr std::size_t capacity = 1 << 17;
+  static constexpr std::size_t cell_room = 64;  // a number, a separator or a remembered text fits
+  std::ostream& out_;
+  std::unique_ptr<char[]> storage_;
+  char* end_;
+  std::vector<Memo> memo_;
+  std::uint64_t rows_ = 0;
+  std::uint64_t flushes_ = 0;
+};
+
+// Writes a number as write_csv_cell does (fmt's shortest round-trip "{}") to `out` (room for 32
+// characters) and returns the end, faster: whole numbers below 1e15 (byte and FLOP counts) as
+// integers, others through a compiled format.
+char* format_csv_number(char* out, double value);
+
+// Notes every op report carries: how time is bounded, which peak bounds the math, the GPUs that
+// state no such peak, and the block scales of the data types in use.
+void add_roof_notes(Report& report, std::span<const Roof> roofs, std::string_view math);
+void add_dtype_notes(Report& report, std::initializer_list<DType> types);
+
+// Writes notes to the stream the CLI shows on stderr.
+void write_notes(std::ostream& notes, const Report& report);
+
+// The report of an op kind: its first table holds one row per emitted Row.
+template <class Row, class Generate>
+[[nodiscard]] Report make_report(OpSetup& setup, std::uint64_t row_count, std::string name, std::string title,
+                                 std::initializer_list<std::span<const OpColumn<Row>>> groups, Generate&& generate) {
+  const auto columns = select_columns<Row>(setup.format, setup.efficiency.has_value(), groups);
+  setup.report.tables.insert(setup.report.tables.begin(),
+                             collect_table<Row>(std::move(name), std::move(title), columns, row_count, generate));
+  return std::move(setup.report);
+}
+
+// The same rows as CSV, streamed; the notes go to `notes`.
+template <class Row, class Generate>
+std::uint64_t stream_rows(const OpSetup& setup, std::initializer_list<std::span<const OpColumn<Row>>> groups,
+                          std::ostream& out, std::ostream& notes, Generate&& generate) {
+  const auto columns = select_columns<Row>(Format::csv, setup.efficiency.has_value(), groups);
+  write_notes(notes, setup.report);
+  CsvStream csv(out);
+  csv.header(columns);
+  generate([&](const Row& row) { csv.row(columns, row); });
+  csv.flush();
+  return csv.rows();
+}
+
+// Values of a sweepable integer flag.
+[[nodiscard]] inline std::vector<std::int64_t> axis(std::string_view flag, const std::string& text,
+                                                    std::int64_t minimum = 1) {
+  return parse_int_sweep(flag, text, minimum);
+}
+[[nodiscard]] std::int64_t max_of(const std::vector<std::int64_t>& values);
+[[nodiscard]] std::int64_t min_of(const std::vector<std::int64_t>& values);
+
+}  // namespace roofline::cli::op_detail

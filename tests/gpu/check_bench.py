@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""GPU test: runs `roofline bench --quick` and asserts that every benchmark passed its check.
+
+Usage: check_bench.py ROOFLINE_BINARY SOURCE_DIR
+
+Exit codes: 0 all verified; 1 a check failed or the report is malformed; 77 skipped (the
+binary reports no GPU or no CUDA build: exit code 3), which CTest shows as skipped.
+Extra arguments after SOURCE_DIR are passed to roofline bench (e.g. --filter gemv).
+"""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+ALLOWED = {"passed", "not_supported"}
+RESULT_TABLES = ("stream", "access", "gemv", "hierarchy")
+
+
+def validate_schema(report, source):
+    try:
+        import jsonschema
+    except ImportError:
+        print("note: python3-jsonschema is not installed here: the report's schema is not checked "
+              "(the CI schema test checks a synthetic report)")
+        return []
+    schema_dir = source / "docs" / "schema"
+    schema = json.loads((schema_dir / "bench.v1.schema.json").read_text())
+    resolver = jsonschema.RefResolver(base_uri=schema_dir.resolve().as_uri() + "/", referrer=schema)
+    validator = jsonschema.Draft7Validator(schema, resolver=resolver)
+    return [f"schema: {e.message} at {list(e.absolute_path)}" for e in validator.iter_errors(report)]
+
+
+def main():
+    binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
+    extra = sys.argv[3:]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "bench.json"
+        command = [binary, "bench", "--quick", "--format", "json", "-o", str(out), *extra]
+        print("running:", " ".join(command), flush=True)
+        try:
+            run = subprocess.run(command, stdout=subprocess.PIPE, stderr=None, text=True, timeout=840)
+        except subprocess.TimeoutExpired:
+            print("FAIL: roofline bench --quick did not finish within 840 s")
+            return 1
+        if run.returncode == 3:
+            print("skipped: no GPU or no CUDA build (roofline bench exited 3)")
+            return SKIP
+        if not out.exists():
+            print(f"FAIL: exit code {run.returncode} and no report written")
+            return 1
+        report = json.loads(out.read_text())
+
+    problems = validate_schema(report, source)
+    results = report["results"]
+    total = 0
+    for table in RESULT_TABLES:
+        rows = results.get(table, [])
+        if not any(row["status"] == "passed" for row in rows):
+            problems.append(f"{table}: no benchmark passed")
+        for row in rows:
+            total += 1
+            if row["status"] not in ALLOWED:
+                problems.append(f"{row['id']}: {row['status']}: {row['detail']}")
+            elif row["status"] == "passed" and not (row["median_us"] and row["median_us"] > 0):
+                problems.append(f"{row['id']}: passed without a timing")
+    if results["run"][0]["stopped_early"]:
+        problems.append("the run stopped early")
+    if run.returncode != (1 if problems else 0) and not problems:
+        problems.append(f"roofline bench exited {run.returncode} although every check passed")
+    for p in problems:
+        print("FAIL", p)
+    bad_rows = sum(1 for t in RESULT_TABLES for row in results.get(t, []) if row["status"] not in ALLOWED)
+    print(f"{total - bad_rows} passed, {len(problems)} failed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
