@@ -12,15 +12,15 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/ops.hpp"  // NormKind
+
 namespace roofline {
 
 enum class AttentionKind : std::uint8_t { gqa, mla };
 enum class FfnKind : std::uint8_t { gated, plain };
-enum class NormKind : std::uint8_t { rmsnorm, layernorm };
 
 [[nodiscard]] std::string_view name_of(AttentionKind kind);
 [[nodiscard]] std::string_view name_of(FfnKind kind);
-[[nodiscard]] std::string_view name_of(NormKind kind);
 
 struct AttentionSpec {
   AttentionKind kind = AttentionKind::gqa;

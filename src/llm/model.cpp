@@ -228,9 +228,6 @@ std::string_view name_of(AttentionKind kind) {
 std::string_view name_of(FfnKind kind) {
   return kind == FfnKind::plain ? "plain" : "gated";
 }
-std::string_view name_of(NormKind kind) {
-  return kind == NormKind::layernorm ? "layernorm" : "rmsnorm";
-}
 
 std::int64_t AttentionSpec::qk_head_dim() const {
   return kind == AttentionKind::mla ? qk_nope_head_dim + qk_rope_head_dim : head_dim;

@@ -9,14 +9,16 @@ namespace roofline::cli {
 void setup_hw_command(CLI::App& app);
 void setup_ridge_command(CLI::App& app);
 void setup_attainable_command(CLI::App& app);
-void setup_train_command(CLI::App& app);
+void setup_op_command(CLI::App& app);
 void setup_plot_command(CLI::App& app);
 void setup_bench_command(CLI::App& app);
-void setup_op_command(CLI::App& app);
+void setup_llm_command(CLI::App& app);
+void setup_train_command(CLI::App& app);
+void setup_plan_command(CLI::App& app);
 
 inline constexpr std::array command_setups{
-    &setup_hw_command,   &setup_ridge_command, &setup_attainable_command, &setup_op_command,
-    &setup_plot_command, &setup_bench_command, &setup_train_command,
+    &setup_hw_command,    &setup_ridge_command, &setup_attainable_command, &setup_op_command,   &setup_plot_command,
+    &setup_bench_command, &setup_llm_command,   &setup_train_command,      &setup_plan_command,
 };
 
 }  // namespace roofline::cli

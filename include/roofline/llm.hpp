@@ -1,0 +1,106 @@
+#pragma once
+
+// One LLM deployment on GPUs, the time side: one decode step and one prefill, op by op, from
+// the operation model (ops.hpp, attention.hpp) and the collectives (comm.hpp), and the TP
+// all-reduce over the scale-up link against the scale-out network. docs/llm.md derives it.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/deployment.hpp"
+#include "roofline/ops.hpp"
+
+namespace roofline {
+
+// What an op's time is spent on, for the bottleneck.
+enum class OpRole : std::uint8_t { weights, kv_cache, activations, tp_comm, pp_comm };
+[[nodiscard]] std::string_view name_of(OpRole role);
+
+struct StepOp {
+  std::string_view name;  // qkv_proj, attention, ffn_down, tp_allreduce, ...
+  std::string_view op;    // the model used: gemv, gemm, attention, latent_attention, norm, ...
+  std::string shape;      // its shape, for people (empty unless asked for)
+  OpCost cost;            // one GPU (HBM traffic; zero for transfers between GPUs)
+  double link_bytes = 0;  // bytes one GPU sends over a link (collectives, pipeline transfers)
+  OpRole role = OpRole::weights;
+  std::string_view bound;  // memory, compute or link
+  double time_s = 0;
+};
+
+struct LayerGroup {
+  std::string_view name;   // layer, dense layer, moe layer, embedding + head, pipeline
+  std::int64_t count = 0;  // instances per step on the path through all stages
+  std::vector<StepOp> ops;
+  [[nodiscard]] double time_s() const;  // one instance
+};
+
+struct StepTime {
+  std::vector<LayerGroup> groups;
+  double time_s = 0;  // sum over groups of count x time: one step through every stage
+  // Seconds per step by what they are spent on; compute-bound ops count as compute.
+  double weights_s = 0;
+  double kv_cache_s = 0;
+  double activations_s = 0;
+  double compute_s = 0;
+  double tp_comm_s = 0;
+  double pp_comm_s = 0;
+  double flops = 0;                                   // one GPU per stage, summed over the stages
+  double bytes = 0;                                   // HBM traffic, same
+  [[nodiscard]] std::string_view bottleneck() const;  // the largest of the parts above
+  [[nodiscard]] double bottleneck_share() const;
+};
+
+struct TimeOptions {
+  Efficiency efficiency;  // 1 = the roofline bound at datasheet peaks
+  bool describe = true;   // format each op's shape (the planner skips it)
+};
+
+// One decode step: `batch` requests, each with `context` tokens in its cache (the new token
+// included), produce one token each. Attention reads the cache of the whole (windowed) context.
+[[nodiscard]] StepTime decode_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,
+                                   const DeploymentConfig& config, std::int64_t batch, std::int64_t context,
+                                   const TimeOptions& options = {});
+// Prefill of one request of `prompt` tokens (causal attention), up to its first output token.
+[[nodiscard]] StepTime prefill(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,
+                               const DeploymentConfig& config, std::int64_t prompt, const TimeOptions& options = {});
+
+// The link a group of `ranks` GPUs talks over: the scale-up link within the scale-up domain,
+// the scale-out network beyond it.
+[[nodiscard]] LinkSpec group_link(const GpuSpec& gpu, const DeploymentConfig& config, int ranks);
+
+// The TP all-reduce after attention and after the feed-forward layer (2 per layer): message =
+// tokens x hidden x activation bytes, over the scale-up link and over the scale-out network.
+struct AllReduceCompare {
+  double message_bytes = 0;
+  double scale_up_s = 0;  // one all-reduce
+  double scale_out_s = 0;
+  int per_layer = 2;
+};
+[[nodiscard]] AllReduceCompare tp_allreduce(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,
+                                            const DeploymentConfig& config, std::int64_t tokens);
+
+// Multi-head latent attention's core, on one GPU's `heads` query heads. Decode runs it absorbed:
+// the heads attend to the cached latent directly (scores over kv_lora_rank + rope values, outputs
+// in the kv_lora_rank space), the latent read once for all heads. Prefill runs it expanded: W_UK
+// and W_UV have decompressed per-head keys (nope + rope wide) and values (v wide), which flash
+// attention reads once each. FLOPs are the matmul FLOPs, 2 x width per query-key pair and head for
+// scores and again for values; attention_pairs() (attention.hpp) counts the pairs.
+struct LatentAttentionShape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;  // query heads on this GPU
+  std::int64_t seq = 1;
+  std::int64_t kv_seq = 1;
+  bool causal = false;
+  bool absorbed = true;
+  std::int64_t kv_lora_rank = 512;
+  std::int64_t qk_nope_head_dim = 128;
+  std::int64_t qk_rope_head_dim = 64;
+  std::int64_t v_head_dim = 128;
+  DType act = DType::bf16;
+  DType kv = DType::bf16;  // the cached latent (absorbed form)
+};
+[[nodiscard]] OpCost latent_attention_cost(const LatentAttentionShape& shape);
+
+}  // namespace roofline

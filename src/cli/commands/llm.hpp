@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../common.hpp"
+#include "../model_options.hpp"
+#include "roofline/hardware.hpp"
+#include "roofline/report.hpp"
+
+namespace roofline::cli {
+
+// The deployment flags shared by llm and plan: memory reserve, links, efficiency.
+struct DeploymentFlags {
+  double reserve_gb = default_reserve_gb;
+  double workspace_gb = default_workspace_gb;
+  double scale_up_latency_us = default_scale_up_latency_us;
+  double scale_out_gbps = default_scale_out_gbps;
+  double scale_out_latency_us = default_scale_out_latency_us;
+  int scale_up_domain = default_scale_up_domain;
+  std::string efficiency = "compute=1,memory=1";
+};
+void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
+// Checks the values (InputError naming the flag) and fills the config's memory and link fields.
+void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config);
+[[nodiscard]] nlohmann::json deployment_flags_json(const DeploymentFlags& flags);
+
+struct LlmOptions {
+  ModelOptions model;
+  std::string gpu;
+  int gpus = 0;  // 0: tp x pp (one replica)
+  int tp = 1;
+  int pp = 1;
+  // Unset: the activation format (bf16, or fp16 on a GPU without bf16).
+  std::optional<std::string> weights;
+  std::optional<std::string> kv;
+  std::optional<std::string> embeddings;
+  std::int64_t context = 0;
+  std::optional<std::int64_t> prompt;  // default: the context
+  std::string batch = "max";
+  bool levers = true;  // the table of weight/KV formats at the same deployment
+  DeploymentFlags deployment;
+  std::vector<std::string> what_if;
+  CommonOptions common;
+};
+
+[[nodiscard]] Report run_llm(const LlmOptions& options, const HardwareRegistry& registry);
+
+}  // namespace roofline::cli

@@ -1,0 +1,294 @@
+// roofline plan: the cheapest deployment that serves a workload within its latency targets.
+#include "plan.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "commands.hpp"
+#include "roofline/error.hpp"
+#include "roofline/plan.hpp"
+#include "roofline/text.hpp"
+
+namespace roofline::cli {
+namespace {
+
+struct RankedRow {
+  std::int64_t rank = 0;
+  PlanCandidate c;
+};
+
+constexpr std::array<ColumnOf<RankedRow>, 16> ranked_columns{{
+    {{"rank", "#", 0}, [](const RankedRow& r) { return Cell{r.rank}; }},
+    {{"gpu", "GPU", 0}, [](const RankedRow& r) { return Cell{r.c.gpu}; }},
+    {{"tp", "TP", 0}, [](const RankedRow& r) { return Cell{std::int64_t{r.c.tp}}; }},
+    {{"pp", "PP", 0}, [](const RankedRow& r) { return Cell{std::int64_t{r.c.pp}}; }},
+    {{"weights", "weights", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.weights))}; }},
+    {{"kv", "KV", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.kv))}; }},
+    {{"batch", "batch", 0}, [](const RankedRow& r) { return Cell{r.c.batch}; }},
+    {{"max_batch", "fits", 0}, [](const RankedRow& r) { return Cell{r.c.max_batch}; }},
+    {{"replicas", "replicas", 0}, [](const RankedRow& r) { return Cell{r.c.replicas}; }},
+    {{"gpus_total", "GPUs", 0}, [](const RankedRow& r) { return Cell{r.c.gpus_total}; }},
+    {{"tpot_ms", "TPOT [ms]", 2}, [](const RankedRow& r) { return Cell{r.c.tpot_s * 1e3}; }},
+    {{"ttft_ms", "TTFT [ms]", 1}, [](const RankedRow& r) { return Cell{r.c.ttft_s * 1e3}; }},
+    {{"utilization", "load", 2}, [](const RankedRow& r) { return Cell{r.c.utilization}; }},
+    {{"usd_per_hour", "$/hour", 2}, [](const RankedRow& r) { return Cell{r.c.usd_per_hour}; }},
+    {{"usd_per_million_output_tokens", "$/M tokens", 3},
+     [](const RankedRow& r) { return Cell{r.c.usd_per_million_output_tokens}; }},
+    {{"bottleneck", "decode bottleneck", 0}, [](const RankedRow& r) { return Cell{r.c.bottleneck}; }},
+}};
+
+struct ReasonRow {
+  std::string reason;
+  std::int64_t count = 0;
+  std::string example;
+};
+
+constexpr std::array<ColumnOf<ReasonRow>, 3> reason_columns{{
+    {{"reason", "rejected for", 0}, [](const ReasonRow& r) { return Cell{r.reason}; }},
+    {{"count", "candidates", 0}, [](const ReasonRow& r) { return Cell{r.count}; }},
+    {{"example", "example", 0}, [](const ReasonRow& r) { return Cell{r.example}; }},
+}};
+
+nlohmann::json candidate_json(const PlanCandidate& c) {
+  nlohmann::json j = {{"gpu", c.gpu},
+                      {"tp", c.tp},
+                      {"pp", c.pp},
+                      {"weights", name_of(c.weights)},
+                      {"kv", name_of(c.kv)},
+                      {"max_batch", c.max_batch},
+                      {"weights_per_gpu_bytes", c.weight_bytes_per_gpu},
+                      {"kv_per_request_per_gpu_bytes", c.kv_bytes_per_request_per_gpu}};
+  if (c.rejection != Rejection::none) {
+    j["reason_kind"] = name_of(c.rejection);
+    j["reason"] = c.reason;
+    j["ttft_ms"] = c.ttft_s > 0 ? nlohmann::json(c.ttft_s * 1e3) : nullptr;
+    return j;
+  }
+  j["batch"] = c.batch;
+  j["replicas"] = c.replicas;
+  j["gpus_total"] = c.gpus_total;
+  j["ttft_ms"] = c.ttft_s * 1e3;
+  j["decode_step_ms"] = c.step_s * 1e3;
+  j["tpot_ms"] = c.tpot_s * 1e3;
+  j["requests_per_s_per_replica"] = c.requests_per_s_per_replica;
+  j["utilization"] = c.utilization;
+  j["usd_per_hour"] = c.usd_per_hour;
+  j["usd_per_million_output_tokens"] = c.usd_per_million_output_tokens;
+  j["bottleneck"] = c.bottleneck;
+  return j;
+}
+
+template <typename T>
+std::vector<T> parse_list(const std::string& text, std::string_view flag,
+                          T (*parse)(const std::string&, std::string_view)) {
+  std::vector<T> out;
+  for (const std::string& piece : split(text, ',')) {
+    if (piece.empty()) throw InputError(fmt::format("{}: empty entry in '{}'", flag, text));
+    const T value = parse(piece, flag);
+    if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+  }
+  return out;
+}
+
+int parse_degree(const std::string& text, std::string_view flag) {
+  std::size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1) throw InputError(fmt::format("{}: '{}' is not a positive integer", flag, text));
+  return value;
+}
+
+DType parse_format_flag(const std::string& text, std::string_view flag) {
+  return parse_storage_dtype(text, flag);
+}
+
+std::map<std::string, double> parse_prices(const std::vector<std::string>& entries, const std::vector<GpuSpec>& gpus,
+                                           const HardwareRegistry& registry) {
+  std::map<std::string, double> prices;
+  std::optional<double> fallback;
+  for (const std::string& entry : entries) {
+    for (const std::string& item : split(entry, ',')) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw InputError(fmt::format("--price '{}': expected GPU=USD_PER_HOUR, e.g. --price h100=2.5", item));
+      }
+      const std::string name = item.substr(0, eq);
+      const std::vector<double> value = parse_positive_numbers("--price " + name, item.substr(eq + 1));
+      if (to_lower(name) == "all") {
+        fallback = value.front();
+      } else {
+        prices[registry.find(name).id] = value.front();
+      }
+    }
+  }
+  std::vector<std::string> missing;
+  for (const GpuSpec& gpu : gpus) {
+    if (prices.count(gpu.id) > 0) continue;
+    if (fallback) {
+      prices[gpu.id] = *fallback;
+    } else {
+      missing.push_back(gpu.id);
+    }
+  }
+  if (!missing.empty()) {
+    throw InputError(
+        fmt::format("--price: no price for {}; give --price GPU=USD_PER_HOUR for each GPU (or --price "
+                    "all=USD_PER_HOUR): roofline ships no prices, they depend on the provider and the date",
+                    fmt::join(missing, ", ")));
+  }
+  return prices;
+}
+
+}  // namespace
+
+Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
+  const ModelSpec model = resolve_model(options.model);
+  PlanSpace space;
+  space.gpus = selected_gpus(registry, options.gpus, options.what_if);
+  space.usd_per_gpu_hour = parse_prices(options.prices, space.gpus, registry);
+  space.weights = parse_list<DType>(options.weights, "--weights", parse_format_flag);
+  space.kv = parse_list<DType>(options.kv, "--kv", parse_format_flag);
+  space.tp = parse_list<int>(options.tp, "--tp", parse_degree);
+  space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
+  space.max_batch = options.max_batch;
+  apply_deployment_flags(options.deployment, space.base);
+  space.time.efficiency = parse_efficiency(options.deployment.efficiency, "--efficiency");
+  if (options.top < 0) throw InputError(fmt::format("--top {}: must be >= 0", options.top));
+  if (!(options.tpot_ms > 0) || !(options.ttft_ms > 0)) {
+    throw InputError("--tpot-ms and --ttft-ms: must be positive numbers of milliseconds");
+  }
+  const Workload workload{options.rps, options.prompt, options.output, options.tpot_ms / 1e3, options.ttft_ms / 1e3};
+
+  const PlanResult result = plan_deployment(model, workload, space);
+
+  std::map<std::string, std::pair<std::int64_t, std::string>> reasons;
+  for (const PlanCandidate& c : result.rejected) {
+    auto& [count, example] = reasons[std::string(name_of(c.rejection))];
+    if (count++ == 0) {
+      example = fmt::format("{} TP {} PP {} {}/{}: {}", c.gpu, c.tp, c.pp, name_of(c.weights), name_of(c.kv), c.reason);
+    }
+  }
+  if (result.ranked.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [reason, entry] : reasons) parts.push_back(fmt::format("{} {}", entry.first, reason));
+    std::string example;
+    std::int64_t most = 0;
+    for (const auto& [reason, entry] : reasons) {
+      if (entry.first > most) {
+        most = entry.first;
+        example = entry.second;
+      }
+    }
+    throw InputError(
+        fmt::format("{}: no configuration fits and meets the targets ({} candidates rejected: {}); e.g. {}", model.id,
+                    result.rejected.size(), fmt::join(parts, ", "), example));
+  }
+
+  Report report;
+  report.kind = "plan";
+  nlohmann::json gpu_ids = nlohmann::json::array();
+  for (const GpuSpec& gpu : space.gpus) gpu_ids.push_back(gpu.id);
+  nlohmann::json formats_w = nlohmann::json::array();
+  for (DType t : space.weights) formats_w.push_back(name_of(t));
+  nlohmann::json formats_kv = nlohmann::json::array();
+  for (DType t : space.kv) formats_kv.push_back(name_of(t));
+  report.inputs = {{"model", model_summary(model)},
+                   {"gpus", gpu_ids},
+                   {"workload",
+                    {{"rps", options.rps},
+                     {"prompt", options.prompt},
+                     {"output", options.output},
+                     {"tpot_ms", options.tpot_ms},
+                     {"ttft_ms", options.ttft_ms}}},
+                   {"usd_per_gpu_hour", space.usd_per_gpu_hour},
+                   {"search",
+                    {{"weights", formats_w},
+                     {"kv", formats_kv},
+                     {"tp", space.tp},
+                     {"pp", space.pp},
+                     {"max_batch", space.max_batch}}},
+                   {"deployment", deployment_flags_json(options.deployment)},
+                   {"top", options.top},
+                   {"set", options.what_if}};
+  add_hardware_origins(report, space.gpus);
+
+  std::vector<RankedRow> ranked;
+  const std::size_t shown = std::min(result.ranked.size(), static_cast<std::size_t>(options.top) + 1);
+  for (std::size_t i = 0; i < shown; ++i) ranked.push_back({static_cast<std::int64_t>(i + 1), result.ranked[i]});
+  report.tables.push_back(Table::from_rows<RankedRow>(
+      "ranked",
+      fmt::format("{} at {:g} requests/s ({} prompt + {} output tokens), TPOT <= {:g} ms, TTFT <= {:g} ms: cheapest "
+                  "first",
+                  model.id, options.rps, options.prompt, options.output, options.tpot_ms, options.ttft_ms),
+      ranked_columns, ranked));
+  std::vector<ReasonRow> reason_rows;
+  for (const auto& [reason, entry] : reasons) reason_rows.push_back({reason, entry.first, entry.second});
+  report.tables.push_back(Table::from_rows<ReasonRow>(
+      "rejection_summary",
+      fmt::format("{} of {} configurations rejected", result.rejected.size(), result.configurations), reason_columns,
+      reason_rows));
+
+  nlohmann::json runners_up = nlohmann::json::array();
+  for (std::size_t i = 1; i < shown; ++i) runners_up.push_back(candidate_json(result.ranked[i]));
+  nlohmann::json rejected = nlohmann::json::array();
+  for (const PlanCandidate& c : result.rejected) rejected.push_back(candidate_json(c));
+  report.extra_results = {{"chosen", candidate_json(result.ranked.front())},
+                          {"runners_up", runners_up},
+                          {"rejected", rejected},
+                          {"counts",
+                           {{"configurations", result.configurations},
+                            {"feasible", result.ranked.size()},
+                            {"rejected", result.rejected.size()},
+                            {"decode_evaluations", result.decode_evaluations}}}};
+
+  const PlanCandidate& best = result.ranked.front();
+  report.notes.push_back(fmt::format(
+      "chosen: {} x {} (TP {}, PP {}, {} replica(s)), {} weights, {} KV cache, batch {}: ${:.3f} per million output "
+      "tokens at ${:.2f}/hour",
+      best.gpus_total, best.gpu, best.tp, best.pp, best.replicas, name_of(best.weights), name_of(best.kv), best.batch,
+      best.usd_per_million_output_tokens, best.usd_per_hour));
+  report.notes.push_back(
+      "a replica at batch B serves B / (output x step + B x TTFT) requests/s; TPOT = step + B x TTFT / output (the "
+      "prefills interleaved with decode); the step is timed at the last token (prompt + output cached); queueing "
+      "is not modelled");
+  report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
+  report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
+  return report;
+}
+
+void setup_plan_command(CLI::App& app) {
+  auto options = std::make_shared<PlanOptions>();
+  CLI::App* command = app.add_subcommand(
+      "plan", "Capacity planning: cheapest GPU x TP x PP x format x batch that meets the TPOT/TTFT targets");
+  add_model_options(*command, options->model);
+  command->add_option("--gpus", options->gpus, "Candidate GPUs: a comma-separated list, or 'all'")->required();
+  command->add_option("--rps", options->rps, "Requests per second to serve")->required();
+  command->add_option("--prompt", options->prompt, "Prompt tokens per request")->required();
+  command->add_option("--output", options->output, "Output tokens per request")->required();
+  command->add_option("--tpot-ms", options->tpot_ms, "Target time per output token, ms")->required();
+  command->add_option("--ttft-ms", options->ttft_ms, "Target time to first token, ms")->required();
+  command
+      ->add_option("--price", options->prices,
+                   "USD per GPU-hour: GPU=PRICE, repeatable or comma-separated; all=PRICE for every other GPU. "
+                   "Required: no prices ship with roofline")
+      ->required();
+  command->add_option("--weights", options->weights, "Weight formats to try")->capture_default_str();
+  command->add_option("--kv", options->kv, "KV-cache formats to try")->capture_default_str();
+  command->add_option("--tp", options->tp, "Tensor-parallel degrees to try")->capture_default_str();
+  command->add_option("--pp", options->pp, "Pipeline degrees to try")->capture_default_str();
+  command->add_option("--max-batch", options->max_batch, "Largest batch per replica to try")->capture_default_str();
+  command->add_option("--top", options->top, "Runners-up to list after the chosen configuration")
+      ->capture_default_str();
+  add_deployment_flags(*command, options->deployment);
+  add_what_if_option(*command, options->what_if);
+  add_common_options(*command, options->common, false);
+  command->callback([options] { emit(run_plan(*options, load_registry(options->common)), options->common); });
+}
+
+}  // namespace roofline::cli

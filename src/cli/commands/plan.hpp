@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../common.hpp"
+#include "../model_options.hpp"
+#include "llm.hpp"
+#include "roofline/hardware.hpp"
+#include "roofline/report.hpp"
+
+namespace roofline::cli {
+
+struct PlanOptions {
+  ModelOptions model;
+  std::string gpus;  // a list, or "all"
+  double rps = 0;
+  std::int64_t prompt = 0;
+  std::int64_t output = 0;
+  double tpot_ms = 0;
+  double ttft_ms = 0;
+  std::vector<std::string> prices;  // GPU=USD_PER_HOUR, repeatable or comma-separated; all=X for the rest
+  std::string weights = "bf16,fp8,int4_g128,nvfp4";
+  std::string kv = "bf16,fp8";
+  std::string tp = "1,2,4,8";
+  std::string pp = "1,2,4";
+  std::int64_t max_batch = 1024;
+  int top = 5;
+  DeploymentFlags deployment;
+  std::vector<std::string> what_if;
+  CommonOptions common;
+};
+
+[[nodiscard]] Report run_plan(const PlanOptions& options, const HardwareRegistry& registry);
+
+}  // namespace roofline::cli

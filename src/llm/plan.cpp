@@ -1,0 +1,199 @@
+#include "roofline/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "roofline/error.hpp"
+
+namespace roofline {
+namespace {
+
+// Whether the GPU can multiply in this weight format: 16-bit formats need their tensor rate;
+// compute formats (fp8, int8, fp4 families) need theirs (there is no production kernel that
+// widens them on older GPUs); weight-only int4 formats are widened to 16 bits anywhere.
+bool format_supported(const GpuSpec& gpu, DType weights, DType activations) {
+  if (weights == DType::int4 || weights == DType::int4_g128) return true;
+  if (weights == DType::bf16 || weights == DType::fp16) return gpu.matrix_peak_flops(weights).has_value();
+  return matmul_dtype(gpu, weights, activations) == weights;
+}
+
+std::string gb(double bytes) {
+  return fmt::format("{:.1f} GB", bytes / 1e9);
+}
+
+std::string ms(double seconds) {
+  return fmt::format("{:.1f} ms", seconds * 1e3);
+}
+
+// Batches tried: powers of two up to the limit, and the limit itself.
+std::vector<std::int64_t> batch_ladder(std::int64_t limit) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t b = 1; b < limit; b *= 2) out.push_back(b);
+  out.push_back(limit);
+  return out;
+}
+
+void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space, const GpuSpec& gpu, double price,
+              PlanCandidate& c, PlanResult& result) {
+  DeploymentConfig config = space.base;
+  config.tp = c.tp;
+  config.pp = c.pp;
+  config.weights = c.weights;
+  config.kv = c.kv;
+  config.embeddings = default_activation_dtype(gpu);
+  config.activations = default_activation_dtype(gpu);
+
+  if (c.tp > config.scale_up_domain) {
+    c.rejection = Rejection::sharding;
+    c.reason = fmt::format("TP {} spans more than the scale-up domain of {} GPUs", c.tp, config.scale_up_domain);
+    return;
+  }
+  Sharding sharding;
+  try {
+    sharding = shard(model, c.tp, c.pp);
+  } catch (const InputError& e) {
+    c.rejection = Rejection::sharding;
+    c.reason = e.what();
+    return;
+  }
+  if (!format_supported(gpu, c.weights, config.activations)) {
+    c.rejection = Rejection::format;
+    c.reason = fmt::format("{} has no {} tensor rate", gpu.id, name_of(c.weights));
+    return;
+  }
+
+  const std::int64_t context = w.prompt + w.output;
+  const MemoryPlan memory = plan_memory(model, gpu, sharding, config, context);
+  const StageMemory& stage = memory.heaviest();
+  c.weight_bytes_per_gpu = stage.weights.total();
+  c.kv_bytes_per_request_per_gpu = stage.kv_bytes_per_request;
+  c.max_batch = memory.max_requests();
+  if (!memory.weights_fit()) {
+    c.rejection = Rejection::memory;
+    c.reason = fmt::format("weights {} per GPU + {} reserve and workspace exceed {}", gb(stage.weights.total()),
+                           gb(config.reserve_bytes + config.workspace_bytes), gb(memory.capacity_bytes));
+    return;
+  }
+  if (c.max_batch < 1) {
+    c.rejection = Rejection::memory;
+    c.reason = fmt::format("one request of {} tokens needs {} of KV cache per GPU; {} is free", memory.cached_tokens,
+                           gb(stage.kv_bytes_per_request), gb(stage.free_bytes));
+    return;
+  }
+
+  const StepTime first = prefill(model, gpu, sharding, config, w.prompt, space.time);
+  c.ttft_s = first.time_s;
+  if (c.ttft_s > w.ttft_s) {
+    c.rejection = Rejection::ttft;
+    c.reason = fmt::format("TTFT {} > target {} (prefill of {} tokens, {} bound)", ms(c.ttft_s), ms(w.ttft_s), w.prompt,
+                           first.bottleneck());
+    return;
+  }
+
+  const auto output = static_cast<double>(w.output);
+  bool found = false;
+  double first_tpot = 0;
+  double first_step = 0;
+  for (std::int64_t batch : batch_ladder(std::min(c.max_batch, space.max_batch))) {
+    const StepTime step = decode_step(model, gpu, sharding, config, batch, context, space.time);
+    ++result.decode_evaluations;
+    const auto b = static_cast<double>(batch);
+    // A replica running `batch` requests at a time also prefills each newcomer: per request it
+    // spends output x step on decode steps shared by the batch and ttft on its own prefill.
+    const double tpot = step.time_s + b * c.ttft_s / output;
+    if (batch == 1) {
+      first_tpot = tpot;
+      first_step = step.time_s;
+    }
+    if (tpot > w.tpot_s) break;  // longer with every larger batch
+    const double per_replica = b / (output * step.time_s + b * c.ttft_s);
+    const auto replicas = static_cast<std::int64_t>(std::ceil(w.requests_per_s / per_replica - 1e-9));
+    const std::int64_t gpus = replicas * c.tp * c.pp;
+    const double usd_per_hour = static_cast<double>(gpus) * price;
+    const double usd_per_million = usd_per_hour / (w.requests_per_s * output * 3600.0) * 1e6;
+    if (!found || usd_per_million < c.usd_per_million_output_tokens - 1e-12 ||
+        (std::abs(usd_per_million - c.usd_per_million_output_tokens) <= 1e-12 && tpot < c.tpot_s)) {
+      found = true;
+      c.batch = batch;
+      c.step_s = step.time_s;
+      c.tpot_s = tpot;
+      c.requests_per_s_per_replica = per_replica;
+      c.replicas = replicas;
+      c.gpus_total = gpus;
+      c.usd_per_hour = usd_per_hour;
+      c.usd_per_million_output_tokens = usd_per_million;
+      c.utilization = w.requests_per_s / (static_cast<double>(replicas) * per_replica);
+      c.bottleneck = std::string(step.bottleneck());
+    }
+  }
+  if (!found) {
+    c.rejection = Rejection::tpot;
+    c.reason = fmt::format("TPOT {} at batch 1 > target {} (decode step {} + prefill share {})", ms(first_tpot),
+                           ms(w.tpot_s), ms(first_step), ms(first_tpot - first_step));
+  }
+}
+
+}  // namespace
+
+std::string_view name_of(Rejection reason) {
+  switch (reason) {
+    case Rejection::none: return "none";
+    case Rejection::sharding: return "sharding";
+    case Rejection::format: return "format";
+    case Rejection::memory: return "memory";
+    case Rejection::ttft: return "ttft";
+    case Rejection::tpot: return "tpot";
+  }
+  return "none";
+}
+
+PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const PlanSpace& space) {
+  if (!(w.requests_per_s > 0) || !std::isfinite(w.requests_per_s)) {
+    throw InputError(fmt::format("--rps {}: must be a positive number", w.requests_per_s));
+  }
+  if (w.prompt < 1) throw InputError(fmt::format("--prompt {}: must be a positive integer", w.prompt));
+  if (w.output < 1) throw InputError(fmt::format("--output {}: must be a positive integer", w.output));
+  if (!(w.tpot_s > 0)) throw InputError("--tpot-ms: must be a positive number");
+  if (!(w.ttft_s > 0)) throw InputError("--ttft-ms: must be a positive number");
+  if (space.max_batch < 1) throw InputError("--max-batch: must be a positive integer");
+
+  PlanResult result;
+  for (const GpuSpec& gpu : space.gpus) {
+    const auto price = space.usd_per_gpu_hour.find(gpu.id);
+    if (price == space.usd_per_gpu_hour.end()) {
+      throw InputError(fmt::format("--price: no price for {} (give --price {}=USD_PER_HOUR)", gpu.id, gpu.id));
+    }
+    for (int tp : space.tp) {
+      for (int pp : space.pp) {
+        for (DType weights : space.weights) {
+          for (DType kv : space.kv) {
+            ++result.configurations;
+            PlanCandidate c;
+            c.gpu = gpu.id;
+            c.tp = tp;
+            c.pp = pp;
+            c.weights = weights;
+            c.kv = kv;
+            evaluate(model, w, space, gpu, price->second, c, result);
+            if (c.rejection == Rejection::none) {
+              result.ranked.push_back(std::move(c));
+            } else {
+              result.rejected.push_back(std::move(c));
+            }
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
+    if (a.usd_per_million_output_tokens != b.usd_per_million_output_tokens)
+      return a.usd_per_million_output_tokens < b.usd_per_million_output_tokens;
+    if (a.gpus_total != b.gpus_total) return a.gpus_total < b.gpus_total;
+    return a.tpot_s < b.tpot_s;
+  });
+  return result;
+}
+
+}  // namespace roofline
