@@ -94,6 +94,19 @@ def main() -> int:
         except jsonschema.ValidationError as error:
             print(f"FAIL {' '.join(case)}: {error.message} at {list(error.absolute_path)}")
             failures += 1
+    # The reports committed as examples must still match their schemas.
+    examples = sorted((source / "docs" / "examples").glob("*.json"))
+    for path in examples:
+        report = json.loads(path.read_text())
+        kind, version = report["schema"].split(".")[1:3]
+        schema = json.loads((schema_dir / f"{kind}.{version}.schema.json").read_text())
+        resolver = jsonschema.RefResolver(base_uri=resolver_base, referrer=schema)
+        try:
+            jsonschema.validate(report, schema, resolver=resolver)
+            print(f"ok   docs/examples/{path.name} -> {kind}.{version}.schema.json")
+        except jsonschema.ValidationError as error:
+            print(f"FAIL docs/examples/{path.name}: {error.message} at {list(error.absolute_path)}")
+            failures += 1
     for path in sorted(schema_dir.glob("*.schema.json")):
         if path.name.startswith("report-envelope") or path.name in used:
             continue
@@ -101,7 +114,7 @@ def main() -> int:
             continue  # only definitions, shared by report schemas (e.g. op-common)
         print(f"FAIL {path.name}: no case exercises this schema")
         failures += 1
-    print(f"{len(commands) - failures} passed, {failures} failed")
+    print(f"{len(commands) + len(examples) - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 

@@ -27,7 +27,7 @@ constexpr std::array<ColumnOf<RankedRow>, 16> ranked_columns{{
     {{"weights", "weights", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.weights))}; }},
     {{"kv", "KV", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.kv))}; }},
     {{"batch", "batch", 0}, [](const RankedRow& r) { return Cell{r.c.batch}; }},
-    {{"max_batch", "fits", 0}, [](const RankedRow& r) { return Cell{r.c.max_batch}; }},
+    {{"max_batch", "max batch", 0}, [](const RankedRow& r) { return Cell{r.c.max_batch}; }},
     {{"replicas", "replicas", 0}, [](const RankedRow& r) { return Cell{r.c.replicas}; }},
     {{"gpus_total", "GPUs", 0}, [](const RankedRow& r) { return Cell{r.c.gpus_total}; }},
     {{"tpot_ms", "TPOT [ms]", 2}, [](const RankedRow& r) { return Cell{r.c.tpot_s * 1e3}; }},
