@@ -1,6 +1,7 @@
 // Benchmark (not a test): how long `roofline plan` takes over the whole bundled GPU set, for every
 // bundled model. Runs the same run_plan the CLI calls (enumeration, op model, report tables), a few
-// times per model, and prints the median, minimum and maximum wall time. docs/results/ records it.
+// times per model, and prints the median, minimum and maximum wall time. docs/results/plan-speed.md
+// records it.
 //
 //   build/<preset>/bench/plan_bench [REPETITIONS]
 #include <fmt/format.h>

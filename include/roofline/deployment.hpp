@@ -22,8 +22,8 @@ namespace roofline {
 // activations of the largest step in flight (prefill chunk, logits, CUDA graphs' buffers).
 inline constexpr double default_reserve_gb = 3.0;
 inline constexpr double default_workspace_gb = 2.0;
-// One latency per message step of a collective (alpha of the alpha-beta model); assumptions to
-// calibrate with the collectives benchmark, not measurements.
+// One latency per message step of a collective (alpha of the alpha-beta model): assumptions, not
+// measurements; calibrate them with NCCL tests' all_reduce_perf on the target system.
 inline constexpr double default_scale_up_latency_us = 1.0;
 inline constexpr double default_scale_out_latency_us = 5.0;
 // Scale-out network per GPU and direction: one 400 Gb/s NIC per GPU (InfiniBand NDR / 400G

@@ -167,7 +167,7 @@ void add_deployment_flags(CLI::App& command, DeploymentFlags& flags) {
       ->group("Memory");
   command
       .add_option("--scale-up-latency-us", flags.scale_up_latency_us,
-                  "Latency per collective step on the scale-up link (assumption; calibrate with bench)")
+                  "Latency per collective step on the scale-up link (an assumption; calibrate with NCCL tests)")
       ->capture_default_str()
       ->group("Links");
   command
