@@ -16,6 +16,15 @@
 
 namespace roofline {
 
+// Bounds on sizes, far beyond any real model or deployment, that keep every element count of a
+// step within 64-bit integers (a larger value is bad input, exit 2).
+inline constexpr std::int64_t max_tokens = std::int64_t{1} << 24;  // context, prompt, output, sequence
+inline constexpr std::int64_t max_batch = std::int64_t{1} << 20;   // concurrent requests
+inline constexpr std::int64_t max_width = std::int64_t{1} << 24;   // hidden, feed-forward, expert width
+inline constexpr std::int64_t max_heads = 4096;                    // heads, KV heads, head dims
+inline constexpr std::int64_t max_vocab = std::int64_t{1} << 27;
+inline constexpr std::int64_t max_experts = 4096;
+
 enum class AttentionKind : std::uint8_t { gqa, mla };
 enum class FfnKind : std::uint8_t { gated, plain };
 

@@ -69,8 +69,9 @@ DType parse_storage_dtype(const std::string& text, std::string_view flag) {
   return type;
 }
 
-void require_positive(std::int64_t value, std::string_view flag) {
+void require_positive(std::int64_t value, std::string_view flag, std::int64_t limit) {
   if (value < 1) throw InputError(fmt::format("{} {}: must be a positive integer", flag, value));
+  if (value > limit) throw InputError(fmt::format("{} {}: more than the {} roofline models", flag, value, limit));
 }
 
 }  // namespace roofline::cli

@@ -34,7 +34,7 @@ void add_model_options(CLI::App& command, ModelOptions& options);
 // Parses a data type flag and checks it is a storage format a deployment can use.
 [[nodiscard]] DType parse_storage_dtype(const std::string& text, std::string_view flag);
 
-// A positive integer flag value (sizes, counts); throws InputError naming the flag.
-void require_positive(std::int64_t value, std::string_view flag);
+// A positive integer flag value (sizes, counts), at most `limit`; throws InputError naming the flag.
+void require_positive(std::int64_t value, std::string_view flag, std::int64_t limit = max_tokens);
 
 }  // namespace roofline::cli

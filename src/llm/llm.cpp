@@ -364,7 +364,11 @@ void account(StepTime& step) {
 
 StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding, const DeploymentConfig& config,
                   const TimeOptions& options, bool decode, std::int64_t tokens, std::int64_t context) {
-  if (tokens < 1) throw InputError(fmt::format("{}: needs at least one token", decode ? "decode" : "prefill"));
+  const std::string_view what = decode ? "decode" : "prefill";
+  if (tokens < 1) throw InputError(fmt::format("{}: needs at least one token", what));
+  if (tokens > (decode ? max_batch : max_tokens) || context > max_tokens) {
+    throw InputError(fmt::format("{}: {} tokens with {} cached is more than roofline models", what, tokens, context));
+  }
   StepBuilder builder(model, gpu, sharding, config, options, decode, tokens, context);
   StepTime step;
   if (model.dense_layers() > 0) {

@@ -54,6 +54,26 @@ void check_model(const ModelSpec& m, const std::string& origin) {
     throw InputError(fmt::format("{}: {}: {}", origin, key, problem));
   };
   const AttentionSpec& a = m.attention;
+  const auto at_most = [&](std::int64_t value, std::int64_t limit, std::string_view key) {
+    if (value > limit) fail(key, fmt::format("{} is more than the {} roofline models", value, limit));
+  };
+  at_most(m.layers, 10000, "/layers");
+  at_most(m.hidden, max_width, "/hidden_size");
+  at_most(m.vocab, max_vocab, "/vocab_size");
+  at_most(m.ffn.intermediate, max_width, "/ffn/intermediate_size");
+  at_most(a.heads, max_heads, "/attention/heads");
+  at_most(a.head_dim, max_heads, "/attention/head_dim");
+  at_most(a.q_lora_rank, max_width, "/attention/q_lora_rank");
+  at_most(a.kv_lora_rank, max_width, "/attention/kv_lora_rank");
+  at_most(a.qk_nope_head_dim, max_heads, "/attention/qk_nope_head_dim");
+  at_most(a.qk_rope_head_dim, max_heads, "/attention/qk_rope_head_dim");
+  at_most(a.v_head_dim, max_heads, "/attention/v_head_dim");
+  if (a.sliding_window) at_most(*a.sliding_window, max_tokens, "/attention/sliding_window");
+  if (m.moe) {
+    at_most(m.moe->experts, max_experts, "/moe/experts");
+    at_most(m.moe->shared_experts, max_experts, "/moe/shared_experts");
+    at_most(m.moe->expert_intermediate, max_width, "/moe/expert_intermediate_size");
+  }
   if (a.kind == AttentionKind::gqa) {
     if (a.kv_heads == 0) fail("/attention/kv_heads", "required when kind is gqa");
     if (a.head_dim == 0) fail("/attention/head_dim", "required when kind is gqa");

@@ -109,7 +109,9 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
     }
     if (tpot > w.tpot_s) break;  // longer with every larger batch
     const double per_replica = b / (output * step.time_s + b * c.ttft_s);
-    const auto replicas = static_cast<std::int64_t>(std::ceil(w.requests_per_s / per_replica - 1e-9));
+    const double needed = std::ceil(w.requests_per_s / per_replica - 1e-9);
+    if (!(needed < 1e15)) continue;  // more replicas than any deployment: not a candidate
+    const auto replicas = static_cast<std::int64_t>(needed);
     const std::int64_t gpus = replicas * c.tp * c.pp;
     const double usd_per_hour = static_cast<double>(gpus) * price;
     const double usd_per_million = usd_per_hour / (w.requests_per_s * output * 3600.0) * 1e6;
@@ -150,14 +152,20 @@ std::string_view name_of(Rejection reason) {
 }
 
 PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const PlanSpace& space) {
-  if (!(w.requests_per_s > 0) || !std::isfinite(w.requests_per_s)) {
-    throw InputError(fmt::format("--rps {}: must be a positive number", w.requests_per_s));
+  if (!(w.requests_per_s > 0) || !(w.requests_per_s <= 1e9)) {
+    throw InputError(fmt::format("--rps {}: must be a positive number up to 1e9", w.requests_per_s));
   }
-  if (w.prompt < 1) throw InputError(fmt::format("--prompt {}: must be a positive integer", w.prompt));
-  if (w.output < 1) throw InputError(fmt::format("--output {}: must be a positive integer", w.output));
-  if (!(w.tpot_s > 0)) throw InputError("--tpot-ms: must be a positive number");
-  if (!(w.ttft_s > 0)) throw InputError("--ttft-ms: must be a positive number");
-  if (space.max_batch < 1) throw InputError("--max-batch: must be a positive integer");
+  if (w.prompt < 1 || w.prompt > max_tokens) {
+    throw InputError(fmt::format("--prompt {}: must be 1 to {} tokens", w.prompt, max_tokens));
+  }
+  if (w.output < 1 || w.output > max_tokens) {
+    throw InputError(fmt::format("--output {}: must be 1 to {} tokens", w.output, max_tokens));
+  }
+  if (!(w.tpot_s > 0) || !std::isfinite(w.tpot_s)) throw InputError("--tpot-ms: must be a positive number");
+  if (!(w.ttft_s > 0) || !std::isfinite(w.ttft_s)) throw InputError("--ttft-ms: must be a positive number");
+  if (space.max_batch < 1 || space.max_batch > max_batch) {
+    throw InputError(fmt::format("--max-batch {}: must be 1 to {}", space.max_batch, max_batch));
+  }
 
   PlanResult result;
   for (const GpuSpec& gpu : space.gpus) {

@@ -105,8 +105,12 @@ double activation_bytes_per_token_layer(const ModelSpec& model, bool moe_layer) 
 TrainMemory train_memory(const ModelSpec& model, const GpuSpec& gpu, const TrainConfig& config) {
   if (config.zero < 0 || config.zero > 3) throw InputError(fmt::format("--zero {}: must be 0, 1, 2 or 3", config.zero));
   if (config.gpus < 1) throw InputError(fmt::format("--gpus {}: must be at least 1", config.gpus));
-  if (config.seq < 1) throw InputError(fmt::format("--seq {}: must be at least 1", config.seq));
-  if (config.micro_batch < 1) throw InputError(fmt::format("--micro-batch {}: must be at least 1", config.micro_batch));
+  if (config.seq < 1 || config.seq > max_tokens) {
+    throw InputError(fmt::format("--seq {}: must be 1 to {}", config.seq, max_tokens));
+  }
+  if (config.micro_batch < 1 || config.micro_batch > max_batch) {
+    throw InputError(fmt::format("--micro-batch {}: must be 1 to {}", config.micro_batch, max_batch));
+  }
   const Sharding sharding = shard(model, config.tp, config.pp);
   if (config.gpus % (config.tp * config.pp) != 0) {
     throw InputError(

@@ -83,7 +83,11 @@ TEST_CASE("llm: a batch that does not fit, weights that do not fit, TP that does
   const CommandResult model = roofline("llm --model llama-9 --gpu h100 --context 4096");
   CHECK(model.exit_code == 2);
   CHECK_THAT(model.err, Contains("unknown model 'llama-9'"));
-  for (const CommandResult& r : {batch, weights, tp, model}) CHECK(r.out.empty());
+  // Absurd sizes are refused before any arithmetic could overflow.
+  const CommandResult context = roofline("llm --model llama-3.1-8b --gpu h100 --context 100000000");
+  CHECK(context.exit_code == 2);
+  CHECK_THAT(context.err, Contains("--context 100000000: more than the 16777216 roofline models"));
+  for (const CommandResult& r : {batch, weights, tp, model, context}) CHECK(r.out.empty());
 }
 
 TEST_CASE("llm --hf-config reads a config.json, and a malformed one names the file and key") {
@@ -177,6 +181,11 @@ TEST_CASE("plan: bad input exits 2") {
       "--ttft-ms 5000 --price h100=2");
   CHECK(price.exit_code == 2);
   CHECK_THAT(price.err, Contains("no price for h200-sxm"));
+  const CommandResult rps = roofline(
+      "plan --model llama-3.1-8b --gpus h100 --rps 1e12 --prompt 1024 --output 128 --tpot-ms 100 "
+      "--ttft-ms 5000 --price all=2");
+  CHECK(rps.exit_code == 2);
+  CHECK_THAT(rps.err, Contains("--rps"));
   const CommandResult targets = roofline(
       "plan --model llama-3.1-8b --gpus h100 --rps 1 --prompt 1024 --output 128 --tpot-ms 0 "
       "--ttft-ms 5000 --price all=2");

@@ -123,6 +123,11 @@ TEST_CASE("a model document that breaks a rule names the key") {
     doc["attention"].erase("head_dim");
     CHECK_THAT(load_error(doc), Contains("/attention/head_dim"));
   }
+  SECTION("absurd sizes are refused") {
+    doc["attention"]["heads"] = 8192;
+    doc["attention"]["kv_heads"] = 8;
+    CHECK_THAT(load_error(doc), Contains("/attention/heads: 8192 is more than the 4096 roofline models"));
+  }
   SECTION("latent fields need kind mla") {
     doc["attention"]["kv_lora_rank"] = 512;
     CHECK_THAT(load_error(doc), Contains("need kind mla"));

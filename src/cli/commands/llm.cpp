@@ -136,8 +136,8 @@ std::int64_t parse_batch(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || value < 1) {
-    throw InputError(fmt::format("--batch '{}': expected a positive integer or 'max'", text));
+  if (used != text.size() || value < 1 || value > max_batch) {
+    throw InputError(fmt::format("--batch '{}': expected a positive integer up to {} or 'max'", text, max_batch));
   }
   return value;
 }

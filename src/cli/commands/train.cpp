@@ -49,9 +49,9 @@ constexpr std::array<ColumnOf<OptionRow>, 9> option_columns{{
 Report run_train(const TrainOptions& options, const HardwareRegistry& registry) {
   const ModelSpec model = resolve_model(options.model);
   const GpuSpec gpu = apply_overrides(registry.find(options.gpu), options.what_if);
-  require_positive(options.gpus, "--gpus");
+  require_positive(options.gpus, "--gpus", max_batch);
   require_positive(options.seq, "--seq");
-  require_positive(options.micro_batch, "--micro-batch");
+  require_positive(options.micro_batch, "--micro-batch", max_batch);
   if (!(options.reserve_gb >= 0)) throw InputError(fmt::format("--reserve-gb {}: must be >= 0", options.reserve_gb));
 
   TrainConfig config;
