@@ -124,7 +124,7 @@ struct StagePlan {
 [[nodiscard]] std::string_view name_of(Linear linear);
 [[nodiscard]] std::string_view name_of(Stage stage);
 [[nodiscard]] std::string case_id(const Case& c);  // layer.decode.b1.ctx4096.roofline, layer.prefill.n4096.cublas
-[[nodiscard]] std::string stage_id(const Case& c, Stage stage);  // <case id>.<stage>
+[[nodiscard]] std::string stage_id(const Case& c, Stage stage);  // <case id>.<stage without '_'>: ....kvwrite
 
 // Not-yet-run results: the layer (group "layer") followed by its stages (group "layer_stages").
 // `kernels` names, per stage in order, the kernel the runner uses (may be empty: "").

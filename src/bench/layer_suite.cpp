@@ -131,7 +131,10 @@ std::string case_id(const Case& c) {
 }
 
 std::string stage_id(const Case& c, Stage stage) {
-  return fmt::format("{}.{}", case_id(c), name_of(stage));
+  // Ids are dotted words of letters and digits: "kv_write" becomes "kvwrite".
+  std::string word(name_of(stage));
+  std::erase(word, '_');
+  return fmt::format("{}.{}", case_id(c), word);
 }
 
 std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {

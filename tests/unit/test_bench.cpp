@@ -698,7 +698,7 @@ TEST_CASE("layer cases: decode batches, long contexts, prefill lengths, both lin
   CHECK(layer::stages(sample::sample_layer).size() == 11);
   const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::cublas, false};
   CHECK(layer::stages(prefill).size() == 12);
-  CHECK(layer::stage_id(prefill, layer::Stage::attn_merge) == "layer.prefill.n4096.cublas.attn_merge");
+  CHECK(layer::stage_id(prefill, layer::Stage::attn_merge) == "layer.prefill.n4096.cublas.attnmerge");
 }
 
 TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
