@@ -34,18 +34,19 @@ enum class Kernel : std::uint8_t {
 
 // Who wrote the code and how it is scheduled.
 enum class Variant : std::uint8_t {
-  runtime,     // the CUDA runtime (cudaMemcpyAsync), launched directly as a user calls it
-  graph,       // the same call captured into a CUDA graph, where it becomes a memcpy node
-  tile,        // one tile of vectors per thread block, as many blocks as tiles
-  persistent,  // one block per resident slot, looping over the tiles
-  streaming,   // persistent, with evict-first (cache-streaming) loads and stores
-  mma,         // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
-  stag,        // mma with each block starting its k sweep at a different offset (staggered)
-  pipe,        // stag with the loads of the next step issued before the current one is used
-  pdl,         // pipe launched with programmatic dependent launch (its W loads overlap the previous kernel)
-  simt,        // GEMV on CUDA cores, one warp per row
-  cublas,      // cublasGemmEx
-  read,        // a streaming read of W's bytes alone (no x, no y): the floor of any GEMV of that size
+  runtime,       // the CUDA runtime (cudaMemcpyAsync), launched directly as a user calls it
+  graph,         // the same call captured into a CUDA graph, where it becomes a memcpy node
+  tile,          // one tile of vectors per thread block, as many blocks as tiles
+  persistent,    // one block per resident slot, looping over the tiles
+  streaming,     // persistent, with evict-first (cache-streaming) loads and stores
+  mma,           // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
+  stag,          // mma with each block starting its k sweep at a different offset (staggered)
+  pipe,          // stag with the loads of the next step issued before the current one is used
+  pdl,           // pipe launched with programmatic dependent launch (its W loads overlap the previous kernel)
+  simt,          // GEMV on CUDA cores, one warp per row
+  cublas,        // cublasGemmEx, timed like every kernel (captured into CUDA graphs)
+  cublasdirect,  // the same call timed as launched directly (a check that the graph changes nothing)
+  read,          // a streaming read of W's bytes alone (no x, no y): the floor of any GEMV of that size
 };
 
 struct Case {
@@ -106,8 +107,10 @@ constexpr void for_each_case(F&& f) {
         }
         if (batch <= 4) f(Case{Kernel::gemv, Variant::simt, 0, 0, shape.m, shape.k, batch, dtype, quick});
         f(Case{Kernel::gemv, Variant::cublas, 0, 0, shape.m, shape.k, batch, dtype, quick});
-        if (dtype == DType::bf16 && batch == 1)
+        if (dtype == DType::bf16 && batch == 1) {
+          f(Case{Kernel::gemv, Variant::cublasdirect, 0, 0, shape.m, shape.k, 1, dtype, quick});
           f(Case{Kernel::gemv, Variant::read, 0, 0, shape.m, shape.k, 1, dtype, quick});
+        }
       }
     }
   }

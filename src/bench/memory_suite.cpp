@@ -293,6 +293,7 @@ std::string_view variant_name(Variant v) {
     case Variant::pdl: return "pdl";
     case Variant::simt: return "simt";
     case Variant::cublas: return "cublas";
+    case Variant::cublasdirect: return "cublasdirect";
     case Variant::read: return "read";
   }
   return "?";
@@ -321,7 +322,7 @@ std::string_view group_of(const Case& c) {
 
 std::string_view implementation_of(const Case& c) {
   if (c.variant == Variant::runtime || c.variant == Variant::graph) return "cuda-runtime";
-  if (c.variant == Variant::cublas) return "cublas";
+  if (c.variant == Variant::cublas || c.variant == Variant::cublasdirect) return "cublas";
   return "roofline";
 }
 

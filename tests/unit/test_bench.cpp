@@ -120,10 +120,11 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // 2 memcpy (direct, graph) + 4 ops x (3 widths + persistent) + streaming copy and triad + 3 dots
   // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 7 cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
-  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 1) + 2);
+  // + batch-1 bf16 cuBLAS timed directly (per shape).
+  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
-  // batches 1, 2 and 8 (9) and the read floor.
-  CHECK(quick == 35 + 1 + 9 + 1);
+  // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor.
+  CHECK(quick == 35 + 1 + 9 + 2);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -327,8 +328,8 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 46 memory, 66 compute (3 probes, 23 GEMMs, 40 attention) and 5 layer cases.
-  CHECK(list.tables.front().rows.size() == 46 + 66 + 5);
+  // --quick: 47 memory, 66 compute (3 probes, 23 GEMMs, 40 attention) and 5 layer cases.
+  CHECK(list.tables.front().rows.size() == 47 + 66 + 5);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));

@@ -588,7 +588,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
         recorder.record(run_case(ctx, std::move(result), verify, launch, copies));
         continue;
       }
-      if (c->variant == Variant::cublas) {
+      if (c->variant == Variant::cublas || c->variant == Variant::cublasdirect) {
         const Cublas* loaded = nullptr;
         try {
           loaded = &ctx.cublas();
@@ -643,7 +643,8 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
         }
         return check_gemv(y, *reference, m, batch, dtype);
       };
-      recorder.record(run_case(ctx, std::move(result), verify, launch, copies));
+      const TimingMode mode = c->variant == Variant::cublasdirect ? TimingMode::direct : TimingMode::graph;
+      recorder.record(run_case(ctx, std::move(result), verify, launch, copies, mode));
     }
   }
 }
