@@ -422,8 +422,11 @@ __global__ void __launch_bounds__(kTunedThreads, kTunedMinBlocks)
 template <typename T, int NT, bool Pipeline, bool Pdl>
 cudaError_t launch_tuned_kernel(const GemvArgs& a, cudaStream_t stream) {
   const auto kernel = gemv_tuned<T, NT, Pipeline, Pdl>;
+  // A pure query (also inside stream capture); should it fail, one block per SM still runs correctly,
+  // and its error must not be left for the launch check below.
   int per_sm = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTunedThreads, 0) != cudaSuccess || per_sm < 1) {
+    (void)cudaGetLastError();
     per_sm = 1;
   }
   const std::int64_t tiles = a.m / 16;
