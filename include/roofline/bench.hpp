@@ -240,6 +240,18 @@ struct TimingPolicy {
 };
 [[nodiscard]] TimingPolicy timing_policy(bool quick, std::optional<int> samples);
 
+// The harness's arithmetic, from the first launch's time: warm-up launches (at least
+// min_warmup_launches and min_warmup_s, within a quarter of max_case_s, at least one) ...
+[[nodiscard]] int warmup_launches(const TimingPolicy& policy, double first_launch_s);
+// ... and, from the warm-up's time per launch, the launches per sample (about target_sample_s,
+// whole rotations of the input sets) and the samples (policy.samples, fewer -- down to
+// min_samples -- when they would take past three quarters of max_case_s).
+struct SamplePlan {
+  int batch = 1;
+  int samples = 1;
+};
+[[nodiscard]] SamplePlan sample_plan(const TimingPolicy& policy, double launch_s, int rotation);
+
 // The device as detected at run time.
 struct DeviceInfo {
   int index = 0;

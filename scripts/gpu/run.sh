@@ -17,12 +17,14 @@
 #             racecheck on the cases whose kernels share data through shared memory
 #   summary   the compact summary (scripts/gpu/summarize.py), also written to summary.txt
 #
-# Time: every phase runs under a deadline inside ROOFLINE_GPU_BUDGET_S (default 570 s, for a
-# 600-second device command); a phase that no longer fits is skipped with the command that runs it
-# next (the build and the results stay in build/ while the machine is warm; a phase that finds no
-# binary builds first). Expected on one H200 with 16 cores: build 60-90 s, test 30-60 s, memory
-# 55-75 s, compute 90-140 s, layer 30-60 s, sanitize 120-240 s: everything but part of the sanitize
-# phase fits one call; `scripts/gpu/run.sh sanitize summary` finishes it.
+# Time: every command runs under a deadline inside ROOFLINE_GPU_BUDGET_S (default 570 s, for a
+# 600-second device command), keeping 25 s for the summary; a phase starts only if its minimum
+# still fits, else it is skipped with the command that runs it next (the build and the results stay
+# in build/ while the machine is warm; a phase that finds no binary builds first). A suite may use
+# the whole rest of the budget: better a later phase skipped than a suite killed before it writes
+# its JSON. Expected on one H200 with 16 cores: build 60-90 s, test 30-60 s, memory 55-75 s,
+# compute 90-140 s, layer 30-60 s, sanitize 120-240 s: everything but part of the sanitize phase
+# fits one call; `scripts/gpu/run.sh sanitize summary` finishes it.
 #
 # Results: build/gpu-results/ (kept between calls on a warm machine), copied to $OUT at the end of
 # every phase: at most these 8 files, each far below 16 MiB:
@@ -97,9 +99,9 @@ phase_build() {
     prefix=(-DCMAKE_PREFIX_PATH="$DEPS/usr")
   fi
   export PATH=/usr/local/cuda/bin:$PATH
-  timeout "$(deadline 400)" cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DROOFLINE_CUDA=ON \
+  timeout "$(deadline 25)" cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DROOFLINE_CUDA=ON \
     -DROOFLINE_PTXAS_VERBOSE=ON "${prefix[@]}" > "$RESULTS/build.log" 2>&1 &&
-    timeout "$(deadline 400)" cmake --build "$BUILD" -j "$(nproc)" --target roofline >> "$RESULTS/build.log" 2>&1
+    timeout "$(deadline 25)" cmake --build "$BUILD" -j "$(nproc)" --target roofline >> "$RESULTS/build.log" 2>&1
   local rc=$?
   # ptxas prints "Compiling entry function 'X'", "N bytes stack frame, N bytes spill stores, N bytes
   # spill loads" and "Used N registers, ..." per kernel: one row each, appended to build.log.
@@ -134,18 +136,18 @@ need_binary() {
 
 phase_test() {
   need_binary || return 1
-  timeout "$(deadline 300)" ctest --test-dir "$BUILD" -L gpu --output-on-failure > "$RESULTS/ctest.log" 2>&1
+  timeout "$(deadline 25)" ctest --test-dir "$BUILD" -L gpu --output-on-failure > "$RESULTS/ctest.log" 2>&1
   local rc=$?
   tail -8 "$RESULTS/ctest.log" >&2
   return $rc
 }
 
-# run_suite NAME RESERVE: the full suite, its JSON in bench-NAME.json, tables and progress in suites.log.
+# run_suite NAME: the full suite, its JSON in bench-NAME.json, tables and progress in suites.log.
 run_suite() {
-  local suite=$1 reserve=$2 rc
+  local suite=$1 rc
   need_binary || return 1
   echo "######## roofline bench --suite $suite ($(date -u +%H:%M:%SZ))" >> "$RESULTS/suites.log"
-  timeout "$(deadline "$reserve")" "$BIN" bench --suite "$suite" --json "$RESULTS/bench-$suite.json" \
+  timeout "$(deadline 25)" "$BIN" bench --suite "$suite" --json "$RESULTS/bench-$suite.json" \
     >> "$RESULTS/suites.log" 2>&1
   rc=$?
   echo "######## exit $rc" >> "$RESULTS/suites.log"
@@ -153,9 +155,9 @@ run_suite() {
   # Exit 1 is a failed verification (reported in the JSON and the summary); the phase still ran.
   return $rc
 }
-phase_memory() { run_suite memory 300; }
-phase_compute() { run_suite compute 150; }
-phase_layer() { run_suite layer 100; }
+phase_memory() { run_suite memory; }
+phase_compute() { run_suite compute; }
+phase_layer() { run_suite layer; }
 
 phase_sanitize() {
   need_binary || return 1
@@ -169,7 +171,7 @@ phase_sanitize() {
   for suite in memory compute layer; do
     [ "$(left)" -lt 40 ] && { say "sanitize: memcheck of $suite skipped (time)"; rc=1; continue; }
     echo "######## memcheck --suite $suite --quick --check-only" >> "$RESULTS/sanitize.log"
-    timeout "$(deadline 20)" "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+    timeout "$(deadline 25)" "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
       "$BIN" bench --suite "$suite" --quick --check-only --timeout 600 --format json -o /dev/null \
       >> "$RESULTS/sanitize.log" 2>&1
     r=$?
@@ -186,7 +188,7 @@ phase_sanitize() {
   for suite in memory compute layer; do
     [ "$(left)" -lt 40 ] && { say "sanitize: racecheck of $suite skipped (time)"; rc=1; continue; }
     echo "######## racecheck --suite $suite --quick --check-only --filter ${filters[$suite]}" >> "$RESULTS/sanitize.log"
-    timeout "$(deadline 20)" "$sanitizer" --tool racecheck --error-exitcode 9 \
+    timeout "$(deadline 25)" "$sanitizer" --tool racecheck --error-exitcode 9 \
       "$BIN" bench --suite "$suite" --quick --check-only --timeout 600 --filter "${filters[$suite]}" \
       --format json -o /dev/null >> "$RESULTS/sanitize.log" 2>&1
     r=$?

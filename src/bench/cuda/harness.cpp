@@ -224,25 +224,16 @@ Timing Context::time_launches(const Launch& launch, int rotation, TimingMode mod
   wait("first timed launch");
   const double first = std::max(elapsed_s(probe[0], probe[1]), 1e-7);
 
-  // Warm-up: at least min_warmup_launches and min_warmup_s, but within a quarter of max_case_s
-  // (and at least one launch).
-  const double wanted = std::ceil(policy_.min_warmup_s / first);
-  const double cap = std::max(1.0, std::floor(0.25 * policy_.max_case_s / first));
-  const int warmup =
-      static_cast<int>(std::clamp(std::max<double>(wanted, policy_.min_warmup_launches), 1.0, std::max(1.0, cap)));
+  const int warmup = warmup_launches(policy_, first);
   check(cudaEventRecord(probe[0], stream_), "cudaEventRecord");
   for (int i = 0; i < warmup; ++i) check(launch(stream_, (i + 1) % rotation), "warm-up launch");
   check(cudaEventRecord(probe[1], stream_), "cudaEventRecord");
   wait("warm-up");
   const double estimate = std::max(elapsed_s(probe[0], probe[1]) / warmup, 1e-7);
 
-  int batch = static_cast<int>(std::clamp(std::ceil(policy_.target_sample_s / estimate), 1.0,
-                                          static_cast<double>(policy_.max_launches_per_sample)));
-  if (rotation > 1) batch = std::max(batch, rotation) / rotation * rotation;  // whole rotations
-  // Samples: policy_.samples, fewer (down to min_samples) when they would take past max_case_s.
-  const double sample_s = estimate * batch;
-  const int samples = std::clamp(static_cast<int>(std::floor(0.75 * policy_.max_case_s / sample_s)),
-                                 std::min(policy_.min_samples, policy_.samples), policy_.samples);
+  const SamplePlan plan = sample_plan(policy_, estimate, rotation);
+  const int batch = plan.batch;
+  const int samples = plan.samples;
 
   // One sample = `batch` launches, captured once as a graph so that launch gaps shrink.
   GraphExec graph;

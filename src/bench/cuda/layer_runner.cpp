@@ -428,9 +428,8 @@ struct StageTimes {
 
 StageTimes time_stages(Context& ctx, const LayerCase& lc, double layer_seconds) {
   const std::size_t count = lc.stages().size();
-  const TimingPolicy& policy = ctx.policy();
-  const int samples = std::clamp(static_cast<int>(std::floor(0.75 * policy.max_case_s / std::max(layer_seconds, 1e-6))),
-                                 std::min(policy.min_samples, policy.samples), policy.samples);
+  // One layer pass per sample, as many samples as the harness would time in batches.
+  const int samples = sample_plan(ctx.policy(), layer_seconds, 1).samples;
   std::vector<cudaEvent_t> events(as_size(samples) * (count + 1), nullptr);
   const auto destroy = [&events] {
     for (cudaEvent_t e : events) {
