@@ -2,7 +2,7 @@
 
 // Attention forward for the compute suite: flash attention on tensor cores, and the "standard"
 // materialised path (S = Q K^T and O = P V through cuBLAS, a row softmax kernel in between).
-// Plain C++ launchers: callers need no CUDA header.
+// Plain C++ launchers: callers need no nvcc (standard attention takes cuBLAS's entry points, blas_api.hpp).
 //
 // Layout: Q, O [batch, heads, seq, head_dim]; K, V [batch, kv_heads, seq, head_dim]; all
 // contiguous, 16-bit (bf16 or fp16), fp32 accumulation and softmax. Query head h reads kv head
