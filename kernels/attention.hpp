@@ -2,7 +2,7 @@
 
 // Attention forward for the compute suite: flash attention on tensor cores, and the "standard"
 // materialised path (S = Q K^T and O = P V through cuBLAS, a row softmax kernel in between).
-// Plain C++ launchers: callers need no CUDA header.
+// Plain C++ launchers: callers need no nvcc (standard attention takes cuBLAS's entry points, blas_api.hpp).
 //
 // Layout: Q, O [batch, heads, seq, head_dim]; K, V [batch, kv_heads, seq, head_dim]; all
 // contiguous, 16-bit (bf16 or fp16), fp32 accumulation and softmax. Query head h reads kv head
@@ -11,8 +11,10 @@
 
 #include <cstddef>
 
+#include "blas_api.hpp"
 #include "compute_types.hpp"
 #include "gemm.hpp"
+#include "roofline/kernel_tiles.hpp"
 
 namespace roofline::kernels {
 
@@ -45,13 +47,9 @@ const char* flash_variant_name(FlashVariant variant);
 // device cannot be queried.
 bool flash_variant_supported(FlashVariant variant, int head_dim, int device);
 
-struct FlashTiling {
-  int block_m = 0;  // query rows per block (the Q tile resident in shared memory)
-  int block_n = 0;  // keys per K/V tile streamed through shared memory
-  int warps = 0;
-  int kv_stages = 0;
-  int smem_bytes = 0;  // dynamic shared memory per block for this head_dim
-};
+// Query rows per block, keys per K/V tile, warps, K/V stages and shared memory (for this head_dim):
+// roofline/kernel_tiles.hpp.
+using FlashTiling = kernel_tiles::FlashTiling;
 FlashTiling flash_tiling(FlashVariant variant, int head_dim);
 
 // Throws KernelError unless head_dim is 64 or 128, heads % kv_heads == 0, all sizes >= 1, and the
@@ -69,7 +67,7 @@ void flash_wgmma_v_offsets_swapped(Half16 type, const AttentionShape& shape, con
 // batch*heads*seq*seq elements of the input type. The causal mask is applied by the softmax (the
 // GEMMs compute all of S, as the materialised path does).
 std::size_t standard_attention_workspace_bytes(const AttentionShape& shape);
-void standard_attention_forward(Cublas& blas, Half16 type, const AttentionShape& shape, const void* q, const void* k,
-                                const void* v, void* o, void* workspace, Stream stream = nullptr);
+void standard_attention_forward(const BlasApi& blas, Half16 type, const AttentionShape& shape, const void* q,
+                                const void* k, const void* v, void* o, void* workspace, Stream stream = nullptr);
 
 }  // namespace roofline::kernels

@@ -1,14 +1,17 @@
 #pragma once
 
 // GEMM kernels for the compute suite, from the naive one up to Hopper's wgmma, plus cuBLAS as the
-// in-run reference. Plain C++ launchers: callers need no CUDA header.
+// in-run reference. Plain C++ launchers: callers need no nvcc (the cuBLAS entry points they take,
+// blas_api.hpp, bring the toolkit's cublas_v2.h for their types).
 //
 // Layout (all row-major, 16-bit elements, fp32 accumulation, the result rounded to the input type):
 //   C[m x n] = A[m x k] . B[n x k]^T
 // B is stored n-major with k contiguous (a weight matrix of nn.Linear); in BLAS terms this is the
 // "TN" product, the layout cuBLAS is fastest in.
 
+#include "blas_api.hpp"
 #include "compute_types.hpp"
+#include "roofline/kernel_tiles.hpp"
 
 namespace roofline::kernels {
 
@@ -29,13 +32,7 @@ const char* gemm_kernel_name(GemmKernel kernel);
 // kernel, when nothing is reused through L2 across blocks, is
 //   M*K*(N/tile_n) + K*N*(M/tile_m) elements read + M*N written
 // (the naive kernel is the 1 x 1 tile of that formula).
-struct GemmTiling {
-  int tile_m = 0;
-  int tile_n = 0;
-  int tile_k = 0;   // k extent of one shared-memory stage (1: no staging)
-  int stages = 0;   // shared-memory pipeline depth (0: none)
-  int threads = 0;  // threads per block
-};
+using GemmTiling = kernel_tiles::GemmTiling;
 GemmTiling gemm_tiling(GemmKernel kernel);
 
 // Whether this build holds the kernel's machine code and `device` can run it (wgmma: sm_90a code
@@ -49,20 +46,11 @@ void gemm(GemmKernel kernel, Half16 type, const void* a, const void* b, void* c,
           Stream stream = nullptr);
 
 // cuBLAS in the same layout (cublasGemmEx, fp32 compute, default algorithm): the reference every
-// kernel is checked and measured against. Owns one cuBLAS handle.
-class Cublas {
- public:
-  Cublas();
-  ~Cublas();
-  Cublas(const Cublas&) = delete;
-  Cublas& operator=(const Cublas&) = delete;
-
-  void gemm(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, Stream stream = nullptr);
-  // The cublasHandle_t, for other cuBLAS users in this library (standard attention).
-  [[nodiscard]] void* handle() const { return handle_; }
-
- private:
-  void* handle_ = nullptr;
-};
+// kernel is checked and measured against. Throws KernelError when cuBLAS reports an error.
+void cublas_gemm(const BlasApi& blas, Half16 type, const void* a, const void* b, void* c, int m, int n, int k,
+                 Stream stream);
+// The same product in fp32 throughout (inputs, output and arithmetic; no TF32): the reference of
+// the decoder-layer benchmark.
+void cublas_gemm_f32(const BlasApi& blas, const float* a, const float* b, float* c, int m, int n, int k, Stream stream);
 
 }  // namespace roofline::kernels

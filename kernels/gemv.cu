@@ -251,6 +251,231 @@ std::int64_t mma_rows(std::int64_t batch) {
   return batch <= 16 ? 16 : 32;
 }
 
+// ---- tuned tensor-core kernels (stag, pipe, pdl) ---------------------------------------------
+//
+// Same operand permutation and block shape as gemv_mma with one m-tile (16 rows, four warps
+// splitting k in steps of U chunks), changed in three ways that each address a suspected loss at
+// 8192^2 (134 MB, ~31 us: a few microseconds of fixed cost are 10 %):
+//   - a resident grid (blocks = what fits at once) loops over the row tiles, and tile i starts
+//     its k sweep Stride x i steps in (wrapping): the blocks in flight then read columns spread
+//     over the row instead of all the same ones, 16 KB apart, which can concentrate on a few
+//     memory channels;
+//   - Pipeline: each warp issues the loads of its next step before it uses the current one, so
+//     that its loads are always in flight (U = 4 x 2 rows x 16 B x 32 lanes = 4 KB per buffer);
+//     without it a step's loads are issued, waited for and used (U = 8 then, as gemv_mma's
+//     one-wave shape);
+//   - Pdl: launched with programmatic stream serialisation, the kernel lets its successor start
+//     at once (griddepcontrol.launch_dependents), loads its first W step, and only then waits
+//     for its predecessor to finish (griddepcontrol.wait) before it reads x or writes y.
+constexpr int kTunedWarps = 4;
+constexpr int kTunedThreads = 32 * kTunedWarps;
+constexpr int kTunedMinBlocks = 4;      // at most 128 registers: four blocks (16 warps) per SM
+constexpr int kTunedStaggerStride = 7;  // odd and prime: tiles in flight start at distinct steps
+
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependency_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+template <int U>
+__device__ __forceinline__ void tuned_load_step(uint4 (&buffer)[U][2], const void* row_g, std::int64_t eight_rows_bytes,
+                                                std::int64_t k_offset_bytes) {
+  const char* p = static_cast<const char*>(row_g) + k_offset_bytes;
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    buffer[u][0] = device::load_stream_16(p + u * 64);
+    buffer[u][1] = device::load_stream_16(p + eight_rows_bytes + u * 64);
+  }
+}
+
+template <typename T, int NT, int U>
+__device__ __forceinline__ void tuned_use_step(float (&acc)[NT][4], const uint4 (&buffer)[U][2],
+                                               const T* const (&xrow)[NT], const bool (&xvalid)[NT],
+                                               std::int64_t k_offset) {
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const uint4 v = device::load_shared_operand_16(xrow[nt] + k_offset + u * 32);
+      const uint4 xv = xvalid[nt] ? v : make_uint4(0, 0, 0, 0);
+      Mma<T>::run(acc[nt], buffer[u][0].x, buffer[u][1].x, buffer[u][0].y, buffer[u][1].y, xv.x, xv.y);
+      Mma<T>::run(acc[nt], buffer[u][0].z, buffer[u][1].z, buffer[u][0].w, buffer[u][1].w, xv.z, xv.w);
+    }
+  }
+}
+
+template <typename T, int NT, bool Pipeline, bool Pdl>
+__global__ void __launch_bounds__(kTunedThreads, kTunedMinBlocks)
+    gemv_tuned(const T* __restrict__ w, const T* __restrict__ x, T* __restrict__ y, int m, int k, int batch) {
+  constexpr int U = Pipeline ? 4 : 8;
+  constexpr int WK = kTunedWarps;
+  __shared__ float partial[WK - 1][NT * 4][32];
+  if constexpr (Pdl) grid_dependency_launch();
+
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+  const int tiles = m / 16;
+  const int steps = k / (32 * U);
+  const std::int64_t eight_rows_bytes = 8 * static_cast<std::int64_t>(k) * static_cast<std::int64_t>(sizeof(T));
+  constexpr std::int64_t step_elements = 32 * U;
+  const T* xrow[NT];
+  bool xvalid[NT];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    const int vector = nt * 8 + g;
+    xvalid[nt] = vector < batch;
+    xrow[nt] = x + static_cast<std::int64_t>(xvalid[nt] ? vector : 0) * k + 8 * t;
+  }
+  bool waited = !Pdl;
+
+  for (int tile = static_cast<int>(blockIdx.x); tile < tiles; tile += static_cast<int>(gridDim.x)) {
+    const T* row_g = w + (static_cast<std::int64_t>(tile) * 16 + g) * k + 8 * t;
+    const int shift = static_cast<int>((static_cast<std::int64_t>(tile) * kTunedStaggerStride) % steps);
+    const auto physical = [shift, steps](int s) { return s + shift >= steps ? s + shift - steps : s + shift; };
+    float acc[NT][4];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][i] = 0.0F;
+    }
+    uint4 current[U][2];
+    if constexpr (Pipeline) {
+      int s = warp;
+      if (s < steps) {
+        tuned_load_step<U>(current, row_g, eight_rows_bytes,
+                           physical(s) * step_elements * static_cast<std::int64_t>(sizeof(T)));
+      }
+      if (!waited) {
+        grid_dependency_wait();  // the first W step is in flight; x and y may belong to the predecessor
+        waited = true;
+      }
+#pragma unroll 1
+      for (; s < steps; s += WK) {
+        uint4 next[U][2];
+        const bool more = s + WK < steps;
+        if (more) {
+          tuned_load_step<U>(next, row_g, eight_rows_bytes,
+                             physical(s + WK) * step_elements * static_cast<std::int64_t>(sizeof(T)));
+        }
+        tuned_use_step<T, NT, U>(acc, current, xrow, xvalid, physical(s) * step_elements);
+        if (more) {
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            current[u][0] = next[u][0];
+            current[u][1] = next[u][1];
+          }
+        }
+      }
+    } else {
+      if (!waited) {
+        grid_dependency_wait();
+        waited = true;
+      }
+#pragma unroll 1
+      for (int s = warp; s < steps; s += WK) {
+        tuned_load_step<U>(current, row_g, eight_rows_bytes,
+                           physical(s) * step_elements * static_cast<std::int64_t>(sizeof(T)));
+        tuned_use_step<T, NT, U>(acc, current, xrow, xvalid, physical(s) * step_elements);
+      }
+    }
+
+    // Warps 1.. hand their partial sums to warp 0, which adds them in warp order (deterministic).
+    if (warp > 0) {
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) partial[warp - 1][nt * 4 + i][lane] = acc[nt][i];
+      }
+    }
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+      for (int other = 0; other < WK - 1; ++other) {
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[nt][i] += partial[other][nt * 4 + i][lane];
+        }
+      }
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const std::int64_t row = static_cast<std::int64_t>(tile) * 16 + g + (i >= 2 ? 8 : 0);
+          const int vector = nt * 8 + 2 * t + (i & 1);
+          if (vector < batch) y[static_cast<std::int64_t>(vector) * m + row] = Mma<T>::from_float(acc[nt][i]);
+        }
+      }
+    }
+    __syncthreads();  // warp 0 has read `partial` before the next tile overwrites it
+  }
+}
+
+template <typename T, int NT, bool Pipeline, bool Pdl>
+cudaError_t launch_tuned_kernel(const GemvArgs& a, cudaStream_t stream) {
+  const auto kernel = gemv_tuned<T, NT, Pipeline, Pdl>;
+  // A pure query (also inside stream capture); should it fail, one block per SM still runs correctly,
+  // and its error must not be left for the launch check below.
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTunedThreads, 0) != cudaSuccess || per_sm < 1) {
+    (void)cudaGetLastError();
+    per_sm = 1;
+  }
+  const std::int64_t tiles = a.m / 16;
+  const std::int64_t resident = static_cast<std::int64_t>(per_sm) * (a.sms > 0 ? a.sms : 132);
+  const unsigned blocks = static_cast<unsigned>(tiles < resident ? tiles : resident);
+  const T* w = static_cast<const T*>(a.w);
+  const T* x = static_cast<const T*>(a.x);
+  T* y = static_cast<T*>(a.y);
+  const int m = static_cast<int>(a.m);
+  const int k = static_cast<int>(a.k);
+  const int batch = static_cast<int>(a.batch);
+  if constexpr (Pdl) {
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(kTunedThreads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    const cudaError_t status = cudaLaunchKernelEx(&config, kernel, w, x, y, m, k, batch);
+    return status != cudaSuccess ? status : cudaGetLastError();
+  } else {
+    kernel<<<blocks, kTunedThreads, 0, stream>>>(w, x, y, m, k, batch);
+    return cudaGetLastError();
+  }
+}
+
+template <typename T>
+cudaError_t launch_tuned(const GemvArgs& a, cudaStream_t stream) {
+  const bool two = a.batch > 8;
+  switch (a.kernel) {
+    case GemvKernel::stag:
+      return two ? launch_tuned_kernel<T, 2, false, false>(a, stream)
+                 : launch_tuned_kernel<T, 1, false, false>(a, stream);
+    case GemvKernel::pipe:
+      return two ? launch_tuned_kernel<T, 2, true, false>(a, stream)
+                 : launch_tuned_kernel<T, 1, true, false>(a, stream);
+    default:
+      return two ? launch_tuned_kernel<T, 2, true, true>(a, stream) : launch_tuned_kernel<T, 1, true, true>(a, stream);
+  }
+}
+
+bool is_tuned(GemvKernel kernel) {
+  return kernel == GemvKernel::stag || kernel == GemvKernel::pipe || kernel == GemvKernel::pdl;
+}
+
 // ---- CUDA-core kernel ------------------------------------------------------------------------
 
 constexpr int kSimtWarps = 8;
@@ -325,6 +550,12 @@ bool aligned16(const void* p) {
 const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch) {
   if (m < 1 || k < 1 || batch < 1) return "sizes must be positive";
   if (m > 0x7FFFFFFF || k > 0x7FFFFFFF) return "m and k must fit in 32 bits";
+  if (is_tuned(kernel)) {
+    if (batch > 16) return "the tuned tensor-core kernels handle batches up to 16";
+    if (k % 256 != 0) return "the tuned tensor-core kernels need k to be a multiple of 256";
+    if (m % 16 != 0) return "the tuned tensor-core kernels need m to be a multiple of 16";
+    return nullptr;
+  }
   if (kernel == GemvKernel::mma) {
     if (batch > 64) return "the tensor-core kernel handles batches up to 64";
     if (k % 32 != 0) return "the tensor-core kernel needs k to be a multiple of 32";
@@ -345,6 +576,7 @@ cudaError_t launch_gemv(const GemvArgs& a, cudaStream_t stream) {
     return cudaErrorInvalidValue;
   }
   const bool bf16 = a.type == GemvType::bf16;
+  if (is_tuned(a.kernel)) return bf16 ? launch_tuned<__nv_bfloat16>(a, stream) : launch_tuned<__half>(a, stream);
   if (a.kernel == GemvKernel::mma) {
     return bf16 ? launch_mma_for_batch<__nv_bfloat16>(a, stream) : launch_mma_for_batch<__half>(a, stream);
   }

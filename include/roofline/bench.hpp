@@ -5,10 +5,12 @@
 // here: the same code formats results on machines without a GPU (tests, --list) and the
 // CUDA runner (bench_runner.hpp) fills the structures on the GPU machine.
 //
-// A suite (memory today; GEMM and attention later) contributes:
+// A suite (memory, compute, layer) contributes:
 //   - a constexpr table of cases (benchmarks described as data),
-//   - for each case, its FLOPs and bytes from the model's own functions (roofline/ops.hpp),
-//   - its result tables (GroupLayout: columns per table) and its targets,
+//   - for each case, its FLOPs and bytes from the model's own functions (roofline/ops.hpp,
+//     roofline/attention.hpp),
+//   - its result tables (GroupLayout: columns per table), tables derived from several results
+//     (e.g. attention by sequence length), and its targets,
 //   - a runner in the CUDA part that times and verifies each case.
 
 #include <array>
@@ -37,6 +39,13 @@ inline constexpr std::array<std::string_view, 4> disposition_names{"passed", "fa
   return disposition_names[static_cast<std::size_t>(d)];
 }
 
+// What a result is judged by: bytes moved per second (memory-bound work) or FLOPs per second.
+enum class Metric : std::uint8_t { bandwidth, flop_rate };
+inline constexpr std::array<std::string_view, 2> metric_names{"bandwidth", "flop_rate"};
+[[nodiscard]] constexpr std::string_view name_of(Metric m) {
+  return metric_names[static_cast<std::size_t>(m)];
+}
+
 // A named parameter of a benchmark (shape, stride, width...), shown as a table column.
 struct Parameter {
   std::string_view key;  // a string literal: the column key
@@ -58,17 +67,18 @@ struct BenchmarkResult {
   std::string id;              // unique and stable across runs: "stream.triad.16B.tile"
   std::string implementation;  // "roofline", "cublas", "cuda-runtime"
   std::vector<Parameter> parameters;
-  OpCost cost;                           // per launch, from the model (ops.hpp)
-  std::optional<SectorTraffic> sectors;  // per launch, access patterns only (access.hpp)
-  std::string ceiling_id;                // the in-run ceiling it is compared with ("memcpy.d2d"); may be empty
-  std::string reference_id;              // another implementation of the same problem (cuBLAS); may be empty
+  OpCost cost;                                // per launch, from the model (ops.hpp)
+  std::optional<SectorTraffic> sectors;       // per launch, access patterns only (access.hpp)
+  std::string ceiling_id;                     // the in-run ceiling it is compared with ("memcpy.d2d"); may be empty
+  Metric ceiling_metric = Metric::bandwidth;  // how: bandwidth (memcpy) or FLOP rate (peak probes)
+  std::string reference_id;                   // another implementation of the same problem (cuBLAS); may be empty
 
   Disposition disposition = Disposition::not_run;
   std::string detail;            // why it failed or was not run; what the check compared when it passed
   std::optional<Timing> timing;  // set only when passed
 
   // Filled by relate(): this result against its ceiling and its reference.
-  std::optional<double> ceiling_fraction;   // bandwidth / ceiling's bandwidth
+  std::optional<double> ceiling_fraction;   // bandwidth (or FLOP rate) / the ceiling's
   std::optional<double> reference_speedup;  // reference's median time / this median time
 
   [[nodiscard]] Cell parameter(std::string_view key) const;
@@ -77,6 +87,8 @@ struct BenchmarkResult {
   // Model bytes / fastest time.
   [[nodiscard]] std::optional<double> best_bandwidth() const;
   [[nodiscard]] std::optional<double> flop_rate() const;
+  // bandwidth() or flop_rate().
+  [[nodiscard]] std::optional<double> rate(Metric metric) const;
   // Sectors moved (model) x 32 B / median time.
   [[nodiscard]] std::optional<double> sector_bandwidth() const;
 };
@@ -84,24 +96,27 @@ struct BenchmarkResult {
 // Fills ceiling_fraction and reference_speedup from the other results of the run.
 void relate(std::vector<BenchmarkResult>& results);
 
-// A performance target of a suite: the fastest passed candidate's bandwidth over the
-// reference's bandwidth must reach `required`.
+// A performance target of a suite. Relative: the fastest passed candidate's rate (bandwidth or
+// FLOP rate, `metric`) over the reference's must reach `required`. Absolute (no reference): the
+// candidate's rate must reach `required` itself, in B/s or FLOP/s.
 struct Target {
   std::string_view description;
-  std::array<std::string_view, 3> candidates;  // ids; empty entries unused
-  std::string_view reference;                  // id
+  std::array<std::string_view, 6> candidates;  // ids; empty entries unused
+  std::string_view reference;                  // id; empty for an absolute target
   double required = 1.0;
+  Metric metric = Metric::bandwidth;
 };
 
 struct TargetResult {
   std::string description;
+  Metric metric = Metric::bandwidth;
   std::optional<std::string> candidate;  // the fastest passed candidate
-  std::optional<double> candidate_bandwidth;
-  std::string reference;
-  std::optional<double> reference_bandwidth;
-  std::optional<double> ratio;
-  double required = 1.0;
-  std::optional<bool> met;  // nullopt: not evaluated (a result is missing or failed)
+  std::optional<double> candidate_rate;  // B/s or FLOP/s
+  std::string reference;                 // an id, or "fixed" for an absolute target
+  std::optional<double> reference_rate;  // the reference's rate, or the absolute requirement
+  std::optional<double> ratio;           // candidate / reference (absolute: candidate / requirement)
+  double required = 1.0;                 // the ratio needed (1 for an absolute target)
+  std::optional<bool> met;               // nullopt: not evaluated (a result is missing or failed)
 };
 
 [[nodiscard]] std::vector<TargetResult> evaluate_targets(std::span<const Target> targets,
@@ -129,6 +144,8 @@ struct SuiteInfo {
   std::span<const GroupLayout> groups;
   std::span<const Target> targets;
   std::vector<CaseInfo> (*cases)();  // every case, in run order
+  // Tables built from several results at once (e.g. attention by sequence length); may be null.
+  std::vector<Table> (*derived_tables)(std::span<const BenchmarkResult> results) = nullptr;
 };
 
 // Every suite the tool knows, in the order `--suite all` runs them.
@@ -137,6 +154,20 @@ struct SuiteInfo {
 [[nodiscard]] const SuiteInfo& find_suite(std::string_view name);
 // "memory" -> {memory}; "all" -> every suite; a comma-separated list is accepted too.
 [[nodiscard]] std::vector<const SuiteInfo*> select_suites(std::string_view list);
+
+// The cell of the parameter named K, for a column (which holds a plain function pointer):
+// {{"m", "m", 0}, &param<"m">}.
+template <std::size_t N>
+struct ParameterKey {
+  std::array<char, N> text{};
+  constexpr ParameterKey(const char (&s)[N]) {  // NOLINT(google-explicit-constructor): a literal becomes a key
+    for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+};
+template <ParameterKey K>
+Cell param(const BenchmarkResult& r) {
+  return r.parameter(std::string_view(K.text.data(), K.text.size() - 1));
+}
 
 // Columns every result table can use; suites compose their layouts from these and add their
 // own parameter columns. The cell functions are defined in src/bench/bench.cpp.
@@ -155,8 +186,10 @@ Cell graph(const BenchmarkResult& r);
 Cell bandwidth_tbps(const BenchmarkResult& r);
 Cell best_bandwidth_tbps(const BenchmarkResult& r);
 Cell tflops(const BenchmarkResult& r);
+Cell model_flops(const BenchmarkResult& r);
 Cell pct_of_ceiling(const BenchmarkResult& r);
 Cell reference_speedup(const BenchmarkResult& r);
+Cell pct_of_reference(const BenchmarkResult& r);
 Cell moved_bytes(const BenchmarkResult& r);
 Cell sector_bandwidth_tbps(const BenchmarkResult& r);
 Cell sector_efficiency(const BenchmarkResult& r);
@@ -179,7 +212,9 @@ inline constexpr C graph{{"graph", "graph", 0}, &cells::graph};
 inline constexpr C bandwidth_tbps{{"bandwidth_tbps", "TB/s", 3}, &cells::bandwidth_tbps};
 inline constexpr C best_bandwidth_tbps{{"best_bandwidth_tbps", "best TB/s", 3}, &cells::best_bandwidth_tbps};
 inline constexpr C tflops{{"tflops", "TFLOP/s", 2}, &cells::tflops};
+inline constexpr C model_flops{{"model_flops", "FLOPs (model)", 0}, &cells::model_flops};
 inline constexpr C pct_of_ceiling{{"pct_of_memcpy", "% memcpy", 1}, &cells::pct_of_ceiling};
+inline constexpr C pct_of_peak{{"pct_of_peak", "% peak", 1}, &cells::pct_of_ceiling};
 inline constexpr C reference_speedup{{"speedup_vs_reference", "x ref", 2}, &cells::reference_speedup};
 inline constexpr C moved_bytes{{"moved_bytes", "moved bytes (model)", 0}, &cells::moved_bytes};
 inline constexpr C sector_bandwidth_tbps{{"sector_bandwidth_tbps", "moved TB/s", 3}, &cells::sector_bandwidth_tbps};
@@ -194,12 +229,28 @@ struct TimingPolicy {
   double min_warmup_s = 0.025;     // ... and at least this long
   double target_sample_s = 0.002;  // a sample lasts about this long (launches are batched)
   int max_launches_per_sample = 1000;
+  // Long launches (a naive GEMM of 8192^3 takes a second) get fewer warm-up launches and samples:
+  // a case's timing stays near this many seconds, with at least min_samples samples.
+  double max_case_s = 2.0;
+  int min_samples = 3;
   double timeout_s = 60;  // any single wait for the GPU longer than this is a hang
   // Check every case and run each of its rotating input sets once, but time nothing (for
   // compute-sanitizer, which slows kernels down too much for timing and checks accesses only).
   bool check_only = false;
 };
 [[nodiscard]] TimingPolicy timing_policy(bool quick, std::optional<int> samples);
+
+// The harness's arithmetic, from the first launch's time: warm-up launches (at least
+// min_warmup_launches and min_warmup_s, within a quarter of max_case_s, at least one) ...
+[[nodiscard]] int warmup_launches(const TimingPolicy& policy, double first_launch_s);
+// ... and, from the warm-up's time per launch, the launches per sample (about target_sample_s,
+// whole rotations of the input sets) and the samples (policy.samples, fewer -- down to
+// min_samples -- when they would take past three quarters of max_case_s).
+struct SamplePlan {
+  int batch = 1;
+  int samples = 1;
+};
+[[nodiscard]] SamplePlan sample_plan(const TimingPolicy& policy, double launch_s, int rotation);
 
 // The device as detected at run time.
 struct DeviceInfo {

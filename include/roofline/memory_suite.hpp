@@ -18,7 +18,7 @@
 namespace roofline::bench::memory {
 
 enum class Kernel : std::uint8_t {
-  memcpy_d2d,    // cudaMemcpyAsync device to device: the in-run ceiling
+  memcpy_d2d,    // cudaMemcpyAsync device to device: the in-run ceiling (runtime variant)
   copy,          // out = x
   scale,         // out = s * x
   add,           // out = x + y
@@ -27,20 +27,26 @@ enum class Kernel : std::uint8_t {
   strided_read,  // sum of x[i * stride]
   gather,        // out[i] = table[index[i]]
   scatter,       // table[index[i]] = value[i]
-  gemv,          // y[b, m] = sum_k W[m, k] x[b, k]
+  gemv,          // y[b, m] = sum_k W[m, k] x[b, k]; the read variant streams W's bytes only (the floor)
   l2_read,       // repeated reads of a buffer a quarter of the L2's size
   smem_read,     // repeated reads of shared memory
 };
 
 // Who wrote the code and how it is scheduled.
 enum class Variant : std::uint8_t {
-  runtime,     // the CUDA runtime (cudaMemcpy)
-  tile,        // one tile of vectors per thread block, as many blocks as tiles
-  persistent,  // one block per resident slot, looping over the tiles
-  streaming,   // persistent, with evict-first (cache-streaming) loads and stores
-  mma,         // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
-  simt,        // GEMV on CUDA cores, one warp per row
-  cublas,      // cublasGemmEx
+  runtime,       // the CUDA runtime (cudaMemcpyAsync), launched directly as a user calls it
+  graph,         // the same call captured into a CUDA graph, where it becomes a memcpy node
+  tile,          // one tile of vectors per thread block, as many blocks as tiles
+  persistent,    // one block per resident slot, looping over the tiles
+  streaming,     // persistent, with evict-first (cache-streaming) loads and stores
+  mma,           // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
+  stag,          // mma with each block starting its k sweep at a different offset (staggered)
+  pipe,          // stag with the loads of the next step issued before the current one is used
+  pdl,           // pipe launched with programmatic dependent launch (its W loads overlap the previous kernel)
+  simt,          // GEMV on CUDA cores, one warp per row
+  cublas,        // cublasGemmEx, timed like every kernel (captured into CUDA graphs)
+  cublasdirect,  // the same call timed as launched directly (a check that the graph changes nothing)
+  read,          // a streaming read of W's bytes alone (no x, no y): the floor of any GEMV of that size
 };
 
 struct Case {
@@ -65,12 +71,15 @@ struct GemvShapeMK {
 // intermediate 28672): the up/gate matrix (28672 x 8192) and the down matrix (8192 x 28672).
 inline constexpr std::array<GemvShapeMK, 4> gemv_shapes{{{8192, 8192}, {16384, 16384}, {28672, 8192}, {8192, 28672}}};
 inline constexpr std::array<DType, 2> gemv_dtypes{DType::bf16, DType::fp16};
+// The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
+inline constexpr std::int64_t gemv_tuned_max_batch = 16;
 inline constexpr float stream_scalar = 0.4F;
 
 // Calls f(case) for every case, in run order.
 template <typename F>
 constexpr void for_each_case(F&& f) {
   f(Case{Kernel::memcpy_d2d, Variant::runtime, 16, 0, 0, 0, 0, DType::fp32, true});
+  f(Case{Kernel::memcpy_d2d, Variant::graph, 16, 0, 0, 0, 0, DType::fp32, true});
   for (Kernel op : {Kernel::copy, Kernel::scale, Kernel::add, Kernel::triad}) {
     for (int width : {4, 8, 16}) f(Case{op, Variant::tile, width, 0, 0, 0, 0, DType::fp32, width == 16 || width == 4});
     f(Case{op, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, op == Kernel::copy || op == Kernel::triad});
@@ -91,8 +100,17 @@ constexpr void for_each_case(F&& f) {
             quick_shape &&
             (dtype == DType::bf16 ? (batch == 1 || batch == 2 || batch == 8 || batch == 64) : batch == 1);
         f(Case{Kernel::gemv, Variant::mma, 0, 0, shape.m, shape.k, batch, dtype, quick});
+        if (dtype == DType::bf16 && batch <= gemv_tuned_max_batch) {
+          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) {
+            f(Case{Kernel::gemv, v, 0, 0, shape.m, shape.k, batch, dtype, quick});
+          }
+        }
         if (batch <= 4) f(Case{Kernel::gemv, Variant::simt, 0, 0, shape.m, shape.k, batch, dtype, quick});
         f(Case{Kernel::gemv, Variant::cublas, 0, 0, shape.m, shape.k, batch, dtype, quick});
+        if (dtype == DType::bf16 && batch == 1) {
+          f(Case{Kernel::gemv, Variant::cublasdirect, 0, 0, shape.m, shape.k, 1, dtype, quick});
+          f(Case{Kernel::gemv, Variant::read, 0, 0, shape.m, shape.k, 1, dtype, quick});
+        }
       }
     }
   }

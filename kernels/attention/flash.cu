@@ -28,25 +28,22 @@
 namespace roofline::kernels {
 namespace {
 
-constexpr int kKvStages = 2;
+constexpr int kKvStages = kernel_tiles::flash_mma_kv_stages;
 
-// Keys per K/V tile. Two m16 tiles per warp at head_dim 128 hold 128 O accumulators per thread;
-// with 64-key tiles the S accumulators (64 more) push ptxas past 255 registers into spills, so
-// that variant streams 32-key tiles.
-constexpr int block_n_of(int head_dim, int m_tiles) {
-  return head_dim == 128 && m_tiles == 2 ? 32 : 64;
-}
-
+// Tiles from roofline/kernel_tiles.hpp (32-key tiles for two m16 tiles per warp at head_dim 128).
 template <int D, int Warps, int MTiles>
 struct FlashConfig {
+  static constexpr kernel_tiles::FlashTiling kTiling = kernel_tiles::flash_mma_sync(D, Warps);
   static constexpr int kBM = Warps * 16 * MTiles;
-  static constexpr int kBlockN = block_n_of(D, MTiles);
+  static constexpr int kBlockN = kTiling.block_n;
   static constexpr int kThreads = Warps * 32;
   static constexpr int kRowBytes = D * 2;
   static constexpr int kQBytes = kBM * kRowBytes;
   static constexpr int kKvTileBytes = kBlockN * kRowBytes;
   static constexpr int kSmemBytes = kQBytes + 2 * kKvStages * kKvTileBytes;
   static_assert(D == 64 || D == 128, "head_dim 64 or 128");
+  static_assert(kTiling.block_m == kBM && kTiling.smem_bytes == kSmemBytes && kTiling.kv_stages == kKvStages,
+                "roofline/kernel_tiles.hpp describes this kernel");
 };
 
 // 2^x on the special-function unit (ex2.approx: 2 ulp, flushes subnormals; exp2(-inf) = 0).
@@ -349,15 +346,8 @@ void flash_wgmma_v_offsets_swapped(Half16 type, const AttentionShape& shape, con
 }
 
 FlashTiling flash_tiling(FlashVariant variant, int head_dim) {
-  if (variant == FlashVariant::wgmma) {
-    const auto& t = detail::flash_wgmma_tiling;
-    return {t.block_m, t.block_n, t.warps, t.kv_stages, t.smem_bytes};
-  }
-  const int warps = variant == FlashVariant::warps8_rows16 ? 8 : 4;
-  const int block_m = 128;
-  const int block_n = block_n_of(head_dim, variant == FlashVariant::warps8_rows16 ? 1 : 2);
-  const int smem = (block_m + 2 * kKvStages * block_n) * head_dim * 2;
-  return {block_m, block_n, warps, kKvStages, smem};
+  if (variant == FlashVariant::wgmma) return kernel_tiles::flash_wgmma;
+  return kernel_tiles::flash_mma_sync(head_dim, variant == FlashVariant::warps8_rows16 ? 8 : 4);
 }
 
 void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionShape& shape, const void* q,

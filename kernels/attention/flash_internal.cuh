@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "../attention.hpp"
+#include "roofline/kernel_tiles.hpp"
 
 namespace roofline::kernels::detail {
 
@@ -16,6 +17,7 @@ struct FlashWgmmaTiling {
   int kv_stages;
   int smem_bytes;
 };
+// The numbers live in roofline/kernel_tiles.hpp (the benchmarks read them there).
 // 9 warps: two consumer warpgroups and one producer warp (no setmaxnreg). 64-key tiles: with
 // 128-key tiles (S 64 + O 64 + P 32 accumulator registers) ptxas serialised the wgmma for lack of
 // registers (C7512, nvcc 13.0), and so it did, with spills, for a version in which each consumer
@@ -23,15 +25,9 @@ struct FlashWgmmaTiling {
 // compiled to 168 registers per thread whether the block had 384 threads with setmaxnreg raising
 // the consumers to 232, or 288 threads.
 // Shared memory: Q 32 KB + stages x (K + V, 2 x 16 KB) + mbarriers + 1024 bytes of alignment slack.
-inline constexpr int flash_wgmma_block_n = 64;
-inline constexpr int flash_wgmma_stages = 3;
 inline constexpr FlashWgmmaTiling flash_wgmma_tiling{
-    128,
-    128,
-    flash_wgmma_block_n,
-    9,
-    flash_wgmma_stages,
-    32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (1 + 2 * flash_wgmma_stages) + 1024};
+    kernel_tiles::flash_wgmma_head_dim, kernel_tiles::flash_wgmma.block_m,   kernel_tiles::flash_wgmma.block_n,
+    kernel_tiles::flash_wgmma.warps,    kernel_tiles::flash_wgmma.kv_stages, kernel_tiles::flash_wgmma.smem_bytes};
 
 // swap_v_offsets exchanges the two byte offsets of V's N-major descriptor (see
 // flash_wgmma_v_offsets_swapped in attention.hpp).

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "../attention.hpp"
+#include "../blas_api.hpp"
 #include "../cuda_check.cuh"
 #include "../tc_ptx.cuh"
 
@@ -81,9 +82,9 @@ __global__ void __launch_bounds__(kSoftmaxThreads) softmax_rows_kernel(T* __rest
 }
 
 void check_cublas(cublasStatus_t status, const char* what) {
+  // A number: cublasGetStatusName lives in the library, which is not linked (blas_api.hpp).
   if (status != CUBLAS_STATUS_SUCCESS) {
-    throw KernelError(std::string(what) + " failed: " + cublasGetStatusName(status) + " (" +
-                      cublasGetStatusString(status) + ")");
+    throw KernelError(std::string(what) + " failed: cuBLAS status " + std::to_string(static_cast<int>(status)));
   }
 }
 
@@ -93,8 +94,10 @@ std::size_t standard_attention_workspace_bytes(const AttentionShape& shape) {
   return static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq * static_cast<std::size_t>(shape.seq) * 2;
 }
 
-void standard_attention_forward(Cublas& blas, Half16 type, const AttentionShape& shape, const void* q, const void* k,
-                                const void* v, void* o, void* workspace, Stream stream) {
+void standard_attention_forward(const BlasApi& blas, Half16 type, const AttentionShape& shape, const void* q,
+                                const void* k, const void* v, void* o, void* workspace, Stream stream) {
+  detail::require(blas.handle != nullptr && blas.gemm_strided_batched_ex != nullptr && blas.set_stream != nullptr,
+                  "standard attention: cuBLAS is not loaded");
   detail::require(shape.batch >= 1 && shape.heads >= 1 && shape.kv_heads >= 1 && shape.seq >= 1 &&
                       shape.head_dim >= 1 && shape.heads % shape.kv_heads == 0,
                   "standard attention: invalid shape (heads must be a multiple of kv_heads)");
@@ -108,17 +111,17 @@ void standard_attention_forward(Cublas& blas, Half16 type, const AttentionShape&
   const float one = 1.0f;
   const float zero = 0.0f;
   const cudaDataType data = type == Half16::bf16 ? CUDA_R_16BF : CUDA_R_16F;
-  auto handle = static_cast<cublasHandle_t>(blas.handle());
-  check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
+  cublasHandle_t handle = blas.handle;
+  check_cublas(blas.set_stream(handle, stream), "cublasSetStream");
   const int batch_count = shape.batch * shape.kv_heads;
 
   // S[g*seq x seq] = scale * Qg . K^T; column-major that is S^T[seq x g*seq] = K (as d x seq)^T . Qg (d x g*seq).
-  check_cublas(
-      cublasGemmStridedBatchedEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(seq), static_cast<int>(group * seq),
-                                 static_cast<int>(d), &scale, k, data, static_cast<int>(d), seq * d, q, data,
-                                 static_cast<int>(d), group * seq * d, &zero, workspace, data, static_cast<int>(seq),
-                                 group * seq * seq, batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmStridedBatchedEx (S = Q K^T)");
+  check_cublas(blas.gemm_strided_batched_ex(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(seq),
+                                            static_cast<int>(group * seq), static_cast<int>(d), &scale, k, data,
+                                            static_cast<int>(d), seq * d, q, data, static_cast<int>(d), group * seq * d,
+                                            &zero, workspace, data, static_cast<int>(seq), group * seq * seq,
+                                            batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx (S = Q K^T)");
 
   if (type == Half16::bf16) {
     softmax_rows_kernel<__nv_bfloat16><<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(
@@ -131,10 +134,10 @@ void standard_attention_forward(Cublas& blas, Half16 type, const AttentionShape&
 
   // O[g*seq x d] = P . V; column-major O^T[d x g*seq] = V (as d x seq) . P^T (seq x g*seq).
   check_cublas(
-      cublasGemmStridedBatchedEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d), static_cast<int>(group * seq),
-                                 static_cast<int>(seq), &one, v, data, static_cast<int>(d), seq * d, workspace, data,
-                                 static_cast<int>(seq), group * seq * seq, &zero, o, data, static_cast<int>(d),
-                                 group * seq * d, batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      blas.gemm_strided_batched_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d), static_cast<int>(group * seq),
+                                   static_cast<int>(seq), &one, v, data, static_cast<int>(d), seq * d, workspace, data,
+                                   static_cast<int>(seq), group * seq * seq, &zero, o, data, static_cast<int>(d),
+                                   group * seq * d, batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       "cublasGemmStridedBatchedEx (O = P V)");
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../blas_api.hpp"
 #include "../cuda_check.cuh"
 #include "gemm_internal.cuh"
 
@@ -66,35 +67,41 @@ void gemm(GemmKernel kernel, Half16 type, const void* a, const void* b, void* c,
 }
 
 namespace {
+
 void check_cublas(cublasStatus_t status, const char* what) {
+  // The status is a number here: cublasGetStatusName lives in the library, which is not linked.
   if (status != CUBLAS_STATUS_SUCCESS) {
-    throw KernelError(std::string(what) + " failed: " + cublasGetStatusName(status) + " (" +
-                      cublasGetStatusString(status) + ")");
+    throw KernelError(std::string(what) + " failed: cuBLAS status " + std::to_string(static_cast<int>(status)));
   }
 }
-}  // namespace
 
-Cublas::Cublas() {
-  cublasHandle_t handle = nullptr;
-  check_cublas(cublasCreate(&handle), "cublasCreate");
-  handle_ = handle;
-}
-
-Cublas::~Cublas() {
-  if (handle_ != nullptr) cublasDestroy(static_cast<cublasHandle_t>(handle_));
-}
-
-void Cublas::gemm(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, Stream stream) {
-  auto handle = static_cast<cublasHandle_t>(handle_);
-  check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
-  const cudaDataType data = type == Half16::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+// Column-major view: C^T[n x m] = B[n x k] . A^T[k x m], i.e. op(B) = T on the k x n column-major
+// buffer of B, op(A) = N on the k x m column-major buffer of A.
+void tn_gemm(const BlasApi& blas, cudaDataType data, cudaDataType out, const void* a, const void* b, void* c, int m,
+             int n, int k, Stream stream) {
+  detail::require(blas.handle != nullptr && blas.gemm_ex != nullptr && blas.set_stream != nullptr,
+                  "cuBLAS GEMM: cuBLAS is not loaded");
+  detail::require(m >= 1 && n >= 1 && k >= 1, "cuBLAS GEMM: empty shape");
+  check_cublas(blas.set_stream(blas.handle, stream), "cublasSetStream");
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  // Column-major view: C^T[n x m] = B[n x k] . A^T[k x m], i.e. op(B) = T on the k x n column-major
-  // buffer of B, op(A) = N on the k x m column-major buffer of A.
-  check_cublas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, b, data, k, a, data, k, &beta, c, data,
-                            n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  check_cublas(blas.gemm_ex(blas.handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, b, data, k, a, data, k, &beta, c,
+                            out, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
+}
+
+}  // namespace
+
+void cublas_gemm(const BlasApi& blas, Half16 type, const void* a, const void* b, void* c, int m, int n, int k,
+                 Stream stream) {
+  const cudaDataType data = type == Half16::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  tn_gemm(blas, data, data, a, b, c, m, n, k, stream);
+}
+
+void cublas_gemm_f32(const BlasApi& blas, const float* a, const float* b, float* c, int m, int n, int k,
+                     Stream stream) {
+  // CUBLAS_COMPUTE_32F with fp32 operands and the default math mode: plain fp32, no TF32.
+  tn_gemm(blas, CUDA_R_32F, CUDA_R_32F, a, b, c, m, n, k, stream);
 }
 
 }  // namespace roofline::kernels

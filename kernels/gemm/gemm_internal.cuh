@@ -1,19 +1,20 @@
 #pragma once
 
-// What the GEMM translation units share: each kernel's tiling (the one place it is written: the
-// kernels size themselves from it and gemm_tiling() reports it), the per-kernel launchers, and the
-// block rasterisation.
+// What the GEMM translation units share: each kernel's tiling (written once, in
+// roofline/kernel_tiles.hpp: the kernels size themselves from it, gemm_tiling() reports it and the
+// benchmarks hand it to the model), the per-kernel launchers, and the block rasterisation.
 
 #include <cuda_runtime.h>
 
 #include "../gemm.hpp"
+#include "roofline/kernel_tiles.hpp"
 
 namespace roofline::kernels::detail {
 
-inline constexpr GemmTiling naive_tiling{1, 1, 1, 0, 256};
-inline constexpr GemmTiling smem_tiled_tiling{128, 128, 16, 1, 256};
-inline constexpr GemmTiling mma_sync_tiling{128, 128, 64, 3, 128};
-inline constexpr GemmTiling wgmma_tiling{128, 256, 64, 4, 384};
+inline constexpr GemmTiling naive_tiling = kernel_tiles::gemm_naive;
+inline constexpr GemmTiling smem_tiled_tiling = kernel_tiles::gemm_smem_tiled;
+inline constexpr GemmTiling mma_sync_tiling = kernel_tiles::gemm_mma_sync;
+inline constexpr GemmTiling wgmma_tiling = kernel_tiles::gemm_wgmma;
 
 void gemm_naive(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 void gemm_smem_tiled(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);

@@ -84,27 +84,36 @@ std::optional<double> BenchmarkResult::flop_rate() const {
   return cost.flops / timing->seconds.median;
 }
 
+std::optional<double> BenchmarkResult::rate(Metric metric) const {
+  return metric == Metric::bandwidth ? bandwidth() : flop_rate();
+}
+
 std::optional<double> BenchmarkResult::sector_bandwidth() const {
   if (!timing || !sectors || timing->seconds.median <= 0) return std::nullopt;
   return sectors->moved_bytes() / timing->seconds.median;
 }
 
 void relate(std::vector<BenchmarkResult>& results) {
-  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> by_id;  // bandwidth, median
-  for (const BenchmarkResult& r : results) {
-    by_id[r.id] = {r.bandwidth(), r.timing ? std::optional(r.timing->seconds.median) : std::nullopt};
+  std::map<std::string, const BenchmarkResult*> by_id;
+  for (const BenchmarkResult& r : results) by_id[r.id] = &r;
+  // Computed first and assigned after: a result may be another's ceiling or reference.
+  std::vector<std::pair<std::optional<double>, std::optional<double>>> related(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const BenchmarkResult& r = results[i];
+    const std::optional<double> own = r.rate(r.ceiling_metric);
+    if (!own || !r.timing) continue;
+    if (auto it = by_id.find(r.ceiling_id); it != by_id.end()) {
+      if (const std::optional<double> ceiling = it->second->rate(r.ceiling_metric); ceiling && *ceiling > 0) {
+        related[i].first = *own / *ceiling;
+      }
+    }
+    if (auto it = by_id.find(r.reference_id); it != by_id.end() && it->second->timing) {
+      related[i].second = it->second->timing->seconds.median / r.timing->seconds.median;
+    }
   }
-  for (BenchmarkResult& r : results) {
-    r.ceiling_fraction.reset();
-    r.reference_speedup.reset();
-    const std::optional<double> own = r.bandwidth();
-    if (!own) continue;
-    if (auto it = by_id.find(r.ceiling_id); it != by_id.end() && it->second.first) {
-      r.ceiling_fraction = *own / *it->second.first;
-    }
-    if (auto it = by_id.find(r.reference_id); it != by_id.end() && it->second.second) {
-      r.reference_speedup = *it->second.second / r.timing->seconds.median;
-    }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    results[i].ceiling_fraction = related[i].first;
+    results[i].reference_speedup = related[i].second;
   }
 }
 
@@ -113,23 +122,28 @@ std::vector<TargetResult> evaluate_targets(std::span<const Target> targets, std:
   for (const Target& target : targets) {
     TargetResult t;
     t.description = std::string(target.description);
-    t.reference = std::string(target.reference);
-    t.required = target.required;
+    t.metric = target.metric;
+    const bool absolute = target.reference.empty();
+    t.reference = absolute ? "fixed" : std::string(target.reference);
+    t.required = absolute ? 1.0 : target.required;
     for (std::string_view id : target.candidates) {
       if (id.empty()) continue;
       const BenchmarkResult* r = find_result(results, id);
-      if (r == nullptr || r->disposition != Disposition::passed || !r->bandwidth()) continue;
-      if (!t.candidate_bandwidth || *r->bandwidth() > *t.candidate_bandwidth) {
+      if (r == nullptr || r->disposition != Disposition::passed) continue;
+      const std::optional<double> rate = r->rate(target.metric);
+      if (rate && (!t.candidate_rate || *rate > *t.candidate_rate)) {
         t.candidate = r->id;
-        t.candidate_bandwidth = r->bandwidth();
+        t.candidate_rate = rate;
       }
     }
-    const BenchmarkResult* reference = find_result(results, target.reference);
-    if (reference != nullptr && reference->disposition == Disposition::passed) {
-      t.reference_bandwidth = reference->bandwidth();
+    if (absolute) {
+      t.reference_rate = target.required;
+    } else if (const BenchmarkResult* reference = find_result(results, target.reference);
+               reference != nullptr && reference->disposition == Disposition::passed) {
+      t.reference_rate = reference->rate(target.metric);
     }
-    if (t.candidate_bandwidth && t.reference_bandwidth) {
-      t.ratio = *t.candidate_bandwidth / *t.reference_bandwidth;
+    if (t.candidate_rate && t.reference_rate && *t.reference_rate > 0) {
+      t.ratio = *t.candidate_rate / *t.reference_rate;
       t.met = *t.ratio >= t.required;
     }
     out.push_back(std::move(t));
@@ -182,11 +196,17 @@ Cell best_bandwidth_tbps(const BenchmarkResult& r) {
 Cell tflops(const BenchmarkResult& r) {
   return optional_cell(r.flop_rate(), 1e-12);
 }
+Cell model_flops(const BenchmarkResult& r) {
+  return Cell{r.cost.flops};
+}
 Cell pct_of_ceiling(const BenchmarkResult& r) {
   return optional_cell(r.ceiling_fraction, 100.0);
 }
 Cell reference_speedup(const BenchmarkResult& r) {
   return optional_cell(r.reference_speedup);
+}
+Cell pct_of_reference(const BenchmarkResult& r) {
+  return optional_cell(r.reference_speedup, 100.0);
 }
 Cell moved_bytes(const BenchmarkResult& r) {
   return r.sectors ? Cell{r.sectors->moved_bytes()} : Cell{};
@@ -239,12 +259,34 @@ TimingPolicy timing_policy(bool quick, std::optional<int> samples) {
     policy.min_warmup_s = 0.001;
     policy.target_sample_s = 0.0002;
     policy.max_launches_per_sample = 100;
+    policy.max_case_s = 0.5;
   }
   if (samples) {
     if (*samples < 1 || *samples > 100000) throw InputError("--samples: must be between 1 and 100000");
     policy.samples = *samples;
   }
   return policy;
+}
+
+int warmup_launches(const TimingPolicy& policy, double first_launch_s) {
+  const double first = std::max(first_launch_s, 1e-7);
+  const double wanted =
+      std::max(std::ceil(policy.min_warmup_s / first), static_cast<double>(policy.min_warmup_launches));
+  const double cap = std::max(1.0, std::floor(0.25 * policy.max_case_s / first));
+  return static_cast<int>(std::clamp(wanted, 1.0, cap));
+}
+
+SamplePlan sample_plan(const TimingPolicy& policy, double launch_s, int rotation) {
+  const double launch = std::max(launch_s, 1e-7);
+  rotation = std::max(rotation, 1);
+  SamplePlan plan;
+  plan.batch = static_cast<int>(
+      std::clamp(std::ceil(policy.target_sample_s / launch), 1.0, static_cast<double>(policy.max_launches_per_sample)));
+  if (rotation > 1) plan.batch = std::max(plan.batch, rotation) / rotation * rotation;  // whole rotations
+  const double fit = std::floor(0.75 * policy.max_case_s / (launch * plan.batch));
+  plan.samples = static_cast<int>(std::clamp(fit, static_cast<double>(std::min(policy.min_samples, policy.samples)),
+                                             static_cast<double>(policy.samples)));
+  return plan;
 }
 
 // ---- hardware matching -------------------------------------------------------------------------
@@ -354,18 +396,63 @@ constexpr std::array<ColumnOf<BenchRun>, 15> run_columns{{
     {{"stopped_early", "stopped early", 0}, [](const BenchRun& r) { return Cell{r.context_lost}; }},
 }};
 
-constexpr std::array<ColumnOf<TargetResult>, 8> target_columns{{
+Cell target_rate(const TargetResult& t, const std::optional<double>& rate, Metric metric) {
+  return t.metric == metric ? optional_cell(rate, 1e-12) : Cell{};
+}
+
+constexpr std::array<ColumnOf<TargetResult>, 11> target_columns{{
     {{"target", "target", 0}, [](const TargetResult& t) { return Cell{t.description}; }},
+    {{"metric", "metric", 0}, [](const TargetResult& t) { return Cell{std::string(name_of(t.metric))}; }},
     {{"candidate", "best candidate", 0},
      [](const TargetResult& t) { return t.candidate ? Cell{*t.candidate} : Cell{}; }},
-    {{"candidate_tbps", "TB/s", 3}, [](const TargetResult& t) { return optional_cell(t.candidate_bandwidth, 1e-12); }},
+    {{"candidate_tbps", "TB/s", 3},
+     [](const TargetResult& t) { return target_rate(t, t.candidate_rate, Metric::bandwidth); }},
+    {{"candidate_tflops", "TFLOP/s", 1},
+     [](const TargetResult& t) { return target_rate(t, t.candidate_rate, Metric::flop_rate); }},
     {{"reference", "reference", 0}, [](const TargetResult& t) { return Cell{t.reference}; }},
     {{"reference_tbps", "ref TB/s", 3},
-     [](const TargetResult& t) { return optional_cell(t.reference_bandwidth, 1e-12); }},
+     [](const TargetResult& t) { return target_rate(t, t.reference_rate, Metric::bandwidth); }},
+    {{"reference_tflops", "ref TFLOP/s", 1},
+     [](const TargetResult& t) { return target_rate(t, t.reference_rate, Metric::flop_rate); }},
     {{"ratio_pct", "achieved %", 1}, [](const TargetResult& t) { return optional_cell(t.ratio, 100.0); }},
     {{"required_pct", "required %", 1}, [](const TargetResult& t) { return Cell{t.required * 100}; }},
     {{"met", "met", 0}, [](const TargetResult& t) { return t.met ? Cell{*t.met} : Cell{}; }},
 }};
+
+// What the memcpy ceiling measured, against the hardware file and against the copy kernels of
+// the same run: a ceiling below the kernels it judges is itself mis-measured (the first H200
+// run timed it as a copy-engine node inside a CUDA graph).
+std::vector<std::string> ceiling_notes(const BenchRun& run) {
+  std::vector<std::string> notes;
+  const BenchmarkResult* memcpy = find_result(run.results, "memcpy.d2d");
+  if (memcpy == nullptr || !memcpy->bandwidth()) return notes;
+  const double ceiling = *memcpy->bandwidth();
+  if (run.hardware_bandwidth_tbps && run.hardware_id) {
+    notes.push_back(fmt::format("cudaMemcpy D2D moved {:.3f} TB/s: {:.1f}% of the {} TB/s in {}", ceiling * 1e-12,
+                                ceiling * 1e-12 / *run.hardware_bandwidth_tbps * 100, *run.hardware_bandwidth_tbps,
+                                *run.hardware_id));
+  }
+  if (const BenchmarkResult* graph = find_result(run.results, "memcpy.d2d.graph"); graph && graph->bandwidth()) {
+    notes.push_back(fmt::format(
+        "memcpy.d2d is timed as the user calls it (cudaMemcpyAsync launches, events around a batch): {:.3f} TB/s; "
+        "the same copy captured into a CUDA graph (a memcpy node) moved {:.3f} TB/s",
+        ceiling * 1e-12, *graph->bandwidth() * 1e-12));
+  }
+  const BenchmarkResult* best_copy = nullptr;
+  for (const BenchmarkResult& r : run.results) {
+    if (r.id.starts_with("stream.copy.") && r.bandwidth() &&
+        (best_copy == nullptr || *r.bandwidth() > *best_copy->bandwidth())) {
+      best_copy = &r;
+    }
+  }
+  if (best_copy != nullptr && *best_copy->bandwidth() > 1.05 * ceiling) {
+    notes.push_back(fmt::format(
+        "WARNING: the copy kernel {} ({:.3f} TB/s) beats the memcpy ceiling ({:.3f} TB/s) by more than 5%: the "
+        "ceiling looks mis-measured, so every % memcpy figure is too high",
+        best_copy->id, *best_copy->bandwidth() * 1e-12, ceiling * 1e-12));
+  }
+  return notes;
+}
 
 Table group_table(const GroupLayout& layout, std::span<const BenchmarkResult> results, std::string_view suite) {
   Table table{std::string(layout.name), std::string(layout.title), {}, {}};
@@ -396,6 +483,11 @@ Report make_report(const BenchRun& run, const nlohmann::json& inputs) {
       Table table = group_table(layout, run.results, suite.name);
       if (!table.rows.empty()) report.tables.push_back(std::move(table));
     }
+    if (suite.derived_tables != nullptr) {
+      for (Table& table : suite.derived_tables(run.results)) {
+        if (!table.rows.empty()) report.tables.push_back(std::move(table));
+      }
+    }
     for (TargetResult& t : evaluate_targets(suite.targets, run.results)) targets.push_back(std::move(t));
   }
   report.tables.push_back(Table::from_rows<TargetResult>("targets", "Targets", target_columns, targets));
@@ -407,14 +499,7 @@ Report make_report(const BenchRun& run, const nlohmann::json& inputs) {
       "(roofline/access.hpp); see docs/bench.md");
   report.notes.push_back("every timed result was first checked against a host reference; failed results are not timed");
   report.notes.push_back(fmt::format("hardware: {}", run.hardware_detail));
-  const auto memcpy = std::find_if(run.results.begin(), run.results.end(),
-                                   [](const BenchmarkResult& r) { return r.id == "memcpy.d2d"; });
-  if (memcpy != run.results.end() && memcpy->bandwidth() && run.hardware_bandwidth_tbps && run.hardware_id) {
-    report.notes.push_back(fmt::format("cudaMemcpy D2D moved {:.3f} TB/s: {:.1f}% of the {} TB/s in {}",
-                                       *memcpy->bandwidth() * 1e-12,
-                                       *memcpy->bandwidth() * 1e-12 / *run.hardware_bandwidth_tbps * 100,
-                                       *run.hardware_bandwidth_tbps, *run.hardware_id));
-  }
+  for (std::string& note : ceiling_notes(run)) report.notes.push_back(std::move(note));
   if (run.policy.check_only) report.notes.push_back("--check-only: every case checked, nothing timed");
   if (run.quick) {
     report.notes.push_back("--quick: small buffers and few samples; figures are rough and targets not meaningful");

@@ -181,23 +181,28 @@ const std::array<GroupLayout, 4> group_layouts{{
 
 constexpr std::array<Target, 5> suite_targets{{
     {"copy reaches 95% of cudaMemcpy D2D",
-     {"stream.copy.16B.tile", "stream.copy.16B.persistent", ""},
+     {"stream.copy.4B.tile", "stream.copy.8B.tile", "stream.copy.16B.tile", "stream.copy.16B.persistent",
+      "stream.copy.16B.streaming", ""},
      ceiling_id,
      0.95},
     {"triad reaches 95% of cudaMemcpy D2D",
-     {"stream.triad.16B.tile", "stream.triad.16B.persistent", "stream.triad.16B.streaming"},
+     {"stream.triad.4B.tile", "stream.triad.8B.tile", "stream.triad.16B.tile", "stream.triad.16B.persistent",
+      "stream.triad.16B.streaming", ""},
      ceiling_id,
      0.95},
     {"GEMV bf16 16384x16384 batch 1 reaches 90% of cudaMemcpy D2D",
-     {"gemv.bf16.16384x16384.b1.mma", "gemv.bf16.16384x16384.b1.simt", ""},
+     {"gemv.bf16.16384x16384.b1.mma", "gemv.bf16.16384x16384.b1.stag", "gemv.bf16.16384x16384.b1.pipe",
+      "gemv.bf16.16384x16384.b1.pdl", "gemv.bf16.16384x16384.b1.simt", ""},
      ceiling_id,
      0.90},
     {"GEMV bf16 8192x8192 batch 1 reaches 85% of cudaMemcpy D2D",
-     {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.simt", ""},
+     {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.stag", "gemv.bf16.8192x8192.b1.pipe",
+      "gemv.bf16.8192x8192.b1.pdl", "gemv.bf16.8192x8192.b1.simt", ""},
      ceiling_id,
      0.85},
     {"GEMV bf16 8192x8192 batch 1 is faster than cuBLAS",
-     {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.simt", ""},
+     {"gemv.bf16.8192x8192.b1.mma", "gemv.bf16.8192x8192.b1.stag", "gemv.bf16.8192x8192.b1.pipe",
+      "gemv.bf16.8192x8192.b1.pdl", "gemv.bf16.8192x8192.b1.simt", ""},
      "gemv.bf16.8192x8192.b1.cublas",
      1.0},
 }};
@@ -278,19 +283,26 @@ std::string_view kernel_name(Kernel k) {
 std::string_view variant_name(Variant v) {
   switch (v) {
     case Variant::runtime: return "runtime";
+    case Variant::graph: return "graph";
     case Variant::tile: return "tile";
     case Variant::persistent: return "persistent";
     case Variant::streaming: return "streaming";
     case Variant::mma: return "mma";
+    case Variant::stag: return "stag";
+    case Variant::pipe: return "pipe";
+    case Variant::pdl: return "pdl";
     case Variant::simt: return "simt";
     case Variant::cublas: return "cublas";
+    case Variant::cublasdirect: return "cublasdirect";
+    case Variant::read: return "read";
   }
   return "?";
 }
 
 std::string case_id(const Case& c) {
   switch (c.kernel) {
-    case Kernel::memcpy_d2d: return std::string(ceiling_id);
+    case Kernel::memcpy_d2d:
+      return c.variant == Variant::graph ? std::string(ceiling_id) + ".graph" : std::string(ceiling_id);
     case Kernel::strided_read: return fmt::format("access.strided.s{}", c.stride);
     case Kernel::gather:
     case Kernel::scatter: return fmt::format("access.{}", kernel_name(c.kernel));
@@ -309,8 +321,8 @@ std::string_view group_of(const Case& c) {
 }
 
 std::string_view implementation_of(const Case& c) {
-  if (c.variant == Variant::runtime) return "cuda-runtime";
-  if (c.variant == Variant::cublas) return "cublas";
+  if (c.variant == Variant::runtime || c.variant == Variant::graph) return "cuda-runtime";
+  if (c.variant == Variant::cublas || c.variant == Variant::cublasdirect) return "cublas";
   return "roofline";
 }
 
@@ -321,7 +333,11 @@ OpCost case_cost(const Case& c, const Sizes& s) {
     case Kernel::scatter:
       // An index and a value read, a value written per access.
       return elementwise_cost({s.gather_accesses, 2, 1, 0, DType::fp32});
-    case Kernel::gemv: return gemv_cost({c.m, c.k, c.batch, c.dtype, c.dtype});
+    case Kernel::gemv:
+      // The floor reads W alone, as 4-byte words.
+      if (c.variant == Variant::read)
+        return word_reads(c.m * c.k * static_cast<std::int64_t>(bytes_per_element(c.dtype)) / word_bytes);
+      return gemv_cost({c.m, c.k, c.batch, c.dtype, c.dtype});
     case Kernel::l2_read: return word_reads(s.l2_passes * s.l2_blocks * s.l2_slice_bytes / word_bytes);
     case Kernel::smem_read:
       // Each thread reads 16 bytes (4 words) per round.

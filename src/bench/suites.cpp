@@ -1,12 +1,14 @@
-// The registry of benchmark suites: the one place that lists them. A new suite (GEMM,
-// attention) adds its SuiteInfo here and its runner to src/bench/cuda/runner.cpp.
+// The registry of benchmark suites: the one place that lists them, in the order `--suite all`
+// runs them. A new suite adds its SuiteInfo here and its runner to src/bench/cuda/runner.cpp.
 #include "roofline/bench.hpp"
+#include "roofline/compute_suite.hpp"
+#include "roofline/layer_suite.hpp"
 #include "roofline/memory_suite.hpp"
 
 namespace roofline::bench {
 
 std::span<const SuiteInfo> suites() {
-  static const std::array<SuiteInfo, 1> all{memory::suite()};
+  static const std::array<SuiteInfo, 3> all{memory::suite(), compute::suite(), layer::suite()};
   return all;
 }
 

@@ -42,6 +42,7 @@ CASES = [
      "--point", "GEMV batch 1:1:3.35", "--measured-point", "cuBLAS GEMM 4096^3:1365:741", "--title", "t"],
     ["bench", "--list"],
     ["bench", "--list", "--quick", "--filter", "gemv"],
+    ["bench", "--list", "--suite", "compute,layer"],
     ["op", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--gpu", "h100,v100"],
     ["op", "gemm", "--m", "16,4096", "--n", "4096", "--k", "4096", "--weights", "nvfp4", "--gpu", "all",
      "--efficiency", "compute=0.7,memory=0.8"],

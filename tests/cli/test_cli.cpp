@@ -244,8 +244,15 @@ TEST_CASE("bench --list needs no GPU and bad bench flags are bad input") {
   REQUIRE(list.exit_code == 0);
   const json report = json::parse(list.out);
   CHECK(report.at("schema") == "roofline.bench-cases.v1");
-  CHECK(report.at("results").at("cases").size() == 35);
+  // --quick of the memory (47), compute (66) and layer (5) suites.
+  CHECK(report.at("results").at("cases").size() == 47 + 66 + 5);
   CHECK_THAT(roofline("bench --list --filter gemv.fp16.16384").out, Contains("gemv.fp16.16384x16384.b64.cublas"));
+  const CommandResult compute = roofline("bench --list --suite compute --filter gemm.bf16.8192x8192x8192");
+  REQUIRE(compute.exit_code == 0);
+  for (const char* kernel : {"naive", "smemtiled", "mmasync", "wgmma", "cublas"}) {
+    CHECK_THAT(compute.out, Contains(std::string("gemm.bf16.8192x8192x8192.") + kernel));
+  }
+  CHECK_THAT(roofline("bench --list --suite layer").out, Contains("layer.prefill.n4096.roofline"));
   for (const char* args : {"bench --suite nope", "bench --samples 0", "bench --timeout 0", "bench --filter ,"}) {
     INFO(args);
     const CommandResult bad = roofline(args);

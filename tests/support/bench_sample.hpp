@@ -1,10 +1,14 @@
 #pragma once
 
-// A synthetic benchmark run with every disposition and group, built through the real case
-// table and result types: the unit tests check its report, and bench_report_sample prints it so
-// that the schema test validates a bench report on machines without a GPU.
+// A synthetic benchmark run with every disposition and group of every suite, built through the
+// real case tables and result types: the unit tests check its report, and bench_report_sample
+// prints it so that the schema test validates a bench report on machines without a GPU.
+
+#include <stdexcept>
 
 #include "roofline/bench.hpp"
+#include "roofline/compute_suite.hpp"
+#include "roofline/layer_suite.hpp"
 #include "roofline/memory_suite.hpp"
 
 namespace roofline::bench::sample {
@@ -34,6 +38,51 @@ inline BenchmarkResult untimed(std::string_view id, Disposition d, std::string d
   return r;
 }
 
+// A compute result by id (GEMM or attention), not yet run.
+inline BenchmarkResult compute_result(std::string_view id) {
+  for (const compute::GemmCase& c : compute::gemm_cases) {
+    if (compute::case_id(c) == id) return compute::make_result(c);
+  }
+  for (const compute::AttentionCase& c : compute::attention_cases) {
+    if (compute::case_id(c) == id) return compute::make_result(c);
+  }
+  throw std::invalid_argument("no compute case " + std::string(id));
+}
+
+inline BenchmarkResult with_timing(BenchmarkResult r, double median_s) {
+  r.disposition = Disposition::passed;
+  r.detail = "synthetic";
+  r.timing = Timing{Summary{30, median_s, median_s * 0.99, median_s * 1.02, median_s}, 1, true};
+  return r;
+}
+
+inline BenchmarkResult with_disposition(BenchmarkResult r, Disposition d, std::string detail) {
+  r.disposition = d;
+  r.detail = std::move(detail);
+  return r;
+}
+
+// The decode layer of the sample: LLaMA-3-70B, batch 1, context 4096, the project's kernels.
+inline constexpr layer::Case sample_layer{layer::Phase::decode, 1, 1, 4096, layer::Linear::roofline, true};
+
+// The layer replayed in 450 us; stage i (0-based) took (i + 1) x 10 us inside it, 11 stages:
+// 660 us in all, 700 us the whole direct pass.
+inline std::vector<BenchmarkResult> sample_layer_results() {
+  std::vector<BenchmarkResult> results = layer::make_results(sample_layer);
+  results[0] = with_timing(results[0], 450e-6);
+  double sum = 0;
+  for (std::size_t i = 1; i < results.size(); ++i) sum += static_cast<double>(i) * 10e-6;
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const double median = static_cast<double>(i) * 10e-6;
+    results[i] = with_timing(results[i], median);
+    results[i].timing->graph = false;
+    results[i].parameters.push_back({"share_pct", Cell{median / sum * 100}});
+  }
+  results[0].parameters.push_back({"direct_us", Cell{700.0}});
+  results[0].parameters.push_back({"stages_sum_us", Cell{sum * 1e6}});
+  return results;
+}
+
 inline BenchRun sample_run() {
   BenchRun run;
   run.device.name = "NVIDIA H200";
@@ -59,7 +108,7 @@ inline BenchRun sample_run() {
   run.started_utc = "2026-11-30T12:00:00Z";
   run.duration_s = 95.5;
   run.seed = 42;
-  run.suites = {"memory"};
+  run.suites = {"memory", "compute", "layer"};
   run.policy = timing_policy(false, std::nullopt);
   // memcpy: 2 GiB moved in 0.5 ms = 4.295 TB/s; the copy kernel 1% slower; triad failed.
   run.results.push_back(timed("memcpy.d2d", 0.0005, 0.00049, 0.00052));
@@ -72,6 +121,24 @@ inline BenchRun sample_run() {
   run.results.push_back(untimed("gemv.bf16.8192x8192.b2.simt", Disposition::not_supported, "synthetic reason"));
   run.results.push_back(untimed("gemv.bf16.8192x8192.b4.simt", Disposition::not_run, "needs 2.00 GiB"));
   run.results.push_back(timed("hierarchy.l2.read", 0.0001, 0.0001, 0.0001));
+  // Compute: probes at 900 and 60 TFLOP/s (9e12 and 6e11 FLOPs in 10 ms); GEMM 8192^3 bf16
+  // (2 x 8192^3 = 1.0995e12 FLOPs): cuBLAS 1.4 ms, wgmma 1.7 ms, naive 1.2 s; attention at the
+  // target shape: standard 6.2 ms, flash_wgmma 1.35 ms, flash_w8r16 failed; standard at N = 32768
+  // does not fit.
+  run.results.push_back(
+      with_timing(compute::make_result(compute::PeakImpl::wgmma_bf16, OpCost{9e12, 41984, 8650752}), 0.01));
+  run.results.push_back(
+      with_timing(compute::make_result(compute::PeakImpl::fma_fp32, OpCost{6e11, 8200, 1081344}), 0.01));
+  run.results.push_back(with_timing(compute_result("gemm.bf16.8192x8192x8192.naive"), 1.2));
+  run.results.push_back(with_timing(compute_result("gemm.bf16.8192x8192x8192.wgmma"), 1.7e-3));
+  run.results.push_back(with_timing(compute_result("gemm.bf16.8192x8192x8192.cublas"), 1.4e-3));
+  run.results.push_back(with_timing(compute_result("attn.bf16.causal.d128.b4h32kv32.n4096.standard"), 6.2e-3));
+  run.results.push_back(with_disposition(compute_result("attn.bf16.causal.d128.b4h32kv32.n4096.flashw8r16"),
+                                         Disposition::failed, "synthetic failure"));
+  run.results.push_back(with_timing(compute_result("attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma"), 1.35e-3));
+  run.results.push_back(with_disposition(compute_result("attn.bf16.causal.d128.b4h32kv32.n32768.standard"),
+                                         Disposition::not_supported, "does not fit: S and P need 256.0 GiB"));
+  for (BenchmarkResult& r : sample_layer_results()) run.results.push_back(std::move(r));
   run.notes = {"synthetic run"};
   relate(run.results);
   return run;

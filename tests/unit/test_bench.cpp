@@ -1,5 +1,7 @@
-// The host side of the benchmarks: statistics, the sector model, the case table and its model
-// costs, sizes, targets, hardware matching, test data, and result -> report conversion.
+// The host side of the benchmarks: statistics, the sector model, the case tables of the memory,
+// compute and layer suites and their model costs, sizes, targets, hardware matching, test data,
+// and result -> report conversion.
+#include <regex>
 #include <set>
 
 #include "bench_sample.hpp"
@@ -7,7 +9,10 @@
 #include "roofline/access.hpp"
 #include "roofline/bench.hpp"
 #include "roofline/bench_runner.hpp"
+#include "roofline/compute_suite.hpp"
 #include "roofline/error.hpp"
+#include "roofline/kernel_tiles.hpp"
+#include "roofline/layer_suite.hpp"
 #include "roofline/memory_suite.hpp"
 #include "roofline/stats.hpp"
 #include "roofline/testdata.hpp"
@@ -112,11 +117,21 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
     CHECK(ids.insert(memory::case_id(c)).second);
     quick += c.quick ? 1 : 0;
   }
-  // 1 memcpy + 4 ops x (3 widths + persistent) + streaming copy and triad + 3 dots + 15 strides
-  // + gather + scatter + 2 dtypes x 4 shapes x (7 mma + 3 simt + 7 cuBLAS) + L2 + shared memory.
-  CHECK(memory::cases.size() == 1 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 2);
-  CHECK(quick == 35);
+  // 2 memcpy (direct, graph) + 4 ops x (3 widths + persistent) + streaming copy and triad + 3 dots
+  // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 7 cuBLAS) per dtype, and for bf16
+  // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
+  // + batch-1 bf16 cuBLAS timed directly (per shape).
+  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2);
+  // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
+  // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor.
+  CHECK(quick == 35 + 1 + 9 + 2);
   CHECK(ids.contains("memcpy.d2d"));
+  CHECK(ids.contains("memcpy.d2d.graph"));
+  CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
+  CHECK(ids.contains("gemv.bf16.8192x8192.b16.pipe"));
+  CHECK_FALSE(ids.contains("gemv.bf16.8192x8192.b32.pipe"));
+  CHECK_FALSE(ids.contains("gemv.fp16.8192x8192.b1.pipe"));
+  CHECK(ids.contains("gemv.bf16.16384x16384.b1.read"));
   CHECK(ids.contains("stream.triad.16B.tile"));
   CHECK(ids.contains("gemv.bf16.16384x16384.b1.mma"));
   CHECK(ids.contains("gemv.fp16.8192x28672.b64.cublas"));
@@ -181,6 +196,10 @@ TEST_CASE("each case's bytes and FLOPs come from the model's formulas") {
   CHECK(gemv.bytes_written == 16384.0);
   CHECK(gemv.flops == 134217728.0);
   CHECK(gemv.bytes() == gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16}).bytes());
+  // The read floor of 8192^2 bf16: W's 2^27 bytes as 2^25 words, read only.
+  CHECK(cost("gemv.bf16.8192x8192.b1.read").bytes_read == 134217728.0);
+  CHECK(cost("gemv.bf16.8192x8192.b1.read").bytes_written == 0);
+  CHECK(cost("gemv.bf16.8192x8192.b1.pipe").bytes() == gemv.bytes());
   // Gather of 2^23 words: index + value read (2 x 4 B), value written (4 B) each.
   CHECK(cost("access.gather").bytes() == 100663296.0);
   // L2: 64 passes x 528 slices x 28672 B = 968884224 B read.
@@ -272,7 +291,8 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(report.kind == "bench");
   std::vector<std::string> names;
   for (const Table& t : report.tables) names.push_back(t.name);
-  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "hierarchy", "targets"});
+  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "hierarchy", "peak", "gemm",
+                                          "attention", "attention_by_n", "layer", "layer_stages", "targets"});
   const Table& stream = table_named(report, "stream");
   REQUIRE(stream.rows.size() == 3);
   CHECK(std::get<std::string>(stream.rows[2][column_index(stream, "status")]) == "failed");
@@ -283,17 +303,20 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<double>(gemv.rows[0][column_index(gemv, "speedup_vs_cublas")]) == Approx(44.0 / 37.0));
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 7);
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 1);
+  // Memory 7, compute 7 (2 probes, 3 GEMMs, 2 attention), layer 12 (the layer and 11 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 7 + 7 + 12);
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 2);
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "not_supported")]) == 2);
   CHECK(report.hardware.size() == 1);
   // 4.294967 TB/s of the file's 4.8: 89.5%.
   CHECK(std::find(report.notes.begin(), report.notes.end(),
                   "cudaMemcpy D2D moved 4.295 TB/s: 89.5% of the 4.8 TB/s in h200-sxm") != report.notes.end());
-  CHECK(failed_ids(sample::sample_run()) == std::vector<std::string>{"stream.triad.16B.tile"});
+  CHECK(failed_ids(sample::sample_run()) ==
+        std::vector<std::string>{"stream.triad.16B.tile", "attn.bf16.causal.d128.b4h32kv32.n4096.flashw8r16"});
   // The JSON carries every table under results.
   const nlohmann::json json = to_json(report);
   CHECK(json.at("schema") == "roofline.bench.v1");
-  CHECK(json.at("results").at("targets").size() == 5);
+  CHECK(json.at("results").at("targets").size() == 5 + 3);
   CHECK(json.at("results").at("device").at(0).at("name") == "NVIDIA H200");
 }
 
@@ -305,7 +328,9 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  CHECK(list.tables.front().rows.size() == 35);
+  // --quick: 47 memory, 66 compute (3 probes, 23 GEMMs, 40 attention) and 5 layer cases.
+  CHECK(list.tables.front().rows.size() == 47 + 66 + 5);
+  CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
   CHECK(selected_by_filters("anything", {}));
@@ -313,9 +338,36 @@ TEST_CASE("case list report and suite selection") {
 
 TEST_CASE("timing policy") {
   CHECK(timing_policy(false, std::nullopt).samples == 30);
+  CHECK(timing_policy(false, std::nullopt).max_case_s == 2.0);
+  CHECK(timing_policy(false, std::nullopt).min_samples == 3);
+  CHECK(timing_policy(true, std::nullopt).max_case_s == 0.5);
   CHECK(timing_policy(true, std::nullopt).samples == 5);
   CHECK(timing_policy(true, 3).samples == 3);
   CHECK_THROWS_AS(timing_policy(false, 0), InputError);
+}
+
+TEST_CASE("warm-up, batches and samples follow the launch time") {
+  const TimingPolicy policy = timing_policy(false, std::nullopt);
+  // A 10 us launch: 25 ms of warm-up = 2500 launches (more than 10, below 0.5 s / 10 us = 50000);
+  // 2 ms samples = 200 launches; 30 samples (1.5 s / 2 ms = 750 would fit).
+  CHECK(warmup_launches(policy, 10e-6) == 2500);
+  CHECK(sample_plan(policy, 10e-6, 1).batch == 200);
+  CHECK(sample_plan(policy, 10e-6, 1).samples == 30);
+  // Rotating 3 input sets: whole rotations, 198 launches.
+  CHECK(sample_plan(policy, 10e-6, 3).batch == 198);
+  // A 1 ms launch: 25 warm-up launches (25 ms asks for more than the 10-launch minimum), samples of 2.
+  CHECK(warmup_launches(policy, 1e-3) == 25);
+  CHECK(sample_plan(policy, 1e-3, 1).batch == 2);
+  // The naive GEMM at 8192^3, 1.2 s a launch: one warm-up launch (a quarter of 2 s is less than a
+  // launch), one launch a sample, 3 samples (1.5 s fits none; the minimum wins).
+  CHECK(warmup_launches(policy, 1.2) == 1);
+  CHECK(sample_plan(policy, 1.2, 1).batch == 1);
+  CHECK(sample_plan(policy, 1.2, 1).samples == 3);
+  // 95 ms (standard attention at N = 32768): 5 warm-up launches (0.5 s / 95 ms), 15 samples.
+  CHECK(warmup_launches(policy, 0.095) == 5);
+  CHECK(sample_plan(policy, 0.095, 1).samples == 15);
+  // --samples 2 is honoured even below min_samples.
+  CHECK(sample_plan(timing_policy(false, 2), 1.2, 1).samples == 2);
 }
 
 // ---- hardware matching -------------------------------------------------------------------------
@@ -438,4 +490,357 @@ TEST_CASE("the GEMV mma operand permutation pairs W and x correctly") {
       CHECK(d[r][n] == want);
     }
   }
+}
+
+// ---- the compute suite -------------------------------------------------------------------------
+
+namespace {
+
+const BenchmarkResult& result_named(const BenchRun& run, std::string_view id) {
+  for (const BenchmarkResult& r : run.results) {
+    if (r.id == id) return r;
+  }
+  throw std::invalid_argument("no result " + std::string(id));
+}
+
+const compute::GemmCase& gemm_case(std::string_view id) {
+  for (const compute::GemmCase& c : compute::gemm_cases) {
+    if (compute::case_id(c) == id) return c;
+  }
+  throw std::invalid_argument("no case " + std::string(id));
+}
+
+const compute::AttentionCase& attention_case(std::string_view id) {
+  for (const compute::AttentionCase& c : compute::attention_cases) {
+    if (compute::case_id(c) == id) return c;
+  }
+  throw std::invalid_argument("no case " + std::string(id));
+}
+
+}  // namespace
+
+TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick subset") {
+  std::set<std::string> ids;
+  std::size_t quick = 0;
+  for (const compute::PeakCase& c : compute::peak_cases) {
+    CHECK(ids.insert(compute::case_id(c.impl)).second);
+    quick += c.quick ? 1 : 0;
+  }
+  for (const compute::GemmCase& c : compute::gemm_cases) {
+    INFO(compute::case_id(c));
+    CHECK(ids.insert(compute::case_id(c)).second);
+    quick += c.quick ? 1 : 0;
+  }
+  for (const compute::AttentionCase& c : compute::attention_cases) {
+    INFO(compute::case_id(c));
+    CHECK(ids.insert(compute::case_id(c)).second);
+    quick += c.quick ? 1 : 0;
+  }
+  // GEMM: 5 bf16 squares x 5 kernels, fp16 4096^3 and 8192^3 x 3 (tensor cores and cuBLAS), fp16
+  // 256x512x1024 x 5, 4 skinny shapes x 3, the ragged shape x 5.
+  CHECK(compute::gemm_cases.size() == 25 + 6 + 5 + 12 + 5);
+  // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4, and
+  // 2 x 2 x 2 small shapes and fp16 N = 512; each with standard and the three flash kernels.
+  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 8 + 1));
+  CHECK(quick == 3 + 23 + 40);
+  for (std::string_view id :
+       {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
+        "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
+        "attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma", "attn.bf16.full.d64.b1h32kv32.n32768.standard",
+        "attn.bf16.causal.d128.b4h32kv8.n4096.flashw4r32", "peak.wgmma.bf16"}) {
+    CHECK(ids.contains(std::string(id)));
+  }
+  CHECK_FALSE(ids.contains("gemm.fp16.8192x8192x8192.naive"));  // the CUDA-core rungs run bf16 only
+  CHECK(gemm_case("gemm.bf16.4096x4096x4096.wgmma").quick);
+  CHECK_FALSE(gemm_case("gemm.bf16.4096x4096x4096.naive").quick);  // 0.15 s a launch: not under a sanitizer
+  for (const Target& t : compute::suite().targets) {
+    if (!t.reference.empty()) CHECK(ids.contains(std::string(t.reference)));
+    for (std::string_view id : t.candidates) {
+      if (!id.empty()) CHECK(ids.contains(std::string(id)));
+    }
+  }
+}
+
+TEST_CASE("every id of every suite is a dotted lower-case name the schema accepts") {
+  const std::regex pattern("^[a-z0-9]+(\\.[A-Za-z0-9]+)+$");
+  for (const SuiteInfo* suite : select_suites("all")) {
+    for (const CaseInfo& c : suite->cases()) {
+      INFO(c.id);
+      CHECK(std::regex_match(c.id, pattern));
+    }
+  }
+  for (const layer::Case& c : layer::cases) {
+    for (const BenchmarkResult& r : layer::make_results(c)) {
+      INFO(r.id);
+      CHECK(std::regex_match(r.id, pattern));
+    }
+  }
+}
+
+TEST_CASE("GEMM cases count HBM bytes with the kernel's own tile") {
+  const auto bytes = [](std::string_view id) { return compute::case_cost(gemm_case(id)).bytes(); };
+  // 8192^3 bf16: 2 x 8192^3 FLOPs; each 8192^2 operand is 134217728 B.
+  const double operand = 134217728.0;
+  CHECK(compute::case_cost(gemm_case("gemm.bf16.8192x8192x8192.wgmma")).flops == 1099511627776.0);
+  // cuBLAS: the minimum, A and B read once, C written once.
+  CHECK(bytes("gemm.bf16.8192x8192x8192.cublas") == 3 * operand);
+  // naive (1 x 1 tile): both operands loaded for each of the 8192^3 multiply-adds (2 x 2 B), C once.
+  CHECK(bytes("gemm.bf16.8192x8192x8192.naive") == 8192.0 * 8192 * 8192 * 4 + operand);
+  // wgmma, 128 x 256 tiles: A read 8192 / 256 = 32 times, B 8192 / 128 = 64 times.
+  CHECK(bytes("gemm.bf16.8192x8192x8192.wgmma") == operand * 32 + operand * 64 + operand);
+  // smem tiled and mma.sync, 128 x 128: 64 times each.
+  CHECK(bytes("gemm.bf16.8192x8192x8192.smemtiled") == operand * 64 + operand * 64 + operand);
+  CHECK(bytes("gemm.bf16.8192x8192x8192.mmasync") == bytes("gemm.bf16.8192x8192x8192.smemtiled"));
+  // Ragged 333 x 264 x 200 with 128 x 256 tiles: A (133200 B) read ceil(264/256) = 2 times, B
+  // (105600 B) ceil(333/128) = 3 times, C 175824 B.
+  CHECK(bytes("gemm.bf16.333x264x200.wgmma") == 133200.0 * 2 + 105600.0 * 3 + 175824.0);
+  // The tiles are the ones the kernels are built from.
+  CHECK(compute::tiling_of(compute::GemmImpl::wgmma)->tile_n == kernel_tiles::gemm_wgmma.tile_n);
+  CHECK_FALSE(compute::tiling_of(compute::GemmImpl::cublas).has_value());
+
+  const BenchmarkResult r = compute::make_result(gemm_case("gemm.bf16.8192x8192x8192.wgmma"));
+  CHECK(r.group == "gemm");
+  CHECK(r.reference_id == "gemm.bf16.8192x8192x8192.cublas");
+  CHECK(r.ceiling_id == "peak.wgmma.bf16");
+  CHECK(r.ceiling_metric == Metric::flop_rate);
+  CHECK(std::get<std::string>(r.parameter("tile")) == "128x256");
+  CHECK(std::get<double>(r.parameter("min_bytes")) == 3 * operand);
+  CHECK(std::get<double>(r.parameter("naive_bytes")) == 8192.0 * 8192 * 8192 * 4 + operand);
+  CHECK(compute::make_result(gemm_case("gemm.bf16.8192x8192x8192.naive")).ceiling_id == "peak.fma.fp32");
+  CHECK(compute::make_result(gemm_case("gemm.bf16.8192x8192x8192.cublas")).reference_id.empty());
+}
+
+TEST_CASE("attention cases count FLOPs and HBM bytes with the model's functions") {
+  const compute::AttentionCase& standard = attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.standard");
+  const compute::AttentionCase& flash = attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma");
+  // Causal N = 4096: 4096 x 4097 / 2 = 8390656 pairs, 4 d = 512 FLOPs each, B x H = 128 heads.
+  CHECK(compute::case_cost(standard).flops == 512.0 * 128 * 8390656);
+  CHECK(compute::case_cost(flash).flops == compute::case_cost(standard).flops);
+  // Standard: Q, O (134217728 B each), K and V once per query head (134217728 B each), and S and P
+  // (4 x 32 x 4096^2 x 2 = 4294967296 B) written, read, written, read.
+  CHECK(compute::case_cost(standard).bytes() == 4 * 134217728.0 + 4 * 4294967296.0);
+  // Flash: Q, K, V read once, O written once.
+  CHECK(compute::case_cost(flash).bytes() == 4 * 134217728.0);
+  // Non-causal N = 512, B 32, H 32, d 128 with 128-row query tiles: each of the 4 query tiles of a
+  // head loads all 512 keys of K and V: 2 x 1024 heads x 4 x 512 x 128 x 2 B.
+  const BenchmarkResult w8 = compute::make_result(attention_case("attn.bf16.full.d128.b32h32kv32.n512.flashw8r16"));
+  CHECK(std::get<double>(w8.parameter("kv_load_bytes")) == 2.0 * 1024 * 4 * 512 * 128 * 2);
+  CHECK(std::get<std::string>(w8.parameter("tile")) == "128x64");
+  CHECK(w8.reference_id == "attn.bf16.full.d128.b32h32kv32.n512.standard");
+  const BenchmarkResult s = compute::make_result(standard);
+  CHECK(std::get<double>(s.parameter("scores_bytes")) == 4 * 4294967296.0);
+  CHECK(std::holds_alternative<std::monostate>(s.parameter("kv_load_bytes")));
+  // GQA: K and V are read once per KV head by flash (8 of 32 heads: a quarter of MHA's).
+  const compute::AttentionCase& gqa = attention_case("attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma");
+  CHECK(compute::case_cost(gqa).bytes() == 2 * 134217728.0 + 2 * 134217728.0 / 4);
+  // The tiles: 32-key tiles for two m16 tiles per warp at d = 128.
+  CHECK(compute::tiling_of(compute::AttentionImpl::flash_w4r32, 128)->block_n == 32);
+  CHECK(compute::tiling_of(compute::AttentionImpl::flash_w4r32, 64)->block_n == 64);
+  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 128)->smem_bytes ==
+        kernel_tiles::flash_wgmma.smem_bytes);
+}
+
+TEST_CASE("FLOP-rate results relate to the peak probes and to cuBLAS") {
+  const BenchRun run = sample::sample_run();
+  // wgmma GEMM: 1.0995e12 FLOPs in 1.7 ms = 646.77 TFLOP/s; the probe 9e12 / 10 ms = 900 TFLOP/s.
+  const BenchmarkResult& wgmma = result_named(run, "gemm.bf16.8192x8192x8192.wgmma");
+  CHECK(*wgmma.flop_rate() == Approx(1099511627776.0 / 1.7e-3));
+  CHECK(*wgmma.ceiling_fraction == Approx(1099511627776.0 / 1.7e-3 / 9e14));
+  CHECK(*wgmma.reference_speedup == Approx(1.4 / 1.7));
+  // naive: judged against the FMA probe (6e11 / 10 ms = 60 TFLOP/s).
+  CHECK(*result_named(run, "gemm.bf16.8192x8192x8192.naive").ceiling_fraction == Approx(1099511627776.0 / 1.2 / 6e13));
+  // flash vs standard: 6.2 / 1.35.
+  CHECK(*result_named(run, "attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma").reference_speedup == Approx(6.2 / 1.35));
+}
+
+TEST_CASE("targets by FLOP rate, relative and absolute") {
+  const BenchRun run = sample::sample_run();
+  const std::vector<TargetResult> t = evaluate_targets(compute::suite().targets, run.results);
+  REQUIRE(t.size() == 3);
+  // GEMM: 1.4 / 1.7 = 82.4% of cuBLAS >= 70%.
+  CHECK(t[0].metric == Metric::flop_rate);
+  CHECK(t[0].candidate == std::optional<std::string>("gemm.bf16.8192x8192x8192.wgmma"));
+  CHECK(*t[0].ratio == Approx(1.4 / 1.7));
+  CHECK(t[0].met == std::optional<bool>(true));
+  // Flash: 549890031616 FLOPs / 1.35 ms = 407.3 TFLOP/s against a fixed 300 (w8r16 failed, so
+  // flash_wgmma is the only candidate).
+  CHECK(t[1].reference == "fixed");
+  CHECK(*t[1].reference_rate == 300e12);
+  CHECK(t[1].candidate == std::optional<std::string>("attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma"));
+  CHECK(*t[1].ratio == Approx(549890031616.0 / 1.35e-3 / 300e12));
+  CHECK(t[1].required == 1.0);
+  CHECK(t[1].met == std::optional<bool>(true));
+  CHECK(*t[2].ratio == Approx(6.2 / 1.35));
+  // The targets table shows TFLOP/s for these and TB/s for bandwidth targets, never both.
+  const Report report = make_report(run, nlohmann::json::object());
+  const Table& targets = table_named(report, "targets");
+  const std::vector<Cell>& gemm_row = targets.rows[5];
+  CHECK(std::get<std::string>(gemm_row[column_index(targets, "metric")]) == "flop_rate");
+  CHECK(std::get<double>(gemm_row[column_index(targets, "candidate_tflops")]) ==
+        Approx(1099511627776.0 / 1.7e-3 * 1e-12));
+  CHECK(std::holds_alternative<std::monostate>(gemm_row[column_index(targets, "candidate_tbps")]));
+  CHECK(std::holds_alternative<std::monostate>(targets.rows[0][column_index(targets, "candidate_tflops")]));
+}
+
+TEST_CASE("the compute tables: % of cuBLAS, % of peak, and attention by N") {
+  const Report report = make_report(sample::sample_run(), nlohmann::json::object());
+  const Table& gemm = table_named(report, "gemm");
+  REQUIRE(gemm.rows.size() == 3);
+  // Rows in run order: naive, wgmma, cuBLAS.
+  CHECK(std::get<double>(gemm.rows[1][column_index(gemm, "pct_of_cublas")]) == Approx(100 * 1.4 / 1.7));
+  CHECK(std::get<double>(gemm.rows[1][column_index(gemm, "pct_of_peak")]) == Approx(100 * 646.7715457505883 / 900));
+  CHECK(std::get<double>(gemm.rows[1][column_index(gemm, "tflops")]) == Approx(646.7715457505883));
+  CHECK(std::holds_alternative<std::monostate>(gemm.rows[2][column_index(gemm, "pct_of_cublas")]));
+
+  const Table& by_n = table_named(report, "attention_by_n");
+  REQUIRE(by_n.rows.size() == 2);  // N = 4096 and N = 32768
+  const auto& row = by_n.rows[0];
+  CHECK(std::get<std::int64_t>(row[column_index(by_n, "seq")]) == 4096);
+  // Standard: 549890031616 / 6.2 ms = 88.69 TFLOP/s; flash_wgmma 407.33; w8r16 failed: empty.
+  CHECK(std::get<double>(row[column_index(by_n, "standard_tflops")]) == Approx(88.69194058322581));
+  CHECK(std::get<double>(row[column_index(by_n, "flash_wgmma_tflops")]) == Approx(407.32594934518517));
+  CHECK(std::holds_alternative<std::monostate>(row[column_index(by_n, "flash_w8r16_tflops")]));
+  CHECK(std::get<std::string>(row[column_index(by_n, "best_flash")]) == "flash_wgmma");
+  CHECK(std::get<double>(row[column_index(by_n, "speedup")]) == Approx(6.2 / 1.35));
+  // The source texts' comparison: 17716740096 B standard vs 536870912 B flash = 33.0x.
+  CHECK(std::get<double>(row[column_index(by_n, "standard_hbm_bytes")]) == 4 * 134217728.0 + 4 * 4294967296.0);
+  CHECK(std::get<double>(row[column_index(by_n, "flash_hbm_bytes")]) == 4 * 134217728.0);
+  CHECK(std::get<double>(row[column_index(by_n, "traffic_ratio")]) == Approx(33.0));
+  CHECK(std::get<std::string>(by_n.rows[1][column_index(by_n, "standard_status")]) ==
+        "not_supported: does not fit: S and P need 256.0 GiB");
+}
+
+// ---- the layer suite ---------------------------------------------------------------------------
+
+TEST_CASE("layer cases: decode batches, long contexts, prefill lengths, both linear implementations") {
+  CHECK(layer::cases.size() == 2 * 7 + 2 * 2 + 2 * 4);
+  std::set<std::string> ids;
+  for (const layer::Case& c : layer::cases) CHECK(ids.insert(layer::case_id(c)).second);
+  CHECK(ids.contains("layer.decode.b1.ctx4096.roofline"));
+  CHECK(ids.contains("layer.decode.b64.ctx4096.cublas"));
+  CHECK(ids.contains("layer.decode.b16.ctx32768.roofline"));
+  CHECK(ids.contains("layer.prefill.n4096.roofline"));
+  CHECK(layer::stages(sample::sample_layer).size() == 11);
+  const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::cublas, false};
+  CHECK(layer::stages(prefill).size() == 12);
+  CHECK(layer::stage_id(prefill, layer::Stage::attn_merge) == "layer.prefill.n4096.cublas.attnmerge");
+}
+
+TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
+  // LLaMA-3-70B decode, batch 1, context 4096 (hand-derived; bf16, 2 bytes an element).
+  const std::vector<layer::StagePlan> s = layer::stages(sample::sample_layer);
+  std::vector<std::string> names;
+  for (const layer::StagePlan& p : s) names.emplace_back(p.name);
+  CHECK(names == std::vector<std::string>{"rmsnorm1", "qkv", "kv_write", "attention", "o_proj", "residual1", "rmsnorm2",
+                                          "gate_up", "swiglu", "down", "residual2"});
+  // RMSNorm of one row of 8192: 4 FLOPs an element + 3 a row; reads the row and gamma, writes the row.
+  CHECK(s[0].model == "norm_cost");
+  CHECK(s[0].cost.flops == 4.0 * 8192 + 3);
+  CHECK(s[0].cost.bytes() == 3 * 16384.0);
+  // QKV: (64 + 2 x 8) x 128 = 10240 outputs of 8192 inputs; W once (167772160 B), x and y once.
+  CHECK(s[1].model == "gemv_cost");
+  CHECK(s[1].cost.flops == 2.0 * 10240 * 8192);
+  CHECK(s[1].cost.bytes() == 167772160.0 + 16384 + 20480);
+  // KV write: 2 x 8 x 128 elements read and written.
+  CHECK(s[2].cost.bytes() == 2 * 2048 * 2.0);
+  // Attention over 4096 positions: 4 x 128 x 64 heads x 4096 FLOPs; q (16384 B) and o, and K and V
+  // of the 8 KV heads read once (2 x 8 x 4096 x 128 x 2 = 16777216 B).
+  CHECK(s[3].model == "flash_attention_cost");
+  CHECK(s[3].cost.flops == 4.0 * 128 * 64 * 4096);
+  CHECK(s[3].cost.bytes() == 16384 + 16777216.0 + 16384);
+  // O projection 8192 x 8192; residual add of 8192 elements (2 read, 1 written, 1 FLOP each).
+  CHECK(s[4].cost.bytes() == 134217728.0 + 16384 + 16384);
+  CHECK(s[5].cost.flops == 8192);
+  CHECK(s[5].cost.bytes() == 3 * 16384.0);
+  // gate and up: 2 x 28672 = 57344 outputs; SwiGLU 28672 elements, 2 in 1 out, 5 FLOPs each;
+  // down: 8192 outputs of 28672 inputs.
+  CHECK(s[7].cost.bytes() == 57344.0 * 8192 * 2 + 16384 + 114688);
+  CHECK(s[8].cost.flops == 5.0 * 28672);
+  CHECK(s[8].cost.bytes() == 3 * 57344.0);
+  CHECK(s[9].cost.bytes() == 8192.0 * 28672 * 2 + 57344 + 16384);
+  double flops = 0;
+  double bytes = 0;
+  for (const layer::StagePlan& p : s) {
+    flops += p.cost.flops;
+    bytes += p.cost.bytes();
+  }
+  CHECK(layer::layer_cost(sample::sample_layer).flops == flops);
+  CHECK(layer::layer_cost(sample::sample_layer).bytes() == bytes);
+  // The weights dominate: 2 x (10240 + 8192 + 57344 + 28672) x 8192 = 1711276032 B of 1.73 GB.
+  CHECK(bytes > 1711276032.0);
+  CHECK(bytes < 1711276032.0 * 1.02);
+
+  // Prefill of 4096 tokens: the QKV projection as a GEMM (A 4096 x 8192, W 10240 x 8192, C 4096 x
+  // 10240) and causal attention over 4096 x 4097 / 2 pairs.
+  const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::roofline, false};
+  const std::vector<layer::StagePlan> p = layer::stages(prefill);
+  CHECK(p[1].model == "gemm_cost");
+  CHECK(p[1].cost.flops == 2.0 * 4096 * 10240 * 8192);
+  CHECK(p[1].cost.bytes() == 67108864.0 + 167772160.0 + 83886080.0);
+  CHECK(p[2].name == "qkv_split");
+  CHECK(p[3].cost.flops == 4.0 * 128 * 64 * 8390656);
+  CHECK(p[4].name == "attn_merge");
+  CHECK(p[4].cost.bytes() == 2.0 * 4096 * 8192 * 2);
+}
+
+TEST_CASE("a layer's results: the whole step and one row per stage") {
+  const std::vector<std::string> kernels{"rmsnorm (roofline)", "gemv pipe (roofline)"};
+  const std::vector<BenchmarkResult> r = layer::make_results(sample::sample_layer, kernels);
+  REQUIRE(r.size() == 12);
+  CHECK(r[0].group == "layer");
+  CHECK(r[0].id == "layer.decode.b1.ctx4096.roofline");
+  CHECK(r[0].cost.bytes() == layer::layer_cost(sample::sample_layer).bytes());
+  CHECK(std::get<std::int64_t>(r[0].parameter("tokens")) == 1);
+  CHECK(r[2].group == "layer_stages");
+  CHECK(r[2].id == "layer.decode.b1.ctx4096.roofline.qkv");
+  CHECK(std::get<std::string>(r[2].parameter("layer")) == "layer.decode.b1.ctx4096.roofline");
+  CHECK(std::get<std::int64_t>(r[2].parameter("index")) == 1);
+  CHECK(std::get<std::string>(r[2].parameter("kernel")) == "gemv pipe (roofline)");
+  CHECK(std::holds_alternative<std::monostate>(r[3].parameter("kernel")));  // not named: empty
+  CHECK(std::get<double>(r[2].parameter("intensity")) == Approx(r[2].cost.flops / r[2].cost.bytes()));
+
+  const Report report = make_report(sample::sample_run(), nlohmann::json::object());
+  const Table& stages = table_named(report, "layer_stages");
+  REQUIRE(stages.rows.size() == 11);
+  // Stage i took (i + 1) x 10 us of 660 us.
+  CHECK(std::get<double>(stages.rows[0][column_index(stages, "share_pct")]) == Approx(100.0 * 10 / 660));
+  CHECK(std::get<double>(stages.rows[10][column_index(stages, "median_us")]) == Approx(110.0));
+  const Table& layer_table = table_named(report, "layer");
+  CHECK(std::get<double>(layer_table.rows[0][column_index(layer_table, "stages_sum_us")]) == Approx(660.0));
+  CHECK(std::get<double>(layer_table.rows[0][column_index(layer_table, "median_us")]) == Approx(450.0));
+}
+
+TEST_CASE("decode attention splits the context to cover the SMs") {
+  // Batch 1, 8 KV heads, 4096 keys (64 tiles) on 132 SMs: ceil(132 / 8) = 17 splits wanted, so
+  // ceil(64 / 17) = 4 tiles a split and 16 splits (128 blocks).
+  const kernel_tiles::DecodeSplit one = kernel_tiles::decode_attention_split(1, 8, 4096, 132);
+  CHECK(one.tiles_per_split == 4);
+  CHECK(one.splits == 16);
+  // Batch 64: 512 blocks already, one split of all 64 tiles.
+  const kernel_tiles::DecodeSplit many = kernel_tiles::decode_attention_split(64, 8, 4096, 132);
+  CHECK(many.splits == 1);
+  CHECK(many.tiles_per_split == 64);
+  // A context of 100 keys: 2 tiles, never an empty split.
+  const kernel_tiles::DecodeSplit tiny = kernel_tiles::decode_attention_split(1, 8, 100, 132);
+  CHECK(tiny.splits == 2);
+  CHECK(tiny.tiles_per_split == 1);
+  // Batch 16 at 32768 keys (512 tiles): ceil(132 / 128) = 2 splits of 256 tiles.
+  const kernel_tiles::DecodeSplit long_context = kernel_tiles::decode_attention_split(16, 8, 32768, 132);
+  CHECK(long_context.splits == 2);
+  CHECK(long_context.tiles_per_split == 256);
+}
+
+TEST_CASE("the memcpy ceiling is reported as measured, and flagged when a copy kernel beats it") {
+  BenchRun run = sample::sample_run();
+  const Report report = make_report(run, nlohmann::json::object());
+  for (const std::string& note : report.notes) CHECK_THAT(note, !Contains("WARNING"));
+  // The first H200 run: memcpy timed in a graph at 2.77 TB/s against a 4.13 TB/s copy kernel.
+  for (BenchmarkResult& r : run.results) {
+    if (r.id == "memcpy.d2d") r.timing->seconds.median = 0.000775;
+  }
+  relate(run.results);
+  const Report flagged = make_report(run, nlohmann::json::object());
+  bool warned = false;
+  for (const std::string& note : flagged.notes) warned = warned || note.find("WARNING") != std::string::npos;
+  CHECK(warned);
 }

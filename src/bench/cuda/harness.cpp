@@ -135,12 +135,15 @@ const Cublas& Context::cublas() {
     }
   }
   const auto create = cublas_symbol<decltype(&cublasCreate_v2)>(cublas_library_, "cublasCreate_v2");
-  const auto set_stream = cublas_symbol<decltype(&cublasSetStream_v2)>(cublas_library_, "cublasSetStream_v2");
+  const auto set_stream = cublas_symbol<kernels::CublasSetStream>(cublas_library_, "cublasSetStream_v2");
   const auto set_workspace = cublas_symbol<decltype(&cublasSetWorkspace_v2)>(cublas_library_, "cublasSetWorkspace_v2");
   const auto get_version = cublas_symbol<decltype(&cublasGetVersion_v2)>(cublas_library_, "cublasGetVersion_v2");
   cublas_destroy_ = cublas_symbol<decltype(&cublasDestroy_v2)>(cublas_library_, "cublasDestroy_v2");
   Cublas api;
-  api.gemm_ex = cublas_symbol<CublasGemmEx>(cublas_library_, "cublasGemmEx");
+  api.gemm_ex = cublas_symbol<kernels::CublasGemmEx>(cublas_library_, "cublasGemmEx");
+  api.gemm_strided_batched_ex =
+      cublas_symbol<kernels::CublasGemmStridedBatchedEx>(cublas_library_, "cublasGemmStridedBatchedEx");
+  api.set_stream = set_stream;
   check(create(&api.handle), "cublasCreate");
   cublas_.handle = api.handle;  // destroyed with the context even if the steps below fail
   check(set_stream(api.handle, stream_), "cublasSetStream");
@@ -211,7 +214,7 @@ double Context::elapsed_s(cudaEvent_t from, cudaEvent_t to) {
   return static_cast<double>(ms) * 1e-3;
 }
 
-Timing Context::time_launches(const Launch& launch, int rotation) {
+Timing Context::time_launches(const Launch& launch, int rotation, TimingMode mode) {
   rotation = std::max(rotation, 1);
   Events probe(2);
   // One launch to size the warm-up and the batches.
@@ -221,28 +224,26 @@ Timing Context::time_launches(const Launch& launch, int rotation) {
   wait("first timed launch");
   const double first = std::max(elapsed_s(probe[0], probe[1]), 1e-7);
 
-  // Warm-up: at least min_warmup_launches and min_warmup_s, at most about two seconds.
-  const double wanted = std::ceil(policy_.min_warmup_s / first);
-  const int warmup = static_cast<int>(
-      std::clamp(std::max<double>(wanted, policy_.min_warmup_launches), 1.0, std::max(1.0, std::ceil(2.0 / first))));
+  const int warmup = warmup_launches(policy_, first);
   check(cudaEventRecord(probe[0], stream_), "cudaEventRecord");
   for (int i = 0; i < warmup; ++i) check(launch(stream_, (i + 1) % rotation), "warm-up launch");
   check(cudaEventRecord(probe[1], stream_), "cudaEventRecord");
   wait("warm-up");
   const double estimate = std::max(elapsed_s(probe[0], probe[1]) / warmup, 1e-7);
 
-  int batch = static_cast<int>(std::clamp(std::ceil(policy_.target_sample_s / estimate), 1.0,
-                                          static_cast<double>(policy_.max_launches_per_sample)));
-  if (rotation > 1) batch = std::max(batch, rotation) / rotation * rotation;  // whole rotations
+  const SamplePlan plan = sample_plan(policy_, estimate, rotation);
+  const int batch = plan.batch;
+  const int samples = plan.samples;
 
   // One sample = `batch` launches, captured once as a graph so that launch gaps shrink.
   GraphExec graph;
-  bool use_graph = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+  bool use_graph =
+      mode == TimingMode::graph && cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
   if (use_graph) {
     bool captured = true;
     try {
       for (int i = 0; i < batch && captured; ++i) captured = launch(stream_, i % rotation) == cudaSuccess;
-    } catch (const CudaError&) {
+    } catch (const std::exception&) {
       captured = false;  // the capture must still be ended; the direct launches below report the error
     }
     const cudaError_t ended = cudaStreamEndCapture(stream_, &graph.graph);
@@ -259,7 +260,6 @@ Timing Context::time_launches(const Launch& launch, int rotation) {
   run_sample();  // the graph's first replay uploads it
   wait("graph warm-up");
 
-  const int samples = policy_.samples;
   Events marks(static_cast<std::size_t>(samples) + 1);
   check(cudaEventRecord(marks[0], stream_), "cudaEventRecord");
   for (int s = 0; s < samples; ++s) {
@@ -280,11 +280,13 @@ Timing Context::time_launches(const Launch& launch, int rotation) {
 void Recorder::record(BenchmarkResult result) {
   ++done_;
   std::string figures;
-  if (const auto bw = result.bandwidth()) {
+  if (const auto flops = result.flop_rate(); flops && result.ceiling_metric == Metric::flop_rate) {
+    figures = fmt::format("{:>10.2f} us {:>8.1f} TFLOP/s", result.timing->seconds.median * 1e6, *flops * 1e-12);
+  } else if (const auto bw = result.bandwidth()) {
     figures = fmt::format("{:>10.2f} us {:>8.3f} TB/s", result.timing->seconds.median * 1e6, *bw * 1e-12);
   }
   const std::size_t width = fmt::formatted_size("{}", expected_);
-  fmt::print(stderr, "[{:>{}}/{}] {:<38} {:<13} {}{}\n", done_, width, expected_, result.id,
+  fmt::print(stderr, "[{:>{}}/{}] {:<44} {:<13} {}{}\n", done_, width, expected_, result.id,
              name_of(result.disposition), figures,
              result.disposition == Disposition::passed ? "" : "  " + result.detail);
   std::fflush(stderr);
@@ -292,7 +294,7 @@ void Recorder::record(BenchmarkResult result) {
 }
 
 BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::function<std::string()>& verify,
-                         const Launch& launch, int rotation) {
+                         const Launch& launch, int rotation, TimingMode mode) {
   try {
     result.detail = verify();
     if (ctx.policy().check_only) {
@@ -300,9 +302,11 @@ BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::functi
       ctx.wait("rotated launches");
       result.detail += "; checked only (--check-only), not timed";
     } else {
-      result.timing = ctx.time_launches(launch, rotation);
+      result.timing = ctx.time_launches(launch, rotation, mode);
     }
     result.disposition = Disposition::passed;
+  } catch (const GpuHang&) {
+    throw;
   } catch (const VerificationFailed& e) {
     result.disposition = Disposition::failed;
     result.detail = e.what();
@@ -311,7 +315,8 @@ BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::functi
     result.disposition = Disposition::not_run;
     result.detail = e.what();
     result.timing.reset();
-  } catch (const CudaError& e) {
+  } catch (const std::exception& e) {
+    // A CUDA error, or a kernel launcher's KernelError (a shape it refuses, a failed launch).
     result.disposition = Disposition::failed;
     result.detail = e.what();
     result.timing.reset();

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/blas_api.hpp"
 #include "roofline/bench.hpp"
 
 namespace roofline::bench::cuda {
@@ -81,18 +82,21 @@ class DeviceBuffer {
   const Health* health_ = nullptr;
 };
 
-// One launch of the code under test; `iteration` picks the rotating input set.
+// One launch of the code under test; `iteration` picks the rotating input set. It may return an
+// error or throw (CudaError, or a kernel launcher's KernelError).
 using Launch = std::function<cudaError_t(cudaStream_t stream, int iteration)>;
 
+// How the timed launches are issued. graph: a sample's launches are captured once as a CUDA
+// graph and replayed (launch gaps shrink). direct: plain launches on the stream, as a user calls
+// them -- for work whose graph form is a different operation (a device-to-device cudaMemcpyAsync
+// becomes a memcpy node, which runs on a copy engine, slower than the copy kernel the runtime
+// launches for a direct call).
+enum class TimingMode : std::uint8_t { graph, direct };
+
 // cuBLAS, loaded with dlopen when a case first needs it: linking it would make every roofline
-// command (ridge, hw, ...) load ~700 MB of libraries at start-up.
-// cublasGemmEx as the library exports it (the header also has a C++ overload).
-using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
-                                        const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-struct Cublas {
-  cublasHandle_t handle = nullptr;
-  CublasGemmEx gemm_ex = nullptr;
+// command (ridge, hw, ...) load ~700 MB of libraries at start-up. The entry points are the ones
+// the kernels take (kernels/blas_api.hpp).
+struct Cublas : kernels::BlasApi {
   int version = 0;
 };
 
@@ -125,9 +129,10 @@ class Context {
   void recover();
 
   // Warm-up, then policy().samples timed samples of back-to-back launches (replayed as one
-  // CUDA graph where capture works); per-launch seconds. `rotation` > 1 makes every sample
-  // cycle through that many input sets. Throws CudaError / GpuHang.
-  [[nodiscard]] Timing time_launches(const Launch& launch, int rotation = 1);
+  // CUDA graph where capture works, unless `mode` is direct); per-launch seconds. `rotation` > 1
+  // makes every sample cycle through that many input sets. Long launches get fewer warm-up
+  // launches and samples (policy().max_case_s). Throws CudaError / GpuHang.
+  [[nodiscard]] Timing time_launches(const Launch& launch, int rotation = 1, TimingMode mode = TimingMode::graph);
 
  private:
   double elapsed_s(cudaEvent_t from, cudaEvent_t to);
@@ -156,10 +161,11 @@ class Recorder {
 
 // The protocol every case follows: `verify` runs the code once on poisoned outputs and checks
 // the result against a host reference (returning what it checked, or throwing
-// VerificationFailed); only then are launches timed. Errors become dispositions: a mismatch or a
-// CUDA error is `failed`, missing memory `not_run`; after a hang the GpuHang propagates.
+// VerificationFailed); only then are launches timed. Errors become dispositions: a mismatch, a
+// CUDA error or a launcher's exception is `failed`, missing memory `not_run`; after a hang the
+// GpuHang propagates.
 [[nodiscard]] BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::function<std::string()>& verify,
-                                       const Launch& launch, int rotation = 1);
+                                       const Launch& launch, int rotation = 1, TimingMode mode = TimingMode::graph);
 
 // Runs body(begin, end) over [0, n) split across the host's cores.
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t begin, std::int64_t end)>& body);

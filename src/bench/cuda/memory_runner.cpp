@@ -192,6 +192,9 @@ void run_stream(Context& ctx, std::span<const Case* const> cases, const Sizes& s
       args.counter = counter.as<unsigned>();
       args.result = result.as<double>();
       const bool is_memcpy = c->kernel == Kernel::memcpy_d2d;
+      // The ceiling is timed as a user calls cudaMemcpyAsync; captured into a graph the same call
+      // becomes a memcpy node on a copy engine (the memcpy.d2d.graph case shows how much slower).
+      const TimingMode mode = is_memcpy && c->variant == Variant::runtime ? TimingMode::direct : TimingMode::graph;
       const Launch launch = [&, args, is_memcpy](cudaStream_t s, int) {
         if (is_memcpy) return cudaMemcpyAsync(dout.get(), dx.get(), bytes, cudaMemcpyDeviceToDevice, s);
         return kernels::launch_stream(args, s);
@@ -215,7 +218,7 @@ void run_stream(Context& ctx, std::span<const Case* const> cases, const Sizes& s
         ctx.download(out.data(), dout, bytes);
         return check_stream(c->kernel, out, x, y);
       };
-      recorder.record(run_case(ctx, memory::make_result(*c, sizes), verify, launch));
+      recorder.record(run_case(ctx, memory::make_result(*c, sizes), verify, launch, 1, mode));
     }
   });
 }
@@ -450,6 +453,16 @@ std::string check_gemv(const std::vector<std::uint16_t>& y, const GemvReference&
                      ref.rows.size(), m, batch, worst);
 }
 
+kernels::GemvKernel gemv_kernel(Variant v) {
+  switch (v) {
+    case Variant::stag: return kernels::GemvKernel::stag;
+    case Variant::pipe: return kernels::GemvKernel::pipe;
+    case Variant::pdl: return kernels::GemvKernel::pdl;
+    case Variant::simt: return kernels::GemvKernel::simt;
+    default: return kernels::GemvKernel::mma;
+  }
+}
+
 cudaDataType_t cuda_type(DType dtype) {
   return dtype == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
 }
@@ -475,6 +488,12 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
   DeviceBuffer dw = ctx.allocate(matrix_bytes * as_size(copies));
   DeviceBuffer dx = ctx.allocate(as_size(max_batch * k) * 2);
   DeviceBuffer dy = ctx.allocate(as_size(max_batch * m) * 2);
+  // The read floor's reduction: one partial per block, an arrival counter, the sum.
+  const int read_blocks = kernels::access_blocks(ctx.device().sms);
+  DeviceBuffer read_partials = ctx.allocate(as_size(read_blocks) * 4);
+  DeviceBuffer read_counter = ctx.allocate(sizeof(unsigned));
+  DeviceBuffer read_result = ctx.allocate(4);
+  check(cudaMemsetAsync(read_counter.get(), 0, sizeof(unsigned), ctx.stream()), "cudaMemsetAsync");
   // Copy 0 is the one checked; its levels stay on the host for the reference.
   std::vector<std::int8_t> w_levels(as_size(elements));
   std::vector<std::uint16_t> staging(as_size(elements));
@@ -529,7 +548,47 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
         continue;
       }
       Launch launch;
-      if (c->variant == Variant::cublas) {
+      if (c->variant == Variant::read) {
+        // W's bytes as 4-byte words, summed: the same rotated copies, nothing else read or written.
+        const std::int64_t words = elements / 2;
+        const kernels::StridedReadArgs args{nullptr,
+                                            words,
+                                            1,
+                                            0,
+                                            read_blocks,
+                                            read_partials.as<std::uint32_t>(),
+                                            read_counter.as<unsigned>(),
+                                            read_result.as<std::uint32_t>()};
+        launch = [&, args](cudaStream_t s, int iteration) {
+          kernels::StridedReadArgs a = args;
+          a.data = reinterpret_cast<const std::uint32_t*>(dw.as<std::uint16_t>() +
+                                                          as_size(elements) * as_size(iteration % copies));
+          return kernels::launch_strided_read(a, s);
+        };
+        const auto verify = [&]() -> std::string {
+          ctx.poison(read_result);
+          check(launch(ctx.stream(), 0), "read of W");
+          std::uint32_t got = 0;
+          ctx.download(&got, read_result, 4);
+          std::atomic<std::uint32_t> want{0};
+          parallel_for(words, [&](std::int64_t b, std::int64_t e) {
+            std::uint32_t sum = 0;
+            for (std::int64_t word = b; word < e; ++word) {
+              sum += static_cast<std::uint32_t>(level_bits(dtype, w_levels[as_size(2 * word)])) |
+                     (static_cast<std::uint32_t>(level_bits(dtype, w_levels[as_size(2 * word + 1)])) << 16);
+            }
+            want += sum;
+          });
+          if (got != want.load()) {
+            throw VerificationFailed(
+                fmt::format("wrapping sum of W's {} words is {:#010x}, want {:#010x}", words, got, want.load()));
+          }
+          return fmt::format("wrapping sum of W's {} words matches (reads W only: the floor of this GEMV)", words);
+        };
+        recorder.record(run_case(ctx, std::move(result), verify, launch, copies));
+        continue;
+      }
+      if (c->variant == Variant::cublas || c->variant == Variant::cublasdirect) {
         const Cublas* loaded = nullptr;
         try {
           loaded = &ctx.cublas();
@@ -553,8 +612,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
           return cudaGetLastError();
         };
       } else {
-        const kernels::GemvKernel kernel =
-            c->variant == Variant::mma ? kernels::GemvKernel::mma : kernels::GemvKernel::simt;
+        const kernels::GemvKernel kernel = gemv_kernel(c->variant);
         if (const char* why = kernels::gemv_unsupported(kernel, m, k, batch)) {
           result.disposition = Disposition::not_supported;
           result.detail = why;
@@ -585,7 +643,8 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
         }
         return check_gemv(y, *reference, m, batch, dtype);
       };
-      recorder.record(run_case(ctx, std::move(result), verify, launch, copies));
+      const TimingMode mode = c->variant == Variant::cublasdirect ? TimingMode::direct : TimingMode::graph;
+      recorder.record(run_case(ctx, std::move(result), verify, launch, copies, mode));
     }
   }
 }

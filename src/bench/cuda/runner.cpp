@@ -1,15 +1,20 @@
 // run_benchmarks(): detects the device, picks the cases, runs each suite's runner and gathers
-// the results. A new suite adds its runner to `runners` below.
+// the results. A new suite adds its selection and runner below.
 #include <fmt/format.h>
 
 #include <chrono>
 #include <ctime>
 #include <exception>
+#include <set>
 
+#include "compute_runner.hpp"
 #include "harness.hpp"
+#include "layer_runner.hpp"
 #include "memory_runner.hpp"
 #include "roofline/bench_runner.hpp"
+#include "roofline/compute_suite.hpp"
 #include "roofline/error.hpp"
+#include "roofline/layer_suite.hpp"
 #include "roofline/memory_suite.hpp"
 
 namespace roofline::bench {
@@ -23,14 +28,64 @@ std::string utc_now() {
                      tm.tm_min, tm.tm_sec);
 }
 
-std::vector<const memory::Case*> memory_cases(const RunOptions& options) {
-  std::vector<const memory::Case*> selected;
-  for (const memory::Case& c : memory::cases) {
-    if ((!options.quick || c.quick) && selected_by_filters(memory::case_id(c), options.filters)) {
-      selected.push_back(&c);
+// The cases each suite will run, decided before the GPU is touched.
+struct Selection {
+  std::vector<const memory::Case*> memory;
+  cuda::ComputeSelection compute;
+  std::vector<const layer::Case*> layers;
+  std::size_t layer_results = 0;  // a layer case records the layer and each of its stages
+
+  [[nodiscard]] std::size_t results() const { return memory.size() + compute.size() + layer_results; }
+};
+
+bool wanted(const RunOptions& options, bool quick_case, const std::string& id) {
+  return (!options.quick || quick_case) && selected_by_filters(id, options.filters);
+}
+
+Selection select_cases(const RunOptions& options, std::vector<std::string>& suite_names) {
+  Selection s;
+  for (const SuiteInfo* suite : options.suites) {
+    suite_names.emplace_back(suite->name);
+    if (suite->name == memory::suite().name) {
+      for (const memory::Case& c : memory::cases) {
+        if (wanted(options, c.quick, memory::case_id(c))) s.memory.push_back(&c);
+      }
+    } else if (suite->name == compute::suite().name) {
+      for (const compute::PeakCase& c : compute::peak_cases) {
+        if (wanted(options, c.quick, compute::case_id(c.impl))) s.compute.peaks.push_back(&c);
+      }
+      for (const compute::GemmCase& c : compute::gemm_cases) {
+        if (wanted(options, c.quick, compute::case_id(c))) s.compute.gemms.push_back(&c);
+      }
+      for (const compute::AttentionCase& c : compute::attention_cases) {
+        if (wanted(options, c.quick, compute::case_id(c))) s.compute.attention.push_back(&c);
+      }
+    } else if (suite->name == layer::suite().name) {
+      for (const layer::Case& c : layer::cases) {
+        if (wanted(options, c.quick, layer::case_id(c))) {
+          s.layers.push_back(&c);
+          s.layer_results += 1 + layer::stages(c).size();
+        }
+      }
     }
   }
-  return selected;
+  return s;
+}
+
+// Every result the selection records, not yet run: the run fills in what it never reached.
+std::vector<BenchmarkResult> planned_results(const Selection& s, const DeviceInfo& d, bool quick) {
+  std::vector<BenchmarkResult> planned;
+  const memory::Sizes sizes = memory::plan_sizes(d.l2_bytes, d.sms, quick);
+  for (const memory::Case* c : s.memory) planned.push_back(memory::make_result(*c, sizes));
+  for (const compute::PeakCase* c : s.compute.peaks) {
+    planned.push_back(compute::make_result(c->impl, cuda::peak_cost(c->impl, d.sms, quick)));
+  }
+  for (const compute::GemmCase* c : s.compute.gemms) planned.push_back(compute::make_result(*c));
+  for (const compute::AttentionCase* c : s.compute.attention) planned.push_back(compute::make_result(*c));
+  for (const layer::Case* c : s.layers) {
+    for (BenchmarkResult& r : layer::make_results(*c)) planned.push_back(std::move(r));
+  }
+  return planned;
 }
 
 }  // namespace
@@ -50,16 +105,8 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   run.seed =
       options.seed.value_or(static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
 
-  // Which cases run, decided before the GPU is touched.
-  std::vector<const memory::Case*> memory_selected;
-  std::size_t total = 0;
-  for (const SuiteInfo* suite : options.suites) {
-    run.suites.emplace_back(suite->name);
-    if (suite->name == memory::suite().name) {
-      memory_selected = memory_cases(options);
-      total += memory_selected.size();
-    }
-  }
+  const Selection selection = select_cases(options, run.suites);
+  const std::size_t total = selection.results();
   if (total == 0) throw InputError("--filter: no benchmark case matches (see roofline bench --list)");
 
   run.device = cuda::detect_device(options.device);
@@ -92,14 +139,20 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
              d.name, d.compute_major, d.compute_minor, d.sms, static_cast<double>(d.l2_bytes) / (1 << 20),
              static_cast<double>(d.memory_bytes) / (1 << 30), d.memory_bus_bits, d.driver_version, d.runtime_version,
              d.cublas_version, run.hardware_detail);
-  fmt::print(stderr, "roofline bench: {} cases, {} samples each, seed {}{}\n", total, run.policy.samples, run.seed,
-             options.quick ? " (--quick)" : "");
+  fmt::print(stderr, "roofline bench: {} results from {} suites, {} samples each, seed {}{}\n", total,
+             run.suites.size(), run.policy.samples, run.seed, options.quick ? " (--quick)" : "");
 
   cuda::Recorder recorder(run.results, total);
   std::optional<std::string> hang;  // the message of a hang: the first case without a result hung
   try {
-    if (!memory_selected.empty()) {
-      cuda::run_memory_suite(ctx, memory_selected, options.quick, run.seed, recorder, run.notes);
+    if (!selection.memory.empty()) {
+      cuda::run_memory_suite(ctx, selection.memory, options.quick, run.seed, recorder, run.notes);
+    }
+    if (selection.compute.size() > 0) {
+      cuda::run_compute_suite(ctx, selection.compute, options.quick, run.seed, recorder, run.notes);
+    }
+    if (!selection.layers.empty()) {
+      cuda::run_layer_suite(ctx, selection.layers, options.quick, run.seed, recorder, run.notes);
     }
   } catch (const cuda::GpuHang& e) {
     run.context_lost = true;
@@ -110,24 +163,21 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
     run.context_lost = true;
     run.notes.push_back("stopped early: a CUDA error left the device unusable; later cases were not run");
   }
-  // Cases the run never reached (after a hang) are listed as not run.
+  // Results the run never reached (after a hang) are listed: the first as failed by the hang.
   if (run.results.size() < total) {
-    for (const memory::Case* c : memory_selected) {
-      const std::string id = memory::case_id(*c);
-      const bool done =
-          std::any_of(run.results.begin(), run.results.end(), [&id](const BenchmarkResult& r) { return r.id == id; });
-      if (!done) {
-        BenchmarkResult r = memory::make_result(*c, memory::plan_sizes(d.l2_bytes, d.sms, options.quick));
-        if (hang) {
-          r.disposition = Disposition::failed;
-          r.detail = *hang;
-          hang.reset();
-        } else {
-          r.disposition = Disposition::not_run;
-          r.detail = "the run stopped before this case";
-        }
-        run.results.push_back(std::move(r));
+    std::set<std::string> done;
+    for (const BenchmarkResult& r : run.results) done.insert(r.id);
+    for (BenchmarkResult& r : planned_results(selection, d, options.quick)) {
+      if (done.contains(r.id)) continue;
+      if (hang) {
+        r.disposition = Disposition::failed;
+        r.detail = *hang;
+        hang.reset();
+      } else {
+        r.disposition = Disposition::not_run;
+        r.detail = "the run stopped before this case";
       }
+      run.results.push_back(std::move(r));
     }
   }
 

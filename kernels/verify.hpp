@@ -1,18 +1,21 @@
 #pragma once
 
-// Device-side helpers of the compute self-test: random fill and whole-buffer comparison. Plain C++
-// declarations; the kernels are in device_utils.cu.
+// Device-side helpers of the benchmarks' checks: random fill and whole-buffer comparison of 16-bit
+// buffers. Plain C++ declarations; the kernels are in verify.cu.
 
 #include <cstddef>
 #include <cstdint>
 
 #include "compute_types.hpp"
 
-namespace roofline::kernels::selftest {
+namespace roofline::kernels {
 
 // Uniform values in [-scale, scale), a counter-based hash of (seed, index): reproducible, never
 // all zeros.
 void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, Stream stream = nullptr);
+// Uniform values in [offset - scale, offset + scale).
+void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, float offset,
+                  Stream stream);
 
 struct Comparison {
   double sum_sq_diff = 0;       // sum of (out - ref)^2 over finite pairs
@@ -25,4 +28,4 @@ Comparison compare(Half16 type, const void* out, const void* ref, std::size_t co
 // Counts NaN/inf elements (synchronises the stream).
 std::uint64_t count_nonfinite(Half16 type, const void* data, std::size_t count, Stream stream = nullptr);
 
-}  // namespace roofline::kernels::selftest
+}  // namespace roofline::kernels

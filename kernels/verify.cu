@@ -1,15 +1,15 @@
-// Random fill and whole-buffer comparison for the compute self-test.
+// Random fill and whole-buffer comparison: the device side of the compute and layer suites' checks.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "../cuda_check.cuh"
-#include "../tc_ptx.cuh"
-#include "device_utils.hpp"
+#include "cuda_check.cuh"
+#include "tc_ptx.cuh"
+#include "verify.hpp"
 
-namespace roofline::kernels::selftest {
+namespace roofline::kernels {
 namespace {
 
 __device__ __forceinline__ std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
@@ -22,12 +22,12 @@ __device__ __forceinline__ std::uint64_t mix(std::uint64_t x) {  // splitmix64 f
 }
 
 template <typename T>
-__global__ void fill_kernel(T* data, std::size_t count, std::uint64_t seed, float scale) {
+__global__ void fill_kernel(T* data, std::size_t count, std::uint64_t seed, float scale, float offset) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
     const std::uint64_t bits = mix(seed * 0x9e3779b97f4a7c15ULL + i);
     const float unit = static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);  // [0, 1)
-    data[i] = ptx::Half16Traits<T>::from_float((2.0f * unit - 1.0f) * scale);
+    data[i] = ptx::Half16Traits<T>::from_float(offset + (2.0f * unit - 1.0f) * scale);
   }
 }
 
@@ -109,10 +109,16 @@ Comparison run_compare(Half16 type, const void* out, const void* ref, std::size_
 }  // namespace
 
 void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, Stream stream) {
+  fill_uniform(type, data, count, seed, scale, 0.0f, stream);
+}
+
+void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, float offset,
+                  Stream stream) {
   if (type == Half16::bf16) {
-    fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed, scale);
+    fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed, scale,
+                                                          offset);
   } else {
-    fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__half*>(data), count, seed, scale);
+    fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__half*>(data), count, seed, scale, offset);
   }
   ROOFLINE_CHECK_LAUNCH("fill_kernel");
 }
@@ -125,4 +131,4 @@ std::uint64_t count_nonfinite(Half16 type, const void* data, std::size_t count, 
   return run_compare(type, data, nullptr, count, stream).nonfinite;
 }
 
-}  // namespace roofline::kernels::selftest
+}  // namespace roofline::kernels

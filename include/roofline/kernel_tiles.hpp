@@ -1,0 +1,83 @@
+#pragma once
+
+// The tile shapes of the compute kernels (kernels/gemm, kernels/attention, kernels/layer.cu), in
+// one place that the host code can read without CUDA: the kernels are built from these constants
+// (and static_assert the shapes their thread mappings assume), and the benchmarks hand the same
+// tiles to the model's traffic formulas (gemm_tiled_cost, flash_attention_cost), so the report's
+// predicted HBM bytes are those of the tiles actually used.
+
+namespace roofline::kernel_tiles {
+
+// A GEMM block computes a tile_m x tile_n tile of C, its k loop staged tile_k at a time through
+// `stages` shared-memory buffers (0: none), with `threads` threads.
+struct GemmTiling {
+  int tile_m = 0;
+  int tile_n = 0;
+  int tile_k = 0;
+  int stages = 0;
+  int threads = 0;
+};
+inline constexpr GemmTiling gemm_naive{1, 1, 1, 0, 256};
+inline constexpr GemmTiling gemm_smem_tiled{128, 128, 16, 1, 256};
+inline constexpr GemmTiling gemm_mma_sync{128, 128, 64, 3, 128};
+inline constexpr GemmTiling gemm_wgmma{128, 256, 64, 4, 384};
+
+// A flash-attention block holds block_m query rows and streams K/V in tiles of block_n keys
+// through kv_stages shared-memory stages.
+struct FlashTiling {
+  int block_m = 0;
+  int block_n = 0;
+  int warps = 0;
+  int kv_stages = 0;
+  int smem_bytes = 0;  // dynamic shared memory per block
+};
+
+// The mma.sync kernels (kernels/attention/flash.cu): 8 warps x 16 rows or 4 warps x 32 rows; two m16
+// tiles per warp at head_dim 128 hold 128 O accumulators per thread, so that variant streams
+// 32-key tiles (64-key ones push ptxas past 255 registers).
+inline constexpr int flash_mma_kv_stages = 2;
+constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
+  const int m_tiles = warps == 8 ? 1 : 2;
+  const int block_m = warps * 16 * m_tiles;
+  const int block_n = head_dim == 128 && m_tiles == 2 ? 32 : 64;
+  return {block_m, block_n, warps, flash_mma_kv_stages, (block_m + 2 * flash_mma_kv_stages * block_n) * head_dim * 2};
+}
+
+// The Hopper kernel (kernels/attention/flash_wgmma.cu, head_dim 128 only): two consumer warpgroups
+// of 64 rows and a producer warp; Q 32 KB + stages x (K + V, 2 x 16 KB) + mbarriers + 1024 bytes of
+// alignment slack.
+inline constexpr int flash_wgmma_head_dim = 128;
+inline constexpr int flash_wgmma_block_n = 64;
+inline constexpr int flash_wgmma_stages = 3;
+inline constexpr FlashTiling flash_wgmma{
+    128, flash_wgmma_block_n, 9, flash_wgmma_stages,
+    32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (1 + 2 * flash_wgmma_stages) + 1024};
+
+// Decode attention (kernels/layer.cu): one block per (sequence, KV head, split of the context);
+// its 4 warps share 64-key K/V tiles (each warp takes 16 of the keys), 3 stages deep. The query
+// heads of one KV head are the rows of the mma tile, so a GQA group may have up to 16 heads.
+inline constexpr int decode_attention_block_n = 64;
+inline constexpr int decode_attention_warps = 4;
+inline constexpr int decode_attention_stages = 3;
+inline constexpr int decode_attention_max_group = 16;
+
+// How decode attention splits the context: enough splits that batch x kv_heads x splits blocks
+// cover the `sms` multiprocessors (one block each), each split a whole number of 64-key tiles, no
+// split empty. Few splits keep the partial results' traffic small (per split and query head 128
+// fp32 values are written and read back by the combine).
+struct DecodeSplit {
+  int splits = 1;
+  int tiles_per_split = 1;
+};
+constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int context, int sms) {
+  const int tiles = context < 1 ? 1 : (context + decode_attention_block_n - 1) / decode_attention_block_n;
+  const int pairs = batch * kv_heads < 1 ? 1 : batch * kv_heads;
+  int wanted = ((sms < 1 ? 1 : sms) + pairs - 1) / pairs;
+  wanted = wanted < 1 ? 1 : (wanted > tiles ? tiles : wanted);
+  DecodeSplit split;
+  split.tiles_per_split = (tiles + wanted - 1) / wanted;
+  split.splits = (tiles + split.tiles_per_split - 1) / split.tiles_per_split;
+  return split;
+}
+
+}  // namespace roofline::kernel_tiles

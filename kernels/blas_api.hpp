@@ -1,0 +1,31 @@
+#pragma once
+
+// The cuBLAS entry points the kernels call (the GEMM reference, standard attention, the cuBLAS
+// variants of the decoder layer), handed to them by their caller. The benchmark harness loads
+// cuBLAS at run time (dlopen), so that `roofline` does not load ~700 MB of libraries at start-up
+// for commands that never touch a GPU; nothing in kernels/ links cuBLAS.
+
+#include <cublas_v2.h>
+
+namespace roofline::kernels {
+
+// cublasGemmEx, cublasGemmStridedBatchedEx and cublasSetStream as the library exports them (the
+// header also declares C++ overloads, which dlsym cannot name).
+using CublasGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                        const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
+                                        const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using CublasGemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                                      int, const void*, const void*, cudaDataType, int, long long int,
+                                                      const void*, cudaDataType, int, long long int, const void*, void*,
+                                                      cudaDataType, int, long long int, int, cublasComputeType_t,
+                                                      cublasGemmAlgo_t);
+using CublasSetStream = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
+
+struct BlasApi {
+  cublasHandle_t handle = nullptr;
+  CublasGemmEx gemm_ex = nullptr;
+  CublasGemmStridedBatchedEx gemm_strided_batched_ex = nullptr;
+  CublasSetStream set_stream = nullptr;
+};
+
+}  // namespace roofline::kernels

@@ -1,0 +1,80 @@
+#pragma once
+
+// The pieces of a transformer decoder layer that are not matrix products (those come from
+// gemm.hpp, gemv.hpp and cuBLAS): RMSNorm, residual add, SwiGLU, the layout moves between the fused
+// QKV projection and attention, flash-decoding attention over a KV cache, and fp32 reference
+// versions of every step, which the layer benchmark checks its output against. Plain C++
+// launchers; the kernels live in layer.cu. Every launcher checks its arguments and the launch,
+// and throws KernelError (compute_types.hpp).
+//
+// Layouts (row-major, 16-bit T, fp32 accumulation):
+//   activations [tokens][hidden]; the fused projection's output qkv [tokens][(heads + 2 kv_heads) d],
+//   each row q (heads x d), then k (kv_heads x d), then v (kv_heads x d);
+//   KV cache [batch][kv_heads][context][d]; head-major prefill tensors [heads][tokens][d].
+
+#include <cstddef>
+#include <cstdint>
+
+#include "compute_types.hpp"
+
+namespace roofline::kernels {
+
+struct HeadLayout {
+  int heads = 64;
+  int kv_heads = 8;
+  int head_dim = 128;
+  [[nodiscard]] int qkv_width() const { return (heads + 2 * kv_heads) * head_dim; }
+};
+
+// out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * gamma; hidden a multiple of 8.
+void rmsnorm(Half16 type, const void* x, const void* gamma, void* out, int rows, int hidden, float eps, Stream stream);
+// out = a + b (fp32 arithmetic); elements a multiple of 8.
+void residual_add(Half16 type, const void* a, const void* b, void* out, std::int64_t elements, Stream stream);
+// out[r][j] = silu(gate_up[r][j]) * gate_up[r][ffn + j], silu(g) = g / (1 + exp(-g)); ffn a multiple of 8.
+void swiglu(Half16 type, const void* gate_up, void* out, int rows, int ffn, Stream stream);
+
+// Decode: k and v of token b (row b of qkv) into position `position` of sequence b's cache.
+void kv_write(Half16 type, const void* qkv, void* k_cache, void* v_cache, int batch, HeadLayout layout, int context,
+              int position, Stream stream);
+// Prefill (one sequence): qkv [tokens][...] -> q [heads][tokens][d], k and v [kv_heads][tokens][d].
+void qkv_split(Half16 type, const void* qkv, void* q, void* k, void* v, int tokens, HeadLayout layout, Stream stream);
+// Prefill: o [heads][tokens][d] -> out [tokens][heads d].
+void attn_merge(Half16 type, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream);
+
+// Decode attention, flash-decoding style: one block per (sequence, KV head, split of the
+// context) reads its K/V tiles once for all the query heads of the group (GQA: the heads are the
+// rows of the tensor-core tile), keeps an online softmax per head, and writes an unnormalised
+// partial output with its running max and sum; a second kernel merges the splits. Head dim 128.
+struct DecodeAttentionPlan {
+  int splits = 1;           // splits of the context per (sequence, KV head)
+  int tiles_per_split = 1;  // 64-key tiles per split
+  std::size_t workspace_bytes = 0;
+};
+// Splits so that batch x kv_heads x splits blocks cover the `sms` multiprocessors.
+[[nodiscard]] DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int context, int sms);
+// Why decode_attention cannot run this shape, or nullptr.
+[[nodiscard]] const char* decode_attention_unsupported(HeadLayout layout, int context);
+// q from qkv rows (token b = sequence b); out [batch][heads d].
+void decode_attention(Half16 type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                      void* workspace, int batch, HeadLayout layout, int context, const DecodeAttentionPlan& plan,
+                      Stream stream);
+
+// ---- fp32 references --------------------------------------------------------------------------
+
+void to_float(Half16 type, const void* in, float* out, std::int64_t elements, Stream stream);
+// out[i][:] = in[rows[i]][:] as fp32 (rows: device array of nrows indices).
+void gather_rows_to_float(Half16 type, const void* in, const int* rows, int nrows, int cols, float* out, Stream stream);
+void rmsnorm_reference(const float* x, Half16 gamma_type, const void* gamma, float* out, int rows, int hidden,
+                       float eps, Stream stream);
+void add_reference(const float* a, const float* b, float* out, std::int64_t elements, Stream stream);
+void swiglu_reference(const float* gate_up, float* out, int rows, int ffn, Stream stream);
+// Decode: query row r of qkv_f32 (sequence r, fp32) against keys 0..context-2 of the 16-bit cache
+// and key context-1 from qkv_f32's own k and v; out [batch][heads d].
+void decode_attention_reference(const float* qkv_f32, Half16 cache_type, const void* k_cache, const void* v_cache,
+                                float* out, int batch, HeadLayout layout, int context, Stream stream);
+// Prefill, causal, one sequence of `tokens`: token rows[i] (< tokens) against keys 0..rows[i] from
+// qkv_f32; out [nrows][heads d].
+void prefill_attention_reference(const float* qkv_f32, const int* rows, int nrows, int tokens, float* out,
+                                 HeadLayout layout, Stream stream);
+
+}  // namespace roofline::kernels

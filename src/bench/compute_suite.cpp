@@ -1,0 +1,474 @@
+#include "roofline/compute_suite.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace roofline::bench::compute {
+namespace {
+
+std::string_view id_name(GemmImpl impl) {
+  switch (impl) {
+    case GemmImpl::cublas: return "cublas";
+    case GemmImpl::naive: return "naive";
+    case GemmImpl::smem_tiled: return "smemtiled";
+    case GemmImpl::mma_sync: return "mmasync";
+    case GemmImpl::wgmma: return "wgmma";
+  }
+  return "?";
+}
+
+std::string_view id_name(AttentionImpl impl) {
+  switch (impl) {
+    case AttentionImpl::standard: return "standard";
+    case AttentionImpl::flash_w8r16: return "flashw8r16";
+    case AttentionImpl::flash_w4r32: return "flashw4r32";
+    case AttentionImpl::flash_wgmma: return "flashwgmma";
+  }
+  return "?";
+}
+
+std::string gemm_problem(const GemmCase& c) {
+  return fmt::format("gemm.{}.{}x{}x{}", name_of(c.dtype), c.m, c.n, c.k);
+}
+
+std::string attention_problem(const AttentionCase& c) {
+  return fmt::format("attn.{}.{}.d{}.b{}h{}kv{}.n{}", name_of(c.dtype), c.causal ? "causal" : "full", c.head_dim,
+                     c.batch, c.heads, c.kv_heads, c.seq);
+}
+
+std::string tile_text(int m, int n) {
+  return fmt::format("{}x{}", m, n);
+}
+
+using C = ColumnOf<BenchmarkResult>;
+namespace col = columns;
+
+constexpr std::array<C, 25> gemm_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"kernel", "kernel", 0}, &param<"kernel">},
+    {{"dtype", "dtype", 0}, &param<"dtype">},
+    {{"m", "m", 0}, &param<"m">},
+    {{"n", "n", 0}, &param<"n">},
+    {{"k", "k", 0}, &param<"k">},
+    {{"tile", "tile", 0}, &param<"tile">},
+    col::model_flops,
+    {{"model_bytes", "HBM bytes (tiled model)", 0}, &cells::model_bytes},
+    {{"min_bytes", "min bytes", 0}, &param<"min_bytes">},
+    {{"naive_bytes", "naive bytes", 0}, &param<"naive_bytes">},
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::tflops,
+    {{"bandwidth_tbps", "model TB/s", 3}, &cells::bandwidth_tbps},
+    {{"pct_of_cublas", "% cuBLAS", 1}, &cells::pct_of_reference},
+    col::pct_of_peak,
+    col::detail,
+}};
+
+constexpr std::array<C, 28> attention_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"kernel", "kernel", 0}, &param<"kernel">},
+    {{"dtype", "dtype", 0}, &param<"dtype">},
+    {{"causal", "causal", 0}, &param<"causal">},
+    {{"head_dim", "d", 0}, &param<"head_dim">},
+    {{"batch", "B", 0}, &param<"batch">},
+    {{"heads", "H", 0}, &param<"heads">},
+    {{"kv_heads", "Hkv", 0}, &param<"kv_heads">},
+    {{"seq", "N", 0}, &param<"seq">},
+    {{"tile", "tile", 0}, &param<"tile">},
+    col::model_flops,
+    {{"executed_flops", "executed FLOPs", 0}, &param<"executed_flops">},
+    {{"model_bytes", "HBM bytes (model)", 0}, &cells::model_bytes},
+    {{"scores_bytes", "S/P bytes", 0}, &param<"scores_bytes">},
+    {{"kv_load_bytes", "K/V tile loads", 0}, &param<"kv_load_bytes">},
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::tflops,
+    {{"speedup_vs_standard", "x standard", 2}, &cells::reference_speedup},
+    col::pct_of_peak,
+    col::detail,
+}};
+
+constexpr std::array<C, 18> peak_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"kernel", "kernel", 0}, &param<"kernel">},
+    {{"dtype", "dtype", 0}, &param<"dtype">},
+    {{"blocks", "blocks", 0}, &param<"blocks">},
+    {{"threads", "threads", 0}, &param<"threads">},
+    {{"iterations", "iterations", 0}, &param<"iterations">},
+    col::model_flops,
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::tflops,
+    col::detail,
+}};
+
+const std::array<GroupLayout, 3> group_layouts{{
+    {"peak", "Compute ceilings: FMA (fp32) and tensor-core (bf16) probes, arithmetic only", peak_columns},
+    {"gemm",
+     "GEMM C[m,n] = A[m,k] B[n,k]^T (fp32 accumulation): naive -> smem tiled -> mma.sync -> wgmma -> cuBLAS; HBM bytes "
+     "from the tiled-GEMM formula for the kernel's tile",
+     gemm_columns},
+    {"attention", "Attention forward: standard (S and P in HBM, cuBLAS) vs flash; HBM bytes from the model",
+     attention_columns},
+}};
+
+constexpr std::array<Target, 3> suite_targets{{
+    {"tensor-core GEMM bf16 8192^3 reaches 70% of cuBLAS",
+     {"gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.mmasync", "", "", "", ""},
+     "gemm.bf16.8192x8192x8192.cublas",
+     0.70,
+     Metric::flop_rate},
+    {"flash attention bf16 causal B4 H32 N4096 d128 reaches 300 TFLOP/s",
+     {"attn.bf16.causal.d128.b4h32kv32.n4096.flashw8r16", "attn.bf16.causal.d128.b4h32kv32.n4096.flashw4r32",
+      "attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma", "", "", ""},
+     "",
+     300e12,
+     Metric::flop_rate},
+    {"flash attention beats standard attention at N=4096 (bf16 causal B4 H32 d128)",
+     {"attn.bf16.causal.d128.b4h32kv32.n4096.flashw8r16", "attn.bf16.causal.d128.b4h32kv32.n4096.flashw4r32",
+      "attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma", "", "", ""},
+     "attn.bf16.causal.d128.b4h32kv32.n4096.standard",
+     1.0,
+     Metric::flop_rate},
+}};
+
+std::vector<CaseInfo> list_cases() {
+  std::vector<CaseInfo> list;
+  for (const PeakCase& c : peak_cases) list.push_back({"compute", "peak", case_id(c.impl), "roofline", c.quick});
+  for (const GemmCase& c : gemm_cases) {
+    list.push_back({"compute", "gemm", case_id(c), c.impl == GemmImpl::cublas ? "cublas" : "roofline", c.quick});
+  }
+  for (const AttentionCase& c : attention_cases) {
+    list.push_back({"compute", "attention", case_id(c),
+                    c.impl == AttentionImpl::standard ? "roofline+cublas" : "roofline", c.quick});
+  }
+  return list;
+}
+
+// ---- the attention table by N ----------------------------------------------------------------
+
+struct AttentionRow {
+  std::string dtype;
+  bool causal = false;
+  std::int64_t head_dim = 0, batch = 0, heads = 0, kv_heads = 0, seq = 0;
+  std::array<std::optional<double>, 4> tflops;  // by AttentionImpl
+  std::string standard_status;
+  std::optional<double> standard_bytes;
+  std::optional<double> flash_bytes;
+  std::optional<double> flash_kv_load_bytes;  // with the fastest flash kernel's tiles
+  std::optional<std::string> best_flash;
+  std::optional<double> best_flash_tflops;
+};
+
+std::optional<double> ratio(const std::optional<double>& a, const std::optional<double>& b) {
+  if (!a || !b || *b <= 0) return std::nullopt;
+  return *a / *b;
+}
+
+Cell opt(const std::optional<double>& v, double scale = 1.0) {
+  return v ? Cell{*v * scale} : Cell{};
+}
+
+constexpr std::array<ColumnOf<AttentionRow>, 19> by_n_columns{{
+    {{"dtype", "dtype", 0}, [](const AttentionRow& r) { return Cell{r.dtype}; }},
+    {{"causal", "causal", 0}, [](const AttentionRow& r) { return Cell{r.causal}; }},
+    {{"head_dim", "d", 0}, [](const AttentionRow& r) { return Cell{r.head_dim}; }},
+    {{"batch", "B", 0}, [](const AttentionRow& r) { return Cell{r.batch}; }},
+    {{"heads", "H", 0}, [](const AttentionRow& r) { return Cell{r.heads}; }},
+    {{"kv_heads", "Hkv", 0}, [](const AttentionRow& r) { return Cell{r.kv_heads}; }},
+    {{"seq", "N", 0}, [](const AttentionRow& r) { return Cell{r.seq}; }},
+    {{"standard_tflops", "standard TFLOP/s", 1}, [](const AttentionRow& r) { return opt(r.tflops[0]); }},
+    {{"flash_w8r16_tflops", "w8r16 TFLOP/s", 1}, [](const AttentionRow& r) { return opt(r.tflops[1]); }},
+    {{"flash_w4r32_tflops", "w4r32 TFLOP/s", 1}, [](const AttentionRow& r) { return opt(r.tflops[2]); }},
+    {{"flash_wgmma_tflops", "wgmma TFLOP/s", 1}, [](const AttentionRow& r) { return opt(r.tflops[3]); }},
+    {{"best_flash", "best flash", 0},
+     [](const AttentionRow& r) { return r.best_flash ? Cell{*r.best_flash} : Cell{}; }},
+    {{"speedup", "best flash / standard", 2},
+     [](const AttentionRow& r) { return opt(ratio(r.best_flash_tflops, r.tflops[0])); }},
+    {{"standard_hbm_bytes", "standard HBM bytes", 0}, [](const AttentionRow& r) { return opt(r.standard_bytes); }},
+    {{"flash_hbm_bytes", "flash HBM bytes", 0}, [](const AttentionRow& r) { return opt(r.flash_bytes); }},
+    {{"traffic_ratio", "standard / flash bytes", 1},
+     [](const AttentionRow& r) { return opt(ratio(r.standard_bytes, r.flash_bytes)); }},
+    {{"flash_kv_load_bytes", "flash K/V tile loads", 0},
+     [](const AttentionRow& r) { return opt(r.flash_kv_load_bytes); }},
+    {{"standard_status", "standard", 0}, [](const AttentionRow& r) { return Cell{r.standard_status}; }},
+    {{"note", "note", 0},
+     [](const AttentionRow& r) {
+       return r.standard_status == "passed" || r.standard_status.empty()
+                  ? Cell{std::string()}
+                  : Cell{std::string("standard attention: ") + r.standard_status};
+     }},
+}};
+
+template <typename T>
+T param_as(const BenchmarkResult& r, std::string_view key) {
+  const Cell c = r.parameter(key);
+  if (const T* v = std::get_if<T>(&c)) return *v;
+  return T{};
+}
+
+}  // namespace
+
+std::string_view impl_name(GemmImpl impl) {
+  switch (impl) {
+    case GemmImpl::cublas: return "cublas";
+    case GemmImpl::naive: return "naive";
+    case GemmImpl::smem_tiled: return "smem_tiled";
+    case GemmImpl::mma_sync: return "mma_sync";
+    case GemmImpl::wgmma: return "wgmma";
+  }
+  return "?";
+}
+
+std::string_view impl_name(AttentionImpl impl) {
+  switch (impl) {
+    case AttentionImpl::standard: return "standard";
+    case AttentionImpl::flash_w8r16: return "flash_w8r16";
+    case AttentionImpl::flash_w4r32: return "flash_w4r32";
+    case AttentionImpl::flash_wgmma: return "flash_wgmma";
+  }
+  return "?";
+}
+
+std::string_view impl_name(PeakImpl impl) {
+  switch (impl) {
+    case PeakImpl::fma_fp32: return "fma_fp32";
+    case PeakImpl::mma_sync_bf16: return "mma_sync_bf16";
+    case PeakImpl::wgmma_bf16: return "wgmma_bf16";
+  }
+  return "?";
+}
+
+std::string case_id(const GemmCase& c) {
+  return fmt::format("{}.{}", gemm_problem(c), id_name(c.impl));
+}
+
+std::string case_id(const AttentionCase& c) {
+  return fmt::format("{}.{}", attention_problem(c), id_name(c.impl));
+}
+
+std::string case_id(PeakImpl impl) {
+  switch (impl) {
+    case PeakImpl::fma_fp32: return std::string(fma_peak_id);
+    case PeakImpl::mma_sync_bf16: return "peak.mmasync.bf16";
+    case PeakImpl::wgmma_bf16: return std::string(tensor_peak_id);
+  }
+  return "?";
+}
+
+std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl) {
+  switch (impl) {
+    case GemmImpl::naive: return kernel_tiles::gemm_naive;
+    case GemmImpl::smem_tiled: return kernel_tiles::gemm_smem_tiled;
+    case GemmImpl::mma_sync: return kernel_tiles::gemm_mma_sync;
+    case GemmImpl::wgmma: return kernel_tiles::gemm_wgmma;
+    case GemmImpl::cublas: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<kernel_tiles::FlashTiling> tiling_of(AttentionImpl impl, std::int64_t head_dim) {
+  const int d = static_cast<int>(head_dim);
+  switch (impl) {
+    case AttentionImpl::flash_w8r16: return kernel_tiles::flash_mma_sync(d, 8);
+    case AttentionImpl::flash_w4r32: return kernel_tiles::flash_mma_sync(d, 4);
+    case AttentionImpl::flash_wgmma: return kernel_tiles::flash_wgmma;
+    case AttentionImpl::standard: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+GemmShape model_shape(const GemmCase& c) {
+  return GemmShape{c.m, c.n, c.k, 1, c.dtype, c.dtype, c.dtype};
+}
+
+AttentionShape model_shape(const AttentionCase& c) {
+  AttentionShape s;
+  s.batch = c.batch;
+  s.heads = c.heads;
+  s.kv_heads = c.kv_heads;
+  s.head_dim = c.head_dim;
+  s.seq = c.seq;
+  s.kv_seq = c.seq;
+  s.causal = c.causal;
+  s.act = c.dtype;
+  s.kv = c.dtype;
+  return s;
+}
+
+OpCost case_cost(const GemmCase& c) {
+  const GemmShape shape = model_shape(c);
+  if (c.impl == GemmImpl::cublas) return gemm_cost(shape);
+  if (c.impl == GemmImpl::naive) return gemm_naive_cost(shape);
+  const kernel_tiles::GemmTiling t = *tiling_of(c.impl);
+  return gemm_tiled_cost(shape, GemmTiles{t.tile_m, t.tile_n});
+}
+
+OpCost case_cost(const AttentionCase& c) {
+  const AttentionShape shape = model_shape(c);
+  if (c.impl == AttentionImpl::standard) return standard_attention_cost(shape).hbm;
+  const kernel_tiles::FlashTiling t = *tiling_of(c.impl, c.head_dim);
+  return flash_attention_cost(shape, FlashTiling{t.block_m, t.block_n}).hbm;
+}
+
+BenchmarkResult make_result(const GemmCase& c) {
+  BenchmarkResult r;
+  r.suite = "compute";
+  r.group = "gemm";
+  r.id = case_id(c);
+  r.implementation = c.impl == GemmImpl::cublas ? "cublas" : "roofline";
+  r.cost = case_cost(c);
+  const GemmShape shape = model_shape(c);
+  const std::optional<kernel_tiles::GemmTiling> t = tiling_of(c.impl);
+  r.parameters = {{"kernel", Cell{std::string(impl_name(c.impl))}},
+                  {"dtype", Cell{std::string(name_of(c.dtype))}},
+                  {"m", Cell{c.m}},
+                  {"n", Cell{c.n}},
+                  {"k", Cell{c.k}},
+                  {"tile", t ? Cell{tile_text(t->tile_m, t->tile_n)} : Cell{}},
+                  {"min_bytes", Cell{gemm_cost(shape).bytes()}},
+                  {"naive_bytes", Cell{gemm_naive_cost(shape).bytes()}}};
+  const bool cuda_cores = c.impl == GemmImpl::naive || c.impl == GemmImpl::smem_tiled;
+  r.ceiling_id = std::string(cuda_cores ? fma_peak_id : tensor_peak_id);
+  r.ceiling_metric = Metric::flop_rate;
+  if (c.impl != GemmImpl::cublas) r.reference_id = gemm_problem(c) + ".cublas";
+  return r;
+}
+
+BenchmarkResult make_result(const AttentionCase& c) {
+  BenchmarkResult r;
+  r.suite = "compute";
+  r.group = "attention";
+  r.id = case_id(c);
+  r.implementation = c.impl == AttentionImpl::standard ? "roofline+cublas" : "roofline";
+  const AttentionShape shape = model_shape(c);
+  const std::optional<kernel_tiles::FlashTiling> t = tiling_of(c.impl, c.head_dim);
+  Cell scores{};
+  Cell kv_loads{};
+  double executed = 0;
+  if (t) {
+    const AttentionCost cost = flash_attention_cost(shape, FlashTiling{t->block_m, t->block_n});
+    r.cost = cost.hbm;
+    kv_loads = Cell{cost.kv_load_bytes};
+    executed = cost.executed_flops;
+  } else {
+    const AttentionCost cost = standard_attention_cost(shape);
+    r.cost = cost.hbm;
+    scores = Cell{cost.scores_bytes};
+    executed = cost.executed_flops;
+  }
+  r.parameters = {{"kernel", Cell{std::string(impl_name(c.impl))}},
+                  {"dtype", Cell{std::string(name_of(c.dtype))}},
+                  {"causal", Cell{c.causal}},
+                  {"head_dim", Cell{c.head_dim}},
+                  {"batch", Cell{c.batch}},
+                  {"heads", Cell{c.heads}},
+                  {"kv_heads", Cell{c.kv_heads}},
+                  {"seq", Cell{c.seq}},
+                  {"tile", t ? Cell{tile_text(t->block_m, t->block_n)} : Cell{}},
+                  {"executed_flops", Cell{executed}},
+                  {"scores_bytes", scores},
+                  {"kv_load_bytes", kv_loads}};
+  r.ceiling_id = std::string(tensor_peak_id);
+  r.ceiling_metric = Metric::flop_rate;
+  if (c.impl != AttentionImpl::standard) r.reference_id = attention_problem(c) + ".standard";
+  return r;
+}
+
+BenchmarkResult make_result(PeakImpl impl, const OpCost& probe_cost) {
+  BenchmarkResult r;
+  r.suite = "compute";
+  r.group = "peak";
+  r.id = case_id(impl);
+  r.implementation = "roofline";
+  r.cost = probe_cost;
+  r.parameters = {{"kernel", Cell{std::string(impl_name(impl))}},
+                  {"dtype", Cell{std::string(impl == PeakImpl::fma_fp32 ? "fp32" : "bf16")}}};
+  r.ceiling_metric = Metric::flop_rate;
+  return r;
+}
+
+std::vector<Table> derived_tables(std::span<const BenchmarkResult> results) {
+  std::vector<AttentionRow> rows;
+  std::map<std::tuple<std::string, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>,
+           std::size_t>
+      index;
+  for (const BenchmarkResult& r : results) {
+    if (r.suite != "compute" || r.group != "attention") continue;
+    AttentionRow key;
+    key.dtype = param_as<std::string>(r, "dtype");
+    key.causal = param_as<bool>(r, "causal");
+    key.head_dim = param_as<std::int64_t>(r, "head_dim");
+    key.batch = param_as<std::int64_t>(r, "batch");
+    key.heads = param_as<std::int64_t>(r, "heads");
+    key.kv_heads = param_as<std::int64_t>(r, "kv_heads");
+    key.seq = param_as<std::int64_t>(r, "seq");
+    const auto k = std::make_tuple(key.dtype, key.causal, key.head_dim, key.batch, key.heads, key.kv_heads, key.seq);
+    auto [it, fresh] = index.emplace(k, rows.size());
+    if (fresh) rows.push_back(key);
+    AttentionRow& row = rows[it->second];
+    const std::string kernel = param_as<std::string>(r, "kernel");
+    std::size_t slot = 0;
+    for (std::size_t i = 0; i < attention_impls.size(); ++i) {
+      if (impl_name(attention_impls[i]) == kernel) slot = i;
+    }
+    row.tflops[slot] =
+        r.disposition == Disposition::passed && r.flop_rate() ? std::optional(*r.flop_rate() * 1e-12) : std::nullopt;
+    if (slot == 0) {
+      row.standard_bytes = r.cost.bytes();
+      row.standard_status = std::string(name_of(r.disposition));
+      if (r.disposition != Disposition::passed && !r.detail.empty()) row.standard_status += ": " + r.detail;
+    } else {
+      row.flash_bytes = r.cost.bytes();
+      if (row.tflops[slot] && (!row.best_flash_tflops || *row.tflops[slot] > *row.best_flash_tflops)) {
+        row.best_flash_tflops = row.tflops[slot];
+        row.best_flash = kernel;
+        row.flash_kv_load_bytes = param_as<double>(r, "kv_load_bytes");
+      }
+      if (!row.flash_kv_load_bytes) row.flash_kv_load_bytes = param_as<double>(r, "kv_load_bytes");
+    }
+  }
+  std::vector<Table> tables;
+  tables.push_back(Table::from_rows<AttentionRow>(
+      "attention_by_n",
+      "Standard vs flash attention by N: TFLOP/s measured, HBM bytes predicted by the model (roofline/attention.hpp)",
+      by_n_columns, rows));
+  return tables;
+}
+
+const SuiteInfo& suite() {
+  static const SuiteInfo info{"compute",
+                              "GEMM ladder (naive, smem tiled, mma.sync, wgmma vs cuBLAS), attention forward "
+                              "(standard vs flash), compute-ceiling probes",
+                              group_layouts,
+                              suite_targets,
+                              &list_cases,
+                              &derived_tables};
+  return info;
+}
+
+}  // namespace roofline::bench::compute

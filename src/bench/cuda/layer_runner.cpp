@@ -1,0 +1,594 @@
+// Runs the decoder-layer suite (roofline/layer_suite.hpp): a LLaMA-3-70B-shaped layer at decode and
+// prefill, built from the project's kernels (or cuBLAS for the matrix products).
+//
+// Per case:
+//   1. the layer's stages are queued once on poisoned buffers and the output is checked against an
+//      fp32 reference pipeline on the GPU (cuBLAS fp32 GEMMs on fp32 copies of the same weights, and
+//      simple reference kernels for RMSNorm, attention, SwiGLU and the residual adds) on sampled
+//      token rows (all rows at decode): the attention output, the O projection and the layer's
+//      contribution out - x must each be within a normwise tolerance;
+//   2. the whole layer is timed as the harness times any case (a CUDA graph of the stage sequence,
+//      replayed);
+//   3. each stage is timed inside the layer: the sequence launched directly, an event before and
+//      after every stage, repeated; per stage the median of its samples.
+#include "layer_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "kernels/attention.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/gemv.hpp"
+#include "kernels/layer.hpp"
+#include "kernels/verify.hpp"
+#include "roofline/testdata.hpp"
+
+namespace roofline::bench::cuda {
+namespace {
+
+using layer::Case;
+using layer::Linear;
+using layer::ModelShape;
+using layer::Phase;
+using layer::Stage;
+
+constexpr double attention_tolerance = 2e-2;
+constexpr double projection_tolerance = 2e-2;
+constexpr double output_tolerance = 3e-2;
+constexpr int prefill_sampled_rows = 32;
+
+std::size_t as_size(std::int64_t n) {
+  return static_cast<std::size_t>(n);
+}
+
+std::uint64_t seed_of(std::uint64_t run_seed, std::uint64_t stream, std::uint64_t sub) {
+  return testdata::mix64(run_seed ^ (stream << 56) ^ (sub * 0x9E3779B97F4A7C15ULL));
+}
+
+kernels::HeadLayout head_layout(const ModelShape& m) {
+  return {static_cast<int>(m.heads), static_cast<int>(m.kv_heads), static_cast<int>(m.head_dim)};
+}
+
+// The layer's weights, shared by every case (16-bit as run, and fp32 copies for the reference).
+struct Weights {
+  DeviceBuffer gamma1, gamma2, qkv, o, gate_up, down;
+  DeviceBuffer qkv_f32, o_f32, gate_up_f32, down_f32;
+};
+
+Weights make_weights(Context& ctx, const ModelShape& m, std::uint64_t seed) {
+  const kernels::Half16 type = kernels::Half16::bf16;
+  Weights w;
+  const auto matrix = [&](std::int64_t out, std::int64_t in, std::uint64_t stream, DeviceBuffer& half,
+                          DeviceBuffer& full) {
+    const std::size_t n = as_size(out * in);
+    half = ctx.allocate(n * 2);
+    full = ctx.allocate(n * 4);
+    // Uniform in +-sqrt(3 / in): each output of a unit-variance input has about unit variance.
+    kernels::fill_uniform(type, half.get(), n, seed_of(seed, stream, 0),
+                          static_cast<float>(std::sqrt(3.0 / static_cast<double>(in))), ctx.stream());
+    kernels::to_float(type, half.get(), full.as<float>(), static_cast<std::int64_t>(n), ctx.stream());
+  };
+  w.gamma1 = ctx.allocate(as_size(m.hidden) * 2);
+  w.gamma2 = ctx.allocate(as_size(m.hidden) * 2);
+  kernels::fill_uniform(type, w.gamma1.get(), as_size(m.hidden), seed_of(seed, 10, 1), 0.5F, 1.0F, ctx.stream());
+  kernels::fill_uniform(type, w.gamma2.get(), as_size(m.hidden), seed_of(seed, 10, 2), 0.5F, 1.0F, ctx.stream());
+  matrix(m.qkv_width(), m.hidden, 11, w.qkv, w.qkv_f32);
+  matrix(m.hidden, m.q_width(), 12, w.o, w.o_f32);
+  matrix(2 * m.ffn, m.hidden, 13, w.gate_up, w.gate_up_f32);
+  matrix(m.hidden, m.ffn, 14, w.down, w.down_f32);
+  ctx.wait("layer weights");
+  return w;
+}
+
+// A stage as the runner launches it.
+struct StageRun {
+  std::string kernel;
+  std::function<void(cudaStream_t)> launch;
+};
+
+// Host copies of rows of a 16-bit or fp32 device matrix.
+std::vector<float> rows_of_half(Context& ctx, const DeviceBuffer& buffer, std::int64_t cols,
+                                const std::vector<int>& rows) {
+  std::vector<float> out;
+  out.reserve(rows.size() * as_size(cols));
+  std::vector<std::uint16_t> raw(as_size(cols));
+  for (int r : rows) {
+    ctx.wait("before download");
+    check(cudaMemcpyAsync(raw.data(), buffer.as<std::uint16_t>() + as_size(r * cols), raw.size() * 2,
+                          cudaMemcpyDeviceToHost, ctx.stream()),
+          "download");
+    ctx.wait("download");
+    for (std::uint16_t bits : raw) out.push_back(testdata::bf16_bits_to_float(bits));
+  }
+  return out;
+}
+
+std::vector<float> download_floats(Context& ctx, const DeviceBuffer& buffer, std::size_t count) {
+  std::vector<float> out(count);
+  ctx.download(out.data(), buffer, count * 4);
+  return out;
+}
+
+struct ErrorNorm {
+  double error = 0;
+  std::size_t nonfinite = 0;
+};
+
+// ||got - want|| / ||want|| over all elements (inf when an element of `got` is not finite).
+ErrorNorm relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  ErrorNorm e;
+  double diff2 = 0;
+  double ref2 = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) {
+      ++e.nonfinite;
+      continue;
+    }
+    diff2 += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+    ref2 += static_cast<double>(want[i]) * want[i];
+  }
+  e.error = e.nonfinite > 0 ? INFINITY : std::sqrt(diff2 / std::max(ref2, 1e-300));
+  return e;
+}
+
+class LayerCase {
+ public:
+  LayerCase(Context& ctx, const Case& c, const ModelShape& m, const Weights& w, std::uint64_t seed)
+      : ctx_(ctx), case_(c), model_(m), w_(w), layout_(head_layout(m)), tokens_(layer::tokens(c)) {
+    const kernels::Half16 type = kernels::Half16::bf16;
+    const auto activations = [&](std::int64_t cols) { return ctx.allocate(as_size(tokens_ * cols) * 2); };
+    x_ = activations(m.hidden);
+    n1_ = activations(m.hidden);
+    qkv_ = activations(m.qkv_width());
+    attn_ = activations(m.q_width());
+    o_ = activations(m.hidden);
+    h1_ = activations(m.hidden);
+    n2_ = activations(m.hidden);
+    gu_ = activations(2 * m.ffn);
+    act_ = activations(m.ffn);
+    dn_ = activations(m.hidden);
+    out_ = activations(m.hidden);
+    kernels::fill_uniform(type, x_.get(), as_size(tokens_ * m.hidden), seed_of(seed, 20, 0), 1.0F, ctx.stream());
+    if (c.phase == Phase::decode) {
+      const std::size_t cache = as_size(c.batch * m.kv_heads * c.context * m.head_dim);
+      k_cache_ = ctx.allocate(cache * 2);
+      v_cache_ = ctx.allocate(cache * 2);
+      // The history: unit-variance keys and values (uniform in +-sqrt(3)).
+      kernels::fill_uniform(type, k_cache_.get(), cache, seed_of(seed, 21, 0), 1.7320508F, ctx.stream());
+      kernels::fill_uniform(type, v_cache_.get(), cache, seed_of(seed, 22, 0), 1.7320508F, ctx.stream());
+      plan_ = kernels::decode_attention_plan(static_cast<int>(c.batch), layout_, static_cast<int>(c.context),
+                                             ctx.device().sms);
+      workspace_ = ctx.allocate(plan_.workspace_bytes);
+    } else {
+      q_heads_ = ctx.allocate(as_size(tokens_ * m.q_width()) * 2);
+      k_heads_ = ctx.allocate(as_size(tokens_ * m.kv_heads * m.head_dim) * 2);
+      v_heads_ = ctx.allocate(as_size(tokens_ * m.kv_heads * m.head_dim) * 2);
+      o_heads_ = ctx.allocate(as_size(tokens_ * m.q_width()) * 2);
+    }
+    ctx.wait("layer inputs");
+    build_stages();
+  }
+
+  [[nodiscard]] const std::vector<StageRun>& stages() const { return stages_; }
+
+  void run_all(cudaStream_t s) const {
+    for (const StageRun& stage : stages_) stage.launch(s);
+  }
+
+  // Queues the layer once on poisoned intermediates and checks it against the fp32 reference.
+  std::string verify() {
+    for (const DeviceBuffer* b : {&n1_, &qkv_, &attn_, &o_, &h1_, &n2_, &gu_, &act_, &dn_, &out_}) ctx_.poison(*b);
+    run_all(ctx_.stream());
+    ctx_.wait("layer");
+    const std::uint64_t bad =
+        kernels::count_nonfinite(kernels::Half16::bf16, out_.get(), as_size(tokens_ * model_.hidden), ctx_.stream()) +
+        kernels::count_nonfinite(kernels::Half16::bf16, attn_.get(), as_size(tokens_ * model_.q_width()),
+                                 ctx_.stream());
+    const Reference ref = reference();
+    const std::vector<float> attn = rows_of_half(ctx_, attn_, model_.q_width(), ref.rows);
+    const std::vector<float> o = rows_of_half(ctx_, o_, model_.hidden, ref.rows);
+    const std::vector<float> out = rows_of_half(ctx_, out_, model_.hidden, ref.rows);
+    const std::vector<float> x = rows_of_half(ctx_, x_, model_.hidden, ref.rows);
+    std::vector<float> branch(out.size());
+    std::vector<float> ref_branch(out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      branch[i] = out[i] - x[i];
+      ref_branch[i] = ref.out[i] - ref.x[i];
+    }
+    const ErrorNorm e_attn = relative_error(attn, ref.attn);
+    const ErrorNorm e_o = relative_error(o, ref.o);
+    const ErrorNorm e_out = relative_error(branch, ref_branch);
+    const std::string what = fmt::format(
+        "{} token rows vs the fp32 reference: attention {:.2e} (tol {:.0e}), o_proj {:.2e} (tol {:.0e}), layer output "
+        "out - x {:.2e} (tol {:.0e}); {} non-finite outputs",
+        ref.rows.size(), e_attn.error, attention_tolerance, e_o.error, projection_tolerance, e_out.error,
+        output_tolerance, bad);
+    if (bad != 0 || !(e_attn.error <= attention_tolerance) || !(e_o.error <= projection_tolerance) ||
+        !(e_out.error <= output_tolerance)) {
+      throw VerificationFailed(what);
+    }
+    return what;
+  }
+
+ private:
+  struct Reference {
+    std::vector<int> rows;
+    std::vector<float> x, attn, o, out;  // rows x cols, fp32
+  };
+
+  [[nodiscard]] std::vector<int> checked_rows() const {
+    std::vector<int> rows;
+    if (case_.phase == Phase::decode || tokens_ <= prefill_sampled_rows) {
+      for (std::int64_t r = 0; r < tokens_; ++r) rows.push_back(static_cast<int>(r));
+      return rows;
+    }
+    const int n = static_cast<int>(tokens_);
+    rows = {0, n - 1, n / 2};
+    std::mt19937_64 rng(static_cast<std::uint64_t>(n) * 7919U);
+    while (static_cast<int>(rows.size()) < prefill_sampled_rows) {
+      const int r = static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+      if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  }
+
+  // The fp32 pipeline on the GPU: every token through RMSNorm and the QKV projection (attention
+  // needs every key), then the checked rows through the rest.
+  Reference reference() {
+    const ModelShape& m = model_;
+    const kernels::BlasApi& blas = ctx_.cublas();
+    const cudaStream_t s = ctx_.stream();
+    Reference ref;
+    ref.rows = checked_rows();
+    const int nrows = static_cast<int>(ref.rows.size());
+    const int t = static_cast<int>(tokens_);
+    const auto floats = [&](std::int64_t rows, std::int64_t cols) { return ctx_.allocate(as_size(rows * cols) * 4); };
+    DeviceBuffer rows = ctx_.allocate(ref.rows.size() * sizeof(int));
+    ctx_.upload(rows, ref.rows.data(), ref.rows.size() * sizeof(int));
+
+    DeviceBuffer x_all = floats(t, m.hidden);
+    DeviceBuffer n1 = floats(t, m.hidden);
+    DeviceBuffer qkv = floats(t, m.qkv_width());
+    kernels::to_float(kernels::Half16::bf16, x_.get(), x_all.as<float>(), t * m.hidden, s);
+    kernels::rmsnorm_reference(x_all.as<float>(), kernels::Half16::bf16, w_.gamma1.get(), n1.as<float>(), t,
+                               static_cast<int>(m.hidden), static_cast<float>(m.rms_eps), s);
+    kernels::cublas_gemm_f32(blas, n1.as<float>(), w_.qkv_f32.as<float>(), qkv.as<float>(), t,
+                             static_cast<int>(m.qkv_width()), static_cast<int>(m.hidden), s);
+
+    DeviceBuffer attn = floats(nrows, m.q_width());
+    if (case_.phase == Phase::decode) {
+      kernels::decode_attention_reference(qkv.as<float>(), kernels::Half16::bf16, k_cache_.get(), v_cache_.get(),
+                                          attn.as<float>(), static_cast<int>(case_.batch), layout_,
+                                          static_cast<int>(case_.context), s);
+    } else {
+      kernels::prefill_attention_reference(qkv.as<float>(), rows.as<int>(), nrows, t, attn.as<float>(), layout_, s);
+    }
+    DeviceBuffer x = floats(nrows, m.hidden);
+    DeviceBuffer o = floats(nrows, m.hidden);
+    DeviceBuffer h1 = floats(nrows, m.hidden);
+    DeviceBuffer n2 = floats(nrows, m.hidden);
+    DeviceBuffer gu = floats(nrows, 2 * m.ffn);
+    DeviceBuffer act = floats(nrows, m.ffn);
+    DeviceBuffer dn = floats(nrows, m.hidden);
+    DeviceBuffer out = floats(nrows, m.hidden);
+    kernels::gather_rows_to_float(kernels::Half16::bf16, x_.get(), rows.as<int>(), nrows, static_cast<int>(m.hidden),
+                                  x.as<float>(), s);
+    kernels::cublas_gemm_f32(blas, attn.as<float>(), w_.o_f32.as<float>(), o.as<float>(), nrows,
+                             static_cast<int>(m.hidden), static_cast<int>(m.q_width()), s);
+    kernels::add_reference(x.as<float>(), o.as<float>(), h1.as<float>(), nrows * m.hidden, s);
+    kernels::rmsnorm_reference(h1.as<float>(), kernels::Half16::bf16, w_.gamma2.get(), n2.as<float>(), nrows,
+                               static_cast<int>(m.hidden), static_cast<float>(m.rms_eps), s);
+    kernels::cublas_gemm_f32(blas, n2.as<float>(), w_.gate_up_f32.as<float>(), gu.as<float>(), nrows,
+                             static_cast<int>(2 * m.ffn), static_cast<int>(m.hidden), s);
+    kernels::swiglu_reference(gu.as<float>(), act.as<float>(), nrows, static_cast<int>(m.ffn), s);
+    kernels::cublas_gemm_f32(blas, act.as<float>(), w_.down_f32.as<float>(), dn.as<float>(), nrows,
+                             static_cast<int>(m.hidden), static_cast<int>(m.ffn), s);
+    kernels::add_reference(h1.as<float>(), dn.as<float>(), out.as<float>(), nrows * m.hidden, s);
+    ctx_.wait("layer reference");
+    ref.x = download_floats(ctx_, x, as_size(nrows * m.hidden));
+    ref.attn = download_floats(ctx_, attn, as_size(nrows * m.q_width()));
+    ref.o = download_floats(ctx_, o, as_size(nrows * m.hidden));
+    ref.out = download_floats(ctx_, out, as_size(nrows * m.hidden));
+    return ref;
+  }
+
+  // A linear layer in -> out on every token: C[tokens][out] = A[tokens][in] . W[out][in]^T.
+  StageRun linear(const DeviceBuffer& a, const DeviceBuffer& weight, const DeviceBuffer& c, std::int64_t out,
+                  std::int64_t in) {
+    const int t = static_cast<int>(tokens_);
+    const int n = static_cast<int>(out);
+    const int k = static_cast<int>(in);
+    const void* pa = a.get();
+    const void* pw = weight.get();
+    void* pc = c.get();
+    const bool decode = case_.phase == Phase::decode;
+    if (case_.linear == Linear::roofline && decode && tokens_ <= layer::roofline_gemv_max_batch &&
+        kernels::gemv_unsupported(kernels::GemvKernel::pipe, out, in, tokens_) == nullptr) {
+      const kernels::GemvArgs args{kernels::GemvKernel::pipe, kernels::GemvType::bf16, pw, pa, pc, out, in, tokens_,
+                                   ctx_.device().sms};
+      return {"gemv pipe (roofline)", [args](cudaStream_t s) { check(kernels::launch_gemv(args, s), "gemv"); }};
+    }
+    if (case_.linear == Linear::roofline && !decode) {
+      const kernels::GemmKernel kernel = kernels::gemm_kernel_supported(kernels::GemmKernel::wgmma, ctx_.device().index)
+                                             ? kernels::GemmKernel::wgmma
+                                             : kernels::GemmKernel::mma_sync;
+      return {fmt::format("gemm {} (roofline)", kernels::gemm_kernel_name(kernel)),
+              [=](cudaStream_t s) { kernels::gemm(kernel, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
+    }
+    const Cublas* blas = &ctx_.cublas();
+    return {"cublasGemmEx",
+            [=](cudaStream_t s) { kernels::cublas_gemm(*blas, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
+  }
+
+  void build_stages() {
+    const ModelShape& m = model_;
+    const kernels::Half16 type = kernels::Half16::bf16;
+    const int t = static_cast<int>(tokens_);
+    const int hidden = static_cast<int>(m.hidden);
+    const float eps = static_cast<float>(m.rms_eps);
+    const kernels::HeadLayout layout = layout_;
+    const auto norm = [&](const DeviceBuffer& in, const DeviceBuffer& gamma, const DeviceBuffer& out) -> StageRun {
+      const void* pi = in.get();
+      const void* pg = gamma.get();
+      void* po = out.get();
+      return {"rmsnorm (roofline)", [=](cudaStream_t s) { kernels::rmsnorm(type, pi, pg, po, t, hidden, eps, s); }};
+    };
+    const auto add = [&](const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& out) -> StageRun {
+      const void* pa = a.get();
+      const void* pb = b.get();
+      void* po = out.get();
+      const std::int64_t elements = tokens_ * m.hidden;
+      return {"add (roofline)", [=](cudaStream_t s) { kernels::residual_add(type, pa, pb, po, elements, s); }};
+    };
+
+    stages_.push_back(norm(x_, w_.gamma1, n1_));
+    stages_.push_back(linear(n1_, w_.qkv, qkv_, m.qkv_width(), m.hidden));
+    const void* qkv = qkv_.get();
+    if (case_.phase == Phase::decode) {
+      void* kc = k_cache_.get();
+      void* vc = v_cache_.get();
+      void* attn = attn_.get();
+      void* ws = workspace_.get();
+      const int batch = static_cast<int>(case_.batch);
+      const int context = static_cast<int>(case_.context);
+      const kernels::DecodeAttentionPlan plan = plan_;
+      stages_.push_back({"kv_write (roofline)", [=](cudaStream_t s) {
+                           kernels::kv_write(type, qkv, kc, vc, batch, layout, context, context - 1, s);
+                         }});
+      stages_.push_back({fmt::format("flash-decoding: {} splits x {} tiles of 64 keys, then a combine (roofline)",
+                                     plan.splits, plan.tiles_per_split),
+                         [=](cudaStream_t s) {
+                           kernels::decode_attention(type, qkv, kc, vc, attn, ws, batch, layout, context, plan, s);
+                         }});
+    } else {
+      void* q = q_heads_.get();
+      void* k = k_heads_.get();
+      void* v = v_heads_.get();
+      void* oh = o_heads_.get();
+      void* attn = attn_.get();
+      stages_.push_back(
+          {"qkv_split (roofline)", [=](cudaStream_t s) { kernels::qkv_split(type, qkv, q, k, v, t, layout, s); }});
+      const kernels::FlashVariant variant =
+          kernels::flash_variant_supported(kernels::FlashVariant::wgmma, layout.head_dim, ctx_.device().index)
+              ? kernels::FlashVariant::wgmma
+              : kernels::FlashVariant::warps4_rows32;
+      kernels::AttentionShape shape;
+      shape.batch = 1;
+      shape.heads = layout.heads;
+      shape.kv_heads = layout.kv_heads;
+      shape.seq = t;
+      shape.head_dim = layout.head_dim;
+      shape.causal = true;
+      stages_.push_back(
+          {fmt::format("{} causal (roofline)", kernels::flash_variant_name(variant)),
+           [=](cudaStream_t s) { kernels::flash_attention_forward(variant, type, shape, q, k, v, oh, s); }});
+      stages_.push_back({"attn_merge (roofline)", [=](cudaStream_t s) {
+                           kernels::attn_merge(type, oh, attn, t, layout.heads, layout.head_dim, s);
+                         }});
+    }
+    stages_.push_back(linear(attn_, w_.o, o_, m.hidden, m.q_width()));
+    stages_.push_back(add(x_, o_, h1_));
+    stages_.push_back(norm(h1_, w_.gamma2, n2_));
+    stages_.push_back(linear(n2_, w_.gate_up, gu_, 2 * m.ffn, m.hidden));
+    {
+      const void* gu = gu_.get();
+      void* act = act_.get();
+      const int ffn = static_cast<int>(m.ffn);
+      stages_.push_back({"swiglu (roofline)", [=](cudaStream_t s) { kernels::swiglu(type, gu, act, t, ffn, s); }});
+    }
+    stages_.push_back(linear(act_, w_.down, dn_, m.hidden, m.ffn));
+    stages_.push_back(add(h1_, dn_, out_));
+  }
+
+  Context& ctx_;
+  Case case_;
+  ModelShape model_;
+  const Weights& w_;
+  kernels::HeadLayout layout_;
+  std::int64_t tokens_;
+  DeviceBuffer x_, n1_, qkv_, attn_, o_, h1_, n2_, gu_, act_, dn_, out_;
+  DeviceBuffer k_cache_, v_cache_, workspace_;
+  DeviceBuffer q_heads_, k_heads_, v_heads_, o_heads_;
+  kernels::DecodeAttentionPlan plan_;
+  std::vector<StageRun> stages_;
+};
+
+// Each stage timed inside the layer: the sequence launched directly `samples` times after one
+// warm-up pass, an event between every two stages. Returns per-stage seconds and the whole pass's.
+struct StageTimes {
+  std::vector<Summary> stages;
+  Summary layer;
+  int samples = 0;
+};
+
+StageTimes time_stages(Context& ctx, const LayerCase& lc, double layer_seconds) {
+  const std::size_t count = lc.stages().size();
+  // One layer pass per sample, as many samples as the harness would time in batches.
+  const int samples = sample_plan(ctx.policy(), layer_seconds, 1).samples;
+  std::vector<cudaEvent_t> events(as_size(samples) * (count + 1), nullptr);
+  const auto destroy = [&events] {
+    for (cudaEvent_t e : events) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+  };
+  StageTimes times;
+  try {
+    for (cudaEvent_t& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
+    lc.run_all(ctx.stream());  // warm-up
+    for (int r = 0; r < samples; ++r) {
+      cudaEvent_t* marks = events.data() + as_size(r) * (count + 1);
+      check(cudaEventRecord(marks[0], ctx.stream()), "cudaEventRecord");
+      for (std::size_t i = 0; i < count; ++i) {
+        lc.stages()[i].launch(ctx.stream());
+        check(cudaEventRecord(marks[i + 1], ctx.stream()), "cudaEventRecord");
+      }
+    }
+    ctx.wait("stage timing");
+    std::vector<std::vector<double>> per_stage(count);
+    std::vector<double> whole;
+    for (int r = 0; r < samples; ++r) {
+      cudaEvent_t* marks = events.data() + as_size(r) * (count + 1);
+      for (std::size_t i = 0; i < count; ++i) {
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, marks[i], marks[i + 1]), "cudaEventElapsedTime");
+        per_stage[i].push_back(static_cast<double>(ms) * 1e-3);
+      }
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, marks[0], marks[count]), "cudaEventElapsedTime");
+      whole.push_back(static_cast<double>(ms) * 1e-3);
+    }
+    for (const std::vector<double>& s : per_stage) times.stages.push_back(summarize(s));
+    times.layer = summarize(whole);
+    times.samples = samples;
+  } catch (...) {
+    destroy();
+    throw;
+  }
+  destroy();
+  return times;
+}
+
+void record_all(Recorder& recorder, std::vector<BenchmarkResult> results) {
+  for (BenchmarkResult& r : results) recorder.record(std::move(r));
+}
+
+void run_one(Context& ctx, const Case& c, const Weights& weights, std::uint64_t seed, Recorder& recorder) {
+  const ModelShape& m = layer::llama3_70b;
+  std::vector<BenchmarkResult> results = layer::make_results(c);
+  const auto fail_all = [&](Disposition d, const std::string& why) {
+    results = layer::make_results(c);  // fresh: a failure may come after a result was moved out
+    for (BenchmarkResult& r : results) {
+      r.disposition = d;
+      r.detail = why;
+    }
+    record_all(recorder, std::move(results));
+  };
+  if (c.phase == Phase::decode) {
+    if (const char* why = kernels::decode_attention_unsupported(head_layout(m), static_cast<int>(c.context))) {
+      return fail_all(Disposition::not_supported, why);
+    }
+  }
+  try {
+    LayerCase lc(ctx, c, m, weights, seed_of(seed, 30, static_cast<std::uint64_t>(c.batch * 100003 + c.context)));
+    std::vector<std::string> kernels;
+    for (const StageRun& s : lc.stages()) kernels.push_back(s.kernel);
+    results = layer::make_results(c, kernels);
+    const Launch launch = [&lc](cudaStream_t s, int) {
+      lc.run_all(s);
+      return cudaSuccess;
+    };
+    BenchmarkResult whole = run_case(
+        ctx, std::move(results.front()), [&lc] { return lc.verify(); }, launch);
+    if (whole.disposition != Disposition::passed) {
+      const std::string why = fmt::format("the layer {}: {}", name_of(whole.disposition), whole.detail);
+      results.front() = std::move(whole);
+      for (std::size_t i = 1; i < results.size(); ++i) {
+        results[i].disposition =
+            results.front().disposition == Disposition::failed ? Disposition::failed : Disposition::not_run;
+        results[i].detail = why;
+      }
+      record_all(recorder, std::move(results));
+      return;
+    }
+    if (!whole.timing) {  // --check-only
+      for (std::size_t i = 1; i < results.size(); ++i) {
+        results[i].disposition = Disposition::passed;
+        results[i].detail = "checked with the layer (--check-only), not timed";
+      }
+      results.front() = std::move(whole);
+      record_all(recorder, std::move(results));
+      return;
+    }
+    const StageTimes times = time_stages(ctx, lc, whole.timing->seconds.median);
+    double sum = 0;
+    for (const Summary& s : times.stages) sum += s.median;
+    for (std::size_t i = 1; i < results.size(); ++i) {
+      BenchmarkResult& r = results[i];
+      r.disposition = Disposition::passed;
+      r.timing = Timing{times.stages[i - 1], 1, false};
+      r.detail = "timed inside the layer: direct launches, an event before and after the stage";
+      r.parameters.push_back({"share_pct", Cell{times.stages[i - 1].median / sum * 100}});
+    }
+    whole.parameters.push_back({"direct_us", Cell{times.layer.median * 1e6}});
+    whole.parameters.push_back({"stages_sum_us", Cell{sum * 1e6}});
+    results.front() = std::move(whole);
+    record_all(recorder, std::move(results));
+  } catch (const NotEnoughMemory& e) {
+    fail_all(Disposition::not_run, e.what());
+  } catch (const GpuHang&) {
+    throw;
+  } catch (const std::exception& e) {
+    ctx.recover();
+    fail_all(Disposition::failed, fmt::format("set-up failed: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+void run_layer_suite(Context& ctx, std::span<const layer::Case* const> cases, bool /*quick*/, std::uint64_t seed,
+                     Recorder& recorder, std::vector<std::string>& notes) {
+  if (cases.empty()) return;
+  const ModelShape& m = layer::llama3_70b;
+  std::optional<Weights> weights;
+  try {
+    weights = make_weights(ctx, m, seed);
+  } catch (const GpuHang&) {
+    throw;
+  } catch (const std::exception& e) {
+    ctx.recover();
+    for (const Case* c : cases) {
+      std::vector<BenchmarkResult> results = layer::make_results(*c);
+      for (BenchmarkResult& r : results) {
+        r.disposition =
+            dynamic_cast<const NotEnoughMemory*>(&e) != nullptr ? Disposition::not_run : Disposition::failed;
+        r.detail = fmt::format("the layer's weights could not be set up: {}", e.what());
+      }
+      record_all(recorder, std::move(results));
+    }
+    return;
+  }
+  notes.push_back(fmt::format(
+      "layer suite: {} (hidden {}, {} query heads, {} KV heads, head dim {}, SwiGLU {}, RMSNorm eps {}), bf16 weights "
+      "uniform in +-sqrt(3/in_features); the layer is one CUDA graph of its stages; stage times are measured inside "
+      "the layer with direct launches, so their sum (stages_sum_us) includes launch gaps that the graph hides",
+      m.name, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn, m.rms_eps));
+  for (const Case* c : cases) {
+    if (ctx.health().lost) {
+      std::vector<BenchmarkResult> results = layer::make_results(*c);
+      for (BenchmarkResult& r : results) {
+        r.disposition = Disposition::not_run;
+        r.detail = "the CUDA context was lost";
+      }
+      record_all(recorder, std::move(results));
+      continue;
+    }
+    run_one(ctx, *c, *weights, seed, recorder);
+  }
+}
+
+}  // namespace roofline::bench::cuda
