@@ -14,10 +14,12 @@ void setup_bench_command(CLI::App& app);
 void setup_op_command(CLI::App& app);
 void setup_validate_command(CLI::App& app);
 void setup_calibrate_command(CLI::App& app);
+void setup_profile_command(CLI::App& app);
 
 inline constexpr std::array command_setups{
-    &setup_hw_command,   &setup_ridge_command, &setup_attainable_command, &setup_op_command,
-    &setup_plot_command, &setup_bench_command, &setup_validate_command,   &setup_calibrate_command,
+    &setup_hw_command,       &setup_ridge_command,     &setup_attainable_command,
+    &setup_op_command,       &setup_plot_command,      &setup_bench_command,
+    &setup_validate_command, &setup_calibrate_command, &setup_profile_command,
 };
 
 }  // namespace roofline::cli
