@@ -187,9 +187,18 @@ RawCsv parse_raw_csv(std::string_view text, const std::string& name) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
+    // A quoted field may hold line breaks (the details page's rule texts): read on to its end.
+    for (std::string more; std::count(line.begin(), line.end(), '"') % 2 == 1 && std::getline(in, more); ++number) {
+      line += '\n';
+      line += more;
+    }
     switch (state) {
       case State::before:
         if (split_csv_line(line, fields) && is_header(fields)) {
+          if (std::find(fields.begin(), fields.end(), "Metric Name") != fields.end()) {
+            throw InputError(fmt::format(
+                "{}: this is Nsight Compute's details page (one metric per line); roofline reads --page raw", name));
+          }
           csv.header = fields;
           state = State::units;
         } else {
@@ -198,12 +207,11 @@ RawCsv parse_raw_csv(std::string_view text, const std::string& name) {
         break;
       case State::units:
       case State::rows:
+        if (line.find_first_not_of(" \r") == std::string::npos) {
+          state = State::after;  // the table ends at a blank line
+          break;
+        }
         if (!split_csv_line(line, fields) || fields.size() != csv.header.size()) {
-          if (line.find_first_not_of(" \r") == std::string::npos || state == State::rows) {
-            state = State::after;
-            csv.other_lines.push_back(line);
-            break;
-          }
           throw InputError(fmt::format("{}: line {}: {} fields where the header has {}", name, number, fields.size(),
                                        csv.header.size()));
         }

@@ -18,7 +18,8 @@ std::string_view name_of(Verdict verdict) {
 
 Verdict classify(const MeasuredTiming& baseline, const MeasuredTiming& measured, double tolerance) {
   const double change = measured.median_s / baseline.median_s - 1;
-  if (std::abs(change) <= tolerance) return Verdict::same;
+  // A change of exactly the tolerance is "same" whatever the rounding of the division.
+  if (std::abs(change) <= tolerance * (1 + 1e-9)) return Verdict::same;
   if (change > tolerance && measured.min_s > baseline.max_s) return Verdict::slower;
   if (change < -tolerance && measured.max_s < baseline.min_s) return Verdict::faster;
   return Verdict::noisy;
