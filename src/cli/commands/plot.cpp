@@ -107,24 +107,34 @@ GpuSpec the_gpu(const PlotOptions& options, const HardwareRegistry& registry) {
   return std::move(gpus.front());
 }
 
-}  // namespace
+// --measured-filter TEXT[=LABEL]: the benchmarks whose id contains TEXT, shown as LABEL.
+struct MeasuredFilter {
+  std::string text;
+  std::string label;  // empty: the benchmark's id
+};
 
-namespace {
-
-std::vector<std::string> split_filters(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
+std::vector<MeasuredFilter> split_filters(const std::vector<std::string>& values) {
+  std::vector<MeasuredFilter> out;
   for (const std::string& value : values) {
     for (const std::string& piece : split(value, ',')) {
-      if (piece.empty()) throw InputError("--measured-filter: empty text in the list");
-      out.push_back(piece);
+      const std::size_t eq = piece.find('=');
+      MeasuredFilter f{piece.substr(0, eq), eq == std::string::npos ? std::string() : piece.substr(eq + 1)};
+      if (f.text.empty() || (eq != std::string::npos && f.label.empty())) {
+        throw InputError(fmt::format("--measured-filter: '{}' is not TEXT or TEXT=LABEL", piece));
+      }
+      out.push_back(std::move(f));
     }
   }
   return out;
 }
 
-bool kept(std::string_view id, const std::vector<std::string>& filters) {
-  return filters.empty() || std::any_of(filters.begin(), filters.end(),
-                                        [id](const std::string& f) { return id.find(f) != std::string_view::npos; });
+// The first filter that keeps `id`: nullptr without filters (all are kept), nullopt when none does.
+std::optional<const MeasuredFilter*> kept(std::string_view id, const std::vector<MeasuredFilter>& filters) {
+  if (filters.empty()) return nullptr;
+  for (const MeasuredFilter& f : filters) {
+    if (id.find(f.text) != std::string_view::npos) return &f;
+  }
+  return std::nullopt;
 }
 
 // A roof for an L2 or shared-memory level: the flag wins over a measured ceiling, and says so.
@@ -154,7 +164,7 @@ ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const Har
   }
   chart.memory_roofs.push_back({gpu.memory_type, gpu.memory_bandwidth_bytes_per_s(), plot::Provenance::datasheet});
 
-  const std::vector<std::string> filters = split_filters(options.measured_filters);
+  const std::vector<MeasuredFilter> filters = split_filters(options.measured_filters);
   if (!filters.empty() && options.measured.empty()) {
     throw InputError("--measured-filter: selects benchmarks of --measured files; give one");
   }
@@ -217,19 +227,21 @@ ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const Har
   std::size_t markers = 0;
   for (const MeasuredRun& run : runs) {
     for (const Measurement& m : run.results) {
-      if (!m.timed() || !kept(m.id, filters)) continue;
+      const std::optional<const MeasuredFilter*> filter = kept(m.id, filters);
+      if (!m.timed() || !filter) continue;
       const BasisOrReason basis = benchmark_basis(m, run);
       const Basis* b = std::get_if<Basis>(&basis);
       if (b == nullptr || !(b->cost.flops > 0)) continue;
+      const std::string label = *filter != nullptr && !(*filter)->label.empty() ? (*filter)->label : m.id;
       chart.points.push_back(
-          {m.id, b->cost.intensity(), b->cost.flops / m.timing->median_s, plot::PointKind::measured});
+          {label, b->cost.intensity(), b->cost.flops / m.timing->median_s, plot::PointKind::measured});
       ++markers;
     }
   }
   if (!runs.empty()) {
     if (markers == 0 && !filters.empty()) {
-      throw InputError(
-          fmt::format("--measured-filter {}: keeps no timed benchmark that does FLOPs", fmt::join(filters, ",")));
+      throw InputError(fmt::format("--measured-filter {}: keeps no timed benchmark that does FLOPs",
+                                   fmt::join(options.measured_filters, ",")));
     }
     out.notes.push_back(fmt::format(
         "--measured: {} benchmark(s) as markers at the model's FLOPs / HBM bytes (intensity) and FLOPs / median time; "
@@ -340,7 +352,8 @@ void setup_plot_command(CLI::App& app) {
                       "A bench JSON report (or compute selftest JSON lines) of this GPU: its timed kernels as markers, "
                       "its measured ceilings (HBM, L2, shared memory, peaks) as dashed roofs; repeatable");
   command->add_option("--measured-filter", options->measured_filters,
-                      "Only the --measured benchmarks whose id contains one of these texts (comma-separated)");
+                      "Only the --measured benchmarks whose id contains one of these texts (comma-separated); "
+                      "TEXT=LABEL also names their markers");
   command->add_option("--calibration", options->calibration,
                       "A calibration file: --op points at their calibrated expected time instead of the roofline");
   command->add_option("--l2-tbps", options->l2_tbps, "Draw an L2 roof at this bandwidth [TB/s, read + write]");
