@@ -352,9 +352,11 @@ TEST_CASE("profile runs ncu with the roofline metrics, and says clearly when it 
                "echo 'output of the program'\n"
                "cat '" +
                    ncu_raw + "'\n");
-  const CommandResult ran = roofline("profile --ncu " + fake.string() + " --format json -- ./app --size 4");
+  const CommandResult ran = roofline("profile --ncu " + fake.string() + " --save-csv " + (dir / "saved.csv").string() +
+                                     " --format json -- ./app --size 4");
   INFO(ran.err);
   REQUIRE(ran.exit_code == 0);
+  CHECK_THAT(slurp(dir / "saved.csv"), Contains("\"Kernel Name\""));  // kept for --from-csv
   const json report = json::parse(ran.out);
   CHECK(report.at("results").at("kernels").size() == 12);
   CHECK(report.at("inputs").at("program") == json::array({"./app", "--size", "4"}));

@@ -272,6 +272,7 @@ void run_profile(const ProfileOptions& options) {
   if (options.from_csv && !options.program.empty()) {
     throw InputError("profile: give a program to run (after --) or --from-csv FILE, not both");
   }
+  if (options.from_csv && options.save_csv) throw InputError("--save-csv keeps what ncu printed: not with --from-csv");
   if (!options.from_csv && options.program.empty()) {
     throw InputError("profile: nothing to profile: give the program after --, e.g. roofline profile -- ./app args");
   }
@@ -312,6 +313,7 @@ void run_profile(const ProfileOptions& options) {
       std::cerr << fmt::format("roofline: note: ncu exited with code {} (the program's own exit code?)\n",
                                run.exit_code);
     }
+    if (options.save_csv) write_file_atomically(*options.save_csv, run.out);
   }
   const ncu::RawCsv csv = ncu::parse_raw_csv(text, source);
   if (!options.from_csv) {
@@ -445,6 +447,8 @@ void setup_profile_command(CLI::App& app) {
   command->add_option("--launch-count", options->launch_count, "Profile at most this many kernel launches");
   command->add_option("--launch-skip", options->launch_skip, "Skip this many kernel launches first");
   command->add_option("--chart", options->chart, "Also write the kernels' roofline chart to this SVG file");
+  command->add_option("--save-csv", options->save_csv,
+                      "Also keep what ncu printed (its raw CSV table), to read again with --from-csv");
   add_common_options(*command, options->common);
   command->callback([options] { run_profile(*options); });
 }
