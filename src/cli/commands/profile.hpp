@@ -20,6 +20,7 @@ struct ProfileOptions {
   std::optional<int> launch_count;      // ncu --launch-count
   std::optional<int> launch_skip;       // ncu --launch-skip
   std::optional<std::string> chart;     // also draw the kernels on a roofline chart (SVG)
+  std::optional<std::string> save_csv;  // also keep ncu's raw output (for --from-csv later)
   CommonOptions common;
 };
 
