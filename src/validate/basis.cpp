@@ -155,7 +155,9 @@ BasisOrReason compute_basis(const Measurement& m) {
     shape.head_dim = int_param(m, "head_dim");
     shape.seq = int_param(m, "seq");
     shape.kv_seq = m.parameters.contains("kv_seq") ? int_param(m, "kv_seq") : shape.seq;
-    shape.causal = int_param(m, "causal") != 0;
+    const auto causal = m.parameters.find("causal");
+    shape.causal =
+        causal != m.parameters.end() && causal->is_boolean() ? causal->get<bool>() : int_param(m, "causal") != 0;
     shape.act = dtype;
     shape.kv = dtype;
     const AttentionImpl impl = m.kernel.starts_with("flash") ? AttentionImpl::flash : AttentionImpl::standard;

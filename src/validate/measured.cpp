@@ -145,6 +145,12 @@ Measurement bench_row(const json& row, const std::string& group, const std::stri
     }
     if (t.samples < 1) f.fail(where + "/samples", "must be at least 1");
     m.timing = t;
+    // A table without a model_flops column still gives its FLOPs through its TFLOP/s.
+    if (!m.recorded_flops && row.contains("tflops")) {
+      if (const std::optional<double> tflops = f.nullable_number(row, "tflops", where)) {
+        m.recorded_flops = *tflops * 1e12 * t.median_s;
+      }
+    }
   }
   return m;
 }

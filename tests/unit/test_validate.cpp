@@ -44,12 +44,10 @@ const Calibration& h200_calibration() {
   return cal;
 }
 
-const Basis& basis_of(const Measurement& m, const MeasuredRun& run) {
-  static Basis keep;
+Basis basis_of(const Measurement& m, const MeasuredRun& run) {
   const BasisOrReason b = benchmark_basis(m, run);
   REQUIRE(std::holds_alternative<Basis>(b));
-  keep = std::get<Basis>(b);
-  return keep;
+  return std::get<Basis>(b);
 }
 
 std::string text_of(const std::filesystem::path& file) {
@@ -132,7 +130,7 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
   const Roofs roofs = Roofs::of(registry().find("h200"));
 
   // triad on 1 GiB fp32 arrays (2^28 elements): 2 read + 1 written = 3 GiB, 2 FLOPs each.
-  const Basis& triad = basis_of(*run.find("stream.triad.16B.tile"), run);
+  const Basis triad = basis_of(*run.find("stream.triad.16B.tile"), run);
   CHECK(triad.cost.bytes() == 3.0 * 1073741824);
   CHECK(triad.cost.flops == 2.0 * 268435456);
   CHECK(triad.table == "stream.triad.16B.tile");
@@ -144,7 +142,7 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
   CHECK(t.bound == Bound::memory);
 
   // GEMV 8192 x 8192 bf16 batch 1: W 2 x 8192^2 B, x and y 2 x 8192 B each = 134250496 B, 27.969 us.
-  const Basis& gemv = basis_of(*run.find("gemv.bf16.8192x8192.b1.mma"), run);
+  const Basis gemv = basis_of(*run.find("gemv.bf16.8192x8192.b1.mma"), run);
   CHECK(gemv.roof_bytes == 134250496.0);
   CHECK(gemv.table == "gemv.bf16.mma");
   CHECK(gemv.best_table == "gemv.bf16");
@@ -153,7 +151,7 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
 
   // Stride 32 words = 128 B apart: every access its own sector. 2 GiB / 4 / 32 - 1 = 16777215
   // accesses, 16777215 x 32 B moved = 536870880 B, 111.85 us.
-  const Basis& strided = basis_of(*run.find("access.strided.s32"), run);
+  const Basis strided = basis_of(*run.find("access.strided.s32"), run);
   CHECK(strided.roof_bytes == 536870880.0);
   CHECK(strided.cost.bytes() == 16777215.0 * 4);
   CHECK(strided.series == 32.0);
@@ -169,7 +167,7 @@ TEST_CASE("bases of compute benchmarks: GEMM and attention from their parameters
   const Roofs roofs = Roofs::of(registry().find("h200"));
   // 4096^3 bf16: 2 x 4096^3 FLOPs at 989.4 TFLOP/s = 138.91 us; 3 x 4096^2 x 2 B = 100663296 B
   // at 4.8 TB/s = 20.97 us: compute-bound.
-  const Basis& gemm = basis_of(*run.find("gemm.bf16.4096x4096x4096.wgmma"), run);
+  const Basis gemm = basis_of(*run.find("gemm.bf16.4096x4096x4096.wgmma"), run);
   CHECK(gemm.cost.flops == 2.0 * 4096 * 4096 * 4096);
   CHECK(gemm.roof_bytes == 3.0 * 4096 * 4096 * 2);
   CHECK(gemm.table == "gemm.bf16.wgmma");
@@ -178,7 +176,7 @@ TEST_CASE("bases of compute benchmarks: GEMM and attention from their parameters
   CHECK(g.bound == Bound::compute);
   CHECK(g.time_s == Approx(138.91e-6).epsilon(1e-4));
   // Causal attention B4 H32 N4096 d128: 4 d x N (N + 1) / 2 pairs x B H = 512 x 8390656 x 128 FLOPs.
-  const Basis& flash = basis_of(*run.find("attention.bf16.b4.h32.kv32.n4096.d128.causal.flash_wgmma"), run);
+  const Basis flash = basis_of(*run.find("attention.bf16.b4.h32.kv32.n4096.d128.causal.flash_wgmma"), run);
   CHECK(flash.cost.flops == Approx(512.0 * 8390656 * 128));
   CHECK(flash.table == "attention.flash_wgmma.bf16.d128.causal");
   CHECK(flash.best_table == "attention.flash.bf16.d128.causal");
