@@ -14,6 +14,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 try:
     import jsonschema
@@ -63,13 +64,41 @@ CASES = [
 ]
 
 
+def data_cases(source, scratch):
+    """Cases on the real H200 runs in tests/data (the calibration file first: later cases read it)."""
+    memory = str(source / "tests" / "data" / "bench" / "h200-memory-2026-11-30.json")
+    compute = str(source / "tests" / "data" / "bench" / "h200-compute-2026-11-30.jsonl")
+    ncu_raw = str(source / "tests" / "data" / "ncu" / "ncu-raw.csv")
+    calibration = str(scratch / "h200.calibration.json")
+    return [
+        ["calibrate", "--measured", memory, "--measured", compute, "-o", calibration],
+        ["validate", "--measured", memory],
+        ["validate", "--measured", memory, "--measured", compute, "--calibration", calibration],
+        ["validate", "--measured", memory, "--baseline", memory, "--tolerance", "3%"],
+        ["profile", "--from-csv", ncu_raw],
+        ["plot", "--gpu", "h200", "--measured", memory, "--measured", compute, "--measured-filter",
+         "gemv.bf16.8192x8192,gemm.bf16.4096x4096x4096", "--op", "gemm:m=4096,n=4096,k=4096", "--op",
+         "attention:heads=32,head_dim=128,seq=4096,causal", "--calibration", calibration],
+        ["op", "gemv", "--m", "8192", "--k", "8192", "--batch", "1,3,128", "--gpu", "h200,h100", "--calibration",
+         calibration],
+        ["op", "gemm", "--m", "2048", "--n", "8192", "--k", "8192", "--gpu", "h200", "--calibration", calibration],
+        ["op", "attention", "--heads", "64", "--kv-heads", "8", "--head-dim", "128", "--seq", "2048", "--causal",
+         "--gpu", "h200", "--calibration", calibration],
+        ["op", "elementwise", "--elements", "1e9", "--fn", "swiglu", "--gpu", "h200", "--calibration", calibration],
+        ["op", "norm", "--rows", "4096", "--hidden", "8192", "--gpu", "h200", "--calibration", calibration],
+        ["op", "softmax", "--rows", "4096", "--cols", "4096", "--gpu", "h200", "--calibration", calibration],
+    ], calibration
+
+
 def main() -> int:
     binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
     schema_dir = source / "docs" / "schema"
     resolver_base = schema_dir.resolve().as_uri() + "/"
     used = set()
     failures = 0
-    commands = [([binary, *case, "--format", "json"], " ".join(case)) for case in CASES]
+    scratch_dir = tempfile.TemporaryDirectory()
+    extra, calibration_file = data_cases(source, pathlib.Path(scratch_dir.name))
+    commands = [([binary, *case, "--format", "json"], " ".join(case)) for case in CASES + extra]
     if len(sys.argv) > 3:
         commands.append(([sys.argv[3]], "bench (synthetic run)"))
     for command, label in commands:
@@ -108,6 +137,16 @@ def main() -> int:
         except jsonschema.ValidationError as error:
             print(f"FAIL docs/examples/{path.name}: {error.message} at {list(error.absolute_path)}")
             failures += 1
+    # The calibration file is a data file, not a report: validated as written by calibrate above.
+    calibration_schema = schema_dir / "calibration.v1.schema.json"
+    try:
+        jsonschema.validate(json.loads(pathlib.Path(calibration_file).read_text()),
+                            json.loads(calibration_schema.read_text()))
+        print(f"ok   calibration file -> {calibration_schema.name}")
+        used.add(calibration_schema.name)
+    except (OSError, ValueError, jsonschema.ValidationError) as error:
+        print(f"FAIL calibration file: {error}")
+        failures += 1
     for path in sorted(schema_dir.glob("*.schema.json")):
         if path.name.startswith("report-envelope") or path.name in used:
             continue

@@ -15,10 +15,14 @@ void setup_bench_command(CLI::App& app);
 void setup_llm_command(CLI::App& app);
 void setup_train_command(CLI::App& app);
 void setup_plan_command(CLI::App& app);
+void setup_validate_command(CLI::App& app);
+void setup_calibrate_command(CLI::App& app);
+void setup_profile_command(CLI::App& app);
 
 inline constexpr std::array command_setups{
-    &setup_hw_command,    &setup_ridge_command, &setup_attainable_command, &setup_op_command,   &setup_plot_command,
-    &setup_bench_command, &setup_llm_command,   &setup_train_command,      &setup_plan_command,
+    &setup_hw_command,   &setup_ridge_command,    &setup_attainable_command, &setup_op_command,
+    &setup_plot_command, &setup_bench_command,    &setup_llm_command,        &setup_train_command,
+    &setup_plan_command, &setup_validate_command, &setup_calibrate_command,  &setup_profile_command,
 };
 
 }  // namespace roofline::cli

@@ -37,6 +37,7 @@ Roof roof_for(const GpuSpec& gpu, std::optional<PeakClass> peak) {
   Roof roof;
   roof.gpu = &gpu;
   roof.bandwidth = gpu.memory_bandwidth_bytes_per_s();
+  roof.figures = Roofs::of(gpu);
   if (peak) {
     if (auto flops = gpu.peak_flops(*peak)) {
       roof.peak_class = peak;
@@ -83,17 +84,52 @@ Timing time_on(const OpCost& cost, const Roof& roof, const std::optional<Efficie
   return t;
 }
 
+void apply_calibration(Timing& t, const OpSetup& setup, const Basis& basis) {
+  if (!setup.calibration) return;
+  CalibratedOrNot c = calibrated_time(*setup.calibration, basis, t.roof->figures);
+  if (CalibratedTime* found = std::get_if<CalibratedTime>(&c)) {
+    t.expected_s = found->time_s;
+    if (found->clamped) t.calibration_note = found->detail;
+    t.calibrated = std::move(*found);
+  } else {
+    t.expected_s = 0;
+    t.calibration_note = std::move(std::get<NotCalibrated>(c).reason);
+  }
+}
+
 OpSetup setup_op(std::string kind, const OpCommonOptions& options, const HardwareRegistry& registry) {
   OpSetup setup;
   setup.format = parse_format(options.common.format);
   setup.gpus = selected_gpus(registry, options.gpus, options.what_if);
+  if (options.efficiency && options.calibration) {
+    throw InputError("--efficiency and --calibration both set the expected time: give one of them");
+  }
   if (options.efficiency) setup.efficiency = parse_efficiency(*options.efficiency);
+  if (options.calibration) setup.calibration = load_calibration(*options.calibration);
   setup.report.kind = std::move(kind);
   nlohmann::json efficiency = nullptr;
   if (setup.efficiency) efficiency = {{"compute", setup.efficiency->compute}, {"memory", setup.efficiency->memory}};
-  setup.report.inputs = {
-      {"gpu", options.gpus}, {"dtype", options.dtype}, {"set", options.what_if}, {"efficiency", efficiency}};
+  setup.report.inputs = {{"gpu", options.gpus},
+                         {"dtype", options.dtype},
+                         {"set", options.what_if},
+                         {"efficiency", efficiency},
+                         {"calibration", options.calibration ? nlohmann::json(*options.calibration) : nullptr}};
   add_hardware_origins(setup.report, setup.gpus);
+  if (setup.calibration) {
+    const Calibration& c = *setup.calibration;
+    std::vector<std::string> sources;
+    for (const CalibrationSource& s : c.sources) sources.push_back(s.file);
+    setup.report.notes.push_back(fmt::format(
+        "expected: calibrated with {} (learnt on {} from {}): the roofline time divided by the efficiency the best "
+        "implementation measured reached at this size (its table), interpolated in log(size) and clamped at the ends",
+        c.file, c.gpu_id, fmt::join(sources, ", ")));
+    for (const GpuSpec& gpu : setup.gpus) {
+      if (gpu.id != c.gpu_id) {
+        setup.report.notes.push_back(
+            fmt::format("{}: the calibration is for {}, so its expected time is left empty", gpu.id, c.gpu_id));
+      }
+    }
+  }
   return setup;
 }
 
@@ -270,7 +306,7 @@ std::string sweep(const char* what) {
   return std::string(what) + sweep_help;
 }
 
-void add_op_common(CLI::App& command, OpCommonOptions& options) {
+void add_op_common(CLI::App& command, OpCommonOptions& options, bool calibratable) {
   command.add_option("--gpu", options.gpus, "GPU id or alias, a comma-separated list, or 'all'")->required();
   command
       .add_option("--dtype", options.dtype,
@@ -280,14 +316,20 @@ void add_op_common(CLI::App& command, OpCommonOptions& options) {
   command.add_option("--efficiency", options.efficiency,
                      "Fractions of peak and bandwidth a real kernel reaches, compute=X,memory=Y: adds the expected "
                      "time max(compute time / X, memory time / Y)");
+  if (calibratable) {
+    command.add_option("--calibration", options.calibration,
+                       "A calibration file (roofline calibrate): adds the expected time the best measured "
+                       "implementation reaches at this size on the calibrated GPU");
+  }
   add_what_if_option(command, options.what_if);
   add_common_options(command, options.common);
 }
 
 template <class Options>
-CLI::App* add_kind(CLI::App& op, const char* name, const char* description, std::shared_ptr<Options> options) {
+CLI::App* add_kind(CLI::App& op, const char* name, const char* description, std::shared_ptr<Options> options,
+                   bool calibratable = true) {
   CLI::App* command = op.add_subcommand(name, description);
-  add_op_common(*command, options->op);
+  add_op_common(*command, options->op, calibratable);
   command->callback([options] { run_command(*options); });
   return command;
 }
@@ -380,8 +422,9 @@ void setup_op_command(CLI::App& app) {
   }
   {
     auto o = std::make_shared<FuseOptions>();
-    CLI::App* c = add_kind(*op, "fuse",
-                           "A chain of operations on one activation tensor: separate kernels vs one fused kernel", o);
+    // No --calibration: no fused kernel was measured, so nothing calibrates one.
+    CLI::App* c = add_kind(
+        *op, "fuse", "A chain of operations on one activation tensor: separate kernels vs one fused kernel", o, false);
     c->add_option("--chain", o->chain,
                   "Comma-separated elements: linear[:N] gelu silu relu swiglu add rmsnorm layernorm softmax "
                   "(linear:N sets its output width, default --hidden)")

@@ -20,8 +20,9 @@ namespace roofline::cli {
 struct OpCommonOptions {
   std::string gpus;
   std::string dtype = "bf16";
-  std::optional<std::string> efficiency;  // compute=X,memory=Y
-  std::vector<std::string> what_if;       // --set
+  std::optional<std::string> efficiency;   // compute=X,memory=Y
+  std::optional<std::string> calibration;  // CAL.json (not for fuse)
+  std::vector<std::string> what_if;        // --set
   CommonOptions common;
 };
 

@@ -262,6 +262,10 @@ void generate(const AttentionPlan& p, Emit&& emit) {
       flash.residency = flash_kv_residency(shape, tiling, gpu.units, gpu.l2_bytes);
       standard.t = time_on(standard.cost.hbm, gpu.roof, p.setup.efficiency);
       flash.t = time_on(flash.cost.hbm, gpu.roof, p.setup.efficiency);
+      if (p.setup.calibration) {
+        apply_calibration(standard.t, p.setup, attention_basis(shape, AttentionImpl::standard));
+        apply_calibration(flash.t, p.setup, attention_basis(shape, AttentionImpl::flash));
+      }
       standard.hbm_reduction = flash.hbm_reduction = standard.cost.hbm.bytes() / flash.cost.hbm.bytes();
       standard.time_reduction = flash.time_reduction = standard.t.time.time_s / flash.t.time.time_s;
       if (p.show_standard) emit(standard);

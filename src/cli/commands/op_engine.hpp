@@ -18,15 +18,16 @@
 #include <vector>
 
 #include "op.hpp"
+#include "roofline/calibration.hpp"
 #include "roofline/ops.hpp"
 #include "roofline/report.hpp"
 #include "roofline/sweep.hpp"
 
 namespace roofline::cli::op_detail {
 
-// Which outputs show a column: every one, JSON and CSV only (the human table stays narrow), or
-// only when --efficiency was given.
-enum class Show : std::uint8_t { always, detail, expected };
+// Which outputs show a column: every one, JSON and CSV only (the human table stays narrow), only
+// when an expected time is asked for (--efficiency or --calibration), or only with --calibration.
+enum class Show : std::uint8_t { always, detail, expected, calibrated };
 
 // A cell as the op commands produce it: like report.hpp's Cell, but text is a view (every text of
 // an op row lives in a static table or in the command's plan), so producing a row allocates
@@ -48,6 +49,7 @@ struct Roof {
   std::optional<PeakClass> peak_class;  // unset: the GPU states no peak for this math
   double peak_flops = 0;
   double bandwidth = 0;  // B/s
+  Roofs figures;         // every roof of the GPU, for a calibrated time
   [[nodiscard]] bool has_peak() const { return peak_class.has_value(); }
 };
 // Matrix math (GEMM, GEMV, attention, linear) in `math`: the tensor peak of that type.
@@ -61,7 +63,9 @@ struct Timing {
   OpCost cost;
   const Roof* roof = nullptr;
   OpTime time;            // compute part valid only when roof->has_peak()
-  double expected_s = 0;  // valid when roof->has_peak() and --efficiency was given
+  double expected_s = 0;  // > 0 when an expected time exists (--efficiency with a peak, or a calibrated time)
+  std::optional<CalibratedTime> calibrated;  // with --calibration, where a table applies
+  std::string calibration_note;              // with --calibration: why not, or where the lookup was clamped
 };
 [[nodiscard]] Timing time_on(const OpCost& cost, const Roof& roof, const std::optional<Efficiency>& efficiency);
 
@@ -77,7 +81,7 @@ struct Timing {
 
 // The columns every operation with one roofline time reports; Row has a member `Timing t`.
 template <class Row>
-inline constexpr std::array<OpColumn<Row>, 16> timing_columns{{
+inline constexpr std::array<OpColumn<Row>, 20> timing_columns{{
     {{"flops", "FLOPs", 0}, [](const Row& r) { return OpCell{r.t.cost.flops}; }},
     {{"read_bytes", "read [B]", 0}, [](const Row& r) { return OpCell{r.t.cost.bytes_read}; }},
     {{"written_bytes", "written [B]", 0}, [](const Row& r) { return OpCell{r.t.cost.bytes_written}; }},
@@ -108,22 +112,36 @@ inline constexpr std::array<OpColumn<Row>, 16> timing_columns{{
        return r.t.roof->has_peak() ? text(binding_name(r.t.roof->peak_class, r.t.time.bound)) : OpCell{};
      }},
     {{"expected_time_us", "expected [us]", 3},
-     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.expected_s * 1e6); },
+     [](const Row& r) { return number_if(r.t.expected_s > 0, r.t.expected_s * 1e6); },
      Show::expected},
     {{"expected_tflops", "expected [TFLOP/s]", 2},
-     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.cost.flops / r.t.expected_s / 1e12); },
+     [](const Row& r) { return number_if(r.t.expected_s > 0, r.t.cost.flops / r.t.expected_s / 1e12); },
      Show::expected},
+    {{"calibration_table", "calibration", 0},
+     [](const Row& r) { return r.t.calibrated ? text(r.t.calibrated->table) : OpCell{}; },
+     Show::calibrated},
+    {{"calibration_efficiency", "efficiency", 3},
+     [](const Row& r) { return r.t.calibrated ? OpCell{r.t.calibrated->efficiency} : OpCell{}; },
+     Show::calibrated},
+    {{"calibration_clamped", "clamped", 0},
+     [](const Row& r) { return r.t.calibrated ? OpCell{r.t.calibrated->clamped} : OpCell{}; },
+     Show::calibrated},
+    {{"calibration_note", "calibration note", 0},
+     [](const Row& r) { return r.t.calibration_note.empty() ? OpCell{} : text(r.t.calibration_note); },
+     Show::calibrated},
 }};
 
 // The columns an output shows, in order.
 template <class Row>
 [[nodiscard]] std::vector<const OpColumn<Row>*> select_columns(
-    Format format, bool expected, std::initializer_list<std::span<const OpColumn<Row>>> groups) {
+    Format format, bool expected, std::initializer_list<std::span<const OpColumn<Row>>> groups,
+    bool calibrated = false) {
   std::vector<const OpColumn<Row>*> selected;
   for (std::span<const OpColumn<Row>> group : groups) {
     for (const OpColumn<Row>& c : group) {
       if (c.show == Show::detail && format == Format::table) continue;
       if (c.show == Show::expected && !expected) continue;
+      if (c.show == Show::calibrated && !calibrated) continue;
       selected.push_back(&c);
     }
   }
@@ -134,10 +152,16 @@ template <class Row>
 struct OpSetup {
   std::vector<GpuSpec> gpus;
   std::optional<Efficiency> efficiency;
+  std::optional<Calibration> calibration;
   Format format = Format::table;
+  [[nodiscard]] bool expected() const { return efficiency.has_value() || calibration.has_value(); }
   Report report;  // kind, common inputs, hardware origins
 };
 [[nodiscard]] OpSetup setup_op(std::string kind, const OpCommonOptions& options, const HardwareRegistry& registry);
+
+// With --calibration: the calibrated expected time of an operation (what the best implementation
+// measured at this size reached), or the reason there is none. A no-op without --calibration.
+void apply_calibration(Timing& t, const OpSetup& setup, const Basis& basis);
 
 // Throws InputError when a table or JSON report would exceed max_report_rows.
 void check_report_rows(std::uint64_t rows);
@@ -268,7 +292,7 @@ void write_notes(std::ostream& notes, const Report& report);
 template <class Row, class Generate>
 [[nodiscard]] Report make_report(OpSetup& setup, std::uint64_t row_count, std::string name, std::string title,
                                  std::initializer_list<std::span<const OpColumn<Row>>> groups, Generate&& generate) {
-  const auto columns = select_columns<Row>(setup.format, setup.efficiency.has_value(), groups);
+  const auto columns = select_columns<Row>(setup.format, setup.expected(), groups, setup.calibration.has_value());
   setup.report.tables.insert(setup.report.tables.begin(),
                              collect_table<Row>(std::move(name), std::move(title), columns, row_count, generate));
   return std::move(setup.report);
@@ -278,7 +302,7 @@ template <class Row, class Generate>
 template <class Row, class Generate>
 std::uint64_t stream_rows(const OpSetup& setup, std::initializer_list<std::span<const OpColumn<Row>>> groups,
                           std::ostream& out, std::ostream& notes, Generate&& generate) {
-  const auto columns = select_columns<Row>(Format::csv, setup.efficiency.has_value(), groups);
+  const auto columns = select_columns<Row>(Format::csv, setup.expected(), groups, setup.calibration.has_value());
   write_notes(notes, setup.report);
   CsvStream csv(out);
   csv.header(columns);

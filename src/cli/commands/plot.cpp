@@ -7,7 +7,9 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
+#include "roofline/op_spec.hpp"
 #include "roofline/output_file.hpp"
 #include "roofline/roofline.hpp"
 #include "roofline/text.hpp"
@@ -105,21 +107,146 @@ GpuSpec the_gpu(const PlotOptions& options, const HardwareRegistry& registry) {
   return std::move(gpus.front());
 }
 
+// --measured-filter TEXT[=LABEL]: the benchmarks whose id contains TEXT, shown as LABEL.
+struct MeasuredFilter {
+  std::string text;
+  std::string label;  // empty: the benchmark's id
+};
+
+std::vector<MeasuredFilter> split_filters(const std::vector<std::string>& values) {
+  std::vector<MeasuredFilter> out;
+  for (const std::string& value : values) {
+    for (const std::string& piece : split(value, ',')) {
+      const std::size_t eq = piece.find('=');
+      MeasuredFilter f{piece.substr(0, eq), eq == std::string::npos ? std::string() : piece.substr(eq + 1)};
+      if (f.text.empty() || (eq != std::string::npos && f.label.empty())) {
+        throw InputError(fmt::format("--measured-filter: '{}' is not TEXT or TEXT=LABEL", piece));
+      }
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+// The first filter that keeps `id`: nullptr without filters (all are kept), nullopt when none does.
+std::optional<const MeasuredFilter*> kept(std::string_view id, const std::vector<MeasuredFilter>& filters) {
+  if (filters.empty()) return nullptr;
+  for (const MeasuredFilter& f : filters) {
+    if (id.find(f.text) != std::string_view::npos) return &f;
+  }
+  return std::nullopt;
+}
+
+// A roof for an L2 or shared-memory level: the flag wins over a measured ceiling, and says so.
+void add_level_roof(Chart& chart, std::vector<std::string>& notes, std::string label,
+                    const std::optional<std::string>& flag_value, std::string_view flag,
+                    const std::optional<double>& measured) {
+  if (flag_value) {
+    chart.memory_roofs.push_back({label, parse_one(std::string(flag), *flag_value) * 1e12, plot::Provenance::user});
+    if (measured) {
+      notes.push_back(fmt::format("{} {} replaces the {} ceiling measured in the run ({:.3g} TB/s)", flag, *flag_value,
+                                  label, *measured / 1e12));
+    }
+  } else if (measured) {
+    chart.memory_roofs.push_back({std::move(label), *measured, plot::Provenance::measured});
+  }
+}
+
 }  // namespace
 
-Chart make_chart(const PlotOptions& options, const GpuSpec& gpu) {
-  Chart chart;
+ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const HardwareRegistry& registry) {
+  ChartBuild out;
+  Chart& chart = out.chart;
   chart.title = options.title.value_or(fmt::format("Roofline: {}", gpu.name));
-  for (const PeakClass peak : chosen_peaks(options, gpu)) {
+  const std::vector<PeakClass> peaks = chosen_peaks(options, gpu);
+  for (const PeakClass peak : peaks) {
     chart.compute_roofs.push_back({roof_label(peak), *gpu.peak_flops(peak), plot::Provenance::datasheet});
   }
   chart.memory_roofs.push_back({gpu.memory_type, gpu.memory_bandwidth_bytes_per_s(), plot::Provenance::datasheet});
-  if (options.l2_tbps) {
-    chart.memory_roofs.push_back({"L2", parse_one("--l2-tbps", *options.l2_tbps) * 1e12, plot::Provenance::user});
+
+  const std::vector<MeasuredFilter> filters = split_filters(options.measured_filters);
+  if (!filters.empty() && options.measured.empty()) {
+    throw InputError("--measured-filter: selects benchmarks of --measured files; give one");
   }
-  if (options.smem_tbps) {
-    chart.memory_roofs.push_back(
-        {"shared memory", parse_one("--smem-tbps", *options.smem_tbps) * 1e12, plot::Provenance::user});
+  std::vector<MeasuredRun> runs;
+  for (const std::string& file : options.measured) runs.push_back(load_measured(file));
+  MeasuredCeilings ceilings;
+  if (!runs.empty()) {
+    const GpuSpec& measured_on = gpu_of_runs(runs, registry, std::nullopt);
+    if (measured_on.id != gpu.id) {
+      throw InputError(fmt::format("--measured {}: measured on {}, but the chart is of {}", runs.front().file,
+                                   measured_on.id, gpu.id));
+    }
+    ceilings = measured_ceilings(runs);
+    for (const PeakClass peak : peaks) {
+      if (const auto& measured = ceilings.peaks[static_cast<std::size_t>(peak)]) {
+        chart.compute_roofs.push_back(
+            {fmt::format("{} measured", roof_label(peak)), *measured, plot::Provenance::measured});
+      }
+    }
+    if (ceilings.stream_bytes_per_s) {
+      chart.memory_roofs.push_back(
+          {fmt::format("{} measured", gpu.memory_type), *ceilings.stream_bytes_per_s, plot::Provenance::measured});
+    }
+  }
+  add_level_roof(chart, out.notes, "L2", options.l2_tbps, "--l2-tbps", ceilings.l2_bytes_per_s);
+  add_level_roof(chart, out.notes, "shared memory", options.smem_tbps, "--smem-tbps", ceilings.smem_bytes_per_s);
+
+  std::optional<Calibration> calibration;
+  if (options.calibration) calibration = load_calibration(*options.calibration);
+  const Roofs roofs = Roofs::of(gpu);
+  for (const std::string& text : options.ops) {
+    const OpSpec spec = parse_op_spec(text);
+    if (!(spec.basis.cost.flops > 0)) {
+      throw InputError(fmt::format("--op '{}': does no FLOPs, so a roofline chart has no place for it", text));
+    }
+    const IdealTime ideal = ideal_time(spec.basis, roofs);
+    double seconds = ideal.time_s;
+    std::string label = spec.label;
+    if (calibration) {
+      const CalibratedOrNot c = calibrated_time(*calibration, spec.basis, roofs);
+      if (const CalibratedTime* t = std::get_if<CalibratedTime>(&c)) {
+        seconds = t->time_s;
+        label += " (calibrated)";
+      } else {
+        out.notes.push_back(fmt::format("--op {}: at the roofline, not calibrated ({})", spec.label,
+                                        std::get<NotCalibrated>(c).reason));
+      }
+    }
+    chart.points.push_back(
+        {label, spec.basis.cost.intensity(), spec.basis.cost.flops / seconds, plot::PointKind::model});
+  }
+  if (!options.ops.empty()) {
+    out.notes.push_back(
+        calibration ? fmt::format("--op points: FLOPs / the calibrated time of {} (the roofline where none applies)",
+                                  calibration->file)
+                    : "--op points: the roofline's attainable FLOP/s at each operation's intensity (HBM bytes)");
+  } else if (calibration) {
+    throw InputError("--calibration: calibrates --op points; give one");
+  }
+  std::size_t markers = 0;
+  for (const MeasuredRun& run : runs) {
+    for (const Measurement& m : run.results) {
+      const std::optional<const MeasuredFilter*> filter = kept(m.id, filters);
+      if (!m.timed() || !filter) continue;
+      const BasisOrReason basis = benchmark_basis(m, run);
+      const Basis* b = std::get_if<Basis>(&basis);
+      if (b == nullptr || !(b->cost.flops > 0)) continue;
+      const std::string label = *filter != nullptr && !(*filter)->label.empty() ? (*filter)->label : m.id;
+      chart.points.push_back(
+          {label, b->cost.intensity(), b->cost.flops / m.timing->median_s, plot::PointKind::measured});
+      ++markers;
+    }
+  }
+  if (!runs.empty()) {
+    if (markers == 0 && !filters.empty()) {
+      throw InputError(fmt::format("--measured-filter {}: keeps no timed benchmark that does FLOPs",
+                                   fmt::join(options.measured_filters, ",")));
+    }
+    out.notes.push_back(fmt::format(
+        "--measured: {} benchmark(s) as markers at the model's FLOPs / HBM bytes (intensity) and FLOPs / median time; "
+        "dashed roofs are ceilings measured in the run",
+        markers));
   }
   for (const std::string& text : options.points) {
     chart.points.push_back(parse_point("--point", text, plot::PointKind::model));
@@ -128,12 +255,18 @@ Chart make_chart(const PlotOptions& options, const GpuSpec& gpu) {
     chart.points.push_back(parse_point("--measured-point", text, plot::PointKind::measured));
   }
   plot::validate(chart);
-  return chart;
+  return out;
+}
+
+Chart make_chart(const PlotOptions& options, const GpuSpec& gpu) {
+  static const HardwareRegistry bundled = HardwareRegistry::bundled_only();
+  return build_chart(options, gpu, bundled).chart;
 }
 
 Report run_plot(const PlotOptions& options, const HardwareRegistry& registry) {
   const GpuSpec gpu = the_gpu(options, registry);
-  const Chart chart = make_chart(options, gpu);
+  const ChartBuild build = build_chart(options, gpu, registry);
+  const Chart& chart = build.chart;
   const plot::Ranges ranges = plot::auto_ranges(chart);
 
   Report report;
@@ -149,7 +282,11 @@ Report run_plot(const PlotOptions& options, const HardwareRegistry& registry) {
       {"l2_tbps", options.l2_tbps ? nlohmann::json(parse_one("--l2-tbps", *options.l2_tbps)) : nullptr},
       {"smem_tbps", options.smem_tbps ? nlohmann::json(parse_one("--smem-tbps", *options.smem_tbps)) : nullptr},
       {"title", optional_text(options.title)},
-      {"set", options.what_if}};
+      {"set", options.what_if},
+      {"op", options.ops},
+      {"measured", options.measured},
+      {"measured_filter", options.measured_filters},
+      {"calibration", optional_text(options.calibration)}};
   add_hardware_origins(report, {gpu});
 
   const double main_bandwidth = chart.memory_roofs.front().bandwidth_bytes_per_s;
@@ -175,15 +312,19 @@ Report run_plot(const PlotOptions& options, const HardwareRegistry& registry) {
                                   {"intensity_max_flop_per_byte", ranges.intensity_hi},
                                   {"performance_min_tflops", ranges.flops_lo / 1e12},
                                   {"performance_max_tflops", ranges.flops_hi / 1e12}};
-  if (!options.l2_tbps || !options.smem_tbps) {
-    report.notes.push_back("L2 and shared-memory roofs are drawn only when given (--l2-tbps, --smem-tbps)");
+  for (const std::string& note : build.notes) report.notes.push_back(note);
+  if ((!options.l2_tbps || !options.smem_tbps) && options.measured.empty()) {
+    report.notes.push_back(
+        "L2 and shared-memory roofs are drawn only when given (--l2-tbps, --smem-tbps) or measured (--measured)");
   }
   report.notes.push_back("peaks are dense (no 2:4 sparsity); bandwidth counts bytes read + written; 1 TB/s = 1e12 B/s");
   return report;
 }
 
 std::string run_plot_svg(const PlotOptions& options, const HardwareRegistry& registry) {
-  const plot::Layout layout = plot::layout_chart(make_chart(options, the_gpu(options, registry)));
+  const ChartBuild build = build_chart(options, the_gpu(options, registry), registry);
+  for (const std::string& note : build.notes) std::cerr << "roofline: note: " << note << '\n';
+  const plot::Layout layout = plot::layout_chart(build.chart);
   if (!layout.unplaced.empty()) {
     std::cerr << fmt::format("roofline: note: no room for the labels of {}; they are tooltips on their markers\n",
                              fmt::join(layout.unplaced, ", "));
@@ -203,6 +344,18 @@ void setup_plot_command(CLI::App& app) {
                       "A model point LABEL:AI:TFLOPS (AI in FLOP/byte read + written), repeatable");
   command->add_option("--measured-point", options->measured_points,
                       "A measured kernel LABEL:AI:TFLOPS, drawn as a marker distinct from model points; repeatable");
+  command->add_option("--op", options->ops,
+                      "A point from the operation model, KIND:key=value,... e.g. gemm:m=4096,n=4096,k=4096 or "
+                      "attention:heads=64,kv_heads=8,head_dim=128,seq=4096,causal (keys: the op flags; label=TEXT "
+                      "last); repeatable");
+  command->add_option("--measured", options->measured,
+                      "A bench JSON report (or compute selftest JSON lines) of this GPU: its timed kernels as markers, "
+                      "its measured ceilings (HBM, L2, shared memory, peaks) as dashed roofs; repeatable");
+  command->add_option("--measured-filter", options->measured_filters,
+                      "Only the --measured benchmarks whose id contains one of these texts (comma-separated); "
+                      "TEXT=LABEL also names their markers");
+  command->add_option("--calibration", options->calibration,
+                      "A calibration file: --op points at their calibrated expected time instead of the roofline");
   command->add_option("--l2-tbps", options->l2_tbps, "Draw an L2 roof at this bandwidth [TB/s, read + write]");
   command->add_option("--smem-tbps", options->smem_tbps,
                       "Draw a shared-memory roof at this bandwidth [TB/s, read + write, whole GPU]");

@@ -1,0 +1,426 @@
+// roofline validate: measured vs predicted for every benchmark of a run (bare roofline, and
+// calibrated with --calibration), or two runs compared for CI (--baseline). See docs/validate.md.
+#include "validate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "commands.hpp"
+#include "roofline/bench_runner.hpp"
+#include "roofline/error.hpp"
+#include "roofline/output_file.hpp"
+#include "roofline/prediction.hpp"
+#include "roofline/regression.hpp"
+#include "roofline/text.hpp"
+
+namespace roofline::cli {
+namespace {
+
+Cell optional_cell(const std::optional<double>& value, double scale = 1.0) {
+  return value ? Cell{*value * scale} : Cell{};
+}
+
+std::string_view prediction_kind(const Prediction& p) {
+  if (!p.basis) return p.none.ceiling ? "none (a ceiling)" : "none";
+  return p.calibrated ? "roofline + calibration" : "roofline";
+}
+
+std::string detail_of(const Prediction& p) {
+  std::vector<std::string> parts;
+  if (!p.basis) parts.push_back(p.none.reason);
+  if (p.basis && !p.basis->note.empty()) parts.push_back(p.basis->note);
+  if (p.roofline.peak_missing) parts.push_back("the GPU states no peak for this math: memory roof only");
+  if (p.measurement->status != "passed") parts.push_back(fmt::format("status {}", p.measurement->status));
+  if (p.calibrated && p.calibrated->clamped) parts.push_back(p.calibrated->detail);
+  if (!p.not_calibrated.empty()) parts.push_back(p.not_calibrated);
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+constexpr std::array<ColumnOf<Prediction>, 19> prediction_columns{{
+    {{"id", "benchmark", 0}, [](const Prediction& p) { return Cell{p.measurement->id}; }},
+    {{"pattern", "pattern", 0}, [](const Prediction& p) { return p.basis ? Cell{p.basis->pattern} : Cell{}; }},
+    {{"implementation", "impl", 0}, [](const Prediction& p) { return Cell{p.measurement->implementation}; }},
+    {{"prediction", "prediction", 0}, [](const Prediction& p) { return Cell{std::string(prediction_kind(p))}; }},
+    {{"flops", "FLOPs", 0}, [](const Prediction& p) { return p.basis ? Cell{p.basis->cost.flops} : Cell{}; }},
+    {{"roof_bytes", "bytes at roof", 0},
+     [](const Prediction& p) { return p.basis ? Cell{p.basis->roof_bytes} : Cell{}; }},
+    {{"peak_class", "peak", 0},
+     [](const Prediction& p) {
+       return p.basis && p.roofline.peak ? Cell{std::string(name_of(*p.roofline.peak))} : Cell{};
+     }},
+    {{"bound", "bound", 0},
+     [](const Prediction& p) { return p.basis ? Cell{std::string(name_of(p.roofline.bound))} : Cell{}; }},
+    {{"measured_us", "measured [us]", 2},
+     [](const Prediction& p) { return p.measurement->timed() ? Cell{p.measurement->timing->median_s * 1e6} : Cell{}; }},
+    {{"spread_pct", "spread %", 1},
+     [](const Prediction& p) { return p.measurement->timed() ? Cell{p.measurement->timing->spread() * 100} : Cell{}; }},
+    {{"roofline_us", "roofline [us]", 2},
+     [](const Prediction& p) { return p.basis ? Cell{p.roofline.time_s * 1e6} : Cell{}; }},
+    {{"achieved_pct", "of roofline %", 1}, [](const Prediction& p) { return optional_cell(p.achieved(), 100); }},
+    {{"roofline_error_pct", "roofline err %", 1},
+     [](const Prediction& p) { return optional_cell(p.roofline_error(), 100); }},
+    {{"calibrated_us", "calibrated [us]", 2},
+     [](const Prediction& p) { return p.calibrated ? Cell{p.calibrated->time_s * 1e6} : Cell{}; }},
+    {{"calibrated_error_pct", "calibrated err %", 1},
+     [](const Prediction& p) { return optional_cell(p.calibrated_error(), 100); }},
+    {{"calibration_table", "table", 0},
+     [](const Prediction& p) { return p.calibrated ? Cell{p.calibrated->table} : Cell{}; }},
+    {{"efficiency", "efficiency", 3},
+     [](const Prediction& p) { return p.calibrated ? Cell{p.calibrated->efficiency} : Cell{}; }},
+    {{"clamped", "clamped", 0},
+     [](const Prediction& p) { return p.calibrated ? Cell{p.calibrated->clamped} : Cell{}; }},
+    {{"detail", "detail", 0}, [](const Prediction& p) { return Cell{detail_of(p)}; }},
+}};
+
+constexpr std::array<ColumnOf<PatternSummary>, 9> pattern_columns{{
+    {{"pattern", "pattern", 0}, [](const PatternSummary& s) { return Cell{s.pattern}; }},
+    {{"benchmarks", "benchmarks", 0}, [](const PatternSummary& s) { return Cell{std::int64_t{s.benchmarks}}; }},
+    {{"achieved_median_pct", "of roofline % (median)", 1},
+     [](const PatternSummary& s) { return Cell{s.achieved_median * 100}; }},
+    {{"achieved_min_pct", "min %", 1}, [](const PatternSummary& s) { return Cell{s.achieved_min * 100}; }},
+    {{"achieved_max_pct", "max %", 1}, [](const PatternSummary& s) { return Cell{s.achieved_max * 100}; }},
+    {{"calibrated", "calibrated", 0}, [](const PatternSummary& s) { return Cell{std::int64_t{s.calibrated}}; }},
+    {{"calibrated_median_abs_error_pct", "median |err| %", 1},
+     [](const PatternSummary& s) { return optional_cell(s.calibrated_median_abs_error, 100); }},
+    {{"calibrated_max_abs_error_pct", "max |err| %", 1},
+     [](const PatternSummary& s) { return optional_cell(s.calibrated_max_abs_error, 100); }},
+    {{"within_10pct", "within 10%", 0}, [](const PatternSummary& s) { return Cell{std::int64_t{s.within_10pct}}; }},
+}};
+
+struct CeilingRow {
+  std::string name;
+  std::string unit;  // "TB/s" or "TFLOP/s"
+  double measured = 0;
+  std::optional<double> hardware;
+  std::string source;
+};
+
+constexpr std::array<ColumnOf<CeilingRow>, 6> ceiling_columns{{
+    {{"ceiling", "ceiling", 0}, [](const CeilingRow& r) { return Cell{r.name}; }},
+    {{"unit", "unit", 0}, [](const CeilingRow& r) { return Cell{r.unit}; }},
+    {{"measured", "measured", 2}, [](const CeilingRow& r) { return Cell{r.measured}; }},
+    {{"hardware_file", "hardware file", 2}, [](const CeilingRow& r) { return optional_cell(r.hardware); }},
+    {{"of_hardware_pct", "of file %", 1},
+     [](const CeilingRow& r) { return r.hardware ? Cell{r.measured / *r.hardware * 100} : Cell{}; }},
+    {{"source", "from", 0}, [](const CeilingRow& r) { return Cell{r.source}; }},
+}};
+
+std::vector<CeilingRow> ceiling_rows(const MeasuredCeilings& c, const GpuSpec& gpu) {
+  std::vector<CeilingRow> rows;
+  if (c.stream_bytes_per_s) {
+    rows.push_back({"HBM (fastest stream kernel)", "TB/s", *c.stream_bytes_per_s / 1e12, gpu.memory_bandwidth_tbps,
+                    c.stream_benchmark});
+  }
+  if (c.l2_bytes_per_s)
+    rows.push_back({"L2 read", "TB/s", *c.l2_bytes_per_s / 1e12, std::nullopt, "hierarchy.l2.read"});
+  if (c.smem_bytes_per_s) {
+    rows.push_back({"shared-memory read", "TB/s", *c.smem_bytes_per_s / 1e12, std::nullopt, "hierarchy.smem.read"});
+  }
+  for (std::size_t i = 0; i < c.peaks.size(); ++i) {
+    if (!c.peaks[i]) continue;
+    const auto peak = static_cast<PeakClass>(i);
+    const std::optional<double> stated = gpu.peak_flops(peak);
+    rows.push_back({fmt::format("{} peak", name_of(peak)), "TFLOP/s", *c.peaks[i] / 1e12,
+                    stated ? std::optional(*stated / 1e12) : std::nullopt, "peak probes"});
+  }
+  return rows;
+}
+
+nlohmann::json file_list(std::span<const MeasuredRun> runs) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const MeasuredRun& run : runs) files.push_back(run.file);
+  return files;
+}
+
+// The human table keeps the columns a reader compares; JSON and CSV carry them all.
+Table narrowed(Table table, std::initializer_list<std::string_view> keys) {
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < table.columns.size(); ++i) {
+    if (std::find(keys.begin(), keys.end(), table.columns[i].key) != keys.end()) keep.push_back(i);
+  }
+  Table out{table.name, table.title, {}, {}};
+  for (std::size_t i : keep) out.columns.push_back(table.columns[i]);
+  for (std::vector<Cell>& row : table.rows) {
+    std::vector<Cell> cells;
+    for (std::size_t i : keep) cells.push_back(std::move(row[i]));
+    out.rows.push_back(std::move(cells));
+  }
+  return out;
+}
+
+bool same_source(const Calibration& calibration, std::span<const MeasuredRun> runs) {
+  for (const CalibrationSource& s : calibration.sources) {
+    for (const MeasuredRun& run : runs) {
+      if (s.device_name == run.device_name && s.format == run.format && s.started_utc == run.started_utc &&
+          (s.file == run.file || !s.started_utc.empty())) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// ---- regression ------------------------------------------------------------------------------
+
+Cell timing_field(const std::optional<MeasuredTiming>& t, double MeasuredTiming::*field) {
+  return t ? Cell{(*t).*field * 1e6} : Cell{};
+}
+
+constexpr std::array<ColumnOf<Comparison>, 11> comparison_columns{{
+    {{"id", "benchmark", 0}, [](const Comparison& c) { return Cell{c.id}; }},
+    {{"group", "group", 0}, [](const Comparison& c) { return Cell{c.group}; }},
+    {{"verdict", "verdict", 0}, [](const Comparison& c) { return Cell{std::string(name_of(c.verdict))}; }},
+    {{"change_pct", "change %", 1}, [](const Comparison& c) { return optional_cell(c.change, 100); }},
+    {{"baseline_median_us", "old median [us]", 2},
+     [](const Comparison& c) { return timing_field(c.baseline, &MeasuredTiming::median_s); }},
+    {{"baseline_min_us", "old min", 2},
+     [](const Comparison& c) { return timing_field(c.baseline, &MeasuredTiming::min_s); }},
+    {{"baseline_max_us", "old max", 2},
+     [](const Comparison& c) { return timing_field(c.baseline, &MeasuredTiming::max_s); }},
+    {{"measured_median_us", "new median [us]", 2},
+     [](const Comparison& c) { return timing_field(c.measured, &MeasuredTiming::median_s); }},
+    {{"measured_min_us", "new min", 2},
+     [](const Comparison& c) { return timing_field(c.measured, &MeasuredTiming::min_s); }},
+    {{"measured_max_us", "new max", 2},
+     [](const Comparison& c) { return timing_field(c.measured, &MeasuredTiming::max_s); }},
+    {{"detail", "detail", 0}, [](const Comparison& c) { return Cell{c.detail}; }},
+}};
+
+struct VerdictCount {
+  Verdict verdict;
+  std::int64_t count;
+};
+
+constexpr std::array<ColumnOf<VerdictCount>, 3> verdict_columns{{
+    {{"verdict", "verdict", 0}, [](const VerdictCount& v) { return Cell{std::string(name_of(v.verdict))}; }},
+    {{"benchmarks", "benchmarks", 0}, [](const VerdictCount& v) { return Cell{v.count}; }},
+    {{"regression", "fails the check", 0}, [](const VerdictCount& v) { return Cell{is_regression(v.verdict)}; }},
+}};
+
+// ---- running the suite -----------------------------------------------------------------------
+
+MeasuredRun run_suite_now(const ValidateOptions& options, const HardwareRegistry& registry) {
+  bench::RunOptions run_options;
+  run_options.suites = bench::select_suites(options.suite);
+  run_options.quick = options.quick;
+  run_options.filters = options.filters;
+  if (options.gpu) run_options.hardware = &registry.find(*options.gpu);
+  const bench::BenchRun run = bench::run_benchmarks(run_options, registry);
+  const nlohmann::json inputs = {{"suite", options.suite},
+                                 {"quick", options.quick},
+                                 {"check_only", false},
+                                 {"filter", options.filters},
+                                 {"samples", nullptr},
+                                 {"seed", run.seed & 0x7FFFFFFFFFFFFFFFULL},
+                                 {"device", 0},
+                                 {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nullptr},
+                                 {"command_line", "roofline validate"}};
+  const nlohmann::json report = to_json(bench::make_report(run, inputs));
+  if (options.json_out) write_file_atomically(*options.json_out, report.dump(2) + "\n");
+  return measured_from_bench_report(report, "(this run)");
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& values, std::string_view flag) {
+  std::vector<std::string> out;
+  for (const std::string& value : values) {
+    for (const std::string& piece : split(value, ',')) {
+      if (piece.empty()) throw InputError(fmt::format("{}: empty text in the list", flag));
+      out.push_back(piece);
+    }
+  }
+  return out;
+}
+
+void run_validate_command(const ValidateOptions& raw) {
+  ValidateOptions options = raw;
+  options.filters = split_list(raw.filters, "--filter");
+  (void)parse_tolerance(options.tolerance);  // a bad value is bad input before anything runs
+  if (!options.baseline && options.tolerance_given) {
+    throw InputError("--tolerance: compares two runs; give it with --baseline");
+  }
+  if (options.baseline && options.calibration) {
+    throw InputError("--baseline compares two runs and --calibration predicts one: give one of them");
+  }
+  if (options.baseline && options.measured.size() > 1) {
+    throw InputError("--baseline compares one run with another: give one --measured");
+  }
+  const HardwareRegistry registry = load_registry(options.common);
+  std::optional<Calibration> calibration;
+  if (options.calibration) calibration = load_calibration(*options.calibration);
+  std::optional<MeasuredRun> baseline;
+  if (options.baseline) baseline = filter_runs({load_measured(*options.baseline)}, options.filters).front();
+
+  std::vector<MeasuredRun> runs;
+  if (options.measured.empty()) {
+    runs.push_back(run_suite_now(options, registry));
+  } else {
+    runs = load_runs(options.measured, options.filters);
+  }
+  if (baseline) {
+    bool regressed = false;
+    const Report report = run_regression(options, *baseline, runs.front(), regressed);
+    emit(report, options.common);
+    if (regressed) throw CheckFailed("validate: a benchmark regressed (slower or failed); see the report");
+    return;
+  }
+  emit(run_validate(options, runs, registry, calibration ? &*calibration : nullptr), options.common);
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> filter_runs(std::vector<MeasuredRun> runs, const std::vector<std::string>& filters) {
+  if (filters.empty()) return runs;
+  for (MeasuredRun& run : runs) {
+    std::erase_if(run.results, [&](const Measurement& m) {
+      return std::none_of(filters.begin(), filters.end(),
+                          [&](const std::string& f) { return m.id.find(f) != std::string::npos; });
+    });
+    if (run.results.empty()) {
+      throw InputError(fmt::format("--filter {}: keeps no benchmark of {}", fmt::join(filters, ","), run.file));
+    }
+  }
+  return runs;
+}
+
+std::vector<MeasuredRun> load_runs(const std::vector<std::string>& files, const std::vector<std::string>& filters) {
+  std::vector<MeasuredRun> runs;
+  for (const std::string& file : files) runs.push_back(load_measured(file));
+  return filter_runs(std::move(runs), filters);
+}
+
+Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun> runs, const HardwareRegistry& registry,
+                    const Calibration* calibration) {
+  const GpuSpec& gpu = gpu_of_runs(runs, registry, options.gpu);
+  const Roofs roofs = Roofs::of(gpu);
+  const std::vector<Prediction> predictions = predict(runs, roofs, calibration);
+
+  Report report;
+  report.kind = "validate";
+  report.inputs = {{"measured", file_list(runs)},
+                   {"calibration", calibration != nullptr ? nlohmann::json(calibration->file) : nullptr},
+                   {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nullptr},
+                   {"filter", options.filters}};
+  report.hardware.push_back({gpu.id, gpu.origin});
+  Table benchmarks = Table::from_rows<Prediction>(
+      "benchmarks",
+      fmt::format("Measured vs predicted on {} (times per launch; error = (predicted - measured) / measured)", gpu.id),
+      prediction_columns, predictions);
+  if (parse_format(options.common.format) == Format::table) {
+    benchmarks = narrowed(std::move(benchmarks),
+                          {"id", "pattern", "prediction", "bound", "measured_us", "spread_pct", "roofline_us",
+                           "achieved_pct", "calibrated_us", "calibrated_error_pct", "detail"});
+  }
+  report.tables.push_back(std::move(benchmarks));
+  const std::vector<PatternSummary> patterns = summarize_patterns(predictions);
+  report.tables.push_back(
+      Table::from_rows<PatternSummary>("patterns", "Per access pattern", pattern_columns, patterns));
+  const std::vector<CeilingRow> ceilings = ceiling_rows(measured_ceilings(runs), gpu);
+  report.tables.push_back(
+      Table::from_rows<CeilingRow>("ceilings", "Measured ceilings vs the hardware file", ceiling_columns, ceilings));
+
+  report.notes.push_back(fmt::format(
+      "roofline: the bare model, max(FLOPs / peak, bytes / bandwidth) with the figures of {} ({:.2f} TB/s); no "
+      "measurement enters it; 'of roofline %' = roofline time / measured time",
+      gpu.origin, gpu.memory_bandwidth_tbps));
+  report.notes.push_back(
+      "bytes at roof: the model's HBM bytes (read + written) of the problem; for access patterns the 32-byte sectors "
+      "moved (access.hpp); FLOPs and bytes come from the model's formulas (ops.hpp, attention.hpp), rebuilt from "
+      "each benchmark's recorded parameters");
+  if (calibration != nullptr) {
+    report.notes.push_back(
+        fmt::format("calibrated: the roofline time divided by the efficiency that {} learnt for the benchmark's own "
+                    "implementation (its 'table'), interpolated at the benchmark's size",
+                    calibration->file));
+    if (same_source(*calibration, runs)) {
+      report.notes.push_back(
+          "in-sample: the calibration was learnt from this run, so its errors show how closely the tables reproduce "
+          "their own points (points of equal size are averaged); `roofline calibrate` reports leave-one-out errors, "
+          "the out-of-sample estimate");
+    }
+  } else {
+    report.notes.push_back("no --calibration: every prediction is the bare roofline");
+  }
+  std::vector<std::string> beat;
+  for (const Prediction& p : predictions) {
+    if (p.achieved() && *p.achieved() > 1.0) beat.push_back(p.measurement->id);
+  }
+  if (!beat.empty()) {
+    report.notes.push_back(
+        fmt::format("{} benchmark(s) beat the roofline (data served from a cache the model does "
+                    "not count, or a datasheet figure below what the GPU delivers): {}",
+                    beat.size(), fmt::join(beat, ", ")));
+  }
+  return report;
+}
+
+Report run_regression(const ValidateOptions& options, const MeasuredRun& baseline, const MeasuredRun& measured,
+                      bool& regressed) {
+  if (baseline.device_name != measured.device_name) {
+    throw InputError(fmt::format("--baseline {} ran on '{}' but {} on '{}': compare runs of one GPU", baseline.file,
+                                 baseline.device_name, measured.file, measured.device_name));
+  }
+  const double tolerance = parse_tolerance(options.tolerance);
+  const std::vector<Comparison> comparisons = compare_runs(baseline, measured, tolerance);
+  std::vector<VerdictCount> counts;
+  regressed = false;
+  for (std::size_t i = 0; i <= static_cast<std::size_t>(Verdict::not_compared); ++i) {
+    const auto v = static_cast<Verdict>(i);
+    const auto n =
+        std::count_if(comparisons.begin(), comparisons.end(), [v](const Comparison& c) { return c.verdict == v; });
+    counts.push_back({v, static_cast<std::int64_t>(n)});
+    if (n > 0 && is_regression(v)) regressed = true;
+  }
+  Report report;
+  report.kind = "regression";
+  report.inputs = {{"baseline", baseline.file},
+                   {"measured", measured.file},
+                   {"tolerance_pct", tolerance * 100},
+                   {"filter", options.filters}};
+  report.tables.push_back(Table::from_rows<Comparison>(
+      "benchmarks", fmt::format("{} vs baseline {} (per-launch times)", measured.file, baseline.file),
+      comparison_columns, comparisons));
+  report.tables.push_back(Table::from_rows<VerdictCount>("summary", "Verdicts", verdict_columns, counts));
+  report.extra_results["regressed"] = regressed;
+  report.notes.push_back(fmt::format(
+      "change = new median / old median - 1; same: |change| <= {:g}%; slower: change > {:g}% and new min > old max; "
+      "faster: change < -{:g}% and new max < old min; noisy: otherwise (the [min, max] ranges overlap)",
+      tolerance * 100, tolerance * 100, tolerance * 100));
+  report.notes.push_back("exit code 1 when a benchmark is slower, or failed its check in the new run");
+  if (baseline.quick != measured.quick) {
+    report.notes.push_back("one run is --quick and the other is not: benchmarks of different sizes are not compared");
+  }
+  return report;
+}
+
+void setup_validate_command(CLI::App& app) {
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* command = app.add_subcommand(
+      "validate",
+      "Measured vs predicted for every benchmark (bare roofline, and calibrated with --calibration); with --baseline, "
+      "two runs compared for CI (exit 1 on a regression)");
+  command->add_option("--measured", options->measured,
+                      "A bench JSON report (or compute selftest JSON lines); repeatable. Without it the suite runs "
+                      "now (needs a GPU and a CUDA build: exit 3 otherwise)");
+  command->add_option("--calibration", options->calibration,
+                      "A calibration file (roofline calibrate): adds each benchmark's calibrated prediction");
+  command->add_option("--baseline", options->baseline,
+                      "Compare --measured with this earlier run, benchmark by benchmark, instead of predicting");
+  CLI::Option* tolerance = command->add_option(
+      "--tolerance", options->tolerance, "With --baseline: the change of median that counts, in percent (default 5%)");
+  command->add_option("--gpu", options->gpu, "The hardware file to predict with, when the run matched none");
+  command->add_option("--filter", options->filters,
+                      "Only benchmarks whose id contains one of these texts (comma-separated; repeatable)");
+  command->add_option("--suite", options->suite, "Without --measured: the suites to run (memory, all)")
+      ->capture_default_str();
+  command->add_flag("--quick", options->quick, "Without --measured: run the quick subset");
+  command->add_option("--json", options->json_out, "Without --measured: also write the bench report of the run");
+  add_common_options(*command, options->common);
+  command->callback([options, tolerance] {
+    options->tolerance_given = tolerance->count() > 0;
+    run_validate_command(*options);
+  });
+}
+
+}  // namespace roofline::cli

@@ -1,0 +1,539 @@
+#include "roofline/calibration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "roofline/embedded_file.hpp"
+#include "roofline/error.hpp"
+#include "roofline/json_schema.hpp"
+#include "roofline/memory_suite.hpp"
+#include "roofline/version.hpp"
+
+namespace roofline {
+
+// docs/schema/calibration.v1.schema.json (src/CMakeLists.txt embeds it).
+std::span<const EmbeddedFile> bundled_schema_files();
+
+namespace {
+
+using nlohmann::json;
+
+constexpr double same_tolerance = 1e-9;
+
+bool same(double a, double b) {
+  return std::abs(a - b) <= same_tolerance * std::max(std::abs(a), std::abs(b));
+}
+
+std::string us(double seconds) {
+  return fmt::format("{:.3g} us", seconds * 1e6);
+}
+
+std::string number_text(double value) {
+  return fmt::format("{:g}", value);
+}
+
+// Linear in log(at) between (x0, y0) and (x1, y1); x0 < x1, all positive.
+double log_linear(double at, double x0, double y0, double x1, double y1) {
+  return y0 + (y1 - y0) * (std::log(at) - std::log(x0)) / (std::log(x1) - std::log(x0));
+}
+
+struct Curve {
+  std::vector<double> x;
+  std::vector<double> y;
+};
+
+// A query this close to the end of a measured range is not reported as clamped: the sizes of
+// one problem at neighbouring batches differ by far less than what matters.
+constexpr double clamp_slack = 0.01;
+
+// Evaluates a curve (x ascending, distinct) at `at`, clamped at its ends.
+double evaluate(const Curve& c, double at, bool& clamped, std::string& detail, std::string_view what, bool time_axis) {
+  const auto text = [time_axis](double v) { return time_axis ? us(v) : number_text(v); };
+  const auto at_end = [&](double end) {
+    if (same(at, end)) {
+      detail += fmt::format("{} {} (measured)", what, text(at));
+    } else if (std::abs(at / end - 1) <= clamp_slack) {
+      detail += fmt::format("{} {} at the measured {}", what, text(at), text(end));
+    } else {
+      clamped = true;
+      detail += fmt::format("{} {} clamped to {}", what, text(at), text(end));
+    }
+  };
+  if (c.x.size() == 1 || at <= c.x.front()) {
+    at_end(c.x.front());
+    return c.y.front();
+  }
+  if (at >= c.x.back()) {
+    at_end(c.x.back());
+    return c.y.back();
+  }
+  const std::size_t i = static_cast<std::size_t>(std::upper_bound(c.x.begin(), c.x.end(), at) - c.x.begin());
+  if (same(at, c.x[i - 1])) {
+    detail += fmt::format("{} {} (measured)", what, text(at));
+    return c.y[i - 1];
+  }
+  detail += fmt::format("{} {} between {} and {}", what, text(at), text(c.x[i - 1]), text(c.x[i]));
+  return log_linear(at, c.x[i - 1], c.y[i - 1], c.x[i], c.y[i]);
+}
+
+// Adds (x, y) to a curve under construction; equal x are merged by averaging.
+struct CurveBuilder {
+  std::vector<std::pair<double, double>> points;
+  [[nodiscard]] Curve build() {
+    std::sort(points.begin(), points.end());
+    Curve c;
+    std::size_t i = 0;
+    while (i < points.size()) {
+      double sum = 0;
+      std::size_t n = 0;
+      const double x = points[i].first;
+      while (i < points.size() && same(points[i].first, x)) {
+        sum += points[i].second;
+        ++n;
+        ++i;
+      }
+      c.x.push_back(x);
+      c.y.push_back(sum / static_cast<double>(n));
+    }
+    return c;
+  }
+};
+
+bool has_series(const CalibrationTable& table) {
+  return !table.series_name.empty();
+}
+
+// The peak probes of the compute selftest, and the class each measures.
+std::optional<PeakClass> probe_class(std::string_view kernel) {
+  if (kernel.ends_with("fp32")) return PeakClass::fp32;
+  if (kernel.ends_with("bf16")) return PeakClass::bf16;
+  if (kernel.ends_with("fp16")) return PeakClass::fp16;
+  if (kernel.ends_with("fp64")) return PeakClass::fp64;
+  return std::nullopt;
+}
+
+void update_max(std::optional<double>& slot, double value) {
+  if (!slot || value > *slot) slot = value;
+}
+
+// What the run's hierarchy cases moved per second (their bytes from today's model at the run's sizes).
+std::optional<double> hierarchy_bandwidth(const Measurement& m, const MeasuredRun& run) {
+  namespace mem = bench::memory;
+  for (const mem::Case& c : mem::cases) {
+    if (mem::case_id(c) != m.id) continue;
+    const OpCost cost = mem::case_cost(c, mem::plan_sizes(run.l2_bytes, run.sms, run.quick));
+    return cost.bytes() / m.timing->median_s;
+  }
+  return std::nullopt;
+}
+
+void record_ceiling(MeasuredCeilings& ceilings, const Measurement& m, const MeasuredRun& run) {
+  if (m.id == "hierarchy.l2.read") {
+    if (auto bw = hierarchy_bandwidth(m, run)) update_max(ceilings.l2_bytes_per_s, *bw);
+  } else if (m.id == "hierarchy.smem.read") {
+    if (auto bw = hierarchy_bandwidth(m, run)) update_max(ceilings.smem_bytes_per_s, *bw);
+  } else if (m.group == "peak" && m.recorded_flops && *m.recorded_flops > 0) {
+    // A probe is a loop of FMAs: the op model has no formula for it, so its own count is used.
+    if (auto peak = probe_class(m.kernel)) {
+      update_max(ceilings.peaks[static_cast<std::size_t>(*peak)], *m.recorded_flops / m.timing->median_s);
+    }
+  }
+}
+
+void sort_points(CalibrationTable& table) {
+  std::sort(table.points.begin(), table.points.end(), [](const CalibrationPoint& a, const CalibrationPoint& b) {
+    const double sa = a.series.value_or(0);
+    const double sb = b.series.value_or(0);
+    if (sa != sb) return sa < sb;
+    if (a.ideal_s != b.ideal_s) return a.ideal_s < b.ideal_s;
+    return a.benchmark < b.benchmark;
+  });
+}
+
+void leave_one_out(CalibrationTable& table) {
+  for (std::size_t i = 0; i < table.points.size(); ++i) {
+    CalibrationPoint& p = table.points[i];
+    p.loo_error.reset();
+    if (auto e = interpolate(table, p.ideal_s, p.series, i)) {
+      // predicted time / measured time - 1 = (ideal / e) / (ideal / efficiency) - 1
+      p.loo_error = p.efficiency / e->efficiency - 1;
+    }
+  }
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+json peaks_to_json(const std::array<std::optional<double>, peak_class_names.size()>& peaks) {
+  json out = json::object();
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    if (peaks[i]) out[std::string(peak_class_names[i])] = *peaks[i] / 1e12;
+  }
+  return out;
+}
+
+std::array<std::optional<double>, peak_class_names.size()> peaks_from_json(const json& object) {
+  std::array<std::optional<double>, peak_class_names.size()> peaks{};
+  for (const auto& [key, value] : object.items()) {
+    // the schema admits only peak class names here
+    peaks[static_cast<std::size_t>(*peak_class_from_name(key))] = value.get<double>() * 1e12;
+  }
+  return peaks;
+}
+
+std::optional<double> optional_tbps(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end()) return std::nullopt;
+  return it->get<double>() * 1e12;
+}
+
+}  // namespace
+
+// ---- interpolation ---------------------------------------------------------------------------
+
+std::optional<Interpolated> interpolate(const CalibrationTable& table, double ideal_s, std::optional<double> series,
+                                        std::optional<std::size_t> skip) {
+  const bool two_axes = has_series(table);
+  // Distinct series values of the points still in play.
+  std::vector<double> values;
+  for (std::size_t i = 0; i < table.points.size(); ++i) {
+    if (skip && *skip == i) continue;
+    const double s = two_axes ? table.points[i].series.value_or(0) : 0;
+    if (std::none_of(values.begin(), values.end(), [s](double v) { return same(v, s); })) values.push_back(s);
+  }
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const auto curve_of = [&](double s) {
+    CurveBuilder builder;
+    for (std::size_t i = 0; i < table.points.size(); ++i) {
+      if (skip && *skip == i) continue;
+      const CalibrationPoint& p = table.points[i];
+      if (!two_axes || same(p.series.value_or(0), s)) builder.points.emplace_back(p.ideal_s, p.efficiency);
+    }
+    return builder.build();
+  };
+
+  Interpolated out;
+  if (!two_axes) {
+    out.efficiency = evaluate(curve_of(0), ideal_s, out.clamped, out.detail, "x", true);
+    return out;
+  }
+  if (!series) return std::nullopt;
+  const double s = *series;
+  Curve across;  // the series values bracketing s, each evaluated at ideal_s
+  std::string inner;
+  const auto at_series = [&](double value) {
+    std::string d;
+    const double e = evaluate(curve_of(value), ideal_s, out.clamped, d, "x", true);
+    if (inner.empty()) inner = d;
+    return e;
+  };
+  if (s <= values.front() || s >= values.back() || values.size() == 1) {
+    const double end = s <= values.front() ? values.front() : values.back();
+    out.efficiency = at_series(end);
+    if (!same(s, end)) {
+      out.clamped = true;
+      out.detail = fmt::format("{}; {} {} clamped to {}", inner, table.series_name, number_text(s), number_text(end));
+    } else {
+      out.detail = fmt::format("{}; {} {} (measured)", inner, table.series_name, number_text(s));
+    }
+    return out;
+  }
+  const std::size_t i = static_cast<std::size_t>(std::upper_bound(values.begin(), values.end(), s) - values.begin());
+  if (same(s, values[i - 1])) {
+    out.efficiency = at_series(values[i - 1]);
+    out.detail = fmt::format("{}; {} {} (measured)", inner, table.series_name, number_text(s));
+    return out;
+  }
+  const double e0 = at_series(values[i - 1]);
+  const double e1 = at_series(values[i]);
+  out.efficiency = log_linear(s, values[i - 1], e0, values[i], e1);
+  out.detail = fmt::format("{}; {} {} between {} and {}", inner, table.series_name, number_text(s),
+                           number_text(values[i - 1]), number_text(values[i]));
+  return out;
+}
+
+// ---- building --------------------------------------------------------------------------------
+
+MeasuredCeilings measured_ceilings(std::span<const MeasuredRun> runs) {
+  MeasuredCeilings ceilings;
+  for (const MeasuredRun& run : runs) {
+    for (const Measurement& m : run.results) {
+      if (!m.timed()) continue;
+      const BasisOrReason basis_or = benchmark_basis(m, run);
+      if (const NoBasis* none = std::get_if<NoBasis>(&basis_or)) {
+        if (none->ceiling) record_ceiling(ceilings, m, run);
+        continue;
+      }
+      const Basis& basis = std::get<Basis>(basis_or);
+      if (basis.pattern != "stream") continue;
+      const double bandwidth = basis.cost.bytes() / m.timing->median_s;
+      if (!ceilings.stream_bytes_per_s || bandwidth > *ceilings.stream_bytes_per_s) {
+        ceilings.stream_bytes_per_s = bandwidth;
+        ceilings.stream_benchmark = m.id;
+      }
+    }
+  }
+  return ceilings;
+}
+
+const CalibrationTable* Calibration::table(std::string_view name) const {
+  const auto it = tables.find(std::string(name));
+  return it == tables.end() ? nullptr : &it->second;
+}
+
+CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuSpec& gpu) {
+  CalibrationBuild out;
+  Calibration& cal = out.calibration;
+  cal.gpu_id = gpu.id;
+  cal.gpu_name = gpu.name;
+  cal.hardware_origin = gpu.origin;
+  cal.roofs = Roofs::of(gpu);
+  cal.ceilings = measured_ceilings(runs);
+
+  struct Best {
+    CalibrationPoint point;
+    std::string table;
+    std::string pattern;
+    std::string series_name;
+  };
+  std::map<std::pair<std::string, std::string>, Best> best;  // (best table, problem) -> fastest
+  for (const MeasuredRun& run : runs) {
+    CalibrationSource source{run.file, run.format, run.device_name, run.started_utc, run.quick, 0};
+    for (const Measurement& m : run.results) {
+      if (!m.timed()) {
+        out.skipped.push_back({m.id, m.status == "passed" ? "not timed" : fmt::format("status {}", m.status)});
+        continue;
+      }
+      const BasisOrReason basis_or = benchmark_basis(m, run);
+      if (const NoBasis* none = std::get_if<NoBasis>(&basis_or)) {
+        out.skipped.push_back({m.id, none->ceiling ? none->reason + "; recorded among the ceilings" : none->reason});
+        continue;
+      }
+      const Basis& basis = std::get<Basis>(basis_or);
+      const IdealTime ideal = ideal_time(basis, cal.roofs);
+      if (!(ideal.time_s > 0)) {
+        out.skipped.push_back({m.id, "the model counts no work for it"});
+        continue;
+      }
+      CalibrationPoint p;
+      p.ideal_s = ideal.time_s;
+      p.series = basis.series;
+      p.efficiency = ideal.time_s / m.timing->median_s;
+      p.benchmark = m.id;
+      p.measured_s = m.timing->median_s;
+      p.spread = m.timing->spread();
+      CalibrationTable& table = cal.tables[basis.table];
+      table.name = basis.table;
+      table.pattern = basis.pattern;
+      table.series_name = basis.series_name;
+      table.points.push_back(p);
+      ++source.points;
+      if (!basis.best_table.empty() && basis.best_table != basis.table) {
+        const auto key = std::make_pair(basis.best_table, basis.problem.empty() ? m.id : basis.problem);
+        const auto it = best.find(key);
+        if (it == best.end() || p.efficiency > it->second.point.efficiency) {
+          best[key] = {p, basis.best_table, basis.pattern, basis.series_name};
+        }
+      }
+    }
+    cal.sources.push_back(std::move(source));
+  }
+  for (auto& [key, b] : best) {
+    CalibrationTable& table = cal.tables[b.table];
+    table.name = b.table;
+    table.pattern = b.pattern;
+    table.best = true;
+    table.series_name = b.series_name;
+    table.points.push_back(b.point);
+  }
+  if (cal.tables.empty()) {
+    throw InputError("calibrate: no benchmark of the measured file(s) was timed and has a prediction");
+  }
+  for (auto& [name, table] : cal.tables) {
+    sort_points(table);
+    leave_one_out(table);
+  }
+  return out;
+}
+
+// ---- file ------------------------------------------------------------------------------------
+
+json to_json(const Calibration& c) {
+  json tables = json::object();
+  for (const auto& [name, table] : c.tables) {
+    json points = json::array();
+    for (const CalibrationPoint& p : table.points) {
+      json point = {{"ideal_us", p.ideal_s * 1e6},
+                    {"efficiency", p.efficiency},
+                    {"benchmark", p.benchmark},
+                    {"measured_us", p.measured_s * 1e6},
+                    {"spread_pct", p.spread * 100}};
+      if (p.series) point["series"] = *p.series;
+      if (p.loo_error) point["loo_error_pct"] = *p.loo_error * 100;
+      points.push_back(std::move(point));
+    }
+    json t = {{"pattern", table.pattern}, {"best", table.best}, {"points", std::move(points)}};
+    if (has_series(table)) t["series"] = table.series_name;
+    tables[name] = std::move(t);
+  }
+  json sources = json::array();
+  for (const CalibrationSource& s : c.sources) {
+    sources.push_back({{"file", s.file},
+                       {"format", s.format},
+                       {"device_name", s.device_name},
+                       {"started_utc", s.started_utc},
+                       {"quick", s.quick},
+                       {"points", s.points}});
+  }
+  json ceilings = {{"peak_tflops", peaks_to_json(c.ceilings.peaks)}};
+  if (c.ceilings.stream_bytes_per_s) {
+    ceilings["stream_tbps"] = *c.ceilings.stream_bytes_per_s / 1e12;
+    ceilings["stream_benchmark"] = c.ceilings.stream_benchmark;
+  }
+  if (c.ceilings.l2_bytes_per_s) ceilings["l2_tbps"] = *c.ceilings.l2_bytes_per_s / 1e12;
+  if (c.ceilings.smem_bytes_per_s) ceilings["smem_tbps"] = *c.ceilings.smem_bytes_per_s / 1e12;
+  return {{"schema", "roofline.calibration.v1"},
+          {"tool_version", tool_version},
+          {"gpu", {{"id", c.gpu_id}, {"name", c.gpu_name}, {"hardware_file", c.hardware_origin}}},
+          {"roofs", {{"bandwidth_tbps", c.roofs.bandwidth / 1e12}, {"peak_tflops", peaks_to_json(c.roofs.peaks)}}},
+          {"interpolation",
+           "efficiency = roofline time / measured median time; x = the roofline time on these roofs; linear in log(x) "
+           "between measured x (equal x averaged) and in log(series) between series; clamped at the ends"},
+          {"sources", std::move(sources)},
+          {"ceilings", std::move(ceilings)},
+          {"tables", std::move(tables)}};
+}
+
+const json& calibration_schema() {
+  static const json schema = [] {
+    for (const EmbeddedFile& file : bundled_schema_files()) {
+      if (file.path.ends_with("calibration.v1.schema.json")) return json::parse(file.contents);
+    }
+    throw std::logic_error("docs/schema/calibration.v1.schema.json is not embedded");
+  }();
+  return schema;
+}
+
+Calibration calibration_from_json(const json& document, const std::string& name) {
+  static const SchemaValidator validator(calibration_schema());
+  const std::vector<SchemaViolation> violations = validator.validate(document);
+  if (!violations.empty()) {
+    const SchemaViolation& v = violations.front();
+    throw InputError(fmt::format("{}: {} {}", name, v.pointer.empty() ? "the document" : v.pointer, v.message));
+  }
+  Calibration c;
+  c.file = name;
+  c.gpu_id = document["gpu"]["id"].get<std::string>();
+  c.gpu_name = document["gpu"]["name"].get<std::string>();
+  c.hardware_origin = document["gpu"]["hardware_file"].get<std::string>();
+  c.roofs.gpu_id = c.gpu_id;
+  c.roofs.bandwidth = document["roofs"]["bandwidth_tbps"].get<double>() * 1e12;
+  c.roofs.peaks = peaks_from_json(document["roofs"]["peak_tflops"]);
+  for (const json& s : document["sources"]) {
+    c.sources.push_back({s["file"].get<std::string>(), s["format"].get<std::string>(),
+                         s["device_name"].get<std::string>(), s["started_utc"].get<std::string>(),
+                         s["quick"].get<bool>(), s["points"].get<int>()});
+  }
+  const json& ceilings = document["ceilings"];
+  c.ceilings.stream_bytes_per_s = optional_tbps(ceilings, "stream_tbps");
+  if (ceilings.contains("stream_benchmark"))
+    c.ceilings.stream_benchmark = ceilings["stream_benchmark"].get<std::string>();
+  c.ceilings.l2_bytes_per_s = optional_tbps(ceilings, "l2_tbps");
+  c.ceilings.smem_bytes_per_s = optional_tbps(ceilings, "smem_tbps");
+  c.ceilings.peaks = peaks_from_json(ceilings["peak_tflops"]);
+  for (const auto& [table_name, t] : document["tables"].items()) {
+    CalibrationTable table;
+    table.name = table_name;
+    table.pattern = t["pattern"].get<std::string>();
+    table.best = t["best"].get<bool>();
+    if (t.contains("series")) table.series_name = t["series"].get<std::string>();
+    const json& points = t["points"];
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const json& p = points[i];
+      if (has_series(table) != p.contains("series")) {
+        throw InputError(fmt::format("{}: /tables/{}/points/{}/series {}", name, table_name, i,
+                                     has_series(table) ? "is required: the table has a series axis"
+                                                       : "is not allowed: the table has no series axis"));
+      }
+      CalibrationPoint point;
+      point.ideal_s = p["ideal_us"].get<double>() * 1e-6;
+      if (p.contains("series")) point.series = p["series"].get<double>();
+      point.efficiency = p["efficiency"].get<double>();
+      point.benchmark = p["benchmark"].get<std::string>();
+      point.measured_s = p["measured_us"].get<double>() * 1e-6;
+      point.spread = p["spread_pct"].get<double>() / 100;
+      if (p.contains("loo_error_pct")) point.loo_error = p["loo_error_pct"].get<double>() / 100;
+      table.points.push_back(std::move(point));
+    }
+    sort_points(table);
+    c.tables.emplace(table_name, std::move(table));
+  }
+  return c;
+}
+
+Calibration load_calibration(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("--calibration {}: cannot be read", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  json document;
+  try {
+    document = json::parse(text.str());
+  } catch (const json::exception& e) {
+    std::string what = e.what();
+    if (const std::size_t end = what.find("] "); end != std::string::npos) what = what.substr(end + 2);
+    throw InputError(fmt::format("{}: not valid JSON ({})", file.string(), what));
+  }
+  return calibration_from_json(document, file.string());
+}
+
+// ---- applying --------------------------------------------------------------------------------
+
+CalibratedOrNot calibrated_time(const Calibration& calibration, const Basis& basis, const Roofs& roofs,
+                                TableChoice choice) {
+  if (roofs.gpu_id != calibration.gpu_id) {
+    return NotCalibrated{fmt::format("the calibration is for {}, not {}", calibration.gpu_id, roofs.gpu_id)};
+  }
+  const std::string& name = choice == TableChoice::best ? basis.best_table : basis.table;
+  if (name.empty()) return NotCalibrated{"no calibration table applies to this operation"};
+  const CalibrationTable* table = calibration.table(name);
+  if (table == nullptr) return NotCalibrated{fmt::format("the calibration has no table {}", name)};
+  const double x = ideal_time(basis, calibration.roofs).time_s;
+  if (!(x > 0)) return NotCalibrated{"the model counts no work for this operation"};
+  const std::optional<Interpolated> found = interpolate(*table, x, basis.series);
+  if (!found) return NotCalibrated{fmt::format("table {} needs a {}", name, table->series_name)};
+  CalibratedTime t;
+  t.ideal_s = ideal_time(basis, roofs).time_s;
+  t.efficiency = found->efficiency;
+  t.time_s = t.ideal_s / found->efficiency;
+  t.table = name;
+  t.clamped = found->clamped;
+  t.detail = found->detail;
+  return t;
+}
+
+CalibratedOrNot expected_time(const Calibration& c, const GpuSpec& gpu, const GemmShape& shape) {
+  return calibrated_time(c, gemm_basis(shape), Roofs::of(gpu));
+}
+CalibratedOrNot expected_time(const Calibration& c, const GpuSpec& gpu, const GemvShape& shape) {
+  return calibrated_time(c, gemv_basis(shape), Roofs::of(gpu));
+}
+CalibratedOrNot expected_time(const Calibration& c, const GpuSpec& gpu, const ElementwiseShape& shape) {
+  return calibrated_time(c, elementwise_basis(shape), Roofs::of(gpu));
+}
+CalibratedOrNot expected_time(const Calibration& c, const GpuSpec& gpu, const NormShape& shape) {
+  return calibrated_time(c, norm_basis(shape), Roofs::of(gpu));
+}
+CalibratedOrNot expected_time(const Calibration& c, const GpuSpec& gpu, const SoftmaxShape& shape) {
+  return calibrated_time(c, softmax_basis(shape), Roofs::of(gpu));
+}
+CalibratedOrNot expected_time(const Calibration& c, const GpuSpec& gpu, const AttentionShape& shape,
+                              AttentionImpl impl) {
+  return calibrated_time(c, attention_basis(shape, impl), Roofs::of(gpu));
+}
+
+}  // namespace roofline

@@ -1,0 +1,401 @@
+// End-to-end tests of validate, calibrate, the regression check, op --calibration, plot --op and
+// --measured, and profile: the real binary on the real H200 runs in tests/data/.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "run_binary.hpp"
+
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+namespace {
+
+const std::filesystem::path source = ROOFLINE_SOURCE_DIR;
+const std::string memory = (source / "tests/data/bench/h200-memory-2026-11-30.json").string();
+const std::string compute = (source / "tests/data/bench/h200-compute-2026-11-30.jsonl").string();
+const std::string ncu_raw = (source / "tests/data/ncu/ncu-raw.csv").string();
+
+CommandResult roofline(const std::string& args) {
+  return run_command(std::string(ROOFLINE_BINARY) + " " + args);
+}
+
+// Runs from the source tree, so that paths in the output are the relative ones the docs show.
+CommandResult roofline_in_source(const std::string& args) {
+  return run_command("cd " + source.string() + " && " + std::string(ROOFLINE_BINARY) + " " + args);
+}
+
+std::filesystem::path scratch(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("roofline-validate-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void expect_bad_input(const CommandResult& result, const std::string& message) {
+  CHECK(result.exit_code == 2);
+  CHECK(result.out.empty());
+  CHECK_THAT(result.err, Contains(message));
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+}
+
+const json* row_with(const json& rows, const std::string& key, const std::string& value) {
+  for (const json& row : rows) {
+    if (row.at(key) == value) return &row;
+  }
+  return nullptr;
+}
+
+// A copy of the memory run with `change` applied to the row `id` of `group`.
+std::string modified_run(const std::filesystem::path& dir, const std::string& name, const std::string& group,
+                         const std::string& id, const std::function<void(json&)>& change) {
+  json report = json::parse(slurp(memory));
+  for (json& row : report["results"][group]) {
+    if (row["id"] == id) change(row);
+  }
+  const auto file = dir / name;
+  std::ofstream(file) << report.dump();
+  return file.string();
+}
+
+void write_script(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+  ::chmod(file.c_str(), 0755);
+}
+
+// The command that draws docs/images/roofline-h200-measured.svg (docs/validate.md shows it too).
+const std::string h200_chart_args =
+    "plot --gpu h200 --dtype bf16,fp32 --measured tests/data/bench/h200-memory-2026-11-30.json "
+    "--measured tests/data/bench/h200-compute-2026-11-30.jsonl --measured-filter "
+    "'gemv.bf16.8192x8192.b1.cublas=cuBLAS GEMV batch 1,gemv.bf16.8192x8192.b64.cublas=cuBLAS GEMV batch 64,"
+    "stream.triad.8B.tile=triad,gemm.bf16.4096x4096x4096.cublas=cuBLAS GEMM,"
+    "gemm.bf16.4096x4096x4096.smem_tiled=tiled GEMM (CUDA cores),"
+    "attention.bf16.b4.h32.kv32.n4096.d128.causal.flash_wgmma=flash (wgmma)' "
+    "--op 'gemv:m=8192,k=8192,label=GEMV 8192\xC2\xB2 batch 1' --op 'gemm:m=4096,n=4096,k=4096,label=GEMM "
+    "4096\xC2\xB3' --op 'attention:batch=4,heads=32,head_dim=128,seq=4096,causal,label=attention N 4096' "
+    "--title 'Roofline: NVIDIA H200 SXM, model and measured (2026-11-30)'";
+
+// The command that writes docs/results/2026-11-30-h200-validation/calibration.json.
+const std::string h200_calibrate_args =
+    "calibrate --measured tests/data/bench/h200-memory-2026-11-30.json --measured "
+    "tests/data/bench/h200-compute-2026-11-30.jsonl";
+
+}  // namespace
+
+TEST_CASE("validate: measured vs the bare roofline on the real H200 memory run") {
+  const CommandResult result = roofline("validate --measured " + memory + " --format json");
+  REQUIRE(result.exit_code == 0);
+  const json report = json::parse(result.out);
+  CHECK(report.at("schema") == "roofline.validate.v1");
+  CHECK(report.at("hardware").at(0).at("id") == "h200-sxm");
+  const json& rows = report.at("results").at("benchmarks");
+  CHECK(rows.size() == 177);
+  // GEMV 8192^2 bf16 batch 1 on tensor cores: 134250496 B / 4.8 TB/s = 27.969 us at the roofline;
+  // measured 35.953 us: 77.8% of the roofline, a -22.2% error.
+  const json* gemv = row_with(rows, "id", "gemv.bf16.8192x8192.b1.mma");
+  REQUIRE(gemv != nullptr);
+  CHECK(gemv->at("prediction") == "roofline");
+  CHECK(gemv->at("roofline_us").get<double>() == Approx(27.969).epsilon(1e-4));
+  CHECK(gemv->at("measured_us").get<double>() == Approx(35.9529).epsilon(1e-5));
+  CHECK(gemv->at("achieved_pct").get<double>() == Approx(77.79).epsilon(1e-3));
+  CHECK(gemv->at("roofline_error_pct").get<double>() == Approx(-22.21).epsilon(1e-3));
+  CHECK(gemv->at("calibrated_us").is_null());
+  const json* l2 = row_with(rows, "id", "hierarchy.l2.read");
+  REQUIRE(l2 != nullptr);
+  CHECK(l2->at("prediction") == "none (a ceiling)");
+  const json* patterns = row_with(report.at("results").at("patterns"), "pattern", "gemv");
+  REQUIRE(patterns != nullptr);
+  CHECK(patterns->at("benchmarks") == 136);
+  CHECK_THAT(report.at("notes").dump(), Contains("every prediction is the bare roofline"));
+  // The human table names its kinds of prediction plainly.
+  const CommandResult table = roofline("validate --measured " + memory + " --filter gemv.bf16.8192x8192.b1.");
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Contains("of roofline %"));
+  CHECK_THAT(table.out, Contains("roofline"));
+}
+
+TEST_CASE("validate without --measured runs the suite: exit 3 without a GPU or a CUDA build") {
+  const CommandResult result = roofline("validate --quick --filter memcpy.d2d --format json");
+  if (result.exit_code == 3) {
+    CHECK(result.out.empty());
+    CHECK_THAT(result.err, Contains("roofline: "));
+  } else {
+    REQUIRE(result.exit_code == 0);
+    CHECK(json::parse(result.out).at("schema") == "roofline.validate.v1");
+  }
+}
+
+TEST_CASE("calibrate, then validate with the calibration: every memory-suite benchmark within 10%") {
+  const auto dir = scratch("calibrate");
+  const auto cal = (dir / "h200.json").string();
+  const CommandResult calibrate =
+      roofline("calibrate --measured " + memory + " --measured " + compute + " -o " + cal + " --format json");
+  REQUIRE(calibrate.exit_code == 0);
+  const json summary = json::parse(calibrate.out);
+  CHECK(summary.at("schema") == "roofline.calibrate.v1");
+  CHECK(summary.at("results").at("calibration").at("gpu") == "h200-sxm");
+  const json file = json::parse(slurp(cal));
+  CHECK(file.at("schema") == "roofline.calibration.v1");
+  CHECK(file.at("tables").contains("gemv.bf16.mma"));
+  CHECK(file.at("ceilings").at("l2_tbps").get<double>() == Approx(8.9949).epsilon(1e-4));
+
+  const CommandResult validate = roofline("validate --measured " + memory + " --calibration " + cal + " --format json");
+  REQUIRE(validate.exit_code == 0);
+  const json report = json::parse(validate.out);
+  int calibrated = 0;
+  for (const json& row : report.at("results").at("benchmarks")) {
+    if (row.at("calibrated_error_pct").is_null()) continue;
+    INFO(row.at("id"));
+    CHECK(std::abs(row.at("calibrated_error_pct").get<double>()) <= 10.0);
+    CHECK(row.at("prediction") == "roofline + calibration");
+    ++calibrated;
+  }
+  CHECK(calibrated == 175);
+  CHECK_THAT(report.at("notes").dump(), Contains("in-sample"));
+
+  // A malformed calibration file: exit 2, the key named, nothing printed.
+  json broken = file;
+  broken["tables"]["gemv.bf16.mma"]["points"][2].erase("ideal_us");
+  std::ofstream(dir / "broken.json") << broken.dump();
+  expect_bad_input(roofline("validate --measured " + memory + " --calibration " + (dir / "broken.json").string()),
+                   "/tables/gemv.bf16.mma/points/2/ideal_us is required but missing");
+  std::ofstream(dir / "text.json") << "not json";
+  expect_bad_input(roofline("op gemv --m 8 --k 8 --gpu h200 --calibration " + (dir / "text.json").string()),
+                   "not valid JSON");
+  // calibrate needs -o, and writes nothing on bad input.
+  const CommandResult no_output = roofline("calibrate --measured " + memory);
+  CHECK(no_output.exit_code == 2);
+  CHECK_THAT(no_output.err, Contains("--output"));
+  expect_bad_input(roofline("calibrate --measured " + memory + " --gpu nope -o " + (dir / "x.json").string()), "nope");
+  CHECK_FALSE(std::filesystem::exists(dir / "x.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the committed H200 calibration is what calibrate writes today") {
+  const auto dir = scratch("committed");
+  const CommandResult result = roofline_in_source(h200_calibrate_args + " -o " + (dir / "cal.json").string());
+  REQUIRE(result.exit_code == 0);
+  INFO("regenerate with: roofline " << h200_calibrate_args
+                                    << " -o docs/results/2026-11-30-h200-validation/calibration.json");
+  CHECK(slurp(dir / "cal.json") == slurp(source / "docs/results/2026-11-30-h200-validation/calibration.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("regression check: the real run against itself, and hand-made changes of one benchmark") {
+  const auto dir = scratch("regression");
+  const CommandResult same = roofline("validate --baseline " + memory + " --measured " + memory + " --format json");
+  REQUIRE(same.exit_code == 0);
+  const json report = json::parse(same.out);
+  CHECK(report.at("schema") == "roofline.regression.v1");
+  CHECK(report.at("results").at("regressed") == false);
+  const json* count = row_with(report.at("results").at("summary"), "verdict", "same");
+  REQUIRE(count != nullptr);
+  CHECK(count->at("benchmarks") == 177);
+
+  // 20% slower, every sample: median 35.95 -> 43.14 us, min 43.00 > old max 36.08: slower, exit 1.
+  const std::string id = "gemv.bf16.8192x8192.b1.mma";
+  const std::string slower = modified_run(dir, "slower.json", "gemv", id, [](json& row) {
+    for (const char* key : {"median_us", "min_us", "max_us"}) row[key] = row[key].get<double>() * 1.2;
+  });
+  const CommandResult regressed =
+      roofline("validate --baseline " + memory + " --measured " + slower + " --format json");
+  CHECK(regressed.exit_code == 1);
+  CHECK_THAT(regressed.err, Contains("regressed"));
+  const json r = json::parse(regressed.out);  // the report is still printed
+  CHECK(r.at("results").at("regressed") == true);
+  const json* changed = row_with(r.at("results").at("benchmarks"), "id", id);
+  REQUIRE(changed != nullptr);
+  CHECK(changed->at("verdict") == "slower");
+  CHECK(changed->at("change_pct").get<double>() == Approx(20.0));
+  // The same median, but one sample as fast as before: the ranges overlap, noisy, exit 0.
+  const std::string noisy = modified_run(dir, "noisy.json", "gemv", id, [](json& row) {
+    row["median_us"] = row["median_us"].get<double>() * 1.2;
+    row["max_us"] = row["max_us"].get<double>() * 1.3;
+  });
+  const CommandResult n = roofline("validate --baseline " + memory + " --measured " + noisy + " --format json");
+  CHECK(n.exit_code == 0);
+  CHECK(row_with(json::parse(n.out).at("results").at("benchmarks"), "id", id)->at("verdict") == "noisy");
+  // 3% slower: same at 5%, slower at 2%.
+  const std::string slight = modified_run(dir, "slight.json", "gemv", id, [](json& row) {
+    for (const char* key : {"median_us", "min_us", "max_us"}) row[key] = row[key].get<double>() * 1.03;
+  });
+  CHECK(roofline("validate --baseline " + memory + " --measured " + slight).exit_code == 0);
+  CHECK(roofline("validate --baseline " + memory + " --measured " + slight + " --tolerance 2%").exit_code == 1);
+  // A benchmark that failed its check in the new run is a regression.
+  const std::string failed = modified_run(dir, "failed.json", "gemv", id, [](json& row) {
+    row["status"] = "failed";
+    for (const char* key : {"median_us", "min_us", "max_us", "spread_pct", "samples", "launches_per_sample", "graph",
+                            "bandwidth_tbps", "best_bandwidth_tbps", "tflops", "pct_of_memcpy", "speedup_vs_cublas"}) {
+      row[key] = nullptr;
+    }
+  });
+  CHECK(roofline("validate --baseline " + memory + " --measured " + failed).exit_code == 1);
+
+  // Bad input: runs of different GPUs, a bad tolerance, flags that do not go together.
+  json other = json::parse(slurp(memory));
+  other["results"]["device"][0]["name"] = "NVIDIA H100 80GB HBM3";
+  std::ofstream(dir / "h100.json") << other.dump();
+  expect_bad_input(roofline("validate --baseline " + memory + " --measured " + (dir / "h100.json").string()),
+                   "compare runs of one GPU");
+  expect_bad_input(roofline("validate --baseline " + memory + " --measured " + memory + " --tolerance 0%"),
+                   "--tolerance");
+  expect_bad_input(roofline("validate --measured " + memory + " --tolerance 5%"), "give it with --baseline");
+  expect_bad_input(roofline("validate --baseline " + memory + " --measured " + memory + " --calibration x.json"),
+                   "give one of them");
+  expect_bad_input(roofline("validate --measured " + (dir / "missing.json").string()), "cannot be read");
+  expect_bad_input(roofline("validate --measured " + memory + " --filter nosuchbenchmark"), "keeps no benchmark");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("op --calibration: the expected time of the best implementation measured") {
+  const auto dir = scratch("op");
+  const auto cal = (dir / "h200.json").string();
+  REQUIRE(roofline("calibrate --measured " + memory + " --measured " + compute + " -o " + cal).exit_code == 0);
+  const CommandResult result =
+      roofline("op gemv --m 8192 --k 8192 --batch 1 --gpu h200,h100 --calibration " + cal + " --format json");
+  REQUIRE(result.exit_code == 0);
+  const json report = json::parse(result.out);
+  CHECK(report.at("inputs").at("calibration") == cal);
+  const json& rows = report.at("results").at("gemv");
+  // On h200 at a measured size: cuBLAS's 33.22 us, the fastest of the three implementations.
+  CHECK(rows.at(0).at("expected_time_us").get<double>() == Approx(33.2165).epsilon(1e-4));
+  CHECK(rows.at(0).at("calibration_table") == "gemv.bf16");
+  CHECK(rows.at(0).at("calibration_clamped") == false);
+  // The calibration is of an H200: no expected time on the H100, and the report says why.
+  CHECK(rows.at(1).at("expected_time_us").is_null());
+  CHECK_THAT(rows.at(1).at("calibration_note").get<std::string>(), Contains("for h200-sxm"));
+  CHECK_THAT(report.at("notes").dump(), Contains("calibrated with"));
+  // The table output names the calibration too.
+  CHECK_THAT(roofline("op gemv --m 8192 --k 8192 --gpu h200 --calibration " + cal).out, Contains("calibration"));
+
+  expect_bad_input(roofline("op gemv --m 8 --k 8 --gpu h200 --calibration " + cal + " --efficiency memory=0.8"),
+                   "give one of them");
+  CHECK(roofline("op fuse --chain add,rmsnorm --rows 4 --hidden 8 --gpu h200 --calibration " + cal).exit_code == 2);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("plot --op and --measured: model points, measured kernels and measured roofs") {
+  const CommandResult result =
+      roofline("plot --gpu h200 --measured " + memory + " --measured " + compute +
+               " --measured-filter gemv.bf16.8192x8192.b1.cublas --op gemm:m=4096,n=4096,k=4096 --format json");
+  REQUIRE(result.exit_code == 0);
+  const json report = json::parse(result.out);
+  const json& results = report.at("results");
+  const json* l2 = row_with(results.at("memory_roofs"), "label", "L2");
+  REQUIRE(l2 != nullptr);
+  CHECK(l2->at("provenance") == "measured");
+  CHECK(l2->at("bandwidth_tbps").get<double>() == Approx(8.9949).epsilon(1e-4));
+  const json* bf16 = row_with(results.at("compute_roofs"), "label", "bf16 measured");
+  REQUIRE(bf16 != nullptr);
+  CHECK(bf16->at("peak_tflops").get<double>() == Approx(912.35).epsilon(1e-4));
+  // The model point: a 4096^3 bf16 GEMM at 1365.3 FLOP/B, above the ridge: the bf16 peak.
+  const json* gemm = row_with(results.at("points"), "label", "GEMM 4096x4096x4096 bf16");
+  REQUIRE(gemm != nullptr);
+  CHECK(gemm->at("kind") == "model");
+  CHECK(gemm->at("intensity_flop_per_byte").get<double>() == Approx(1365.33).epsilon(1e-5));
+  CHECK(gemm->at("tflops").get<double>() == Approx(989.4));
+  // The measured kernel: 2 x 8192^2 FLOPs / 33.2165 us = 4.04 TFLOP/s at 1.0 FLOP/B.
+  const json* gemv = row_with(results.at("points"), "label", "gemv.bf16.8192x8192.b1.cublas");
+  REQUIRE(gemv != nullptr);
+  CHECK(gemv->at("kind") == "measured");
+  CHECK(gemv->at("tflops").get<double>() == Approx(4.0407).epsilon(1e-4));
+  // --l2-tbps wins over the measured L2 ceiling, and the report says so.
+  const CommandResult flag = roofline("plot --gpu h200 --measured " + memory +
+                                      " --measured-filter gemv.bf16.8192x8192.b1. --l2-tbps 7 --format json");
+  REQUIRE(flag.exit_code == 0);
+  CHECK_THAT(json::parse(flag.out).at("notes").dump(), Contains("replaces the L2 ceiling measured"));
+
+  expect_bad_input(roofline("plot --gpu h100 --measured " + memory), "measured on h200-sxm, but the chart is of h100");
+  expect_bad_input(roofline("plot --gpu h200 --op gemm:m=1,n=1"), "gemm needs k=N");
+  expect_bad_input(roofline("plot --gpu h200 --op elementwise:elements=8,flops=0"), "does no FLOPs");
+  expect_bad_input(roofline("plot --gpu h200 --measured-filter gemv"), "give one");
+  expect_bad_input(roofline("plot --gpu h200 --measured " + memory + " --measured-filter nothing"), "keeps no");
+}
+
+TEST_CASE("docs/images/roofline-h200-measured.svg is what plot draws today from the H200 runs") {
+  const CommandResult result = roofline_in_source(h200_chart_args);
+  REQUIRE(result.exit_code == 0);
+  INFO("regenerate with: roofline " << h200_chart_args << " -o docs/images/roofline-h200-measured.svg");
+  CHECK(result.out == slurp(source / "docs/images/roofline-h200-measured.svg"));
+}
+
+TEST_CASE("profile --from-csv: the committed ncu output on the H200's roofline") {
+  const auto dir = scratch("profile-csv");
+  const auto chart = dir / "kernels.svg";
+  const CommandResult result =
+      roofline("profile --from-csv " + ncu_raw + " --chart " + chart.string() + " --format json");
+  REQUIRE(result.exit_code == 0);
+  const json report = json::parse(result.out);
+  CHECK(report.at("schema") == "roofline.profile.v1");
+  CHECK(report.at("hardware").at(0).at("id") == "h200-sxm");  // matched from "NVIDIA H200"
+  const json& gemm = report.at("results").at("kernels").at(2);
+  CHECK(gemm.at("flops").get<double>() == 137438953472.0);  // 2 x 4096^3
+  CHECK(gemm.at("tflops").get<double>() == Approx(782.18).epsilon(1e-5));
+  CHECK(gemm.at("bound") == "compute");
+  CHECK_THAT(slurp(chart), Contains("<svg"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("profile runs ncu with the roofline metrics, and says clearly when it cannot") {
+  const auto dir = scratch("profile-ncu");
+  // A stand-in for ncu: checks the flags it is given, prints the program's output and the real table.
+  const auto fake = dir / "ncu";
+  write_script(fake,
+               "#!/bin/sh\n"
+               "for want in '--clock-control none' '--page raw' '--csv' '--section SpeedOfLight_RooflineChart' "
+               "'./app --size 4'; do\n"
+               "  case \" $* \" in *\" $want \"*) ;; *) echo \"fake ncu: missing $want\" >&2; exit 9;; esac\n"
+               "done\n"
+               "echo 'output of the program'\n"
+               "cat '" +
+                   ncu_raw + "'\n");
+  const CommandResult ran = roofline("profile --ncu " + fake.string() + " --save-csv " + (dir / "saved.csv").string() +
+                                     " --format json -- ./app --size 4");
+  INFO(ran.err);
+  REQUIRE(ran.exit_code == 0);
+  CHECK_THAT(slurp(dir / "saved.csv"), Contains("\"Kernel Name\""));  // kept for --from-csv
+  const json report = json::parse(ran.out);
+  CHECK(report.at("results").at("kernels").size() == 12);
+  CHECK(report.at("inputs").at("program") == json::array({"./app", "--size", "4"}));
+  CHECK_THAT(ran.err, Contains("output of the program"));
+
+  // ncu on PATH is found too.
+  CHECK(run_command("PATH=" + dir.string() + ":/usr/bin:/bin " + std::string(ROOFLINE_BINARY) +
+                    " profile -- ./app --size 4")
+            .exit_code == 0);
+
+  // Counters the user may not read: exit 3 and a clear message.
+  const auto denied = dir / "denied";
+  write_script(denied,
+               "#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access "
+               "NVIDIA GPU Performance Counters on the target device 0.'\nexit 1\n");
+  const CommandResult perm = roofline("profile --ncu " + denied.string() + " -- ./app");
+  CHECK(perm.exit_code == 3);
+  CHECK(perm.out.empty());
+  CHECK_THAT(perm.err, Contains("ERR_NVGPUCTRPERM"));
+  // No GPU: ncu profiles nothing.
+  const auto nothing = dir / "nothing";
+  write_script(nothing,
+               "#!/bin/sh\necho '==PROF== Connected to process 1'\necho '==WARNING== No kernels were "
+               "profiled.'\nexit 0\n");
+  const CommandResult none = roofline("profile --ncu " + nothing.string() + " -- ./app");
+  CHECK(none.exit_code == 3);
+  CHECK_THAT(none.err, Contains("No kernels were profiled"));
+  // No ncu at all.
+  CHECK(roofline("profile --ncu " + (dir / "absent").string() + " -- ./app").exit_code == 3);
+  const CommandResult missing = run_command("PATH=/nonexistent " + std::string(ROOFLINE_BINARY) + " profile -- ./app");
+  if (!std::filesystem::exists("/usr/local/cuda/bin/ncu")) {
+    CHECK(missing.exit_code == 3);
+    CHECK_THAT(missing.err, Contains("Nsight Compute (ncu) is not on PATH"));
+  }
+  // Bad input.
+  expect_bad_input(roofline("profile"), "nothing to profile");
+  expect_bad_input(roofline("profile --from-csv " + ncu_raw + " -- ./app"), "not both");
+  expect_bad_input(roofline("profile --from-csv " + (dir / "none.csv").string()), "cannot be read");
+  expect_bad_input(roofline("profile --from-csv " + (source / "tests/data/ncu/ncu-details.csv").string()),
+                   "details page");
+  std::filesystem::remove_all(dir);
+}
