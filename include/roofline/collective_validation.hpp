@@ -33,9 +33,10 @@ struct CollectiveComparison {
   const Measurement* measurement = nullptr;
   CollectiveSample sample;
   double measured_s = 0;
-  double busbw = 0;   // measured, B/s
+  double busbw = 0;    // measured, B/s
   double model_s = 0;  // the ring over the link
-  std::optional<double> calibrated_s;  // the calibration's table (leaves out nothing: in-sample when learnt from this run)
+  std::optional<double>
+      calibrated_s;  // the calibration's table (leaves out nothing: in-sample when learnt from this run)
   std::string calibrated_detail;
   [[nodiscard]] double model_error() const { return model_s / measured_s - 1; }
 };

@@ -43,8 +43,7 @@ Session::Session() {
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
   MPI_Comm local = MPI_COMM_NULL;
-  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
-        "MPI_Comm_split_type");
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
   check(MPI_Comm_rank(local, &local_rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(local, &local_size_), "MPI_Comm_size");
   MPI_Comm_free(&local);
@@ -132,8 +131,8 @@ std::string selftest(const Session& session) {
                                   wrong, ranks_sum, n * (n - 1) / 2));
   }
   if (session.rank() != 0) return {};
-  return fmt::format("MPI selftest: {} ranks, token {:#x} broadcast by rank 0 and received by all, sum of ranks {}",
-                     n, token, ranks_sum);
+  return fmt::format("MPI selftest: {} ranks, token {:#x} broadcast by rank 0 and received by all, sum of ranks {}", n,
+                     token, ranks_sum);
 }
 
 }  // namespace roofline::mpi

@@ -15,10 +15,10 @@ bool cuda_benchmarks_built() {
 BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& /*registry*/) {
   const bool collectives = std::any_of(options.suites.begin(), options.suites.end(),
                                        [](const SuiteInfo* s) { return s->name == "collectives"; });
-  throw NoDeviceError(fmt::format(
-      "this roofline was built without CUDA (no nvcc at configure time), so it cannot run benchmarks{}; "
-      "rebuild where the CUDA toolkit is installed (cmake -DROOFLINE_CUDA=ON)",
-      collectives ? " (the collectives suite needs CUDA and NCCL)" : ""));
+  throw NoDeviceError(
+      fmt::format("this roofline was built without CUDA (no nvcc at configure time), so it cannot run benchmarks{}; "
+                  "rebuild where the CUDA toolkit is installed (cmake -DROOFLINE_CUDA=ON)",
+                  collectives ? " (the collectives suite needs CUDA and NCCL)" : ""));
 }
 
 }  // namespace roofline::bench

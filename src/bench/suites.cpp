@@ -9,8 +9,7 @@
 namespace roofline::bench {
 
 std::span<const SuiteInfo> suites() {
-  static const std::array<SuiteInfo, 4> all{memory::suite(), compute::suite(), layer::suite(),
-                                              collectives::suite()};
+  static const std::array<SuiteInfo, 4> all{memory::suite(), compute::suite(), layer::suite(), collectives::suite()};
   return all;
 }
 

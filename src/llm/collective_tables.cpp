@@ -60,8 +60,8 @@ std::optional<MeasuredCollective> measured_collective(const CollectiveTables& ta
     out.time_s = p.front().time_s;
     out.busbw = bus_bandwidth(op, ranks, bytes, out.time_s);
     out.clamped = bytes < p.front().bytes;
-    out.detail = out.clamped ? fmt::format("{} at the smallest measured size's time", head)
-                             : fmt::format("{} (measured)", head);
+    out.detail =
+        out.clamped ? fmt::format("{} at the smallest measured size's time", head) : fmt::format("{} (measured)", head);
     return out;
   }
   if (bytes >= p.back().bytes) {
@@ -72,8 +72,8 @@ std::optional<MeasuredCollective> measured_collective(const CollectiveTables& ta
     if (!out.clamped) out.time_s = p.back().time_s;
     return out;
   }
-  const auto hi = std::upper_bound(p.begin(), p.end(), bytes,
-                                   [](double b, const CollectivePoint& q) { return b < q.bytes; });
+  const auto hi =
+      std::upper_bound(p.begin(), p.end(), bytes, [](double b, const CollectivePoint& q) { return b < q.bytes; });
   const auto lo = std::prev(hi);
   if (lo->bytes == bytes) {
     out.time_s = lo->time_s;

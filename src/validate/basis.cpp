@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "roofline/access.hpp"
-#include "roofline/error.hpp"
 #include "roofline/comm.hpp"
+#include "roofline/error.hpp"
 #include "roofline/memory_suite.hpp"
 #include "roofline/validate.hpp"
 

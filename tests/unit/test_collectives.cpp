@@ -63,8 +63,7 @@ TEST_CASE("ring model: steps x latency + bus factor x bytes / link bandwidth") {
   CHECK(ring_time(Collective::all_reduce, 1048576, 4, link) == Approx(9.49525e-6).epsilon(1e-5));
   // All-gather (and reduce-scatter) of 1 MiB over 4: 3 us + 0.75 x 1 MiB / 450e9 = 3 us + 1.74763 us.
   CHECK(ring_time(Collective::all_gather, 1048576, 4, link) == Approx(3e-6 + 786432.0 / 450e9));
-  CHECK(ring_time(Collective::reduce_scatter, 1048576, 4, link) ==
-        ring_time(Collective::all_gather, 1048576, 4, link));
+  CHECK(ring_time(Collective::reduce_scatter, 1048576, 4, link) == ring_time(Collective::all_gather, 1048576, 4, link));
   CHECK(ring_time(Collective::all_reduce, 1048576, 1, link) == 0.0);
   // The older names are the same formula.
   CHECK(ring_allreduce_time(1048576, 4, link) == ring_time(Collective::all_reduce, 1048576, 4, link));
@@ -148,7 +147,7 @@ TEST_CASE("collective_cost: the measured table where it covers the group, else t
   const CollectiveCost ring = collective_cost(Collective::all_reduce, 2048, 2, link, nullptr);
   CHECK_FALSE(ring.measured);
   CHECK(ring.time_s == Approx(2e-6 + 2048.0 / 450e9));
-  CHECK_FALSE(collective_cost(Collective::all_reduce, 2048, 4, link, &t).measured);  // no table for 4 ranks
+  CHECK_FALSE(collective_cost(Collective::all_reduce, 2048, 4, link, &t).measured);         // no table for 4 ranks
   CHECK_FALSE(collective_cost(Collective::all_reduce, 2048, 2, link, &t, false).measured);  // beyond scale-up
   CHECK(collective_cost(Collective::all_reduce, 2048, 1, link, &t).time_s == 0.0);
 }

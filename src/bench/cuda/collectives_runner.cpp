@@ -84,7 +84,7 @@ Nccl load_nccl() {
   }
   Nccl n;
   const auto bind = [library](auto& slot, const char* name) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(library, name));
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)> >(dlsym(library, name));
     if (slot == nullptr) throw NoDeviceError(fmt::format("NCCL lacks {}", name));
   };
   bind(n.get_version, "ncclGetVersion");
@@ -194,8 +194,8 @@ class Group {
       ncclResult_t r = ncclSuccess;
       switch (op) {
         case Collective::all_reduce:
-          r = nccl_.all_reduce(m.send, m.recv, static_cast<std::size_t>(b.send_elements), ncclFloat32, ncclSum,
-                               m.comm, m.stream);
+          r = nccl_.all_reduce(m.send, m.recv, static_cast<std::size_t>(b.send_elements), ncclFloat32, ncclSum, m.comm,
+                               m.stream);
           break;
         case Collective::all_gather:
           r = nccl_.all_gather(m.send, m.recv, static_cast<std::size_t>(b.send_elements), ncclFloat32, m.comm,

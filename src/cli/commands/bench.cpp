@@ -59,7 +59,7 @@ std::vector<std::string> split_filters(const std::vector<std::string>& values) {
 // Under MPI every rank runs the suite and gets the same results; rank 0 alone reports. The ranks
 // agree on the outcome first, so that a failure on one rank ends all of them with one message
 // (from rank 0) and one exit code, and none is left waiting.
-void finish_mpi_rank(std::optional<mpi::Session>& session, int code) {
+[[noreturn]] void finish_mpi_rank(std::optional<mpi::Session>& session, int code) {
   session.reset();  // MPI_Finalize
   std::cout.flush();
   std::exit(code);
@@ -81,10 +81,14 @@ std::optional<bench::BenchRun> run_agreed(const bench::RunOptions& run_options, 
   }
   const std::int64_t agreed = session->max(code);
   if (agreed == 0) return run;
-  if (session->rank() != 0) finish_mpi_rank(session, static_cast<int>(agreed));
-  if (code == 0) message = "another rank failed (its message is in its own output)";
-  if (agreed == 70) throw std::runtime_error(message);
-  throw Error(static_cast<ExitCode>(agreed), message);
+  // Rank 0 prints before any rank exits: mpirun ends the job at the first non-zero exit.
+  if (session->rank() == 0) {
+    if (code == 0) message = "another rank failed (its message is in its own output)";
+    std::cerr << "roofline: " << (agreed == 70 ? "internal error: " : "") << message << std::endl;
+  }
+  session->barrier();
+  finish_mpi_rank(session, static_cast<int>(agreed));
+  return std::nullopt;
 }
 
 void run_bench(const BenchOptions& options) {

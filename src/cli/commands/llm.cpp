@@ -229,7 +229,8 @@ std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu,
   }
   if (config.collectives->empty()) return fmt::format("--calibration {} holds no measured collectives", file);
   std::vector<std::string> tables;
-  for (const CollectiveTable& t : config.collectives->tables) tables.push_back(fmt::format("{} x{}", name_of(t.op), t.ranks));
+  for (const CollectiveTable& t : config.collectives->tables)
+    tables.push_back(fmt::format("{} x{}", name_of(t.op), t.ranks));
   return fmt::format(
       "TP all-reduces, the logits all-gather and PP transfers within the scale-up domain are charged from the measured "
       "collectives of {} ({}) where they cover the op and GPU count, the ring model elsewhere",

@@ -30,8 +30,7 @@ void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
 // (and the measured collectives of --calibration).
 void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config);
 // The report's note on --calibration's collectives: used on this GPU, or why not.
-[[nodiscard]] std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu,
-                                           const std::string& file);
+[[nodiscard]] std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file);
 [[nodiscard]] nlohmann::json deployment_flags_json(const DeploymentFlags& flags);
 
 struct LlmOptions {
