@@ -100,7 +100,7 @@ TEST_CASE("the collectives suite's cases and buffer sizes") {
   // A planned result carries the model's time: all-reduce of 1 MiB over 2 H200s =
   // 2 x 1 us + 1 x 1,048,576 / 450e9 = 4.330 us.
   const col::Case c{Collective::all_reduce, 1048576, false};
-  const BenchmarkResult r = col::make_result(c, 2, col::model_link(gpus().find("h200")));
+  const bench::BenchmarkResult r = col::make_result(c, 2, col::model_link(gpus().find("h200")));
   CHECK(std::get<double>(r.parameter("model_us")) == Approx(2.0 + 1048576.0 / 450e9 * 1e6));
   CHECK(r.cost.bytes() == 1048576.0);
   CHECK(r.group == "all_reduce");
