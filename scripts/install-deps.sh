@@ -3,10 +3,11 @@
 # The CUDA toolkit (/usr/local/cuda) is optional: the host tool builds without it.
 set -euo pipefail
 
-# chromium and fonts-liberation: the browser test of `roofline plot`'s SVG, whose label layout
+# libopenmpi-dev and openmpi-bin: the MPI path of the collectives suite (optional at configure time;
+# the mpi test runs two ranks). chromium and fonts-liberation: the browser test of `roofline plot`'s SVG, whose label layout
 # assumes Liberation Sans (Arial) metrics.
 packages=(cmake g++ libcli11-dev nlohmann-json3-dev libfmt-dev catch2 python3 python3-jsonschema clang-format
-  chromium fonts-liberation)
+  chromium fonts-liberation libopenmpi-dev openmpi-bin)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

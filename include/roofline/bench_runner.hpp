@@ -11,6 +11,7 @@
 
 #include "roofline/bench.hpp"
 #include "roofline/hardware.hpp"
+#include "roofline/mpi.hpp"
 
 namespace roofline::bench {
 
@@ -24,6 +25,9 @@ struct RunOptions {
   double timeout_s = 60;
   bool check_only = false;            // verify every case, time nothing (see TimingPolicy)
   const GpuSpec* hardware = nullptr;  // --gpu: the spec file to report against (else matched by name)
+  // Under MPI (collectives suite only): this rank uses GPU local_rank % devices and every rank
+  // returns the same results.
+  const mpi::Session* mpi = nullptr;
 };
 
 // Whether this binary was built with the CUDA benchmarks.

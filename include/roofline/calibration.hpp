@@ -30,6 +30,7 @@
 #include <variant>
 #include <vector>
 
+#include "roofline/collective_tables.hpp"
 #include "roofline/hardware.hpp"
 #include "roofline/measured.hpp"
 #include "roofline/validate.hpp"
@@ -98,6 +99,9 @@ struct Calibration {
   std::vector<CalibrationSource> sources;
   std::map<std::string, CalibrationTable> tables;
   MeasuredCeilings ceilings;
+  // Measured collectives (the collectives suite), by op and rank count: what llm and plan charge
+  // for TP and PP communication in place of the ring model (collective_tables.hpp).
+  CollectiveTables collectives;
   std::string file;  // where it was loaded from; empty when built in memory
 
   [[nodiscard]] const CalibrationTable* table(std::string_view name) const;
@@ -115,7 +119,8 @@ struct CalibrationBuild {
 };
 
 // Learns the tables from runs of one GPU (all runs must name the same device; the caller checks
-// it against `gpu`). Throws InputError when no benchmark gives a point.
+// it against `gpu`), and the collective tables from the collectives suite's results. Throws
+// InputError when no benchmark gives a point.
 [[nodiscard]] CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuSpec& gpu);
 
 [[nodiscard]] nlohmann::json to_json(const Calibration& calibration);

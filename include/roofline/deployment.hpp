@@ -6,10 +6,12 @@
 // docs/llm.md derives every quantity.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "roofline/collective_tables.hpp"
 #include "roofline/comm.hpp"
 #include "roofline/dtype.hpp"
 #include "roofline/hardware.hpp"
@@ -46,6 +48,11 @@ struct DeploymentConfig {
   double scale_up_latency_s = default_scale_up_latency_us * 1e-6;
   int scale_up_domain = default_scale_up_domain;
   LinkSpec scale_out{"scale-out network", default_scale_out_gbps * 1e9, default_scale_out_latency_us * 1e-6};
+  // Measured collectives (a calibration file's tables) of the GPU `collectives_gpu`: TP and PP
+  // communication within the scale-up domain of that GPU is charged from them (collective_cost)
+  // instead of the ring model. Shared: the planner copies configs by the thousand.
+  std::shared_ptr<const CollectiveTables> collectives;
+  std::string collectives_gpu;
 
   [[nodiscard]] int gpus() const { return tp * pp * replicas; }
 };

@@ -99,8 +99,11 @@ phase_build() {
     prefix=(-DCMAKE_PREFIX_PATH="$DEPS/usr")
   fi
   export PATH=/usr/local/cuda/bin:$PATH
+  # ROOFLINE_EXTRA_CMAKE_ARGS: more configure flags (scripts/gpu/run-collectives.sh passes MPI's).
+  local extra=()
+  read -r -a extra <<< "${ROOFLINE_EXTRA_CMAKE_ARGS:-}"
   timeout "$(deadline 25)" cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DROOFLINE_CUDA=ON \
-    -DROOFLINE_PTXAS_VERBOSE=ON "${prefix[@]}" > "$RESULTS/build.log" 2>&1 &&
+    -DROOFLINE_PTXAS_VERBOSE=ON "${prefix[@]}" "${extra[@]}" > "$RESULTS/build.log" 2>&1 &&
     timeout "$(deadline 25)" cmake --build "$BUILD" -j "$(nproc)" --target roofline >> "$RESULTS/build.log" 2>&1
   local rc=$?
   # ptxas prints "Compiling entry function 'X'", "N bytes stack frame, N bytes spill stores, N bytes

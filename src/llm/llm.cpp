@@ -47,7 +47,8 @@ class StepBuilder {
                                  name_of(matmul_dtype(gpu, config.embeddings, act_)))),
         act_peak_(required_peak(gpu, gpu.matrix_peak_flops(act_), name_of(act_))),
         vector_peak_(required_peak(gpu, gpu.peak_flops(vector_peak_class(act_)), "vector")),
-        tp_link_(group_link(gpu, config, sharding.tp)) {}
+        tp_link_(group_link(gpu, config, sharding.tp)),
+        measured_(config.collectives && config.collectives_gpu == gpu.id ? config.collectives.get() : nullptr) {}
 
   std::vector<StepOp> layer(bool moe_layer) {
     std::vector<StepOp> ops;
@@ -85,11 +86,12 @@ class StepBuilder {
       StepOp op;
       op.name = "logits_gather";
       op.op = "all_gather";
-      op.shape = describe("{} rows x {} vocab over {} GPUs, {}", out_rows, m_.vocab, s_.tp, tp_link_.name);
-      op.link_bytes = total * (s_.tp - 1) / s_.tp;
+      const CollectiveCost cost = communication(Collective::all_gather, total, s_.tp, tp_link_);
+      op.shape = describe("{} rows x {} vocab over {} GPUs, {}", out_rows, m_.vocab, s_.tp, cost.detail);
+      op.link_bytes = total * bus_factor(Collective::all_gather, s_.tp);
       op.role = OpRole::tp_comm;
       op.bound = "link";
-      op.time_s = ring_allgather_time(total, s_.tp, tp_link_);
+      op.time_s = cost.time_s;
       ops.push_back(op);
     }
     return ops;
@@ -102,11 +104,19 @@ class StepBuilder {
     StepOp op;
     op.name = "pp_send";
     op.op = "send";
-    op.shape = describe("{} x {} activations, {}", tokens_, m_.hidden, link.name);
     op.link_bytes = bytes;
     op.role = OpRole::pp_comm;
     op.bound = "link";
     op.time_s = point_to_point_time(bytes, link);
+    std::string how = link.name;
+    // A measured two-rank all-gather of 2 x bytes is one step in which each GPU sends `bytes` to
+    // the other: the transfer the pipeline makes, measured.
+    const CollectiveCost pair = communication(Collective::all_gather, 2 * bytes, 2, link, s_.tp * s_.pp);
+    if (pair.measured) {
+      op.time_s = pair.time_s;
+      how = pair.detail + " (one step: a transfer of the bytes)";
+    }
+    op.shape = describe("{} x {} activations, {}", tokens_, m_.hidden, how);
     ops.push_back(op);
     return ops;
   }
@@ -311,12 +321,21 @@ class StepBuilder {
     StepOp op;
     op.name = name;
     op.op = "all_reduce";
-    op.shape = describe("{} x {} over {} GPUs, {}", tokens, m_.hidden, s_.tp, tp_link_.name);
+    const CollectiveCost cost = communication(Collective::all_reduce, message, s_.tp, tp_link_);
+    op.shape = describe("{} x {} over {} GPUs, {}", tokens, m_.hidden, s_.tp, cost.detail);
     op.link_bytes = ring_allreduce_bytes_per_rank(message, s_.tp);
     op.role = OpRole::tp_comm;
     op.bound = "link";
-    op.time_s = ring_allreduce_time(message, s_.tp, tp_link_);
+    op.time_s = cost.time_s;
     ops.push_back(op);
+  }
+
+  // The measured table where one covers the collective and the group (of `group_gpus`) stays
+  // within the scale-up domain the tables were measured in; else the ring over `link`.
+  [[nodiscard]] CollectiveCost communication(Collective op, double bytes, int ranks, const LinkSpec& link,
+                                             int group_gpus = 0) const {
+    const int gpus = group_gpus > 0 ? group_gpus : ranks;
+    return collective_cost(op, bytes, ranks, link, measured_, gpus <= c_.scale_up_domain);
   }
 
   const ModelSpec& m_;
@@ -334,6 +353,7 @@ class StepBuilder {
   double act_peak_;
   double vector_peak_;
   LinkSpec tp_link_;
+  const CollectiveTables* measured_;
 };
 
 void account(StepTime& step) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "roofline/access.hpp"
+#include "roofline/comm.hpp"
 #include "roofline/error.hpp"
 #include "roofline/memory_suite.hpp"
 #include "roofline/validate.hpp"
@@ -327,6 +328,7 @@ const GpuSpec& gpu_of_runs(std::span<const MeasuredRun> runs, const HardwareRegi
 BasisOrReason benchmark_basis(const Measurement& m, const MeasuredRun& run) {
   if (m.suite == "memory") return memory_basis(m, run);
   if (m.group == "gemm" || m.group == "attention" || m.group == "peak") return compute_basis(m);
+  if (collective_from_name(m.group)) return NoBasis{"a collective: compared with the ring model under collectives"};
   return NoBasis{fmt::format("group '{}' has no prediction in this build", m.group), false};
 }
 

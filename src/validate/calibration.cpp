@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "roofline/collective_validation.hpp"
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
 #include "roofline/json_schema.hpp"
@@ -308,6 +309,14 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
         out.skipped.push_back({m.id, m.status == "passed" ? "not timed" : fmt::format("status {}", m.status)});
         continue;
       }
+      if (const auto collective = collective_sample(m)) {
+        if (collective->ranks >= 2) {
+          ++source.points;
+        } else {
+          out.skipped.push_back({m.id, "a collective over one rank"});
+        }
+        continue;  // learnt into the collective tables below
+      }
       const BasisOrReason basis_or = benchmark_basis(m, run);
       if (const NoBasis* none = std::get_if<NoBasis>(&basis_or)) {
         out.skipped.push_back({m.id, none->ceiling ? none->reason + "; recorded among the ceilings" : none->reason});
@@ -350,7 +359,8 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
     table.series_name = b.series_name;
     table.points.push_back(b.point);
   }
-  if (cal.tables.empty()) {
+  cal.collectives = learn_collective_tables(runs);
+  if (cal.tables.empty() && cal.collectives.empty()) {
     throw InputError("calibrate: no benchmark of the measured file(s) was timed and has a prediction");
   }
   for (auto& [name, table] : cal.tables) {
@@ -405,7 +415,8 @@ json to_json(const Calibration& c) {
            "between measured x (equal x averaged) and in log(series) between series; clamped at the ends"},
           {"sources", std::move(sources)},
           {"ceilings", std::move(ceilings)},
-          {"tables", std::move(tables)}};
+          {"tables", std::move(tables)},
+          {"collectives", to_json(c.collectives)}};
 }
 
 const json& calibration_schema() {
@@ -471,6 +482,9 @@ Calibration calibration_from_json(const json& document, const std::string& name)
     }
     sort_points(table);
     c.tables.emplace(table_name, std::move(table));
+  }
+  if (document.contains("collectives")) {
+    c.collectives = collective_tables_from_json(document["collectives"], name + ": /collectives");
   }
   return c;
 }

@@ -99,8 +99,24 @@ def main() -> int:
     scratch_dir = tempfile.TemporaryDirectory()
     extra, calibration_file = data_cases(source, pathlib.Path(scratch_dir.name))
     commands = [([binary, *case, "--format", "json"], " ".join(case)) for case in CASES + extra]
+    collectives_calibration = None
     if len(sys.argv) > 3:
         commands.append(([sys.argv[3]], "bench (synthetic run)"))
+        commands.append(([sys.argv[3], "collectives"], "bench (synthetic collectives run)"))
+        # The collectives run measured, learnt, validated and used by llm and plan.
+        scratch = pathlib.Path(scratch_dir.name)
+        measured = scratch / "collectives.json"
+        measured.write_text(subprocess.run([sys.argv[3], "collectives"], capture_output=True, text=True,
+                                           check=True).stdout)
+        collectives_calibration = str(scratch / "collectives.calibration.json")
+        for case in (["calibrate", "--measured", str(measured), "-o", collectives_calibration],
+                     ["validate", "--measured", str(measured), "--calibration", collectives_calibration],
+                     ["llm", "--model", "llama-3.1-70b", "--gpu", "h200", "--tp", "2", "--pp", "2", "--context",
+                      "4096", "--calibration", collectives_calibration],
+                     ["plan", "--model", "llama-3.1-70b", "--gpus", "h200,h100", "--rps", "5", "--prompt", "2048",
+                      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--calibration",
+                      collectives_calibration]):
+            commands.append(([binary, *case, "--format", "json"], " ".join(case[:1] + ["(collectives)"])))
     for command, label in commands:
         case = [label]
         run = subprocess.run(command, capture_output=True, text=True)
@@ -137,16 +153,19 @@ def main() -> int:
         except jsonschema.ValidationError as error:
             print(f"FAIL docs/examples/{path.name}: {error.message} at {list(error.absolute_path)}")
             failures += 1
-    # The calibration file is a data file, not a report: validated as written by calibrate above.
+    # The calibration files are data files, not reports: validated as written by calibrate above.
     calibration_schema = schema_dir / "calibration.v1.schema.json"
-    try:
-        jsonschema.validate(json.loads(pathlib.Path(calibration_file).read_text()),
-                            json.loads(calibration_schema.read_text()))
-        print(f"ok   calibration file -> {calibration_schema.name}")
-        used.add(calibration_schema.name)
-    except (OSError, ValueError, jsonschema.ValidationError) as error:
-        print(f"FAIL calibration file: {error}")
-        failures += 1
+    for file in [calibration_file] + ([collectives_calibration] if collectives_calibration else []):
+        try:
+            document = json.loads(pathlib.Path(file).read_text())
+            jsonschema.validate(document, json.loads(calibration_schema.read_text()))
+            if file == collectives_calibration and not document.get("collectives"):
+                raise ValueError("the collectives calibration holds no collective tables")
+            print(f"ok   calibration file {pathlib.Path(file).name} -> {calibration_schema.name}")
+            used.add(calibration_schema.name)
+        except (OSError, ValueError, jsonschema.ValidationError) as error:
+            print(f"FAIL calibration file {file}: {error}")
+            failures += 1
     for path in sorted(schema_dir.glob("*.schema.json")):
         if path.name.startswith("report-envelope") or path.name in used:
             continue

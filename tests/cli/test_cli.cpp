@@ -239,13 +239,40 @@ TEST_CASE("bench without a GPU or CUDA build exits 3 with one clear line, with o
   }
 }
 
+TEST_CASE("bench --suite collectives without two GPUs exits 3 with one clear line") {
+  const CommandResult result = roofline("bench --suite collectives --quick --samples 2 --format json");
+  if (result.exit_code == 0) return;  // a machine with two GPUs and NCCL: the GPU test checks the run
+  CHECK(result.exit_code == 3);
+  CHECK(result.out.empty());
+  CHECK_THAT(result.err, Contains("roofline: "));
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  // Every reason names what is missing: CUDA, NCCL, a GPU or the second GPU.
+  const bool named = result.err.find("CUDA") != std::string::npos || result.err.find("NCCL") != std::string::npos ||
+                     result.err.find("GPU") != std::string::npos;
+  CHECK(named);
+}
+
+TEST_CASE("bench --list --suite collectives: three collectives, 8 B to 8 GiB") {
+  const CommandResult list = roofline("bench --list --suite collectives --format json");
+  REQUIRE(list.exit_code == 0);
+  const json report = json::parse(list.out);
+  CHECK(report.at("results").at("cases").size() == 3 * 31);
+  CHECK_THAT(list.out, Contains("allreduce.fp32.8B"));
+  CHECK_THAT(list.out, Contains("allgather.fp32.8GiB"));
+  CHECK_THAT(list.out, Contains("reducescatter.fp32.64KiB"));
+  // --mpi runs the collectives suite only.
+  const CommandResult bad = roofline("bench --mpi --suite memory");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("--mpi"));
+}
+
 TEST_CASE("bench --list needs no GPU and bad bench flags are bad input") {
   const CommandResult list = roofline("bench --list --quick --format json");
   REQUIRE(list.exit_code == 0);
   const json report = json::parse(list.out);
   CHECK(report.at("schema") == "roofline.bench-cases.v1");
-  // --quick of the memory (47), compute (66) and layer (5) suites.
-  CHECK(report.at("results").at("cases").size() == 47 + 66 + 5);
+  // --quick of the memory (47), compute (66), layer (5) and collectives (3 ops x 12 sizes) suites.
+  CHECK(report.at("results").at("cases").size() == 47 + 66 + 5 + 36);
   CHECK_THAT(roofline("bench --list --filter gemv.fp16.16384").out, Contains("gemv.fp16.16384x16384.b64.cublas"));
   const CommandResult compute = roofline("bench --list --suite compute --filter gemm.bf16.8192x8192x8192");
   REQUIRE(compute.exit_code == 0);

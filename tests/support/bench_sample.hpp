@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "roofline/bench.hpp"
+#include "roofline/collectives_suite.hpp"
 #include "roofline/compute_suite.hpp"
 #include "roofline/layer_suite.hpp"
 #include "roofline/memory_suite.hpp"
@@ -141,6 +142,29 @@ inline BenchRun sample_run() {
   for (BenchmarkResult& r : sample_layer_results()) run.results.push_back(std::move(r));
   run.notes = {"synthetic run"};
   relate(run.results);
+  return run;
+}
+
+// A collectives run over 2 H200s: every op at 1 KiB, 1 MiB and 1 GiB, taking 10 us + S / 300 GB/s
+// (all-reduce twice that); the 8 GiB all-gather did not fit, the 8 B reduce-scatter failed.
+inline BenchRun sample_collectives_run() {
+  BenchRun run = sample_run();
+  run.suites = {"collectives"};
+  run.results.clear();
+  run.notes = {"synthetic run", "collectives: NCCL 2.28.9 over 2 ranks (one process driving every GPU of this host)"};
+  const LinkSpec link = collectives::model_link(HardwareRegistry::bundled_only().find("h200"));
+  for (const collectives::Case& c : collectives::cases) {
+    BenchmarkResult r = collectives::make_result(c, 2, link);
+    const auto bytes = static_cast<double>(c.bytes);
+    if (c.bytes == 1024 || c.bytes == 1048576 || c.bytes == 1073741824) {
+      const double t = (c.op == Collective::all_reduce ? 2.0 : 1.0) * (10e-6 + bytes / 300e9);
+      run.results.push_back(with_timing(std::move(r), t));
+    } else if (c.op == Collective::all_gather && c.bytes == (std::int64_t{8} << 30)) {
+      run.results.push_back(with_disposition(std::move(r), Disposition::not_run, "needs 12 GiB per GPU"));
+    } else if (c.op == Collective::reduce_scatter && c.bytes == 8) {
+      run.results.push_back(with_disposition(std::move(r), Disposition::failed, "1 of 2 output elements wrong"));
+    }
+  }
   return run;
 }
 

@@ -279,6 +279,10 @@ Timing Context::time_launches(const Launch& launch, int rotation, TimingMode mod
 
 void Recorder::record(BenchmarkResult result) {
   ++done_;
+  if (quiet_) {
+    results_.push_back(std::move(result));
+    return;
+  }
   std::string figures;
   if (const auto flops = result.flop_rate(); flops && result.ceiling_metric == Metric::flop_rate) {
     figures = fmt::format("{:>10.2f} us {:>8.1f} TFLOP/s", result.timing->seconds.median * 1e6, *flops * 1e-12);

@@ -149,13 +149,16 @@ class Context {
 // Collects results and prints one progress line per result on stderr.
 class Recorder {
  public:
-  Recorder(std::vector<BenchmarkResult>& results, std::size_t expected) : results_(results), expected_(expected) {}
+  // quiet: no progress lines (the ranks of an MPI run other than rank 0).
+  Recorder(std::vector<BenchmarkResult>& results, std::size_t expected, bool quiet = false)
+      : results_(results), expected_(expected), quiet_(quiet) {}
   void record(BenchmarkResult result);
   [[nodiscard]] std::size_t count() const { return done_; }
 
  private:
   std::vector<BenchmarkResult>& results_;
   std::size_t expected_;
+  bool quiet_ = false;
   std::size_t done_ = 0;
 };
 

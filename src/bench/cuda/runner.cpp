@@ -7,6 +7,7 @@
 #include <exception>
 #include <set>
 
+#include "collectives_runner.hpp"
 #include "compute_runner.hpp"
 #include "harness.hpp"
 #include "layer_runner.hpp"
@@ -19,6 +20,31 @@
 
 namespace roofline::bench {
 namespace {
+
+// The device this process benchmarks: --device, or under MPI local_rank % devices. Under MPI the
+// ranks first agree that every one of them has a GPU, so that none waits in NCCL's bootstrap
+// for a rank that has already given up.
+DeviceInfo detect_this_device(const RunOptions& options) {
+  if (options.mpi == nullptr) return cuda::detect_device(options.device);
+  const mpi::Session& world = *options.mpi;
+  std::optional<DeviceInfo> device;
+  std::string why;
+  try {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      (void)cuda::detect_device(0);  // throws the message that says why
+    }
+    device = cuda::detect_device(world.local_rank() % count);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  const std::int64_t missing = world.sum(device ? 0 : 1);
+  if (missing == 0) return *device;
+  if (!device) {
+    throw NoDeviceError(fmt::format("no GPU on rank {} of {} ({}): {}", world.rank(), world.size(), world.host(), why));
+  }
+  throw NoDeviceError(fmt::format("{} of {} ranks found no GPU", missing, world.size()));
+}
 
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -34,8 +60,11 @@ struct Selection {
   cuda::ComputeSelection compute;
   std::vector<const layer::Case*> layers;
   std::size_t layer_results = 0;  // a layer case records the layer and each of its stages
+  std::vector<const collectives::Case*> collectives;
 
-  [[nodiscard]] std::size_t results() const { return memory.size() + compute.size() + layer_results; }
+  [[nodiscard]] std::size_t results() const {
+    return memory.size() + compute.size() + layer_results + collectives.size();
+  }
 };
 
 bool wanted(const RunOptions& options, bool quick_case, const std::string& id) {
@@ -67,13 +96,18 @@ Selection select_cases(const RunOptions& options, std::vector<std::string>& suit
           s.layer_results += 1 + layer::stages(c).size();
         }
       }
+    } else if (suite->name == collectives::suite().name) {
+      for (const collectives::Case& c : collectives::cases) {
+        if (wanted(options, c.quick, collectives::case_id(c))) s.collectives.push_back(&c);
+      }
     }
   }
   return s;
 }
 
 // Every result the selection records, not yet run: the run fills in what it never reached.
-std::vector<BenchmarkResult> planned_results(const Selection& s, const DeviceInfo& d, bool quick) {
+std::vector<BenchmarkResult> planned_results(const Selection& s, const DeviceInfo& d, bool quick, int ranks,
+                                             const std::optional<LinkSpec>& link) {
   std::vector<BenchmarkResult> planned;
   const memory::Sizes sizes = memory::plan_sizes(d.l2_bytes, d.sms, quick);
   for (const memory::Case* c : s.memory) planned.push_back(memory::make_result(*c, sizes));
@@ -85,6 +119,7 @@ std::vector<BenchmarkResult> planned_results(const Selection& s, const DeviceInf
   for (const layer::Case* c : s.layers) {
     for (BenchmarkResult& r : layer::make_results(*c)) planned.push_back(std::move(r));
   }
+  for (const collectives::Case* c : s.collectives) planned.push_back(collectives::make_result(*c, ranks, link));
   return planned;
 }
 
@@ -109,7 +144,19 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   const std::size_t total = selection.results();
   if (total == 0) throw InputError("--filter: no benchmark case matches (see roofline bench --list)");
 
-  run.device = cuda::detect_device(options.device);
+  const bool only_collectives = selection.results() == selection.collectives.size();
+  if (only_collectives && !cuda::collectives_built()) {
+    throw NoDeviceError(cuda::collectives_missing());  // before any GPU is touched
+  }
+  run.device = detect_this_device(options);
+  const int ranks = selection.collectives.empty() ? 1 : cuda::collective_ranks(options.mpi);
+  if (only_collectives && ranks < 2) {
+    throw NoDeviceError(fmt::format(
+        "the collectives suite needs at least 2 GPUs: this host has {} (across hosts: one GPU per rank under mpirun, "
+        "see docs/collectives.md)",
+        ranks));
+  }
+  const GpuSpec* spec = options.hardware;
   if (options.hardware != nullptr) {
     run.hardware_id = options.hardware->id;
     run.hardware_origin = options.hardware->origin;
@@ -118,6 +165,7 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   } else {
     const HardwareMatch match = match_hardware(run.device.name, registry);
     run.hardware_detail = match.detail;
+    spec = match.spec;
     if (match.spec != nullptr) {
       run.hardware_id = match.spec->id;
       run.hardware_origin = match.spec->origin;
@@ -142,7 +190,10 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   fmt::print(stderr, "roofline bench: {} results from {} suites, {} samples each, seed {}{}\n", total,
              run.suites.size(), run.policy.samples, run.seed, options.quick ? " (--quick)" : "");
 
-  cuda::Recorder recorder(run.results, total);
+  const bool quiet = options.mpi != nullptr && options.mpi->rank() != 0;
+  const std::optional<LinkSpec> link =
+      spec != nullptr ? std::optional<LinkSpec>(collectives::model_link(*spec)) : std::nullopt;
+  cuda::Recorder recorder(run.results, total, quiet);
   std::optional<std::string> hang;  // the message of a hang: the first case without a result hung
   try {
     if (!selection.memory.empty()) {
@@ -153,6 +204,19 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
     }
     if (!selection.layers.empty()) {
       cuda::run_layer_suite(ctx, selection.layers, options.quick, run.seed, recorder, run.notes);
+    }
+    if (!selection.collectives.empty()) {
+      if (cuda::collectives_built()) {
+        cuda::run_collectives_suite(selection.collectives, run.policy, options.mpi, run.device.index, link, recorder,
+                                    run.notes);
+      } else {
+        for (const collectives::Case* c : selection.collectives) {
+          BenchmarkResult r = collectives::make_result(*c, ranks, link);
+          r.disposition = Disposition::not_supported;
+          r.detail = cuda::collectives_missing();
+          recorder.record(std::move(r));
+        }
+      }
     }
   } catch (const cuda::GpuHang& e) {
     run.context_lost = true;
@@ -167,7 +231,7 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   if (run.results.size() < total) {
     std::set<std::string> done;
     for (const BenchmarkResult& r : run.results) done.insert(r.id);
-    for (BenchmarkResult& r : planned_results(selection, d, options.quick)) {
+    for (BenchmarkResult& r : planned_results(selection, d, options.quick, ranks, link)) {
       if (done.contains(r.id)) continue;
       if (hang) {
         r.disposition = Disposition::failed;

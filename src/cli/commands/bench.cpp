@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "commands.hpp"
 #include "roofline/bench_runner.hpp"
 #include "roofline/error.hpp"
+#include "roofline/mpi.hpp"
 #include "roofline/output_file.hpp"
 
 namespace roofline::cli {
@@ -54,11 +56,56 @@ std::vector<std::string> split_filters(const std::vector<std::string>& values) {
   return filters;
 }
 
+// Under MPI every rank runs the suite and gets the same results; rank 0 alone reports. The ranks
+// agree on the outcome first, so that a failure on one rank ends all of them with one message
+// (from rank 0) and one exit code, and none is left waiting.
+[[noreturn]] void finish_mpi_rank(std::optional<mpi::Session>& session, int code) {
+  session.reset();  // MPI_Finalize
+  std::cout.flush();
+  std::exit(code);
+}
+
+std::optional<bench::BenchRun> run_agreed(const bench::RunOptions& run_options, const HardwareRegistry& registry,
+                                          std::optional<mpi::Session>& session) {
+  std::int64_t code = 0;
+  std::string message;
+  std::optional<bench::BenchRun> run;
+  try {
+    run = bench::run_benchmarks(run_options, registry);
+  } catch (const Error& e) {
+    code = static_cast<int>(e.code());
+    message = e.what();
+  } catch (const std::exception& e) {
+    code = 70;
+    message = e.what();
+  }
+  const std::int64_t agreed = session->max(code);
+  if (agreed == 0) return run;
+  // Rank 0 prints before any rank exits: mpirun ends the job at the first non-zero exit.
+  if (session->rank() == 0) {
+    if (code == 0) message = "another rank failed (its message is in its own output)";
+    std::cerr << "roofline: " << (agreed == 70 ? "internal error: " : "") << message << std::endl;
+  }
+  session->barrier();
+  finish_mpi_rank(session, static_cast<int>(agreed));
+  return std::nullopt;
+}
+
 void run_bench(const BenchOptions& options) {
   const std::vector<const bench::SuiteInfo*> suites = bench::select_suites(options.suite);
   if (options.list) {
     emit(run_bench_list(options), options.common);
     return;
+  }
+  if (options.mpi_selftest) {
+    const mpi::Session session;
+    const std::string line = mpi::selftest(session);
+    if (!line.empty()) std::cout << line << '\n';
+    return;
+  }
+  const bool use_mpi = options.mpi || (mpi::launched() && options.suite == "collectives");
+  if (use_mpi && options.suite != "collectives") {
+    throw InputError("--mpi: only --suite collectives runs one rank per GPU");
   }
   (void)bench::timing_policy(options.quick, options.samples);  // flag errors before touching the GPU
   if (!(options.timeout_s >= 1 && options.timeout_s <= 86400)) {
@@ -76,9 +123,24 @@ void run_bench(const BenchOptions& options) {
   run_options.check_only = options.check_only;
   if (options.gpu) run_options.hardware = &registry.find(*options.gpu);
 
-  const bench::BenchRun run = bench::run_benchmarks(run_options, registry);
+  std::optional<mpi::Session> session;
+  if (use_mpi) {
+    session.emplace();
+    run_options.mpi = &*session;
+    // Every rank draws the same inputs and records the same seed.
+    std::uint64_t seed = run_options.seed.value_or(
+        static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
+    session->broadcast(&seed, sizeof seed);
+    run_options.seed = seed;
+  }
+  const bench::BenchRun run =
+      session ? *run_agreed(run_options, registry, session) : bench::run_benchmarks(run_options, registry);
+  if (session && session->rank() != 0) {
+    finish_mpi_rank(session, bench::failed_ids(run).empty() && !run.context_lost ? 0 : 1);
+  }
   nlohmann::json inputs = bench_inputs(options);
   inputs["seed"] = run.seed;
+  inputs["mpi_ranks"] = session ? nlohmann::json(session->size()) : nlohmann::json(nullptr);
   const Report report = bench::make_report(run, inputs);
   emit(report, options.common);
   if (options.json_path) write_file_atomically(*options.json_path, to_json(report).dump(2) + "\n");
@@ -109,6 +171,7 @@ nlohmann::json bench_inputs(const BenchOptions& options) {
           {"check_only", options.check_only},
           {"device", options.device},
           {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nlohmann::json(nullptr)},
+          {"mpi", options.mpi},
           {"command_line", command_line()}};
 }
 
@@ -152,6 +215,13 @@ void setup_bench_command(CLI::App& app) {
                       "Seconds any single wait for the GPU may take before the run is stopped as hung (default 60)");
   command->add_option("--gpu", options->gpu, "Hardware file to report against (default: matched by the device's name)");
   command->add_option("--json", options->json_path, "Also write the JSON report to FILE (atomically)");
+  command->add_flag("--mpi", options->mpi,
+                    "Collectives across hosts: one rank per GPU under mpirun (GPU = local rank % devices), NCCL "
+                    "bootstrapped through MPI; rank 0 writes the report. On by itself under mpirun with --suite "
+                    "collectives. Keep NCCL_NVLS_ENABLE=0 (roofline sets it when unset; docs/collectives.md)");
+  command->add_flag("--mpi-selftest", options->mpi_selftest,
+                    "Only check the MPI bootstrap: rank 0 broadcasts a token and prints how many ranks received it "
+                    "(needs no GPU)");
   add_common_options(*command, options->common);
   command->callback([options] { run_bench(*options); });
 }

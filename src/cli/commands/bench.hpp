@@ -23,6 +23,8 @@ struct BenchOptions {
   double timeout_s = 60;
   std::optional<std::string> gpu;        // the hardware file to report against
   std::optional<std::string> json_path;  // also write the JSON report here
+  bool mpi = false;                      // one rank per GPU (also on when started by mpirun with --suite collectives)
+  bool mpi_selftest = false;             // only check that the MPI ranks talk
   CommonOptions common;
 };
 

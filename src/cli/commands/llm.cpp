@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "commands.hpp"
+#include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
 #include "roofline/llm.hpp"
 
@@ -190,6 +191,11 @@ void add_deployment_flags(CLI::App& command, DeploymentFlags& flags) {
                   "Fractions of the peak FLOP/s and bandwidth kernels reach, e.g. compute=0.7,memory=0.8")
       ->capture_default_str()
       ->group("Model");
+  command
+      .add_option("--calibration", flags.calibration,
+                  "Calibration file (roofline calibrate): its measured collectives (bench --suite collectives) charge "
+                  "TP all-reduces and PP transfers on its GPU instead of the ring model")
+      ->group("Model");
 }
 
 void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config) {
@@ -209,6 +215,26 @@ void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& conf
     throw InputError(fmt::format("--scale-up-domain {}: must be at least 1", flags.scale_up_domain));
   }
   config.scale_up_domain = flags.scale_up_domain;
+  if (flags.calibration) {
+    const Calibration calibration = load_calibration(*flags.calibration);
+    config.collectives = std::make_shared<const CollectiveTables>(calibration.collectives);
+    config.collectives_gpu = calibration.gpu_id;
+  }
+}
+
+std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file) {
+  if (config.collectives_gpu != gpu.id) {
+    return fmt::format("--calibration {} is for {}, not {}: its measured collectives are not used (ring model)", file,
+                       config.collectives_gpu, gpu.id);
+  }
+  if (config.collectives->empty()) return fmt::format("--calibration {} holds no measured collectives", file);
+  std::vector<std::string> tables;
+  for (const CollectiveTable& t : config.collectives->tables)
+    tables.push_back(fmt::format("{} x{}", name_of(t.op), t.ranks));
+  return fmt::format(
+      "TP all-reduces, the logits all-gather and PP transfers within the scale-up domain are charged from the measured "
+      "collectives of {} ({}) where they cover the op and GPU count, the ring model elsewhere",
+      file, fmt::join(tables, ", "));
 }
 
 nlohmann::json deployment_flags_json(const DeploymentFlags& flags) {
@@ -218,7 +244,8 @@ nlohmann::json deployment_flags_json(const DeploymentFlags& flags) {
           {"scale_out_gbps", flags.scale_out_gbps},
           {"scale_out_latency_us", flags.scale_out_latency_us},
           {"scale_up_domain", flags.scale_up_domain},
-          {"efficiency", flags.efficiency}};
+          {"efficiency", flags.efficiency},
+          {"calibration", flags.calibration ? nlohmann::json(*flags.calibration) : nlohmann::json(nullptr)}};
 }
 
 Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
@@ -434,6 +461,7 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
                           {"tp_allreduce_decode_scale_up_us", ar_decode.scale_up_s * 1e6},
                           {"tp_allreduce_decode_scale_out_us", ar_decode.scale_out_s * 1e6}};
 
+  if (config.collectives) report.notes.push_back(collectives_note(config, gpu, *options.deployment.calibration));
   report.notes.push_back(fmt::format(
       "times are roofline bounds at datasheet peaks{} (HBM {:.2f} TB/s): every op takes max(FLOPs / peak, bytes / "
       "bandwidth); ops do not overlap; 1 GB = 1e9 B",

@@ -21,10 +21,16 @@ struct DeploymentFlags {
   double scale_out_latency_us = default_scale_out_latency_us;
   int scale_up_domain = default_scale_up_domain;
   std::string efficiency = "compute=1,memory=1";
+  // A calibration file (roofline calibrate): its measured collective tables charge TP and PP
+  // communication on its GPU (docs/collectives.md).
+  std::optional<std::string> calibration;
 };
 void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
-// Checks the values (InputError naming the flag) and fills the config's memory and link fields.
+// Checks the values (InputError naming the flag) and fills the config's memory and link fields
+// (and the measured collectives of --calibration).
 void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config);
+// The report's note on --calibration's collectives: used on this GPU, or why not.
+[[nodiscard]] std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file);
 [[nodiscard]] nlohmann::json deployment_flags_json(const DeploymentFlags& flags);
 
 struct LlmOptions {

@@ -259,6 +259,12 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
       "is not modelled");
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
   report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
+  if (space.base.collectives) {
+    report.notes.push_back(fmt::format(
+        "--calibration {}: candidates on {} charge TP/PP communication from its measured collectives where they cover "
+        "the op and GPU count; other GPUs and group sizes use the ring model",
+        *options.deployment.calibration, space.base.collectives_gpu));
+  }
   return report;
 }
 

@@ -9,6 +9,8 @@
 
 #include "commands.hpp"
 #include "roofline/bench_runner.hpp"
+#include "roofline/collective_validation.hpp"
+#include "roofline/collectives_suite.hpp"
 #include "roofline/error.hpp"
 #include "roofline/output_file.hpp"
 #include "roofline/prediction.hpp"
@@ -87,6 +89,26 @@ constexpr std::array<ColumnOf<PatternSummary>, 9> pattern_columns{{
     {{"calibrated_max_abs_error_pct", "max |err| %", 1},
      [](const PatternSummary& s) { return optional_cell(s.calibrated_max_abs_error, 100); }},
     {{"within_10pct", "within 10%", 0}, [](const PatternSummary& s) { return Cell{std::int64_t{s.within_10pct}}; }},
+}};
+
+constexpr std::array<ColumnOf<CollectiveComparison>, 12> collective_columns{{
+    {{"id", "benchmark", 0}, [](const CollectiveComparison& c) { return Cell{c.measurement->id}; }},
+    {{"op", "op", 0}, [](const CollectiveComparison& c) { return Cell{std::string(name_of(c.sample.op))}; }},
+    {{"ranks", "GPUs", 0}, [](const CollectiveComparison& c) { return Cell{std::int64_t{c.sample.ranks}}; }},
+    {{"bytes", "bytes", 0}, [](const CollectiveComparison& c) { return Cell{c.sample.bytes}; }},
+    {{"measured_us", "measured [us]", 2}, [](const CollectiveComparison& c) { return Cell{c.measured_s * 1e6}; }},
+    {{"busbw_gbps", "busbw GB/s", 2}, [](const CollectiveComparison& c) { return Cell{c.busbw / 1e9}; }},
+    {{"model_us", "ring model [us]", 2}, [](const CollectiveComparison& c) { return Cell{c.model_s * 1e6}; }},
+    {{"model_error_pct", "model err %", 1}, [](const CollectiveComparison& c) { return Cell{c.model_error() * 100}; }},
+    {{"calibrated_us", "calibrated [us]", 2},
+     [](const CollectiveComparison& c) { return optional_cell(c.calibrated_s, 1e6); }},
+    {{"calibrated_error_pct", "calibrated err %", 1},
+     [](const CollectiveComparison& c) {
+       return c.calibrated_s ? Cell{(*c.calibrated_s / c.measured_s - 1) * 100} : Cell{};
+     }},
+    {{"spread_pct", "spread %", 1},
+     [](const CollectiveComparison& c) { return Cell{c.measurement->timing->spread() * 100}; }},
+    {{"detail", "detail", 0}, [](const CollectiveComparison& c) { return Cell{c.calibrated_detail}; }},
 }};
 
 struct CeilingRow {
@@ -319,6 +341,19 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
   const std::vector<CeilingRow> ceilings = ceiling_rows(measured_ceilings(runs), gpu);
   report.tables.push_back(
       Table::from_rows<CeilingRow>("ceilings", "Measured ceilings vs the hardware file", ceiling_columns, ceilings));
+  const LinkSpec link = bench::collectives::model_link(gpu);
+  const std::vector<CollectiveComparison> collectives =
+      compare_collectives(runs, link, calibration != nullptr ? &calibration->collectives : nullptr);
+  if (!collectives.empty()) {
+    report.tables.push_back(Table::from_rows<CollectiveComparison>(
+        "collectives",
+        fmt::format("Collectives measured vs the ring model over {} ({:.0f} GB/s per direction, {:.1f} us per step)",
+                    link.name, link.bandwidth_bytes_per_s / 1e9, link.latency_s * 1e6),
+        collective_columns, collectives));
+    report.notes.push_back(
+        "collectives: model = ring_steps x latency + bus_factor x bytes / link bandwidth (docs/collectives.md); "
+        "calibrated = the calibration's measured table for the op and GPU count, interpolated in log(bytes)");
+  }
 
   report.notes.push_back(fmt::format(
       "roofline: the bare model, max(FLOPs / peak, bytes / bandwidth) with the figures of {} ({:.2f} TB/s); no "

@@ -1,0 +1,20 @@
+# Decides whether MPI is used (ROOFLINE_HAVE_MPI): the collectives suite then runs one rank per
+# GPU under mpirun, NCCL bootstrapped through MPI. Optional: without it bench runs the suite on
+# the GPUs of one host only.
+set(ROOFLINE_MPI "AUTO" CACHE STRING "Use MPI for multi-host collectives: AUTO (where found), ON (required), OFF")
+set_property(CACHE ROOFLINE_MPI PROPERTY STRINGS AUTO ON OFF)
+set(ROOFLINE_HAVE_MPI OFF)
+if(NOT ROOFLINE_MPI STREQUAL "OFF")
+  if(ROOFLINE_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS CXX)
+  else()
+    find_package(MPI QUIET COMPONENTS CXX)
+  endif()
+  if(MPI_CXX_FOUND)
+    set(ROOFLINE_HAVE_MPI ON)
+    find_program(ROOFLINE_MPIEXEC NAMES mpirun mpiexec HINTS ${MPI_CXX_COMPILER_DIR})
+    message(STATUS "roofline: MPI enabled (${MPI_CXX_LIBRARIES}; launcher ${MPIEXEC_EXECUTABLE})")
+  else()
+    message(STATUS "roofline: no MPI found; bench --mpi is unavailable")
+  endif()
+endif()
