@@ -44,7 +44,7 @@ publish() {
   local f
   for f in summary.txt build.log collectives.log ctest.log mpi.log bench-collectives.json bench-collectives-mpi.json \
            environment.txt; do
-    [ -f "$RESULTS/$f" ] && cp -f "$RESULTS/$f" "$OUT/$f"
+    if [ -f "$RESULTS/$f" ]; then cp -f "$RESULTS/$f" "$OUT/$f"; fi
   done
 }
 run_phase() {

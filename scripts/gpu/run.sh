@@ -53,7 +53,7 @@ publish() {
   local f
   for f in summary.txt build.log ctest.log suites.log sanitize.log bench-memory.json bench-compute.json \
            bench-layer.json; do
-    [ -f "$RESULTS/$f" ] && cp -f "$RESULTS/$f" "$OUT/$f"
+    if [ -f "$RESULTS/$f" ]; then cp -f "$RESULTS/$f" "$OUT/$f"; fi
   done
 }
 
@@ -191,14 +191,22 @@ phase_sanitize() {
   for suite in memory compute layer; do
     [ "$(left)" -lt 40 ] && { say "sanitize: racecheck of $suite skipped (time)"; rc=1; continue; }
     echo "######## racecheck --suite $suite --quick --check-only --filter ${filters[$suite]}" >> "$RESULTS/sanitize.log"
-    # cuBLAS's own Hopper kernels (nvjet_*, reached through the cuBLAS references and standard
-    # attention) synchronize through mbarriers and the async proxy, which racecheck reports as
-    # hazards (run of 2026-11-30); they are the reference, not the project's code, so they are left out.
-    timeout "$(deadline 25)" "$sanitizer" --tool racecheck --error-exitcode 9 --kernel-name-exclude kns=nvjet \
+    timeout "$(deadline 25)" "$sanitizer" --tool racecheck --error-exitcode 9 \
       "$BIN" bench --suite "$suite" --quick --check-only --timeout 600 --filter "${filters[$suite]}" \
-      --format json -o /dev/null >> "$RESULTS/sanitize.log" 2>&1
+      --format json -o /dev/null > "$RESULTS/racecheck-$suite.log" 2>&1
     r=$?
+    cat "$RESULTS/racecheck-$suite.log" >> "$RESULTS/sanitize.log"
     echo "######## exit $r" >> "$RESULTS/sanitize.log"
+    # cuBLAS's own Hopper kernels (nvjet_*, run by the cuBLAS references and standard attention)
+    # synchronize through mbarriers and the async proxy, which racecheck reports as a hazard; they
+    # are the reference, not the project's code. Leaving them out with --kernel-name-exclude made
+    # the sanitizer itself fail ("failed to handle a hardware exception", 2026-11-30), so they run
+    # and a hazard reported only inside nvjet kernels does not fail the phase.
+    if [ $r -eq 9 ] && grep -q "Race reported" "$RESULTS/racecheck-$suite.log" &&
+      ! grep "Race reported" "$RESULTS/racecheck-$suite.log" | grep -qv "nvjet_"; then
+      echo "######## the hazards above are all inside cuBLAS's nvjet kernels: not the project's code" >> "$RESULTS/sanitize.log"
+      r=0
+    fi
     [ $r -eq 0 ] || rc=$r
   done
   grep -E "^######## (memcheck|racecheck|exit)|ERROR SUMMARY|LEAK SUMMARY|RACECHECK SUMMARY" "$RESULTS/sanitize.log" >&2

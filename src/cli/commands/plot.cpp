@@ -172,10 +172,12 @@ ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const Har
   for (const std::string& file : options.measured) runs.push_back(load_measured(file));
   MeasuredCeilings ceilings;
   if (!runs.empty()) {
-    const GpuSpec& measured_on = gpu_of_runs(runs, registry, std::nullopt);
-    if (measured_on.id != gpu.id) {
+    // The registry owns the spec; the name is kept by value only because g++ 13 takes the
+    // std::nullopt argument for a temporary the reference could dangle into.
+    const std::string measured_on = gpu_of_runs(runs, registry, std::nullopt).id;
+    if (measured_on != gpu.id) {
       throw InputError(fmt::format("--measured {}: measured on {}, but the chart is of {}", runs.front().file,
-                                   measured_on.id, gpu.id));
+                                   measured_on, gpu.id));
     }
     ceilings = measured_ceilings(runs);
     for (const PeakClass peak : peaks) {
