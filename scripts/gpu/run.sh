@@ -188,7 +188,10 @@ phase_sanitize() {
   for suite in memory compute layer; do
     [ "$(left)" -lt 40 ] && { say "sanitize: racecheck of $suite skipped (time)"; rc=1; continue; }
     echo "######## racecheck --suite $suite --quick --check-only --filter ${filters[$suite]}" >> "$RESULTS/sanitize.log"
-    timeout "$(deadline 25)" "$sanitizer" --tool racecheck --error-exitcode 9 \
+    # cuBLAS's own Hopper kernels (nvjet_*, reached through the cuBLAS references and standard
+    # attention) synchronize through mbarriers and the async proxy, which racecheck reports as
+    # hazards (run of 2026-11-30); they are the reference, not the project's code, so they are left out.
+    timeout "$(deadline 25)" "$sanitizer" --tool racecheck --error-exitcode 9 --kernel-name-exclude kns=nvjet \
       "$BIN" bench --suite "$suite" --quick --check-only --timeout 600 --filter "${filters[$suite]}" \
       --format json -o /dev/null >> "$RESULTS/sanitize.log" 2>&1
     r=$?
