@@ -25,8 +25,8 @@ struct LayerStageCheck {
   Basis basis;
   IdealTime roofline;
   std::optional<CalibratedTime> calibrated;
-  std::string not_calibrated;          // why not, when a calibration was given
-  std::optional<double> measured_s;    // the stage timed inside the layer, if the run has it
+  std::string not_calibrated;        // why not, when a calibration was given
+  std::optional<double> measured_s;  // the stage timed inside the layer, if the run has it
   [[nodiscard]] double expected_s() const { return calibrated ? calibrated->time_s : roofline.time_s; }
 };
 

@@ -38,9 +38,9 @@ struct StepOp {
   OpCost cost;            // one GPU (HBM traffic; zero for transfers between GPUs)
   double link_bytes = 0;  // bytes one GPU sends over a link (collectives, pipeline transfers)
   OpRole role = OpRole::weights;
-  std::string_view bound;  // memory, compute or link
-  double time_s = 0;       // expected: calibrated where a table covers the op, else roofline_s
-  double roofline_s = 0;   // the roofline bound (scaled by TimeOptions::efficiency)
+  std::string_view bound;                    // memory, compute or link
+  double time_s = 0;                         // expected: calibrated where a table covers the op, else roofline_s
+  double roofline_s = 0;                     // the roofline bound (scaled by TimeOptions::efficiency)
   std::optional<OpCalibration> calibration;  // set when TimeOptions::calibration is
 };
 
@@ -54,7 +54,7 @@ struct LayerGroup {
 
 struct StepTime {
   std::vector<LayerGroup> groups;
-  double time_s = 0;  // sum over groups of count x time: one step through every stage
+  double time_s = 0;      // sum over groups of count x time: one step through every stage
   double roofline_s = 0;  // the same sum of the ops' roofline times (equal to time_s without a calibration)
   // Seconds per step by what they are spent on; compute-bound ops count as compute.
   double weights_s = 0;

@@ -147,9 +147,9 @@ std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {
   const NormShape norm{rows, m.hidden, NormKind::rmsnorm, false, dt};
   const ElementwiseFnInfo& add = info(ElementwiseFn::add);
   const ElementwiseFnInfo& swiglu = info(ElementwiseFn::swiglu);
-  const StagePlan residual = plan_of(
-      Stage::residual1, "elementwise_cost",
-      elementwise_basis({rows * m.hidden, add.inputs, add.outputs, add.flops_per_element, dt}));
+  const StagePlan residual =
+      plan_of(Stage::residual1, "elementwise_cost",
+              elementwise_basis({rows * m.hidden, add.inputs, add.outputs, add.flops_per_element, dt}));
 
   AttentionShape attention;
   attention.batch = c.batch;

@@ -199,8 +199,8 @@ class StepBuilder {
   void norm(std::vector<StepOp>& ops, std::string_view name, std::int64_t rows, std::int64_t width) const {
     // Residual add fused into the norm (vLLM's and TensorRT-LLM's fused add + RMSNorm).
     const NormShape shape{rows, width, m_.norm, true, act_};
-    add(ops, name, "norm", describe("{} x {} {}", rows, width, name_of(m_.norm)), norm_cost(shape),
-        OpRole::activations, vector_peak_, [&] { return norm_basis(shape); });
+    add(ops, name, "norm", describe("{} x {} {}", rows, width, name_of(m_.norm)), norm_cost(shape), OpRole::activations,
+        vector_peak_, [&] { return norm_basis(shape); });
   }
 
   void elementwise(std::vector<StepOp>& ops, std::string_view name, std::int64_t elements, ElementwiseFn fn) const {
@@ -226,7 +226,8 @@ class StepBuilder {
     const OpCost both = sum(read, write);
     add(ops, "kv_append", "elementwise", describe("{} elements -> {}", elements, name_of(c_.kv)), both,
         OpRole::kv_cache, vector_peak_, [&] {
-          return vector_basis(both, 1, 1, act_, fmt::format("kv_append{{{} elements -> {}}}", elements, name_of(c_.kv)));
+          return vector_basis(both, 1, 1, act_,
+                              fmt::format("kv_append{{{} elements -> {}}}", elements, name_of(c_.kv)));
         });
   }
 
@@ -301,8 +302,8 @@ class StepBuilder {
           gemm_cost(up), OpRole::weights, weight_peak_, [&] { return gemm_basis(up); });
     } else {
       linear(ops, "kv_up", tokens_, hq * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank);
-      add(ops, "attention", "latent_attention", text, latent_attention_cost(shape), OpRole::activations, act_peak_,
-          {}, no_latent_table);
+      add(ops, "attention", "latent_attention", text, latent_attention_cost(shape), OpRole::activations, act_peak_, {},
+          no_latent_table);
     }
     linear(ops, "o_proj", tokens_, m_.hidden, hq * a.v_head_dim);
   }
@@ -441,8 +442,8 @@ StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sh
       // Transfers between GPUs are timed by the link model, which a calibration does not change.
       if (op.role != OpRole::tp_comm && op.role != OpRole::pp_comm) continue;
       op.roofline_s = op.time_s;
-      if (options.calibration != nullptr && !op.calibration) op.calibration = OpCalibration{false, {}, 0, false,
-                                                                                           std::string(no_link_table)};
+      if (options.calibration != nullptr && !op.calibration)
+        op.calibration = OpCalibration{false, {}, 0, false, std::string(no_link_table)};
     }
   }
   account(step);

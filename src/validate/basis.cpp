@@ -348,8 +348,8 @@ namespace {
 // that the stages are summarised apart from the microbenchmarks they are predicted from.
 BasisOrReason layer_stage_basis(const Measurement& m) {
   const auto layer = m.parameters.find("layer");
-  const bench::layer::Case* c = layer != m.parameters.end() && layer->is_string() ? layer_case(layer->get<std::string>())
-                                                                                  : nullptr;
+  const bench::layer::Case* c =
+      layer != m.parameters.end() && layer->is_string() ? layer_case(layer->get<std::string>()) : nullptr;
   if (c == nullptr) return NoBasis{"not a stage of this build's layer suite", false};
   for (bench::layer::StagePlan& plan : bench::layer::stages(*c)) {
     if (bench::layer::stage_id(*c, plan.stage) != m.id) continue;

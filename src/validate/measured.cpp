@@ -307,8 +307,8 @@ MeasuredRun measured_from_bench_report(const json& report, const std::string& na
     // A table a suite derives from its results (compute's attention_by_n: one row per shape, the
     // kernels side by side) is no group of results and has no ids: the results are elsewhere.
     const bool derived = suite_of_group(group).empty() && std::none_of(rows.begin(), rows.end(), [](const json& row) {
-      return row.is_object() && row.contains("id");
-    });
+                           return row.is_object() && row.contains("id");
+                         });
     if (derived) continue;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       Measurement m = bench_row(rows[i], group, fmt::format("{}/{}", where, i), f);

@@ -257,10 +257,10 @@ TEST_CASE("llm and plan --calibration: calibrated op times from the H200 tables,
   CHECK(both.exit_code == 2);
   CHECK_THAT(both.err, Contains("give one of them"));
   std::ofstream(dir / "broken.json") << "{}";
-  const CommandResult broken =
-      roofline("plan --model llama-3.1-8b --gpus h200 --rps 1 --prompt 1024 --output 128 --tpot-ms 100 --ttft-ms "
-               "5000 --price all=2 --calibration " +
-               (dir / "broken.json").string());
+  const CommandResult broken = roofline(
+      "plan --model llama-3.1-8b --gpus h200 --rps 1 --prompt 1024 --output 128 --tpot-ms 100 --ttft-ms "
+      "5000 --price all=2 --calibration " +
+      (dir / "broken.json").string());
   CHECK(broken.exit_code == 2);
   CHECK_THAT(broken.err, Contains("broken.json"));
   CHECK(broken.out.empty());

@@ -79,14 +79,18 @@ constexpr OpColumn share_column{
 constexpr std::array<OpColumn, 5> op_calibration_columns{{
     {{"roofline_us", "roofline [us]", 2}, [](const OpRow& r) { return Cell{r.op.roofline_s * 1e6}; }},
     {{"calibration_table", "calibration", 0},
-     [](const OpRow& r) { return r.op.calibration && r.op.calibration->applied ? Cell{r.op.calibration->table} : Cell{}; }},
+     [](const OpRow& r) {
+       return r.op.calibration && r.op.calibration->applied ? Cell{r.op.calibration->table} : Cell{};
+     }},
     {{"efficiency", "efficiency", 3},
      [](const OpRow& r) {
        return r.op.calibration && r.op.calibration->applied ? Cell{r.op.calibration->efficiency} : Cell{};
      }},
     {{"clamped", "clamped", 0},
      [](const OpRow& r) {
-       return r.op.calibration && r.op.calibration->applied ? Cell{std::string(r.op.calibration->clamped ? "yes" : "no")} : Cell{};
+       return r.op.calibration && r.op.calibration->applied
+                  ? Cell{std::string(r.op.calibration->clamped ? "yes" : "no")}
+                  : Cell{};
      }},
     {{"calibration_note", "calibration note", 0},
      [](const OpRow& r) { return r.op.calibration ? Cell{r.op.calibration->detail} : Cell{}; }},
@@ -428,15 +432,14 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
         fmt::format(", calibrated ({} of {} decode ops)", calibrated_ops(decode), op_count(decode));
     row("ttft_ms")->derivation +=
         fmt::format(", calibrated ({} of {} prefill ops)", calibrated_ops(first), op_count(first));
-    rows.insert(row("decode_bottleneck"),
-                {{"tpot_roofline_ms", "time per output token, roofline", decode.roofline_s * 1e3, "ms",
-                  "the same step at the roofline bound"},
-                 {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3, "ms",
-                  "the same prefill at the roofline bound"},
-                 {"tokens_per_s_roofline", "tokens/s, deployment, roofline", tokens_per_s_roofline, "tokens/s",
-                  "at the roofline TPOT"},
-                 {"calibration", "calibration", calibration->file, "",
-                  fmt::format("learnt on {}", calibration->gpu_id)}});
+    rows.insert(row("decode_bottleneck"), {{"tpot_roofline_ms", "time per output token, roofline",
+                                            decode.roofline_s * 1e3, "ms", "the same step at the roofline bound"},
+                                           {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3,
+                                            "ms", "the same prefill at the roofline bound"},
+                                           {"tokens_per_s_roofline", "tokens/s, deployment, roofline",
+                                            tokens_per_s_roofline, "tokens/s", "at the roofline TPOT"},
+                                           {"calibration", "calibration", calibration->file, "",
+                                            fmt::format("learnt on {}", calibration->gpu_id)}});
   }
   report.tables.push_back(Table::from_rows<SummaryRow>(
       "summary",
@@ -451,18 +454,18 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   report.tables.push_back(
       Table::from_rows<StageRow>("memory", "Memory per GPU, by pipeline stage", stage_columns, stages));
 
-  const std::string timing = calibration ? "time = one instance, calibrated where a table covers the op"
-                                         : "time = one instance";
+  const std::string timing =
+      calibration ? "time = one instance, calibrated where a table covers the op" : "time = one instance";
   const auto op_table = [&](std::string name, std::string title, const StepTime& step) {
-    return calibration ? Table::from_rows<OpRow>(std::move(name), std::move(title), op_columns_calibrated,
-                                                 op_rows(step))
-                       : Table::from_rows<OpRow>(std::move(name), std::move(title), op_columns, op_rows(step));
+    return calibration
+               ? Table::from_rows<OpRow>(std::move(name), std::move(title), op_columns_calibrated, op_rows(step))
+               : Table::from_rows<OpRow>(std::move(name), std::move(title), op_columns, op_rows(step));
   };
-  report.tables.push_back(op_table(
-      "decode",
-      fmt::format("One decode step on one GPU: batch {}, {} tokens cached per request ({})", batch,
-                  memory.cached_tokens, timing),
-      decode));
+  report.tables.push_back(
+      op_table("decode",
+               fmt::format("One decode step on one GPU: batch {}, {} tokens cached per request ({})", batch,
+                           memory.cached_tokens, timing),
+               decode));
   report.tables.push_back(
       op_table("prefill", fmt::format("Prefill of one {}-token prompt on one GPU ({})", prompt, timing), first));
 
@@ -535,12 +538,10 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
     report.extra_results["tpot_roofline_ms"] = decode.roofline_s * 1e3;
     report.extra_results["ttft_roofline_ms"] = first.roofline_s * 1e3;
     report.extra_results["tokens_per_s_roofline"] = tokens_per_s_roofline;
-    report.extra_results["calibration"] = {{"file", calibration->file},
-                                           {"gpu", calibration->gpu_id},
-                                           {"decode_ops", op_count(decode)},
-                                           {"decode_ops_calibrated", calibrated_ops(decode)},
-                                           {"prefill_ops", op_count(first)},
-                                           {"prefill_ops_calibrated", calibrated_ops(first)}};
+    report.extra_results["calibration"] = {
+        {"file", calibration->file},      {"gpu", calibration->gpu_id},
+        {"decode_ops", op_count(decode)}, {"decode_ops_calibrated", calibrated_ops(decode)},
+        {"prefill_ops", op_count(first)}, {"prefill_ops_calibrated", calibrated_ops(first)}};
   }
 
   if (calibration) {
@@ -550,12 +551,12 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
                                          calibration->gpu_id, gpu.id));
     }
   }
-  report.notes.push_back(fmt::format(
-      "{}roofline bounds at datasheet peaks{} (HBM {:.2f} TB/s): every op takes max(FLOPs / peak, bytes / "
-      "bandwidth); ops do not overlap; 1 GB = 1e9 B",
-      calibration ? "roofline times are " : "times are ",
-      options.deployment.efficiency == "compute=1,memory=1" ? "" : " scaled by --efficiency",
-      gpu.memory_bandwidth_tbps));
+  report.notes.push_back(
+      fmt::format("{}roofline bounds at datasheet peaks{} (HBM {:.2f} TB/s): every op takes max(FLOPs / peak, bytes / "
+                  "bandwidth); ops do not overlap; 1 GB = 1e9 B",
+                  calibration ? "roofline times are " : "times are ",
+                  options.deployment.efficiency == "compute=1,memory=1" ? "" : " scaled by --efficiency",
+                  gpu.memory_bandwidth_tbps));
   report.notes.push_back(fmt::format(
       "projections multiply in {} on {}; norms, softmax and elementwise ops run on the fp32 vector units; attention "
       "math in {}",

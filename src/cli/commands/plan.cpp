@@ -277,7 +277,8 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
     report.notes.push_back(
         others.empty()
             ? fmt::format("candidates are timed and ranked with calibrated times; the JSON keeps the roofline times "
-                          "beside them (*_roofline_ms) and lists every rejected candidate; TPOT {:.2f} ms and TTFT {:.1f} ms at the roofline for the "
+                          "beside them (*_roofline_ms) and lists every rejected candidate; TPOT {:.2f} ms and TTFT "
+                          "{:.1f} ms at the roofline for the "
                           "chosen one",
                           best.tpot_roofline_s * 1e3, best.ttft_roofline_s * 1e3)
             : fmt::format("the calibration is for {}: {} keep roofline times, which measured kernels do not reach, "

@@ -117,7 +117,8 @@ std::string layer_detail(const LayerCheck& l) {
 
 constexpr std::array<ColumnOf<LayerCheck>, 16> layer_columns{{
     {{"id", "layer", 0}, [](const LayerCheck& l) { return Cell{l.measurement->id}; }},
-    {{"phase", "phase", 0}, [](const LayerCheck& l) { return Cell{std::string(bench::layer::name_of(l.layer.phase))}; }},
+    {{"phase", "phase", 0},
+     [](const LayerCheck& l) { return Cell{std::string(bench::layer::name_of(l.layer.phase))}; }},
     {{"batch", "batch", 0}, [](const LayerCheck& l) { return Cell{l.layer.batch}; }},
     {{"context", "context", 0}, [](const LayerCheck& l) { return Cell{l.layer.context}; }},
     {{"tokens", "tokens", 0}, [](const LayerCheck& l) { return Cell{bench::layer::tokens(l.layer)}; }},
@@ -377,8 +378,9 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
         "calibrated through the best implementation's table)",
         layer_columns, layers);
     if (parse_format(options.common.format) == Format::table) {
-      table = narrowed(std::move(table), {"id", "measured_us", "stages_measured_us", "roofline_us", "roofline_error_pct",
-                                          "calibrated_us", "calibrated_error_pct", "calibrated_stages", "detail"});
+      table =
+          narrowed(std::move(table), {"id", "measured_us", "stages_measured_us", "roofline_us", "roofline_error_pct",
+                                      "calibrated_us", "calibrated_error_pct", "calibrated_stages", "detail"});
     }
     report.tables.push_back(std::move(table));
   }
