@@ -446,6 +446,16 @@ TEST_CASE("validate on the H200 layer run: each decoder layer against the sum of
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("the committed calibration of H200 run 2 is what calibrate writes today") {
+  const auto dir = scratch("committed-run2");
+  const std::string run2 = "docs/results/2026-11-30-h200-run2";
+  const CommandResult result = roofline_in_source("calibrate --measured " + run2 + "/bench-memory.json --measured " +
+                                                  run2 + "/bench-compute.json -o " + (dir / "cal.json").string());
+  REQUIRE(result.exit_code == 0);
+  CHECK(slurp(dir / "cal.json") == slurp(source / run2 / "calibration.json"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("regression check between the two real H200 memory runs: the outcome as it is") {
   const std::string run1 = memory;
   const std::string run2 = (source / "tests/data/bench/h200-memory-2026-11-30-run2.json").string();
