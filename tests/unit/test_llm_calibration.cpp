@@ -121,7 +121,9 @@ TEST_CASE("llm with a calibration: GEMVs at efficiency 0.5 take twice the roofli
     }
   }
   CHECK(step.time_s == Approx(expected));
-  CHECK(step.time_s > 1.9 * step.roofline_s);  // GEMVs dominate a decode step at batch 8
+  // Per GPU the step reads about 70.5 GB of weights (x 2) and 5.4 GB of KV cache (kept: 2 x 4 KV heads
+  // x 128 x 2 B x 80 layers x 4096 tokens x 8 requests): (2 x 70.5 + 5.4) / (70.5 + 5.4) = 1.93.
+  CHECK(step.time_s > 1.85 * step.roofline_s);
 
   // Prefill runs GEMMs, which this calibration has no table for.
   const StepTime first = prefill(m, h100, s, c, 1024, calibrated);
@@ -169,7 +171,7 @@ TEST_CASE("the planner times and ranks candidates with calibrated times and keep
   // The decode step at the chosen batch: its roofline figure is the uncalibrated step at that batch.
   const StepTime step = decode_step(m, h100, shard(m, 1, 1), DeploymentConfig{}, c.batch, 512 + 128);
   CHECK(c.step_roofline_s == Approx(step.time_s));
-  CHECK(c.step_s > 1.9 * c.step_roofline_s);
+  CHECK(c.step_s > c.step_roofline_s);  // GEMVs x 2; attention over the cache has no table here
   CHECK(c.tpot_roofline_s == Approx(c.step_roofline_s + static_cast<double>(c.batch) * c.ttft_roofline_s / 128.0));
   // Slower steps serve fewer requests per replica: never cheaper than the roofline's plan.
   CHECK(c.usd_per_million_output_tokens >= b.usd_per_million_output_tokens);
