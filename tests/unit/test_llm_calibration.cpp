@@ -164,8 +164,8 @@ TEST_CASE("the planner times and ranks candidates with calibrated times and keep
   REQUIRE(calibrated.ranked.size() == 1);
   const PlanCandidate& b = bare.ranked.front();
   const PlanCandidate& c = calibrated.ranked.front();
-  // Prefill has no GEMM table here: only its norms and elementwise ops (x 4) and the head's GEMV
-  // (last position, x 2) slow down. TTFT at the roofline is the uncalibrated one.
+  // Prefill has no GEMM table here: only its norms, RoPE, K/V append and embedding copy (1 read : 1
+  // write, x 4) slow down. TTFT at the roofline is the uncalibrated one.
   CHECK(c.ttft_roofline_s == Approx(b.ttft_s));
   CHECK(c.ttft_s > c.ttft_roofline_s);
   // The decode step at the chosen batch: its roofline figure is the uncalibrated step at that batch.
