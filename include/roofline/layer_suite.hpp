@@ -24,6 +24,7 @@
 
 #include "roofline/bench.hpp"
 #include "roofline/dtype.hpp"
+#include "roofline/validate.hpp"
 
 namespace roofline::bench::layer {
 
@@ -111,7 +112,8 @@ struct StagePlan {
   Stage stage = Stage::rmsnorm1;
   std::string_view name;   // "qkv"
   std::string_view model;  // the model function that counts it: "gemv_cost"
-  OpCost cost;
+  OpCost cost;             // = basis.cost
+  Basis basis;             // the operation as validate and calibration see it (its best table)
 };
 
 [[nodiscard]] std::int64_t tokens(const Case& c);

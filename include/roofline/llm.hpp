@@ -5,6 +5,7 @@
 // all-reduce over the scale-up link against the scale-out network. docs/llm.md derives it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,9 +15,21 @@
 
 namespace roofline {
 
+struct Calibration;
+
 // What an op's time is spent on, for the bottleneck.
 enum class OpRole : std::uint8_t { weights, kv_cache, activations, tp_comm, pp_comm };
 [[nodiscard]] std::string_view name_of(OpRole role);
+
+// How a calibration (roofline/calibration.hpp) set an op's expected time: through a table, or
+// not (and why: another GPU, no table for the format, an operation no benchmark measures).
+struct OpCalibration {
+  bool applied = false;
+  std::string table;      // the best-implementation table looked up
+  double efficiency = 0;  // roofline time / expected time
+  bool clamped = false;   // outside the measured range of the table
+  std::string detail;     // where the lookup lay (applied) or why the roofline was kept
+};
 
 struct StepOp {
   std::string_view name;  // qkv_proj, attention, ffn_down, tp_allreduce, ...
@@ -25,20 +38,24 @@ struct StepOp {
   OpCost cost;            // one GPU (HBM traffic; zero for transfers between GPUs)
   double link_bytes = 0;  // bytes one GPU sends over a link (collectives, pipeline transfers)
   OpRole role = OpRole::weights;
-  std::string_view bound;  // memory, compute or link
-  double time_s = 0;
+  std::string_view bound;                    // memory, compute or link
+  double time_s = 0;                         // expected: calibrated where a table covers the op, else roofline_s
+  double roofline_s = 0;                     // the roofline bound (scaled by TimeOptions::efficiency)
+  std::optional<OpCalibration> calibration;  // set when TimeOptions::calibration is
 };
 
 struct LayerGroup {
   std::string_view name;   // layer, dense layer, moe layer, embedding + head, pipeline
   std::int64_t count = 0;  // instances per step on the path through all stages
   std::vector<StepOp> ops;
-  [[nodiscard]] double time_s() const;  // one instance
+  [[nodiscard]] double time_s() const;      // one instance
+  [[nodiscard]] double roofline_s() const;  // one instance, roofline times
 };
 
 struct StepTime {
   std::vector<LayerGroup> groups;
-  double time_s = 0;  // sum over groups of count x time: one step through every stage
+  double time_s = 0;      // sum over groups of count x time: one step through every stage
+  double roofline_s = 0;  // the same sum of the ops' roofline times (equal to time_s without a calibration)
   // Seconds per step by what they are spent on; compute-bound ops count as compute.
   double weights_s = 0;
   double kv_cache_s = 0;
@@ -55,6 +72,10 @@ struct StepTime {
 struct TimeOptions {
   Efficiency efficiency;  // 1 = the roofline bound at datasheet peaks
   bool describe = true;   // format each op's shape (the planner skips it)
+  // Measured efficiency tables: each op's expected time becomes its roofline time on the GPU's
+  // roofs over the efficiency its best-implementation table gives (calibrated_time, the lookup
+  // `op --calibration` makes); ops no table covers keep the roofline. Not owned; may be null.
+  const Calibration* calibration = nullptr;
 };
 
 // One decode step: `batch` requests, each with `context` tokens in its cache (the new token

@@ -33,7 +33,7 @@ struct PlanSpace {
   std::vector<int> pp{1, 2, 4};
   std::int64_t max_batch = 1024;  // concurrent requests per replica
   DeploymentConfig base;          // reserve, workspace, links (tp/pp/formats are enumerated)
-  TimeOptions time{{}, false};
+  TimeOptions time{{}, false};    // with a calibration, candidates are timed and ranked by calibrated times
 };
 
 // Why a candidate was dropped.
@@ -56,6 +56,10 @@ struct PlanCandidate {
   double ttft_s = 0;  // prefill of one prompt
   double step_s = 0;  // one decode step at the batch, at the longest context
   double tpot_s = 0;  // step_s plus the prefills interleaved with it
+  // The same three at the roofline bound (equal to the above without a calibration).
+  double ttft_roofline_s = 0;
+  double step_roofline_s = 0;
+  double tpot_roofline_s = 0;
   double requests_per_s_per_replica = 0;
   std::int64_t replicas = 0;
   std::int64_t gpus_total = 0;

@@ -92,6 +92,11 @@ struct IdealTime {
 [[nodiscard]] Basis norm_basis(const NormShape& shape);
 [[nodiscard]] Basis softmax_basis(const SoftmaxShape& shape);
 [[nodiscard]] Basis attention_basis(const AttentionShape& shape, AttentionImpl impl);
+// Flash attention as a model step runs it, `cost` being its traffic with the kernel's tiles.
+// Prefill (seq > 1) takes the flash attention tables. A decode step (one query row per sequence
+// against its cache) is a stream through the KV cache, a shape the attention benchmarks (square:
+// seq = kv_seq) do not measure: it takes the read-only stream table, and its note says so.
+[[nodiscard]] Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost);
 
 // ---- The GPU of measured runs ----
 // The hardware file every run was measured on: `gpu_flag` when given, else the id the run

@@ -80,16 +80,20 @@ std::vector<CaseInfo> list_cases() {
 
 // A linear layer: in_features -> out_features on `rows` tokens. Decode runs it as a GEMV (the
 // weight read once for all tokens), prefill as a GEMM; the model counts both the same way.
+StagePlan plan_of(Stage stage, std::string_view model, Basis basis) {
+  return {stage, name_of(stage), model, basis.cost, std::move(basis)};
+}
+
 StagePlan linear_stage(Stage stage, const Case& c, std::int64_t out_features, std::int64_t in_features, DType dtype) {
   const std::int64_t rows = tokens(c);
   if (c.phase == Phase::decode) {
-    return {stage, name_of(stage), "gemv_cost", gemv_cost({out_features, in_features, rows, dtype, dtype})};
+    return plan_of(stage, "gemv_cost", gemv_basis({out_features, in_features, rows, dtype, dtype}));
   }
-  return {stage, name_of(stage), "gemm_cost", gemm_cost({rows, out_features, in_features, 1, dtype, dtype, dtype})};
+  return plan_of(stage, "gemm_cost", gemm_basis({rows, out_features, in_features, 1, dtype, dtype, dtype}));
 }
 
 StagePlan copy_stage(Stage stage, std::int64_t elements, DType dtype) {
-  return {stage, name_of(stage), "elementwise_cost", elementwise_cost({elements, 1, 1, 0, dtype})};
+  return plan_of(stage, "elementwise_cost", elementwise_basis({elements, 1, 1, 0, dtype}));
 }
 
 }  // namespace
@@ -143,8 +147,9 @@ std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {
   const NormShape norm{rows, m.hidden, NormKind::rmsnorm, false, dt};
   const ElementwiseFnInfo& add = info(ElementwiseFn::add);
   const ElementwiseFnInfo& swiglu = info(ElementwiseFn::swiglu);
-  const StagePlan residual{Stage::residual1, name_of(Stage::residual1), "elementwise_cost",
-                           elementwise_cost({rows * m.hidden, add.inputs, add.outputs, add.flops_per_element, dt})};
+  const StagePlan residual =
+      plan_of(Stage::residual1, "elementwise_cost",
+              elementwise_basis({rows * m.hidden, add.inputs, add.outputs, add.flops_per_element, dt}));
 
   AttentionShape attention;
   attention.batch = c.batch;
@@ -163,7 +168,7 @@ std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {
                                 : FlashTiling{kernel_tiles::flash_wgmma.block_m, kernel_tiles::flash_wgmma.block_n};
 
   std::vector<StagePlan> plan;
-  plan.push_back({Stage::rmsnorm1, name_of(Stage::rmsnorm1), "norm_cost", norm_cost(norm)});
+  plan.push_back(plan_of(Stage::rmsnorm1, "norm_cost", norm_basis(norm)));
   plan.push_back(linear_stage(Stage::qkv, c, m.qkv_width(), m.hidden, dt));
   if (c.phase == Phase::decode) {
     // The new token's k and v into the cache: 2 x kv_heads x d elements per token, read and written.
@@ -171,15 +176,16 @@ std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {
   } else {
     plan.push_back(copy_stage(Stage::qkv_split, rows * m.qkv_width(), dt));
   }
-  plan.push_back({Stage::attention, name_of(Stage::attention), "flash_attention_cost",
-                  flash_attention_cost(attention, tiles).hbm});
+  plan.push_back(plan_of(Stage::attention, "flash_attention_cost",
+                         flash_step_basis(attention, flash_attention_cost(attention, tiles).hbm)));
   if (c.phase == Phase::prefill) plan.push_back(copy_stage(Stage::attn_merge, rows * m.q_width(), dt));
   plan.push_back(linear_stage(Stage::o_proj, c, m.hidden, m.q_width(), dt));
   plan.push_back(residual);
-  plan.push_back({Stage::rmsnorm2, name_of(Stage::rmsnorm2), "norm_cost", norm_cost(norm)});
+  plan.push_back(plan_of(Stage::rmsnorm2, "norm_cost", norm_basis(norm)));
   plan.push_back(linear_stage(Stage::gate_up, c, 2 * m.ffn, m.hidden, dt));
-  plan.push_back({Stage::swiglu, name_of(Stage::swiglu), "elementwise_cost",
-                  elementwise_cost({rows * m.ffn, swiglu.inputs, swiglu.outputs, swiglu.flops_per_element, dt})});
+  plan.push_back(
+      plan_of(Stage::swiglu, "elementwise_cost",
+              elementwise_basis({rows * m.ffn, swiglu.inputs, swiglu.outputs, swiglu.flops_per_element, dt})));
   plan.push_back(linear_stage(Stage::down, c, m.hidden, m.ffn, dt));
   StagePlan second = residual;
   second.stage = Stage::residual2;

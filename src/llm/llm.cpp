@@ -5,12 +5,22 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 
 #include "roofline/attention.hpp"
+#include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
+#include "roofline/validate.hpp"
 
 namespace roofline {
 namespace {
+
+constexpr std::string_view no_latent_table =
+    "multi-head latent attention: no benchmark measures it, the roofline is kept";
+constexpr std::string_view no_expert_table =
+    "routed experts (many small GEMVs/GEMMs over the experts reached): no benchmark measures them, the roofline is "
+    "kept";
+constexpr std::string_view no_link_table = "a transfer between GPUs: the link model is kept";
 
 OpCost scaled(const OpCost& c, double factor) {
   return {c.flops * factor, c.bytes_read * factor, c.bytes_written * factor};
@@ -48,7 +58,8 @@ class StepBuilder {
         act_peak_(required_peak(gpu, gpu.matrix_peak_flops(act_), name_of(act_))),
         vector_peak_(required_peak(gpu, gpu.peak_flops(vector_peak_class(act_)), "vector")),
         tp_link_(group_link(gpu, config, sharding.tp)),
-        measured_(config.collectives && config.collectives_gpu == gpu.id ? config.collectives.get() : nullptr) {}
+        measured_(config.collectives && config.collectives_gpu == gpu.id ? config.collectives.get() : nullptr),
+        roofs_(options.calibration != nullptr ? Roofs::of(gpu) : Roofs{}) {}
 
   std::vector<StepOp> layer(bool moe_layer) {
     std::vector<StepOp> ops;
@@ -76,9 +87,9 @@ class StepBuilder {
     std::vector<StepOp> ops;
     const std::int64_t out_rows = decode_ ? tokens_ : 1;
     const ElementwiseFnInfo& copy = info(ElementwiseFn::copy);
-    add(ops, "embedding", "elementwise", describe("{} rows x {}", tokens_, m_.hidden),
-        elementwise_cost({tokens_ * m_.hidden, copy.inputs, copy.outputs, copy.flops_per_element, act_}),
-        OpRole::activations, vector_peak_);
+    const ElementwiseShape lookup{tokens_ * m_.hidden, copy.inputs, copy.outputs, copy.flops_per_element, act_};
+    add(ops, "embedding", "elementwise", describe("{} rows x {}", tokens_, m_.hidden), elementwise_cost(lookup),
+        OpRole::activations, vector_peak_, [&] { return elementwise_basis(lookup); });
     norm(ops, "final_norm", out_rows, m_.hidden);
     linear(ops, "lm_head", out_rows, s_.vocab, m_.hidden, c_.embeddings, head_peak_);
     if (s_.tp > 1) {
@@ -128,8 +139,11 @@ class StepBuilder {
     return fmt::format(format, std::forward<Args>(args)...);
   }
 
+  // `basis` names the op to the calibration (its tables, roofs and series); it is built only when
+  // a calibration is given. Its cost is replaced by `cost`, so that the lookup sees exactly the
+  // work this model charges. No basis: no benchmark measures such an op, `uncalibrated` says why.
   void add(std::vector<StepOp>& ops, std::string_view name, std::string_view op, std::string shape, OpCost cost,
-           OpRole role, double peak) const {
+           OpRole role, double peak, const std::function<Basis()>& basis, std::string_view uncalibrated = {}) const {
     const OpTime t = roofline_time(cost, peak, bandwidth_);
     StepOp row;
     row.name = name;
@@ -138,8 +152,34 @@ class StepBuilder {
     row.cost = cost;
     row.role = role;
     row.bound = name_of(t.bound);
-    row.time_s = expected_time_s(t, o_.efficiency);
+    row.roofline_s = expected_time_s(t, o_.efficiency);
+    row.time_s = row.roofline_s;
+    if (o_.calibration != nullptr) row.calibration = calibrate(row, basis, uncalibrated);
     ops.push_back(std::move(row));
+  }
+
+  OpCalibration calibrate(StepOp& row, const std::function<Basis()>& make_basis, std::string_view uncalibrated) const {
+    OpCalibration out;
+    if (!make_basis) {
+      out.detail = std::string(uncalibrated);
+      return out;
+    }
+    Basis basis = make_basis();
+    basis.cost = row.cost;
+    basis.roof_bytes = row.cost.bytes();
+    CalibratedOrNot found = calibrated_time(*o_.calibration, basis, roofs_);
+    if (const NotCalibrated* none = std::get_if<NotCalibrated>(&found)) {
+      out.detail = none->reason;
+      return out;
+    }
+    const CalibratedTime& t = std::get<CalibratedTime>(found);
+    out.applied = true;
+    out.table = t.table;
+    out.efficiency = t.efficiency;
+    out.clamped = t.clamped;
+    out.detail = basis.note.empty() ? t.detail : fmt::format("{}; {}", t.detail, basis.note);
+    row.time_s = t.time_s;
+    return out;
   }
 
   // y[tokens x n] = x[tokens x k] W[k x n]: a GEMV per weight matrix in decode (the weights read
@@ -149,10 +189,16 @@ class StepBuilder {
     return gemm_cost({tokens, n, k, 1, act_, weights, act_});
   }
 
+  [[nodiscard]] Basis linear_basis(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights) const {
+    if (decode_) return gemv_basis({n, k, tokens, weights, act_});
+    return gemm_basis({tokens, n, k, 1, act_, weights, act_});
+  }
+
   void linear(std::vector<StepOp>& ops, std::string_view name, std::int64_t tokens, std::int64_t n, std::int64_t k,
               DType weights, double peak) const {
     add(ops, name, decode_ ? "gemv" : "gemm", describe("{} x [{} x {}] {}", tokens, k, n, name_of(weights)),
-        linear_cost(tokens, n, k, weights), OpRole::weights, peak);
+        linear_cost(tokens, n, k, weights), OpRole::weights, peak,
+        [=, this] { return linear_basis(tokens, n, k, weights); });
   }
 
   void linear(std::vector<StepOp>& ops, std::string_view name, std::int64_t tokens, std::int64_t n,
@@ -162,22 +208,24 @@ class StepBuilder {
 
   void norm(std::vector<StepOp>& ops, std::string_view name, std::int64_t rows, std::int64_t width) const {
     // Residual add fused into the norm (vLLM's and TensorRT-LLM's fused add + RMSNorm).
-    add(ops, name, "norm", describe("{} x {} {}", rows, width, name_of(m_.norm)),
-        norm_cost({rows, width, m_.norm, true, act_}), OpRole::activations, vector_peak_);
+    const NormShape shape{rows, width, m_.norm, true, act_};
+    add(ops, name, "norm", describe("{} x {} {}", rows, width, name_of(m_.norm)), norm_cost(shape), OpRole::activations,
+        vector_peak_, [&] { return norm_basis(shape); });
   }
 
   void elementwise(std::vector<StepOp>& ops, std::string_view name, std::int64_t elements, ElementwiseFn fn) const {
     const ElementwiseFnInfo& f = info(fn);
-    add(ops, name, "elementwise", describe("{} x {}", elements, f.name),
-        elementwise_cost({elements, f.inputs, f.outputs, f.flops_per_element, act_}), OpRole::activations,
-        vector_peak_);
+    const ElementwiseShape shape{elements, f.inputs, f.outputs, f.flops_per_element, act_};
+    add(ops, name, "elementwise", describe("{} x {}", elements, f.name), elementwise_cost(shape), OpRole::activations,
+        vector_peak_, [&] { return elementwise_basis(shape); });
   }
 
   // Rotary embedding on the query and key heads: x' = x cos - y sin per element (2 multiplies and
   // an add), in place; the cos/sin table is small and stays in cache.
   void rope(std::vector<StepOp>& ops, std::int64_t elements) const {
-    add(ops, "rope", "elementwise", describe("{} elements", elements), elementwise_cost({elements, 1, 1, 3.0, act_}),
-        OpRole::activations, vector_peak_);
+    const ElementwiseShape shape{elements, 1, 1, 3.0, act_};
+    add(ops, "rope", "elementwise", describe("{} elements", elements), elementwise_cost(shape), OpRole::activations,
+        vector_peak_, [&] { return elementwise_basis(shape); });
   }
 
   // The new tokens' keys and values (or latents) read in the activation format and written into
@@ -185,8 +233,12 @@ class StepBuilder {
   void kv_append(std::vector<StepOp>& ops, std::int64_t elements) const {
     const OpCost read = elementwise_cost({elements, 1, 0, 0.0, act_});
     const OpCost write = elementwise_cost({elements, 0, 1, 0.0, c_.kv});
-    add(ops, "kv_append", "elementwise", describe("{} elements -> {}", elements, name_of(c_.kv)), sum(read, write),
-        OpRole::kv_cache, vector_peak_);
+    const OpCost both = sum(read, write);
+    add(ops, "kv_append", "elementwise", describe("{} elements -> {}", elements, name_of(c_.kv)), both,
+        OpRole::kv_cache, vector_peak_, [&] {
+          return vector_basis(both, 1, 1, act_,
+                              fmt::format("kv_append{{{} elements -> {}}}", elements, name_of(c_.kv)));
+        });
   }
 
   [[nodiscard]] std::int64_t kv_seq() const { return m_.cached_tokens(context_); }
@@ -209,10 +261,12 @@ class StepBuilder {
     shape.kv = c_.kv;
     const FlashTiling tiling =
         gpu_.smem_per_unit_kb ? default_flash_tiling(shape, *gpu_.smem_per_unit_kb * 1024.0) : FlashTiling{};
+    const OpCost cost = flash_attention_cost(shape, tiling).hbm;
     add(ops, "attention", "attention",
         describe("flash, {} x {} heads ({} KV) x {}, q {} kv {}{}", shape.batch, shape.heads, shape.kv_heads, d,
                  shape.seq, shape.kv_seq, shape.causal ? " causal" : ""),
-        flash_attention_cost(shape, tiling).hbm, decode_ ? OpRole::kv_cache : OpRole::activations, act_peak_);
+        cost, decode_ ? OpRole::kv_cache : OpRole::activations, act_peak_,
+        [&] { return flash_step_basis(shape, cost); });
     linear(ops, "o_proj", tokens_, m_.hidden, s_.q_heads * d);
   }
 
@@ -247,17 +301,19 @@ class StepBuilder {
                                       decode_ ? ", absorbed over the latent" : ", expanded, causal");
     if (decode_) {
       // Queries move into the latent space (q_nope W_UK) and outputs out of it (W_UV), per head.
+      const GemmShape absorb{tokens_, a.kv_lora_rank, a.qk_nope_head_dim, hq, act_, c_.weights, act_};
       add(ops, "q_absorb", "gemm",
-          describe("{} heads x {} x [{} x {}]", hq, tokens_, a.qk_nope_head_dim, a.kv_lora_rank),
-          gemm_cost({tokens_, a.kv_lora_rank, a.qk_nope_head_dim, hq, act_, c_.weights, act_}), OpRole::weights,
-          weight_peak_);
-      add(ops, "attention", "latent_attention", text, latent_attention_cost(shape), OpRole::kv_cache, act_peak_);
+          describe("{} heads x {} x [{} x {}]", hq, tokens_, a.qk_nope_head_dim, a.kv_lora_rank), gemm_cost(absorb),
+          OpRole::weights, weight_peak_, [&] { return gemm_basis(absorb); });
+      add(ops, "attention", "latent_attention", text, latent_attention_cost(shape), OpRole::kv_cache, act_peak_, {},
+          no_latent_table);
+      const GemmShape up{tokens_, a.v_head_dim, a.kv_lora_rank, hq, act_, c_.weights, act_};
       add(ops, "v_up", "gemm", describe("{} heads x {} x [{} x {}]", hq, tokens_, a.kv_lora_rank, a.v_head_dim),
-          gemm_cost({tokens_, a.v_head_dim, a.kv_lora_rank, hq, act_, c_.weights, act_}), OpRole::weights,
-          weight_peak_);
+          gemm_cost(up), OpRole::weights, weight_peak_, [&] { return gemm_basis(up); });
     } else {
       linear(ops, "kv_up", tokens_, hq * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank);
-      add(ops, "attention", "latent_attention", text, latent_attention_cost(shape), OpRole::activations, act_peak_);
+      add(ops, "attention", "latent_attention", text, latent_attention_cost(shape), OpRole::activations, act_peak_, {},
+          no_latent_table);
     }
     linear(ops, "o_proj", tokens_, m_.hidden, hq * a.v_head_dim);
   }
@@ -290,8 +346,9 @@ class StepBuilder {
     const auto E = static_cast<double>(e.experts);
     const auto k = static_cast<double>(e.experts_per_token);
     linear(ops, "router", tokens_, e.experts, m_.hidden, act_, act_peak_);
-    add(ops, "router_softmax", "softmax", describe("{} x {}", tokens_, e.experts),
-        softmax_cost({tokens_, e.experts, act_}), OpRole::activations, vector_peak_);
+    const SoftmaxShape gate{tokens_, e.experts, act_};
+    add(ops, "router_softmax", "softmax", describe("{} x {}", tokens_, e.experts), softmax_cost(gate),
+        OpRole::activations, vector_peak_, [&] { return softmax_basis(gate); });
     const double pairs = static_cast<double>(tokens_) * k;
     const double touched = E * (1.0 - std::pow(1.0 - k / E, static_cast<double>(tokens_)));
     const auto routed = [&](std::int64_t n, std::int64_t kk) {
@@ -306,12 +363,12 @@ class StepBuilder {
     const std::string text = describe("{:.1f} of {} experts, {:.0f} token-expert pairs, [{} x {}] {}", touched,
                                       e.experts, pairs, m_.hidden, (gated ? 2 : 1) * w, name_of(c_.weights));
     add(ops, gated ? "experts_gate_up" : "experts_up", decode_ ? "gemv" : "gemm", text,
-        routed((gated ? 2 : 1) * w, m_.hidden), OpRole::weights, weight_peak_);
+        routed((gated ? 2 : 1) * w, m_.hidden), OpRole::weights, weight_peak_, {}, no_expert_table);
     elementwise(ops, "experts_act", static_cast<std::int64_t>(pairs) * w,
                 gated ? ElementwiseFn::swiglu : plain_activation());
     add(ops, "experts_down", decode_ ? "gemv" : "gemm",
         describe("{:.1f} of {} experts, [{} x {}] {}", touched, e.experts, w, m_.hidden, name_of(c_.weights)),
-        routed(m_.hidden, w), OpRole::weights, weight_peak_);
+        routed(m_.hidden, w), OpRole::weights, weight_peak_, {}, no_expert_table);
     if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * w, tokens_);
   }
 
@@ -354,15 +411,18 @@ class StepBuilder {
   double vector_peak_;
   LinkSpec tp_link_;
   const CollectiveTables* measured_;
+  Roofs roofs_;  // the GPU's roofs, for calibrated times
 };
 
 void account(StepTime& step) {
   step.time_s = 0;
+  step.roofline_s = 0;
   for (const LayerGroup& group : step.groups) {
     const auto count = static_cast<double>(group.count);
     for (const StepOp& op : group.ops) {
       const double t = op.time_s * count;
       step.time_s += t;
+      step.roofline_s += op.roofline_s * count;
       step.flops += op.cost.flops * count;
       step.bytes += op.cost.bytes() * count;
       if (op.role == OpRole::tp_comm) {
@@ -397,6 +457,15 @@ StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sh
   if (model.moe_layers() > 0) step.groups.push_back({"moe layer", model.moe_layers(), builder.layer(true)});
   step.groups.push_back({"embedding + head", 1, builder.head()});
   if (sharding.pp > 1) step.groups.push_back({"pipeline", sharding.pp - 1, builder.pipeline_send()});
+  for (LayerGroup& group : step.groups) {
+    for (StepOp& op : group.ops) {
+      // Transfers between GPUs are timed by the link model, which a calibration does not change.
+      if (op.role != OpRole::tp_comm && op.role != OpRole::pp_comm) continue;
+      op.roofline_s = op.time_s;
+      if (options.calibration != nullptr && !op.calibration)
+        op.calibration = OpCalibration{false, {}, 0, false, std::string(no_link_table)};
+    }
+  }
   account(step);
   return step;
 }
@@ -417,6 +486,12 @@ std::string_view name_of(OpRole role) {
 double LayerGroup::time_s() const {
   double t = 0;
   for (const StepOp& op : ops) t += op.time_s;
+  return t;
+}
+
+double LayerGroup::roofline_s() const {
+  double t = 0;
+  for (const StepOp& op : ops) t += op.roofline_s;
   return t;
 }
 

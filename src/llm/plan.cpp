@@ -85,6 +85,7 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
 
   const StepTime first = prefill(model, gpu, sharding, config, w.prompt, space.time);
   c.ttft_s = first.time_s;
+  c.ttft_roofline_s = first.roofline_s;
   if (c.ttft_s > w.ttft_s) {
     c.rejection = Rejection::ttft;
     c.reason = fmt::format("TTFT {} > target {} (prefill of {} tokens, {} bound)", ms(c.ttft_s), ms(w.ttft_s), w.prompt,
@@ -121,6 +122,8 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
       c.batch = batch;
       c.step_s = step.time_s;
       c.tpot_s = tpot;
+      c.step_roofline_s = step.roofline_s;
+      c.tpot_roofline_s = step.roofline_s + b * c.ttft_roofline_s / output;
       c.requests_per_s_per_replica = per_replica;
       c.replicas = replicas;
       c.gpus_total = gpus;

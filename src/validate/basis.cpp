@@ -7,6 +7,7 @@
 #include "roofline/access.hpp"
 #include "roofline/comm.hpp"
 #include "roofline/error.hpp"
+#include "roofline/layer_check.hpp"
 #include "roofline/memory_suite.hpp"
 #include "roofline/validate.hpp"
 
@@ -296,6 +297,22 @@ Basis attention_basis(const AttentionShape& shape, AttentionImpl impl) {
   return b;
 }
 
+Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost) {
+  Basis b;
+  if (shape.seq > 1) {
+    b = attention_basis(shape, AttentionImpl::flash);
+  } else {
+    b = vector_basis(cost, 1, 0, shape.act,
+                     fmt::format("decode attention{{batch {}, heads {}/{}, d {}, kv_seq {}}}", shape.batch, shape.heads,
+                                 shape.kv_heads, shape.head_dim, shape.kv_seq));
+    b.math = {MathRoof::Unit::matrix, shape.act};
+    b.note = "decode attention calibrated as a read-only stream of the KV cache (no decode attention benchmark)";
+  }
+  b.cost = cost;
+  b.roof_bytes = cost.bytes();
+  return b;
+}
+
 const GpuSpec& gpu_of_runs(std::span<const MeasuredRun> runs, const HardwareRegistry& registry,
                            const std::optional<std::string>& gpu_flag) {
   if (runs.empty()) throw InputError("no measured run given");
@@ -325,8 +342,34 @@ const GpuSpec& gpu_of_runs(std::span<const MeasuredRun> runs, const HardwareRegi
   return *found;
 }
 
+namespace {
+
+// A stage of the decoder layer: the operation it runs, predicted from the best implementation's
+// table (it is no implementation of a microbenchmark). Its pattern says it is a layer stage, so
+// that the stages are summarised apart from the microbenchmarks they are predicted from.
+BasisOrReason layer_stage_basis(const Measurement& m) {
+  const auto layer = m.parameters.find("layer");
+  const bench::layer::Case* c =
+      layer != m.parameters.end() && layer->is_string() ? layer_case(layer->get<std::string>()) : nullptr;
+  if (c == nullptr) return NoBasis{"not a stage of this build's layer suite", false};
+  for (bench::layer::StagePlan& plan : bench::layer::stages(*c)) {
+    if (bench::layer::stage_id(*c, plan.stage) != m.id) continue;
+    Basis b = std::move(plan.basis);
+    b.pattern = fmt::format("layer.{}", b.pattern);
+    b.table = b.best_table;
+    return b;
+  }
+  return NoBasis{"not a stage of this build's layer suite", false};
+}
+
+}  // namespace
+
 BasisOrReason benchmark_basis(const Measurement& m, const MeasuredRun& run) {
   if (m.suite == "memory") return memory_basis(m, run);
+  if (m.group == "layer") {
+    return NoBasis{"a whole decoder layer: predicted as the sum of its stages (the layers table)", false};
+  }
+  if (m.group == "layer_stages") return layer_stage_basis(m);
   if (m.group == "gemm" || m.group == "attention" || m.group == "peak") return compute_basis(m);
   if (collective_from_name(m.group)) return NoBasis{"a collective: compared with the ring model under collectives"};
   return NoBasis{fmt::format("group '{}' has no prediction in this build", m.group), false};

@@ -317,6 +317,10 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
         }
         continue;  // learnt into the collective tables below
       }
+      if (m.suite == "layer") {
+        out.skipped.push_back({m.id, "the decoder layer and its stages: validated against the tables, not learnt"});
+        continue;
+      }
       const BasisOrReason basis_or = benchmark_basis(m, run);
       if (const NoBasis* none = std::get_if<NoBasis>(&basis_or)) {
         out.skipped.push_back({m.id, none->ceiling ? none->reason + "; recorded among the ceilings" : none->reason});

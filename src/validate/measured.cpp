@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -123,7 +124,8 @@ Measurement bench_row(const json& row, const std::string& group, const std::stri
   m.implementation = f.text(row, "implementation", where);
   m.kernel = last_component(m.id);
   m.status = f.text(row, "status", where);
-  m.recorded_bytes = f.number(row, "model_bytes", where);
+  // Compute ceilings (peak probes) move no bytes to speak of and record none.
+  if (row.contains("model_bytes")) m.recorded_bytes = f.nullable_number(row, "model_bytes", where);
   if (row.contains("model_flops")) m.recorded_flops = f.nullable_number(row, "model_flops", where);
   for (const auto& [key, value] : row.items()) {
     if (!is_result_column(key)) m.parameters[key] = value;
@@ -302,6 +304,12 @@ MeasuredRun measured_from_bench_report(const json& report, const std::string& na
     if (group == "device" || group == "run" || group == "targets") continue;
     const std::string where = "/results/" + group;
     if (!rows.is_array()) f.fail(where, "must be an array of results");
+    // A table a suite derives from its results (compute's attention_by_n: one row per shape, the
+    // kernels side by side) is no group of results and has no ids: the results are elsewhere.
+    const bool derived = suite_of_group(group).empty() && std::none_of(rows.begin(), rows.end(), [](const json& row) {
+                           return row.is_object() && row.contains("id");
+                         });
+    if (derived) continue;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       Measurement m = bench_row(rows[i], group, fmt::format("{}/{}", where, i), f);
       check_unique(seen, m, f);

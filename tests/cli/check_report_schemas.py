@@ -87,6 +87,12 @@ def data_cases(source, scratch):
         ["op", "elementwise", "--elements", "1e9", "--fn", "swiglu", "--gpu", "h200", "--calibration", calibration],
         ["op", "norm", "--rows", "4096", "--hidden", "8192", "--gpu", "h200", "--calibration", calibration],
         ["op", "softmax", "--rows", "4096", "--cols", "4096", "--gpu", "h200", "--calibration", calibration],
+        ["llm", "--model", "llama-3.1-70b", "--gpu", "h200", "--tp", "2", "--context", "4096", "--batch", "16",
+         "--calibration", calibration],
+        ["llm", "--model", "mixtral", "--gpu", "h200", "--context", "2048", "--batch", "8", "--no-levers",
+         "--calibration", calibration],
+        ["plan", "--model", "llama-3.1-70b", "--gpus", "h200,h100", "--rps", "5", "--prompt", "2048", "--output",
+         "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5", "--calibration", calibration],
     ], calibration
 
 

@@ -191,3 +191,78 @@ TEST_CASE("plan: bad input exits 2") {
       "--ttft-ms 5000 --price all=2");
   CHECK(targets.exit_code == 2);
 }
+
+TEST_CASE("llm and plan --calibration: calibrated op times from the H200 tables, the roofline beside them") {
+  const std::filesystem::path source = ROOFLINE_SOURCE_DIR;
+  const auto dir = scratch("calibration");
+  const std::string cal = (dir / "h200.cal.json").string();
+  REQUIRE(roofline("calibrate --measured " + (source / "tests/data/bench/h200-memory-2026-11-30-run2.json").string() +
+                   " --measured " + (source / "tests/data/bench/h200-compute-2026-11-30-run2.json").string() + " -o " +
+                   cal)
+              .exit_code == 0);
+
+  const json bare = report("llm --model llama-3.1-70b --gpu h200 --tp 2 --context 4096 --batch 16");
+  const json r = report("llm --model llama-3.1-70b --gpu h200 --tp 2 --context 4096 --batch 16 --calibration " + cal);
+  CHECK(r.at("inputs").at("deployment").at("calibration") == cal);
+  CHECK(bare.at("inputs").at("deployment").at("calibration").is_null());
+  const json& res = r.at("results");
+  CHECK(res.at("calibration").at("file") == cal);
+  CHECK(res.at("calibration").at("gpu") == "h200-sxm");
+  // The roofline figures are the uncalibrated report's; measured kernels are slower than it.
+  CHECK(res.at("tpot_roofline_ms").get<double>() == Approx(bare.at("results").at("tpot_ms").get<double>()));
+  CHECK(res.at("ttft_roofline_ms").get<double>() == Approx(bare.at("results").at("ttft_ms").get<double>()));
+  CHECK(res.at("tpot_ms").get<double>() > res.at("tpot_roofline_ms").get<double>());
+  CHECK(res.at("ttft_ms").get<double>() > res.at("ttft_roofline_ms").get<double>());
+  CHECK(res.at("tokens_per_s").get<double>() < res.at("tokens_per_s_roofline").get<double>());
+  CHECK_FALSE(bare.at("results").contains("tpot_roofline_ms"));
+  // Per op: the table used (or why none), the efficiency, and time = roofline / efficiency.
+  int covered = 0;
+  for (const json& op : res.at("decode")) {
+    INFO(op.at("name"));
+    if (op.at("calibration_table").is_null()) {
+      CHECK(op.at("time_us").get<double>() == Approx(op.at("roofline_us").get<double>()));
+      CHECK_FALSE(op.at("calibration_note").get<std::string>().empty());
+      continue;
+    }
+    ++covered;
+    CHECK(op.at("time_us").get<double>() ==
+          Approx(op.at("roofline_us").get<double>() / op.at("efficiency").get<double>()));
+    if (op.at("name") == "qkv_proj") CHECK(op.at("calibration_table") == "gemv.bf16");
+    if (op.at("name") == "attention") CHECK(op.at("calibration_table") == "stream.r2w0");
+    if (op.at("name") == "attn_allreduce") FAIL("the all-reduce keeps the link model");
+  }
+  CHECK(covered == res.at("calibration").at("decode_ops_calibrated").get<int>());
+  CHECK(covered > 0);
+  const std::string notes = r.at("notes").dump();
+  CHECK_THAT(notes, Contains("calibrated with " + cal));
+
+  // The planner: candidates timed with calibrated times, the roofline's in the JSON beside them.
+  const json p = report(
+      "plan --model llama-3.1-70b --gpus h200 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
+      "--price all=3 --calibration " +
+      cal);
+  const json& chosen = p.at("results").at("chosen");
+  CHECK(chosen.at("tpot_ms").get<double>() > chosen.at("tpot_roofline_ms").get<double>());
+  CHECK(chosen.at("ttft_ms").get<double>() > chosen.at("ttft_roofline_ms").get<double>());
+  CHECK_THAT(p.at("notes").dump(), Contains("ranked with calibrated times"));
+  const json mixed = report(
+      "plan --model llama-3.1-70b --gpus h200,h100 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
+      "--price all=3 --calibration " +
+      cal);
+  CHECK_THAT(mixed.at("notes").dump(), Contains("h100-sxm keep roofline times"));
+
+  // --efficiency and --calibration both set the expected time; a broken file names the key.
+  const CommandResult both =
+      roofline("llm --model llama-3.1-8b --gpu h200 --context 1024 --efficiency memory=0.8 --calibration " + cal);
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Contains("give one of them"));
+  std::ofstream(dir / "broken.json") << "{}";
+  const CommandResult broken = roofline(
+      "plan --model llama-3.1-8b --gpus h200 --rps 1 --prompt 1024 --output 128 --tpot-ms 100 --ttft-ms "
+      "5000 --price all=2 --calibration " +
+      (dir / "broken.json").string());
+  CHECK(broken.exit_code == 2);
+  CHECK_THAT(broken.err, Contains("broken.json"));
+  CHECK(broken.out.empty());
+  std::filesystem::remove_all(dir);
+}

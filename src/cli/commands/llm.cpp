@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "commands.hpp"
@@ -57,7 +58,8 @@ struct OpRow {
   double step_s = 0;
 };
 
-constexpr std::array<ColumnOf<OpRow>, 11> op_columns{{
+using OpColumn = ColumnOf<OpRow>;
+constexpr std::array<OpColumn, 9> op_shape_columns{{
     {{"group", "group", 0}, [](const OpRow& r) { return Cell{r.group}; }},
     {{"count", "x", 0}, [](const OpRow& r) { return Cell{r.count}; }},
     {{"name", "op", 0}, [](const OpRow& r) { return Cell{std::string(r.op.name)}; }},
@@ -69,10 +71,43 @@ constexpr std::array<ColumnOf<OpRow>, 11> op_columns{{
     {{"intensity_flop_per_byte", "AI [FLOP/B]", 1},
      [](const OpRow& r) { return r.op.cost.bytes() > 0 ? Cell{r.op.cost.intensity()} : Cell{}; }},
     {{"bound", "bound", 0}, [](const OpRow& r) { return Cell{std::string(r.op.bound)}; }},
-    {{"time_us", "time [us]", 2}, [](const OpRow& r) { return Cell{r.op.time_s * 1e6}; }},
-    {{"share_of_step", "of step", 3},
-     [](const OpRow& r) { return Cell{r.step_s > 0 ? r.op.time_s * static_cast<double>(r.count) / r.step_s : 0.0}; }},
 }};
+constexpr OpColumn time_column{{"time_us", "time [us]", 2}, [](const OpRow& r) { return Cell{r.op.time_s * 1e6}; }};
+constexpr OpColumn share_column{
+    {"share_of_step", "of step", 3},
+    [](const OpRow& r) { return Cell{r.step_s > 0 ? r.op.time_s * static_cast<double>(r.count) / r.step_s : 0.0}; }};
+// With --calibration, time_us is the expected time and these follow it.
+constexpr std::array<OpColumn, 5> op_calibration_columns{{
+    {{"roofline_us", "roofline [us]", 2}, [](const OpRow& r) { return Cell{r.op.roofline_s * 1e6}; }},
+    {{"calibration_table", "calibration", 0},
+     [](const OpRow& r) {
+       return r.op.calibration && r.op.calibration->applied ? Cell{r.op.calibration->table} : Cell{};
+     }},
+    {{"efficiency", "efficiency", 3},
+     [](const OpRow& r) {
+       return r.op.calibration && r.op.calibration->applied ? Cell{r.op.calibration->efficiency} : Cell{};
+     }},
+    {{"clamped", "clamped", 0},
+     [](const OpRow& r) {
+       return r.op.calibration && r.op.calibration->applied
+                  ? Cell{std::string(r.op.calibration->clamped ? "yes" : "no")}
+                  : Cell{};
+     }},
+    {{"calibration_note", "calibration note", 0},
+     [](const OpRow& r) { return r.op.calibration ? Cell{r.op.calibration->detail} : Cell{}; }},
+}};
+
+template <std::size_t N, std::size_t... M>
+constexpr auto join_columns(const std::array<OpColumn, N>& first, const std::array<OpColumn, M>&... rest) {
+  std::array<OpColumn, (N + ... + M)> out{};
+  std::size_t i = 0;
+  for (const OpColumn& c : first) out[i++] = c;
+  ((std::for_each(rest.begin(), rest.end(), [&](const OpColumn& c) { out[i++] = c; })), ...);
+  return out;
+}
+constexpr auto op_columns = join_columns(op_shape_columns, std::array{time_column, share_column});
+constexpr auto op_columns_calibrated =
+    join_columns(op_shape_columns, std::array{time_column}, op_calibration_columns, std::array{share_column});
 
 struct AllReduceRow {
   std::string phase;
@@ -126,6 +161,20 @@ std::vector<OpRow> op_rows(const StepTime& step) {
     for (const StepOp& op : g.ops) rows.push_back({std::string(g.name), g.count, op, step.time_s});
   }
   return rows;
+}
+
+std::int64_t op_count(const StepTime& step) {
+  std::int64_t n = 0;
+  for (const LayerGroup& g : step.groups) n += static_cast<std::int64_t>(g.ops.size());
+  return n;
+}
+
+std::int64_t calibrated_ops(const StepTime& step) {
+  std::int64_t n = 0;
+  for (const LayerGroup& g : step.groups) {
+    for (const StepOp& op : g.ops) n += op.calibration && op.calibration->applied ? 1 : 0;
+  }
+  return n;
 }
 
 std::int64_t parse_batch(const std::string& text) {
@@ -193,8 +242,9 @@ void add_deployment_flags(CLI::App& command, DeploymentFlags& flags) {
       ->group("Model");
   command
       .add_option("--calibration", flags.calibration,
-                  "Calibration file (roofline calibrate): its measured collectives (bench --suite collectives) charge "
-                  "TP all-reduces and PP transfers on its GPU instead of the ring model")
+                  "A calibration file (roofline calibrate): each op's expected time from the efficiency its best "
+                  "measured implementation reached at that size, and its measured collectives (bench --suite "
+                  "collectives) for TP all-reduces and PP transfers; the roofline times stay beside them")
       ->group("Model");
 }
 
@@ -245,7 +295,26 @@ nlohmann::json deployment_flags_json(const DeploymentFlags& flags) {
           {"scale_out_latency_us", flags.scale_out_latency_us},
           {"scale_up_domain", flags.scale_up_domain},
           {"efficiency", flags.efficiency},
-          {"calibration", flags.calibration ? nlohmann::json(*flags.calibration) : nlohmann::json(nullptr)}};
+          {"calibration", flags.calibration ? nlohmann::json(*flags.calibration) : nullptr}};
+}
+
+std::optional<Calibration> load_deployment_calibration(const DeploymentFlags& flags) {
+  if (!flags.calibration) return std::nullopt;
+  if (flags.efficiency != DeploymentFlags{}.efficiency) {
+    throw InputError("--efficiency and --calibration both set the expected time: give one of them");
+  }
+  return load_calibration(*flags.calibration);
+}
+
+std::string calibration_note(const Calibration& calibration) {
+  std::vector<std::string> sources;
+  for (const CalibrationSource& s : calibration.sources) sources.push_back(s.file);
+  return fmt::format(
+      "expected times calibrated with {} (learnt on {} from {}): each op's roofline time divided by the efficiency "
+      "the best measured implementation of its table reached at that size (interpolated in log(size), clamped at the "
+      "ends), the lookup of op --calibration; ops no table covers keep the roofline (see each op's calibration "
+      "note)",
+      calibration.file, calibration.gpu_id, fmt::join(sources, ", "));
 }
 
 Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
@@ -269,6 +338,8 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   apply_deployment_flags(options.deployment, config);
   TimeOptions time;
   time.efficiency = parse_efficiency(options.deployment.efficiency, "--efficiency");
+  const std::optional<Calibration> calibration = load_deployment_calibration(options.deployment);
+  if (calibration) time.calibration = &*calibration;
 
   const Sharding sharding = shard(model, options.tp, options.pp);
   const int group = options.tp * options.pp;
@@ -307,6 +378,7 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   const StepTime decode = decode_step(model, gpu, sharding, config, batch, options.context, time);
   const StepTime first = prefill(model, gpu, sharding, config, prompt, time);
   const double tokens_per_s = static_cast<double>(config.replicas * batch) / decode.time_s;
+  const double tokens_per_s_roofline = static_cast<double>(config.replicas * batch) / decode.roofline_s;
 
   Report report;
   report.kind = "llm";
@@ -373,6 +445,24 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
       {"prefill_bottleneck", "prefill bottleneck", std::string(first.bottleneck()), "",
        fmt::format("{:.0f}% of the prefill", 100.0 * first.bottleneck_share())},
   };
+  if (calibration) {
+    // The calibrated figures replace the roofline's above; the roofline's stay beside them.
+    const auto row = [&rows](std::string_view key) {
+      return std::find_if(rows.begin(), rows.end(), [key](const SummaryRow& r) { return r.key == key; });
+    };
+    row("tpot_ms")->derivation +=
+        fmt::format(", calibrated ({} of {} decode ops)", calibrated_ops(decode), op_count(decode));
+    row("ttft_ms")->derivation +=
+        fmt::format(", calibrated ({} of {} prefill ops)", calibrated_ops(first), op_count(first));
+    rows.insert(row("decode_bottleneck"), {{"tpot_roofline_ms", "time per output token, roofline",
+                                            decode.roofline_s * 1e3, "ms", "the same step at the roofline bound"},
+                                           {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3,
+                                            "ms", "the same prefill at the roofline bound"},
+                                           {"tokens_per_s_roofline", "tokens/s, deployment, roofline",
+                                            tokens_per_s_roofline, "tokens/s", "at the roofline TPOT"},
+                                           {"calibration", "calibration", calibration->file, "",
+                                            fmt::format("learnt on {}", calibration->gpu_id)}});
+  }
   report.tables.push_back(Table::from_rows<SummaryRow>(
       "summary",
       fmt::format("{} on {} x {} (TP {}, PP {}, {} replica(s)), weights {}, KV {}, context {}", model.id, gpus, gpu.id,
@@ -386,14 +476,20 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   report.tables.push_back(
       Table::from_rows<StageRow>("memory", "Memory per GPU, by pipeline stage", stage_columns, stages));
 
-  report.tables.push_back(Table::from_rows<OpRow>(
-      "decode",
-      fmt::format("One decode step on one GPU: batch {}, {} tokens cached per request (time = one instance)", batch,
-                  memory.cached_tokens),
-      op_columns, op_rows(decode)));
-  report.tables.push_back(Table::from_rows<OpRow>(
-      "prefill", fmt::format("Prefill of one {}-token prompt on one GPU (time = one instance)", prompt), op_columns,
-      op_rows(first)));
+  const std::string timing =
+      calibration ? "time = one instance, calibrated where a table covers the op" : "time = one instance";
+  const auto op_table = [&](std::string name, std::string title, const StepTime& step) {
+    return calibration
+               ? Table::from_rows<OpRow>(std::move(name), std::move(title), op_columns_calibrated, op_rows(step))
+               : Table::from_rows<OpRow>(std::move(name), std::move(title), op_columns, op_rows(step));
+  };
+  report.tables.push_back(
+      op_table("decode",
+               fmt::format("One decode step on one GPU: batch {}, {} tokens cached per request ({})", batch,
+                           memory.cached_tokens, timing),
+               decode));
+  report.tables.push_back(
+      op_table("prefill", fmt::format("Prefill of one {}-token prompt on one GPU ({})", prompt, timing), first));
 
   const auto layers = static_cast<double>(model.layers);
   const AllReduceCompare ar_decode = tp_allreduce(model, gpu, sharding, config, batch);
@@ -460,13 +556,30 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
                           {"prefill_bottleneck", first.bottleneck()},
                           {"tp_allreduce_decode_scale_up_us", ar_decode.scale_up_s * 1e6},
                           {"tp_allreduce_decode_scale_out_us", ar_decode.scale_out_s * 1e6}};
+  if (calibration) {
+    report.extra_results["tpot_roofline_ms"] = decode.roofline_s * 1e3;
+    report.extra_results["ttft_roofline_ms"] = first.roofline_s * 1e3;
+    report.extra_results["tokens_per_s_roofline"] = tokens_per_s_roofline;
+    report.extra_results["calibration"] = {
+        {"file", calibration->file},      {"gpu", calibration->gpu_id},
+        {"decode_ops", op_count(decode)}, {"decode_ops_calibrated", calibrated_ops(decode)},
+        {"prefill_ops", op_count(first)}, {"prefill_ops_calibrated", calibrated_ops(first)}};
+  }
 
   if (config.collectives) report.notes.push_back(collectives_note(config, gpu, *options.deployment.calibration));
-  report.notes.push_back(fmt::format(
-      "times are roofline bounds at datasheet peaks{} (HBM {:.2f} TB/s): every op takes max(FLOPs / peak, bytes / "
-      "bandwidth); ops do not overlap; 1 GB = 1e9 B",
-      options.deployment.efficiency == "compute=1,memory=1" ? "" : " scaled by --efficiency",
-      gpu.memory_bandwidth_tbps));
+  if (calibration) {
+    report.notes.push_back(calibration_note(*calibration));
+    if (calibration->gpu_id != gpu.id) {
+      report.notes.push_back(fmt::format("the calibration is for {}, not {}: every op keeps its roofline time",
+                                         calibration->gpu_id, gpu.id));
+    }
+  }
+  report.notes.push_back(
+      fmt::format("{}roofline bounds at datasheet peaks{} (HBM {:.2f} TB/s): every op takes max(FLOPs / peak, bytes / "
+                  "bandwidth); ops do not overlap; 1 GB = 1e9 B",
+                  calibration ? "roofline times are " : "times are ",
+                  options.deployment.efficiency == "compute=1,memory=1" ? "" : " scaled by --efficiency",
+                  gpu.memory_bandwidth_tbps));
   report.notes.push_back(fmt::format(
       "projections multiply in {} on {}; norms, softmax and elementwise ops run on the fp32 vector units; attention "
       "math in {}",

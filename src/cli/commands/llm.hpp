@@ -7,12 +7,13 @@
 
 #include "../common.hpp"
 #include "../model_options.hpp"
+#include "roofline/calibration.hpp"
 #include "roofline/hardware.hpp"
 #include "roofline/report.hpp"
 
 namespace roofline::cli {
 
-// The deployment flags shared by llm and plan: memory reserve, links, efficiency.
+// The deployment flags shared by llm and plan: memory reserve, links, efficiency, calibration.
 struct DeploymentFlags {
   double reserve_gb = default_reserve_gb;
   double workspace_gb = default_workspace_gb;
@@ -21,8 +22,8 @@ struct DeploymentFlags {
   double scale_out_latency_us = default_scale_out_latency_us;
   int scale_up_domain = default_scale_up_domain;
   std::string efficiency = "compute=1,memory=1";
-  // A calibration file (roofline calibrate): its measured collective tables charge TP and PP
-  // communication on its GPU (docs/collectives.md).
+  // A calibration file (roofline calibrate): its efficiency tables set each op's expected time, and
+  // its measured collective tables charge TP and PP communication on its GPU (docs/collectives.md).
   std::optional<std::string> calibration;
 };
 void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
@@ -32,6 +33,12 @@ void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& conf
 // The report's note on --calibration's collectives: used on this GPU, or why not.
 [[nodiscard]] std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file);
 [[nodiscard]] nlohmann::json deployment_flags_json(const DeploymentFlags& flags);
+// The calibration --calibration names, loaded once (InputError naming the key of a bad file; with
+// --efficiency too: both would set the expected time); nullopt without the flag.
+[[nodiscard]] std::optional<Calibration> load_deployment_calibration(const DeploymentFlags& flags);
+// The report's note on a calibration: the file, where it was learnt, and how many ops of each
+// step a table covered.
+[[nodiscard]] std::string calibration_note(const Calibration& calibration);
 
 struct LlmOptions {
   ModelOptions model;

@@ -51,7 +51,8 @@ constexpr std::array<ColumnOf<ReasonRow>, 3> reason_columns{{
     {{"example", "example", 0}, [](const ReasonRow& r) { return Cell{r.example}; }},
 }};
 
-nlohmann::json candidate_json(const PlanCandidate& c) {
+// `calibrated`: the times are calibrated, so the roofline's are added beside them.
+nlohmann::json candidate_json(const PlanCandidate& c, bool calibrated) {
   nlohmann::json j = {{"gpu", c.gpu},
                       {"tp", c.tp},
                       {"pp", c.pp},
@@ -64,6 +65,7 @@ nlohmann::json candidate_json(const PlanCandidate& c) {
     j["reason_kind"] = name_of(c.rejection);
     j["reason"] = c.reason;
     j["ttft_ms"] = c.ttft_s > 0 ? nlohmann::json(c.ttft_s * 1e3) : nullptr;
+    if (calibrated && c.ttft_s > 0) j["ttft_roofline_ms"] = c.ttft_roofline_s * 1e3;
     return j;
   }
   j["batch"] = c.batch;
@@ -77,6 +79,11 @@ nlohmann::json candidate_json(const PlanCandidate& c) {
   j["usd_per_hour"] = c.usd_per_hour;
   j["usd_per_million_output_tokens"] = c.usd_per_million_output_tokens;
   j["bottleneck"] = c.bottleneck;
+  if (calibrated) {
+    j["ttft_roofline_ms"] = c.ttft_roofline_s * 1e3;
+    j["decode_step_roofline_ms"] = c.step_roofline_s * 1e3;
+    j["tpot_roofline_ms"] = c.tpot_roofline_s * 1e3;
+  }
   return j;
 }
 
@@ -159,6 +166,9 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
   space.max_batch = options.max_batch;
   apply_deployment_flags(options.deployment, space.base);
   space.time.efficiency = parse_efficiency(options.deployment.efficiency, "--efficiency");
+  const std::optional<Calibration> calibration = load_deployment_calibration(options.deployment);
+  if (calibration) space.time.calibration = &*calibration;
+  const bool calibrated = calibration.has_value();
   if (options.top < 0) throw InputError(fmt::format("--top {}: must be >= 0", options.top));
   if (!(options.tpot_ms > 0) || !(options.ttft_ms > 0)) {
     throw InputError("--tpot-ms and --ttft-ms: must be positive numbers of milliseconds");
@@ -235,10 +245,10 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
       reason_rows));
 
   nlohmann::json runners_up = nlohmann::json::array();
-  for (std::size_t i = 1; i < shown; ++i) runners_up.push_back(candidate_json(result.ranked[i]));
+  for (std::size_t i = 1; i < shown; ++i) runners_up.push_back(candidate_json(result.ranked[i], calibrated));
   nlohmann::json rejected = nlohmann::json::array();
-  for (const PlanCandidate& c : result.rejected) rejected.push_back(candidate_json(c));
-  report.extra_results = {{"chosen", candidate_json(result.ranked.front())},
+  for (const PlanCandidate& c : result.rejected) rejected.push_back(candidate_json(c, calibrated));
+  report.extra_results = {{"chosen", candidate_json(result.ranked.front(), calibrated)},
                           {"runners_up", runners_up},
                           {"rejected", rejected},
                           {"counts",
@@ -258,12 +268,30 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
       "prefills interleaved with decode); the step is timed at the last token (prompt + output cached); queueing "
       "is not modelled");
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
-  report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
   if (space.base.collectives) {
     report.notes.push_back(fmt::format(
         "--calibration {}: candidates on {} charge TP/PP communication from its measured collectives where they cover "
         "the op and GPU count; other GPUs and group sizes use the ring model",
         *options.deployment.calibration, space.base.collectives_gpu));
+  }
+  if (calibration) {
+    report.notes.push_back(calibration_note(*calibration));
+    std::vector<std::string> others;
+    for (const GpuSpec& gpu : space.gpus) {
+      if (gpu.id != calibration->gpu_id) others.push_back(gpu.id);
+    }
+    report.notes.push_back(
+        others.empty()
+            ? fmt::format("candidates are timed and ranked with calibrated times; the JSON keeps the roofline times "
+                          "beside them (*_roofline_ms) and lists every rejected candidate; TPOT {:.2f} ms and TTFT "
+                          "{:.1f} ms at the roofline for the "
+                          "chosen one",
+                          best.tpot_roofline_s * 1e3, best.ttft_roofline_s * 1e3)
+            : fmt::format("the calibration is for {}: {} keep roofline times, which measured kernels do not reach, "
+                          "so the ranking favours them over the calibrated {}; the JSON lists every rejected candidate",
+                          calibration->gpu_id, fmt::join(others, ", "), calibration->gpu_id));
+  } else {
+    report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
   }
   return report;
 }

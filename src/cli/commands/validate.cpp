@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "commands.hpp"
@@ -12,6 +13,7 @@
 #include "roofline/collective_validation.hpp"
 #include "roofline/collectives_suite.hpp"
 #include "roofline/error.hpp"
+#include "roofline/layer_check.hpp"
 #include "roofline/output_file.hpp"
 #include "roofline/prediction.hpp"
 #include "roofline/regression.hpp"
@@ -109,6 +111,58 @@ constexpr std::array<ColumnOf<CollectiveComparison>, 12> collective_columns{{
     {{"spread_pct", "spread %", 1},
      [](const CollectiveComparison& c) { return Cell{c.measurement->timing->spread() * 100}; }},
     {{"detail", "detail", 0}, [](const CollectiveComparison& c) { return Cell{c.calibrated_detail}; }},
+}};
+
+std::string layer_detail(const LayerCheck& l) {
+  std::vector<std::string> parts;
+  std::vector<std::string> roofline_only;
+  for (const LayerStageCheck& s : l.stages) {
+    if (!s.calibrated && !s.not_calibrated.empty()) roofline_only.push_back(s.stage);
+  }
+  if (!roofline_only.empty()) parts.push_back(fmt::format("roofline only: {}", fmt::join(roofline_only, ", ")));
+  // The stage whose prediction is furthest from its time inside the layer, in microseconds.
+  const LayerStageCheck* worst = nullptr;
+  for (const LayerStageCheck& s : l.stages) {
+    if (!s.measured_s) continue;
+    if (worst == nullptr ||
+        std::abs(s.expected_s() - *s.measured_s) > std::abs(worst->expected_s() - *worst->measured_s)) {
+      worst = &s;
+    }
+  }
+  if (worst != nullptr) {
+    parts.push_back(fmt::format("largest stage miss: {} {:.1f} us predicted, {:.1f} us measured", worst->stage,
+                                worst->expected_s() * 1e6, *worst->measured_s * 1e6));
+  }
+  if (!l.timed()) parts.push_back(fmt::format("status {}", l.measurement->status));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+constexpr std::array<ColumnOf<LayerCheck>, 16> layer_columns{{
+    {{"id", "layer", 0}, [](const LayerCheck& l) { return Cell{l.measurement->id}; }},
+    {{"phase", "phase", 0},
+     [](const LayerCheck& l) { return Cell{std::string(bench::layer::name_of(l.layer.phase))}; }},
+    {{"batch", "batch", 0}, [](const LayerCheck& l) { return Cell{l.layer.batch}; }},
+    {{"context", "context", 0}, [](const LayerCheck& l) { return Cell{l.layer.context}; }},
+    {{"tokens", "tokens", 0}, [](const LayerCheck& l) { return Cell{bench::layer::tokens(l.layer)}; }},
+    {{"implementation", "linear", 0},
+     [](const LayerCheck& l) { return Cell{std::string(bench::layer::name_of(l.layer.linear))}; }},
+    {{"measured_us", "measured [us]", 2},
+     [](const LayerCheck& l) { return l.timed() ? Cell{l.measurement->timing->median_s * 1e6} : Cell{}; }},
+    {{"spread_pct", "spread %", 1},
+     [](const LayerCheck& l) { return l.timed() ? Cell{l.measurement->timing->spread() * 100} : Cell{}; }},
+    {{"stages_measured_us", "stages measured [us]", 2},
+     [](const LayerCheck& l) { return optional_cell(l.stages_measured_s, 1e6); }},
+    {{"roofline_us", "roofline [us]", 2}, [](const LayerCheck& l) { return Cell{l.roofline_s * 1e6}; }},
+    {{"roofline_error_pct", "roofline err %", 1},
+     [](const LayerCheck& l) { return optional_cell(l.roofline_error(), 100); }},
+    {{"calibrated_us", "calibrated [us]", 2},
+     [](const LayerCheck& l) { return l.calibrated_stages > 0 ? Cell{l.expected_s * 1e6} : Cell{}; }},
+    {{"calibrated_error_pct", "calibrated err %", 1},
+     [](const LayerCheck& l) { return optional_cell(l.calibrated_error(), 100); }},
+    {{"calibrated_stages", "calibrated stages", 0},
+     [](const LayerCheck& l) { return Cell{std::int64_t{l.calibrated_stages}}; }},
+    {{"stages", "stages", 0}, [](const LayerCheck& l) { return Cell{static_cast<std::int64_t>(l.stages.size())}; }},
+    {{"detail", "detail", 0}, [](const LayerCheck& l) { return Cell{layer_detail(l)}; }},
 }};
 
 struct CeilingRow {
@@ -338,6 +392,20 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
   const std::vector<PatternSummary> patterns = summarize_patterns(predictions);
   report.tables.push_back(
       Table::from_rows<PatternSummary>("patterns", "Per access pattern", pattern_columns, patterns));
+  const std::vector<LayerCheck> layers = check_layers(runs, roofs, calibration);
+  if (!layers.empty()) {
+    Table table = Table::from_rows<LayerCheck>(
+        "layers",
+        "Decoder layers timed end to end vs the sum of their stages' predictions (each stage the operation it runs; "
+        "calibrated through the best implementation's table)",
+        layer_columns, layers);
+    if (parse_format(options.common.format) == Format::table) {
+      table =
+          narrowed(std::move(table), {"id", "measured_us", "stages_measured_us", "roofline_us", "roofline_error_pct",
+                                      "calibrated_us", "calibrated_error_pct", "calibrated_stages", "detail"});
+    }
+    report.tables.push_back(std::move(table));
+  }
   const std::vector<CeilingRow> ceilings = ceiling_rows(measured_ceilings(runs), gpu);
   report.tables.push_back(
       Table::from_rows<CeilingRow>("ceilings", "Measured ceilings vs the hardware file", ceiling_columns, ceilings));
@@ -376,6 +444,13 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
     }
   } else {
     report.notes.push_back("no --calibration: every prediction is the bare roofline");
+  }
+  if (!layers.empty()) {
+    report.notes.push_back(
+        "layers: each decoder layer (timed end to end as one CUDA graph) is predicted as the sum of its stages, each "
+        "stage the operation it runs (its FLOPs and bytes from the model), calibrated through the table of the best "
+        "measured implementation of that operation: the layer suite itself is never learnt from, so these errors are "
+        "out of sample; its stages (patterns layer.*) are timed inside the layer with direct launches");
   }
   std::vector<std::string> beat;
   for (const Prediction& p : predictions) {
