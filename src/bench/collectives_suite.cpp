@@ -42,8 +42,9 @@ Cell model_error_pct(const BenchmarkResult& r) {
   return Cell{(*us * 1e-6 / r.timing->seconds.median - 1.0) * 100.0};
 }
 
-constexpr std::array<C, 18> result_columns{{
+constexpr std::array<C, 19> result_columns{{
     col::id,
+    col::implementation,
     col::status,
     {{"op", "op", 0}, &param<"op">},
     {{"dtype", "dtype", 0}, &param<"dtype">},

@@ -410,17 +410,20 @@ json to_json(const Calibration& c) {
   }
   if (c.ceilings.l2_bytes_per_s) ceilings["l2_tbps"] = *c.ceilings.l2_bytes_per_s / 1e12;
   if (c.ceilings.smem_bytes_per_s) ceilings["smem_tbps"] = *c.ceilings.smem_bytes_per_s / 1e12;
-  return {{"schema", "roofline.calibration.v1"},
-          {"tool_version", tool_version},
-          {"gpu", {{"id", c.gpu_id}, {"name", c.gpu_name}, {"hardware_file", c.hardware_origin}}},
-          {"roofs", {{"bandwidth_tbps", c.roofs.bandwidth / 1e12}, {"peak_tflops", peaks_to_json(c.roofs.peaks)}}},
-          {"interpolation",
-           "efficiency = roofline time / measured median time; x = the roofline time on these roofs; linear in log(x) "
-           "between measured x (equal x averaged) and in log(series) between series; clamped at the ends"},
-          {"sources", std::move(sources)},
-          {"ceilings", std::move(ceilings)},
-          {"tables", std::move(tables)},
-          {"collectives", to_json(c.collectives)}};
+  json out = {
+      {"schema", "roofline.calibration.v1"},
+      {"tool_version", tool_version},
+      {"gpu", {{"id", c.gpu_id}, {"name", c.gpu_name}, {"hardware_file", c.hardware_origin}}},
+      {"roofs", {{"bandwidth_tbps", c.roofs.bandwidth / 1e12}, {"peak_tflops", peaks_to_json(c.roofs.peaks)}}},
+      {"interpolation",
+       "efficiency = roofline time / measured median time; x = the roofline time on these roofs; linear in log(x) "
+       "between measured x (equal x averaged) and in log(series) between series; clamped at the ends"},
+      {"sources", std::move(sources)},
+      {"ceilings", std::move(ceilings)},
+      {"tables", std::move(tables)}};
+  // Only where measured: files without collectives stay as they were.
+  if (!c.collectives.empty()) out["collectives"] = to_json(c.collectives);
+  return out;
 }
 
 const json& calibration_schema() {

@@ -120,8 +120,8 @@ def main() -> int:
                      ["llm", "--model", "llama-3.1-70b", "--gpu", "h200", "--tp", "2", "--pp", "2", "--context",
                       "4096", "--calibration", collectives_calibration],
                      ["plan", "--model", "llama-3.1-70b", "--gpus", "h200,h100", "--rps", "5", "--prompt", "2048",
-                      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--calibration",
-                      collectives_calibration]):
+                      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5",
+                      "--calibration", collectives_calibration]):
             commands.append(([binary, *case, "--format", "json"], " ".join(case[:1] + ["(collectives)"])))
     for command, label in commands:
         case = [label]

@@ -329,7 +329,7 @@ TEST_CASE("case list report and suite selection") {
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
   // --quick: 47 memory, 66 compute (3 probes, 23 GEMMs, 40 attention) and 5 layer cases.
-  CHECK(list.tables.front().rows.size() == 47 + 66 + 5);
+  CHECK(list.tables.front().rows.size() == 47 + 66 + 5 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));

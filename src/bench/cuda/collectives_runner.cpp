@@ -274,9 +274,15 @@ class Group {
   // stream, the slowest member (and rank, under MPI) counting, as nccl-tests count.
   double sample(Collective op, const col::Buffers& b, int batch) {
     if (session_ != nullptr) session_->barrier();
-    for (Member& m : members_) check(cudaEventRecord(m.start, m.stream), "cudaEventRecord");
+    for (Member& m : members_) {
+      check(cudaSetDevice(m.device), "cudaSetDevice");
+      check(cudaEventRecord(m.start, m.stream), "cudaEventRecord");
+    }
     for (int i = 0; i < batch; ++i) launch(op, b);
-    for (Member& m : members_) check(cudaEventRecord(m.stop, m.stream), "cudaEventRecord");
+    for (Member& m : members_) {
+      check(cudaSetDevice(m.device), "cudaSetDevice");
+      check(cudaEventRecord(m.stop, m.stream), "cudaEventRecord");
+    }
     wait("timed collectives");
     double slowest = 0;
     for (Member& m : members_) {

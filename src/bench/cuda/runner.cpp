@@ -34,6 +34,10 @@ DeviceInfo detect_this_device(const RunOptions& options) {
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
       (void)cuda::detect_device(0);  // throws the message that says why
     }
+    if (world.local_size() > count) {
+      throw NoDeviceError(
+          fmt::format("{} ranks on host {} but {} GPU(s): one rank per GPU", world.local_size(), world.host(), count));
+    }
     device = cuda::detect_device(world.local_rank() % count);
   } catch (const std::exception& e) {
     why = e.what();
