@@ -21,6 +21,7 @@
 #include "commands.hpp"
 #include "roofline/bench.hpp"
 #include "roofline/error.hpp"
+#include "roofline/input_file.hpp"
 #include "roofline/output_file.hpp"
 #include "roofline/plot.hpp"
 #include "roofline/roofline.hpp"
@@ -283,11 +284,7 @@ void run_profile(const ProfileOptions& options) {
   std::string text;
   std::string source;
   if (options.from_csv) {
-    std::ifstream in(*options.from_csv, std::ios::binary);
-    if (!in) throw InputError(fmt::format("--from-csv {}: cannot be read", *options.from_csv));
-    std::ostringstream all;
-    all << in.rdbuf();
-    text = all.str();
+    text = read_input_file(*options.from_csv, max_data_file_bytes);
     source = *options.from_csv;
   } else {
     std::vector<std::string> argv{find_ncu(options.ncu)};
