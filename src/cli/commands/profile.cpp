@@ -310,7 +310,7 @@ void run_profile(const ProfileOptions& options) {
       std::cerr << fmt::format("roofline: note: ncu exited with code {} (the program's own exit code?)\n",
                                run.exit_code);
     }
-    if (options.save_csv) write_file_atomically(*options.save_csv, run.out);
+    if (options.save_csv) write_file_atomically(*options.save_csv, run.out, "--save-csv");
   }
   const ncu::RawCsv csv = ncu::parse_raw_csv(text, source);
   if (!options.from_csv) {
@@ -320,7 +320,7 @@ void run_profile(const ProfileOptions& options) {
   if (kernels.empty()) throw NoDeviceError(fmt::format("profile: {} holds no kernel", source));
   const GpuSpec& gpu = gpu_of(options, kernels, registry, source);
   Report report = profile_report(options, kernels, gpu, source);
-  if (options.chart) write_file_atomically(*options.chart, profile_chart(kernels, gpu));
+  if (options.chart) write_file_atomically(*options.chart, profile_chart(kernels, gpu), "--chart");
   emit(report, options.common);
 }
 
