@@ -86,7 +86,7 @@ int create_temporary(const std::filesystem::path& path, std::string_view flag, s
 // on the first failure, with `fd` closed.
 void write_and_close(int fd, const std::function<void(std::ostream&)>& write, bool sync, std::string_view flag,
                      const std::filesystem::path& path) {
-  bool open = true;
+  bool is_open = true;
   try {
     DescriptorBuffer buffer(fd);
     std::ostream out(&buffer);
@@ -99,10 +99,10 @@ void write_and_close(int fd, const std::function<void(std::ostream&)>& write, bo
     if (sync && ::fsync(fd) != 0) {
       throw InputError(fmt::format("{} {}: write failed ({})", flag, path.string(), reason(errno)));
     }
-    open = false;
+    is_open = false;
     if (::close(fd) != 0) throw InputError(fmt::format("{} {}: write failed ({})", flag, path.string(), reason(errno)));
   } catch (...) {
-    if (open) ::close(fd);
+    if (is_open) ::close(fd);
     throw;
   }
 }
