@@ -177,9 +177,11 @@ TEST_CASE("bad input: unknown keys") {
   expect_bad_input(roofline("ridge --gpu my-gpu --hardware-dir " + dir.string()), "bandwith_tbps");
   json model = json::parse(slurp(std::filesystem::path(source_dir) / "models/mistral-7b.json"));
   model["layer"] = 32;
-  write(dir / "mistral-7b.json", model.dump());
-  expect_bad_input(roofline("llm --model mistral-7b --models-dir " + dir.string() + " --gpu h100 --context 1024"),
-                   "layer");
+  std::filesystem::create_directories(dir / "models");
+  write(dir / "models" / "mistral-7b.json", model.dump());
+  expect_bad_input(
+      roofline("llm --model mistral-7b --models-dir " + (dir / "models").string() + " --gpu h100 --context 1024"),
+      "/layer: is not a known key (did you mean 'layers'?)");
   std::filesystem::remove_all(dir);
 }
 
