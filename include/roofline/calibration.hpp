@@ -127,6 +127,8 @@ struct CalibrationBuild {
 // Validates against the embedded schema, then the meaning (sorted points, known peak classes);
 // throws InputError naming `name` and the key.
 [[nodiscard]] Calibration calibration_from_json(const nlohmann::json& document, const std::string& name);
+// The same from text (`name` stands for the file in messages), and from a file.
+[[nodiscard]] Calibration parse_calibration(std::string_view text, const std::string& name);
 [[nodiscard]] Calibration load_calibration(const std::filesystem::path& file);
 // docs/schema/calibration.v1.schema.json, compiled into the binary.
 [[nodiscard]] const nlohmann::json& calibration_schema();

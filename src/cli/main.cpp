@@ -1,7 +1,9 @@
 // roofline: how fast can this run on that GPU, and why?
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <array>
 #include <iostream>
+#include <string>
 
 #include "commands/commands.hpp"
 #include "roofline/error.hpp"
@@ -19,8 +21,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help or version to stdout, a parse error to stderr
-    return code == 0 ? 0 : static_cast<int>(roofline::ExitCode::bad_input);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help or --version, printed to stdout
+    // A flag error is bad input like any other: one line on stderr.
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::cerr << "roofline: " << message << " (see --help)\n";
+    return static_cast<int>(roofline::ExitCode::bad_input);
   } catch (const roofline::Error& e) {
     std::cerr << "roofline: " << e.what() << '\n';
     return static_cast<int>(e.code());

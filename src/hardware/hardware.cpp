@@ -11,6 +11,7 @@
 
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
+#include "roofline/input_file.hpp"
 #include "roofline/json_schema.hpp"
 #include "roofline/text.hpp"
 
@@ -95,15 +96,6 @@ GpuSpec spec_from_document(const json& d, const std::string& origin) {
   return spec;
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot be read", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: read error", path.string()));
-  return text.str();
-}
-
 std::string describe_errors(const std::vector<HardwareFinding>& errors) {
   std::string message;
   for (const HardwareFinding& e : errors) {
@@ -147,6 +139,14 @@ std::optional<double> GpuSpec::matrix_peak_flops(DType type) const {
 LoadResult load_hardware_document(std::string_view text, const std::string& origin) {
   LoadResult result;
   json document;
+  try {
+    check_json_depth(text, origin);
+  } catch (const InputError& e) {
+    std::string what = e.what();
+    what = what.substr(std::min(what.size(), origin.size() + 2));  // the finding names the file itself
+    result.errors.push_back({HardwareFinding::Level::error, origin, "", what});
+    return result;
+  }
   try {
     document = json::parse(text);
   } catch (const json::exception& e) {
@@ -243,7 +243,7 @@ HardwareRegistry HardwareRegistry::load(const HardwareSearch& search) {
     std::sort(files.begin(), files.end());
     std::set<std::string> ids_in_dir;
     for (const auto& path : files) {
-      LoadResult result = load_hardware_document(read_file(path), path.string());
+      LoadResult result = load_hardware_document(read_input_file(path), path.string());
       if (!result.spec) throw InputError(describe_errors(result.errors));
       if (!ids_in_dir.insert(result.spec->id).second) {
         throw InputError(

@@ -11,6 +11,7 @@
 
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
+#include "roofline/input_file.hpp"
 #include "roofline/json_schema.hpp"
 #include "roofline/text.hpp"
 
@@ -32,20 +33,12 @@ std::string json_error_text(const json::exception& e) {
 }
 
 json parse_json(std::string_view text, const std::string& origin) {
+  check_json_depth(text, origin);
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: malformed JSON: {}", origin, json_error_text(e)));
   }
-}
-
-std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot be read", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: read error", path.string()));
-  return text.str();
 }
 
 // Rules of a model document the schema cannot express; each names the key at fault.
@@ -441,7 +434,7 @@ ModelSpec parse_hf_config(std::string_view text, const std::string& origin) {
 }
 
 ModelSpec read_hf_config(const std::filesystem::path& path) {
-  return parse_hf_config(read_text_file(path), path.string());
+  return parse_hf_config(read_input_file(path), path.string());
 }
 
 void ModelRegistry::add(ModelSpec model) {
@@ -474,7 +467,7 @@ ModelRegistry ModelRegistry::load(const std::vector<std::filesystem::path>& dire
     std::sort(files.begin(), files.end());
     std::set<std::string> ids_in_dir;
     for (const auto& path : files) {
-      ModelSpec model = load_model_document(read_text_file(path), path.string());
+      ModelSpec model = load_model_document(read_input_file(path), path.string());
       if (!ids_in_dir.insert(model.id).second) {
         throw InputError(fmt::format("{}: id '{}' is defined twice in {}", path.string(), model.id, dir.string()));
       }

@@ -10,6 +10,7 @@
 #include "roofline/collective_validation.hpp"
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
+#include "roofline/input_file.hpp"
 #include "roofline/json_schema.hpp"
 #include "roofline/memory_suite.hpp"
 #include "roofline/version.hpp"
@@ -496,20 +497,21 @@ Calibration calibration_from_json(const json& document, const std::string& name)
   return c;
 }
 
-Calibration load_calibration(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("--calibration {}: cannot be read", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
+Calibration parse_calibration(std::string_view text, const std::string& name) {
+  check_json_depth(text, name);
   json document;
   try {
-    document = json::parse(text.str());
+    document = json::parse(text);
   } catch (const json::exception& e) {
     std::string what = e.what();
     if (const std::size_t end = what.find("] "); end != std::string::npos) what = what.substr(end + 2);
-    throw InputError(fmt::format("{}: not valid JSON ({})", file.string(), what));
+    throw InputError(fmt::format("{}: not valid JSON ({})", name, what));
   }
-  return calibration_from_json(document, file.string());
+  return calibration_from_json(document, name);
+}
+
+Calibration load_calibration(const std::filesystem::path& file) {
+  return parse_calibration(read_input_file(file), file.string());
 }
 
 // ---- applying --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 
 #include "roofline/bench.hpp"
 #include "roofline/error.hpp"
+#include "roofline/input_file.hpp"
 
 namespace roofline {
 namespace {
@@ -18,7 +19,6 @@ namespace {
 using nlohmann::json;
 
 // Measured files are a few MB; anything far larger is not one.
-constexpr std::uintmax_t max_file_bytes = std::uintmax_t{1} << 30;
 
 // Reads values out of a document, naming the file and the JSON pointer of anything missing or of
 // the wrong type.
@@ -326,6 +326,7 @@ MeasuredRun parse_measured(std::string_view text, const std::string& name) {
   // A bench report is one JSON document; selftest output is one object per line.
   json document;
   bool whole = true;
+  check_json_depth(text, name);
   try {
     document = json::parse(text);
   } catch (const json::exception& e) {
@@ -343,17 +344,7 @@ MeasuredRun parse_measured(std::string_view text, const std::string& name) {
 }
 
 MeasuredRun load_measured(const std::filesystem::path& file) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot be read ({})", file.string(), ec.message()));
-  if (size > max_file_bytes) {
-    throw InputError(fmt::format("{}: {} bytes; a measured file is at most {}", file.string(), size, max_file_bytes));
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot be read", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_measured(text.str(), file.string());
+  return parse_measured(read_input_file(file, max_data_file_bytes), file.string());
 }
 
 }  // namespace roofline

@@ -245,7 +245,7 @@ TEST_CASE("regression check: the real run against itself, and hand-made changes 
   expect_bad_input(roofline("validate --measured " + memory + " --tolerance 5%"), "give it with --baseline");
   expect_bad_input(roofline("validate --baseline " + memory + " --measured " + memory + " --calibration x.json"),
                    "give one of them");
-  expect_bad_input(roofline("validate --measured " + (dir / "missing.json").string()), "cannot be read");
+  expect_bad_input(roofline("validate --measured " + (dir / "missing.json").string()), "missing.json: no such file");
   expect_bad_input(roofline("validate --measured " + memory + " --filter nosuchbenchmark"), "keeps no benchmark");
   std::filesystem::remove_all(dir);
 }
@@ -394,7 +394,7 @@ TEST_CASE("profile runs ncu with the roofline metrics, and says clearly when it 
   // Bad input.
   expect_bad_input(roofline("profile"), "nothing to profile");
   expect_bad_input(roofline("profile --from-csv " + ncu_raw + " -- ./app"), "not both");
-  expect_bad_input(roofline("profile --from-csv " + (dir / "none.csv").string()), "cannot be read");
+  expect_bad_input(roofline("profile --from-csv " + (dir / "none.csv").string()), "none.csv: no such file");
   expect_bad_input(roofline("profile --from-csv " + (source / "tests/data/ncu/ncu-details.csv").string()),
                    "details page");
   std::filesystem::remove_all(dir);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 // Runs a shell command line and captures its exit code, stdout and stderr.
@@ -38,5 +39,12 @@ inline CommandResult run_command(const std::string& command_line) {
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.err = slurp(err_path);
   std::filesystem::remove(err_path);
+  // Under the asan preset a sanitizer report in the child fails the test that ran it, whatever
+  // the test checks (a leak report alone would otherwise pass a test that ignores the exit code).
+  for (const char* report : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"}) {
+    if (result.err.find(report) != std::string::npos) {
+      throw std::runtime_error("sanitizer report from `" + command_line + "`:\n" + result.err);
+    }
+  }
   return result;
 }

@@ -143,7 +143,7 @@ void run_bench(const BenchOptions& options) {
   inputs["mpi_ranks"] = session ? nlohmann::json(session->size()) : nlohmann::json(nullptr);
   const Report report = bench::make_report(run, inputs);
   emit(report, options.common);
-  if (options.json_path) write_file_atomically(*options.json_path, to_json(report).dump(2) + "\n");
+  if (options.json_path) write_file_atomically(*options.json_path, to_json(report).dump(2) + "\n", "--json");
 
   const std::vector<std::string> failed = bench::failed_ids(run);
   if (run.context_lost) {

@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 
 #include "commands.hpp"
 #include "roofline/error.hpp"
+#include "roofline/input_file.hpp"
 
 namespace roofline::cli {
 namespace {
@@ -139,15 +139,17 @@ HwCheckResult run_hw_check(const HwCheckOptions& options, const HardwareRegistry
   } else {
     for (const std::string& file : options.files) {
       ++checked;
-      std::ifstream in(file, std::ios::binary);
-      if (!in) {
+      std::string text;
+      try {
+        text = read_input_file(file);
+      } catch (const InputError& e) {
         ++invalid;
-        rows.push_back({file, "error", "", "cannot be read"});
+        std::string why = e.what();
+        why = why.substr(std::min(why.size(), file.size() + 2));  // the row names the file
+        rows.push_back({file, "error", "", why});
         continue;
       }
-      std::ostringstream text;
-      text << in.rdbuf();
-      LoadResult result = load_hardware_document(text.str(), file);
+      LoadResult result = load_hardware_document(text, file);
       if (!result.spec) {
         ++invalid;
         record(result.errors);

@@ -4,16 +4,12 @@
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -21,6 +17,7 @@
 #include "commands.hpp"
 #include "op_engine.hpp"
 #include "roofline/error.hpp"
+#include "roofline/output_file.hpp"
 
 namespace roofline::cli {
 namespace op_detail {
@@ -260,33 +257,15 @@ std::int64_t min_of(const std::vector<std::int64_t>& values) {
 
 namespace {
 
-// CSV goes out as it is produced: to stdout, or to -o FILE through a temporary file that is
-// renamed only when every row was written (a failed run leaves no partial file).
+// CSV goes out as it is produced: to stdout, or to -o FILE atomically (a failed run leaves no
+// partial file).
 void write_streamed(const std::optional<std::string>& path, const std::function<void(std::ostream&)>& write) {
   if (!path) {
     write(std::cout);
     std::cout.flush();
     return;
   }
-  const std::filesystem::path target(*path);
-  std::error_code ec;
-  if (std::filesystem::is_directory(target, ec)) throw InputError(fmt::format("-o {}: is a directory", *path));
-  const std::filesystem::path temporary = target.string() + fmt::format(".tmp-{}", ::getpid());
-  std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(fmt::format("-o {}: cannot be written ({})", *path, std::strerror(errno)));
-  try {
-    write(out);
-    out.flush();
-    if (!out) throw InputError(fmt::format("-o {}: write failed ({})", *path, std::strerror(errno)));
-    out.close();
-    if (std::rename(temporary.c_str(), target.c_str()) != 0) {
-      throw InputError(fmt::format("-o {}: cannot be written ({})", *path, std::strerror(errno)));
-    }
-  } catch (...) {
-    out.close();
-    std::filesystem::remove(temporary, ec);
-    throw;
-  }
+  write_file_atomically(*path, write);
 }
 
 template <class Options>

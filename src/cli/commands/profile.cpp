@@ -21,6 +21,7 @@
 #include "commands.hpp"
 #include "roofline/bench.hpp"
 #include "roofline/error.hpp"
+#include "roofline/input_file.hpp"
 #include "roofline/output_file.hpp"
 #include "roofline/plot.hpp"
 #include "roofline/roofline.hpp"
@@ -283,11 +284,7 @@ void run_profile(const ProfileOptions& options) {
   std::string text;
   std::string source;
   if (options.from_csv) {
-    std::ifstream in(*options.from_csv, std::ios::binary);
-    if (!in) throw InputError(fmt::format("--from-csv {}: cannot be read", *options.from_csv));
-    std::ostringstream all;
-    all << in.rdbuf();
-    text = all.str();
+    text = read_input_file(*options.from_csv, max_data_file_bytes);
     source = *options.from_csv;
   } else {
     std::vector<std::string> argv{find_ncu(options.ncu)};
@@ -313,7 +310,7 @@ void run_profile(const ProfileOptions& options) {
       std::cerr << fmt::format("roofline: note: ncu exited with code {} (the program's own exit code?)\n",
                                run.exit_code);
     }
-    if (options.save_csv) write_file_atomically(*options.save_csv, run.out);
+    if (options.save_csv) write_file_atomically(*options.save_csv, run.out, "--save-csv");
   }
   const ncu::RawCsv csv = ncu::parse_raw_csv(text, source);
   if (!options.from_csv) {
@@ -323,7 +320,7 @@ void run_profile(const ProfileOptions& options) {
   if (kernels.empty()) throw NoDeviceError(fmt::format("profile: {} holds no kernel", source));
   const GpuSpec& gpu = gpu_of(options, kernels, registry, source);
   Report report = profile_report(options, kernels, gpu, source);
-  if (options.chart) write_file_atomically(*options.chart, profile_chart(kernels, gpu));
+  if (options.chart) write_file_atomically(*options.chart, profile_chart(kernels, gpu), "--chart");
   emit(report, options.common);
 }
 

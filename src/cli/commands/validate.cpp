@@ -294,7 +294,7 @@ MeasuredRun run_suite_now(const ValidateOptions& options, const HardwareRegistry
                                  {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nullptr},
                                  {"command_line", "roofline validate"}};
   const nlohmann::json report = to_json(bench::make_report(run, inputs));
-  if (options.json_out) write_file_atomically(*options.json_out, report.dump(2) + "\n");
+  if (options.json_out) write_file_atomically(*options.json_out, report.dump(2) + "\n", "--json");
   return measured_from_bench_report(report, "(this run)");
 }
 
