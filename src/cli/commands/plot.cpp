@@ -176,8 +176,8 @@ ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const Har
     // std::nullopt argument for a temporary the reference could dangle into.
     const std::string measured_on = gpu_of_runs(runs, registry, std::nullopt).id;
     if (measured_on != gpu.id) {
-      throw InputError(fmt::format("--measured {}: measured on {}, but the chart is of {}", runs.front().file,
-                                   measured_on, gpu.id));
+      throw InputError(
+          fmt::format("--measured {}: measured on {}, but the chart is of {}", runs.front().file, measured_on, gpu.id));
     }
     ceilings = measured_ceilings(runs);
     for (const PeakClass peak : peaks) {
