@@ -10,4 +10,5 @@ cmake --build --preset host -j "$(nproc)" >/dev/null
 
 ./build/host/roofline ridge --gpu all
 echo
-./build/host/roofline attainable --gpu h100,h200 --ai 1,32,295,1365 --dtype bf16
+# The capacity report of the source texts' worked example: LLaMA-3 70B in fp8, TP 8 on H100.
+./build/host/roofline llm --model llama-3.1-70b --gpu h100 --tp 8 --weights fp8 --context 8192
