@@ -264,9 +264,11 @@ std::int64_t mma_rows(std::int64_t batch) {
 //     that its loads are always in flight (U = 4 x 2 rows x 16 B x 32 lanes = 4 KB per buffer);
 //     without it a step's loads are issued, waited for and used (U = 8 then, as gemv_mma's
 //     one-wave shape);
-//   - Pdl: launched with programmatic stream serialisation, the kernel lets its successor start
-//     at once (griddepcontrol.launch_dependents), loads its first W step, and only then waits
-//     for its predecessor to finish (griddepcontrol.wait) before it reads x or writes y.
+//   - Pdl (on the unpipelined stag): launched with programmatic stream serialisation, the kernel
+//     lets its successor start at once (griddepcontrol.launch_dependents), loads its first W step,
+//     and only then waits for its predecessor to finish (griddepcontrol.wait) before it reads x or
+//     writes y. Back to back, one kernel's tail then overlaps the next one's ramp-up, which is
+//     what cuBLAS's GEMV gains when it is replayed in a graph.
 constexpr int kTunedWarps = 4;
 constexpr int kTunedThreads = 32 * kTunedWarps;
 constexpr int kTunedMinBlocks = 4;      // at most 128 registers: four blocks (16 warps) per SM
@@ -375,15 +377,19 @@ __global__ void __launch_bounds__(kTunedThreads, kTunedMinBlocks)
         }
       }
     } else {
-      if (!waited) {
-        grid_dependency_wait();
-        waited = true;
-      }
 #pragma unroll 1
       for (int s = warp; s < steps; s += WK) {
         tuned_load_step<U>(current, row_g, eight_rows_bytes,
                            physical(s) * step_elements * static_cast<std::int64_t>(sizeof(T)));
+        if (!waited) {
+          grid_dependency_wait();  // the first W step is in flight; x and y may belong to the predecessor
+          waited = true;
+        }
         tuned_use_step<T, NT, U>(acc, current, xrow, xvalid, physical(s) * step_elements);
+      }
+      if (!waited) {
+        grid_dependency_wait();  // a warp without steps still must not write y early
+        waited = true;
       }
     }
 
@@ -468,7 +474,8 @@ cudaError_t launch_tuned(const GemvArgs& a, cudaStream_t stream) {
       return two ? launch_tuned_kernel<T, 2, true, false>(a, stream)
                  : launch_tuned_kernel<T, 1, true, false>(a, stream);
     default:
-      return two ? launch_tuned_kernel<T, 2, true, true>(a, stream) : launch_tuned_kernel<T, 1, true, true>(a, stream);
+      return two ? launch_tuned_kernel<T, 2, false, true>(a, stream)
+                 : launch_tuned_kernel<T, 1, false, true>(a, stream);
   }
 }
 

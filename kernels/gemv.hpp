@@ -16,13 +16,14 @@ enum class GemvKernel : std::uint8_t {
   // Tensor cores (mma.sync m16n8k16): a block owns 16 or 32 rows of W and its warps split k;
   // each thread streams 16-byte pieces of W straight from HBM into mma operands.
   mma,
-  // The tuned tensor-core kernels (batches up to 16), a ladder of three changes to mma:
+  // The tuned tensor-core kernels (batches up to 16), two changes to mma and one to the launch:
   //   stag: a resident grid looping over 16-row tiles, each tile starting its k sweep at a
   //         different offset, so that the blocks in flight do not all read the same columns
   //         (addresses a multiple of the row pitch apart, which map to few memory channels);
   //   pipe: stag, with the loads of a warp's next k step issued before its current step is used;
-  //   pdl:  pipe, launched with programmatic dependent launch: the next kernel's blocks start
+  //   pdl:  stag, launched with programmatic dependent launch: the next kernel's blocks start
   //         streaming W while this one finishes, and wait (griddepcontrol.wait) before reading x.
+  //         (Run 2 of 2026-11-30 built it on pipe, which was slower than stag at 8192^2.)
   stag,
   pipe,
   pdl,

@@ -159,9 +159,12 @@ inline constexpr auto attention_cases = [] {
 [[nodiscard]] std::string_view impl_name(GemmImpl impl);       // "mma_sync"
 [[nodiscard]] std::string_view impl_name(AttentionImpl impl);  // "flash_w8r16"
 [[nodiscard]] std::string_view impl_name(PeakImpl impl);       // "wgmma_bf16"
-[[nodiscard]] std::string case_id(const GemmCase& c);          // gemm.bf16.8192x8192x8192.wgmma
-[[nodiscard]] std::string case_id(const AttentionCase& c);     // attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma
-[[nodiscard]] std::string case_id(PeakImpl impl);              // peak.wgmma.bf16
+// The implementation as the last word of a case id (and so of its calibration table): "mmasync".
+[[nodiscard]] std::string_view id_name(GemmImpl impl);
+[[nodiscard]] std::string_view id_name(AttentionImpl impl);  // "flashwgmma"
+[[nodiscard]] std::string case_id(const GemmCase& c);        // gemm.bf16.8192x8192x8192.wgmma
+[[nodiscard]] std::string case_id(const AttentionCase& c);   // attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma
+[[nodiscard]] std::string case_id(PeakImpl impl);            // peak.wgmma.bf16
 
 // The block tile of a GEMM kernel (nullopt for cuBLAS, whose tiles are its own).
 [[nodiscard]] std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl);

@@ -3,9 +3,15 @@
 // The decoder layer, measured against predicted: every layer of a layer-suite run
 // (roofline/layer_suite.hpp: a LLaMA-3-70B layer timed end to end at decode and prefill) is
 // predicted as the sum of its stages, each stage being the operation it runs (the stage plan's
-// Basis) timed by the roofline and, with a calibration, by the table of its best measured
-// implementation (calibrated_time: the lookup op, llm and plan make). The stages' own times,
-// measured inside the layer, are kept beside their predictions to show where an error comes from.
+// Basis) timed by the roofline and, with a calibration, by two tables:
+//   - the table of the implementation that ran it, where the run recorded one (parameter
+//     "table": the project's GEMV, cuBLAS, the wgmma GEMM, the flash kernel) and the calibration
+//     has it; the stages without one (the layer's own small kernels, decode attention) take the
+//     operation's best table. This validates the model: it predicts the kernels that ran.
+//   - the best implementation's table throughout (calibrated_time with TableChoice::best): what
+//     op, llm and plan predict for the same operations.
+// The stages' own times, measured inside the layer, are kept beside their predictions to show
+// where an error comes from.
 
 #include <optional>
 #include <span>
@@ -24,10 +30,13 @@ struct LayerStageCheck {
   std::string id;     // the stage's id in the run
   Basis basis;
   IdealTime roofline;
-  std::optional<CalibratedTime> calibrated;
-  std::string not_calibrated;        // why not, when a calibration was given
-  std::optional<double> measured_s;  // the stage timed inside the layer, if the run has it
+  std::string ran_table;                     // the recorded implementation table ("" where none)
+  std::optional<CalibratedTime> calibrated;  // through ran_table where the calibration has it, else the best table
+  std::string not_calibrated;                // why not, when a calibration was given
+  std::optional<CalibratedTime> best;        // through the best table (what llm predicts)
+  std::optional<double> measured_s;          // the stage timed inside the layer, if the run has it
   [[nodiscard]] double expected_s() const { return calibrated ? calibrated->time_s : roofline.time_s; }
+  [[nodiscard]] double expected_best_s() const { return best ? best->time_s : roofline.time_s; }
 };
 
 struct LayerCheck {
@@ -35,15 +44,19 @@ struct LayerCheck {
   const Measurement* measurement = nullptr;  // the layer timed end to end
   bench::layer::Case layer;
   std::vector<LayerStageCheck> stages;
-  double roofline_s = 0;  // sum of the stages' roofline times
-  double expected_s = 0;  // sum of their calibrated times (the roofline where no table covers a stage)
+  double roofline_s = 0;       // sum of the stages' roofline times
+  double expected_s = 0;       // sum of their calibrated times (the roofline where no table covers a stage)
+  double expected_best_s = 0;  // the same through the best tables only
   int calibrated_stages = 0;
+  int ran_table_stages = 0;                 // stages calibrated through the table of the implementation that ran
   std::optional<double> stages_measured_s;  // sum of the stages as timed inside the layer (all of them present)
 
   [[nodiscard]] bool timed() const { return measurement->timed(); }
   [[nodiscard]] std::optional<double> roofline_error() const;  // roofline / measured - 1
   // expected / measured - 1; set when a calibration covered at least one stage
   [[nodiscard]] std::optional<double> calibrated_error() const;
+  // expected_best / measured - 1, under the same condition
+  [[nodiscard]] std::optional<double> best_error() const;
 };
 
 // Every layer result (group "layer") of the runs whose id is a case of this build's layer suite.

@@ -24,6 +24,7 @@
 
 #include "roofline/bench.hpp"
 #include "roofline/dtype.hpp"
+#include "roofline/memory_suite.hpp"
 #include "roofline/validate.hpp"
 
 namespace roofline::bench::layer {
@@ -62,6 +63,11 @@ inline constexpr std::array<std::int64_t, 7> decode_batches{1, 2, 4, 8, 16, 32, 
 inline constexpr std::array<std::int64_t, 4> prefill_lengths{512, 1024, 2048, 4096};
 // Decode batches up to this run on the project's GEMV; larger ones on cuBLAS.
 inline constexpr std::int64_t roofline_gemv_max_batch = 16;
+// The project's GEMV the decode layer runs: the memory suite's `stag`, the fastest of its GEMVs
+// launched plainly. (`pdl` gains by overlapping a GEMV's tail with the next GEMV's start, back
+// to back; in the layer its neighbours are norms and adds that do not trigger early.) The layer
+// check predicts these stages from this variant's own calibration table.
+inline constexpr memory::Variant roofline_gemv = memory::Variant::stag;
 
 template <typename F>
 constexpr void for_each_case(F&& f) {
@@ -128,9 +134,24 @@ struct StagePlan {
 [[nodiscard]] std::string case_id(const Case& c);  // layer.decode.b1.ctx4096.roofline, layer.prefill.n4096.cublas
 [[nodiscard]] std::string stage_id(const Case& c, Stage stage);  // <case id>.<stage without '_'>: ....kvwrite
 
+// What runs a stage: a description of the kernel, and where a microbenchmark times that same
+// kernel, the word that names its implementation in the calibration ("stag", "cublas", "wgmma",
+// "flashwgmma"; empty for the layer's own small kernels and decode attention, whose tables are
+// the operation's best table).
+struct StageKernel {
+  std::string name;
+  std::string implementation;
+};
+
+// The calibration table of the implementation that ran a stage ("gemv.bf16.stag",
+// "gemm.bf16.cublas", "attention.flashwgmma.bf16.d128.causal"), or "" when it names none.
+[[nodiscard]] std::string implementation_table(const Case& c, const StagePlan& plan, std::string_view implementation,
+                                               const ModelShape& model = llama3_70b);
+
 // Not-yet-run results: the layer (group "layer") followed by its stages (group "layer_stages").
-// `kernels` names, per stage in order, the kernel the runner uses (may be empty: "").
-[[nodiscard]] std::vector<BenchmarkResult> make_results(const Case& c, std::span<const std::string> kernels = {});
+// `kernels` says, per stage in order, what the runner uses (may be empty); a stage with an
+// implementation records its table (parameter "table").
+[[nodiscard]] std::vector<BenchmarkResult> make_results(const Case& c, std::span<const StageKernel> kernels = {});
 
 [[nodiscard]] const SuiteInfo& suite();
 

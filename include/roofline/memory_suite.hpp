@@ -42,7 +42,7 @@ enum class Variant : std::uint8_t {
   mma,           // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
   stag,          // mma with each block starting its k sweep at a different offset (staggered)
   pipe,          // stag with the loads of the next step issued before the current one is used
-  pdl,           // pipe launched with programmatic dependent launch (its W loads overlap the previous kernel)
+  pdl,           // stag launched with programmatic dependent launch (its W loads overlap the previous kernel)
   simt,          // GEMV on CUDA cores, one warp per row
   cublas,        // cublasGemmEx, timed like every kernel (captured into CUDA graphs)
   cublasdirect,  // the same call timed as launched directly (a check that the graph changes nothing)

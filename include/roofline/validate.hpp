@@ -92,6 +92,9 @@ struct IdealTime {
 [[nodiscard]] Basis norm_basis(const NormShape& shape);
 [[nodiscard]] Basis softmax_basis(const SoftmaxShape& shape);
 [[nodiscard]] Basis attention_basis(const AttentionShape& shape, AttentionImpl impl);
+// The table of one attention kernel (the last word of its benchmark id): "attention.flashwgmma.bf16.d128.causal".
+[[nodiscard]] std::string attention_implementation_table(std::string_view kernel, DType dtype, std::int64_t head_dim,
+                                                         bool causal);
 // Flash attention as a model step runs it, `cost` being its traffic with the kernel's tiles.
 // Prefill (seq > 1) takes the flash attention tables. A decode step (one query row per sequence
 // against its cache) is a stream through the KV cache, a shape the attention benchmarks (square:

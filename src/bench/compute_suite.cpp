@@ -7,7 +7,6 @@
 #include <tuple>
 
 namespace roofline::bench::compute {
-namespace {
 
 std::string_view id_name(GemmImpl impl) {
   switch (impl) {
@@ -29,6 +28,8 @@ std::string_view id_name(AttentionImpl impl) {
   }
   return "?";
 }
+
+namespace {
 
 std::string gemm_problem(const GemmCase& c) {
   return fmt::format("gemm.{}.{}x{}x{}", name_of(c.dtype), c.m, c.n, c.k);

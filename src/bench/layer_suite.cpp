@@ -37,7 +37,7 @@ constexpr std::array<C, 22> layer_columns{{
     col::detail,
 }};
 
-constexpr std::array<C, 21> stage_columns{{
+constexpr std::array<C, 22> stage_columns{{
     col::id,
     col::implementation,
     col::status,
@@ -45,6 +45,7 @@ constexpr std::array<C, 21> stage_columns{{
     {{"index", "#", 0}, &param<"index">},
     {{"stage", "stage", 0}, &param<"stage">},
     {{"kernel", "kernel", 0}, &param<"kernel">},
+    {{"table", "calibration table", 0}, &param<"table">},
     {{"model", "model", 0}, &param<"model">},
     {{"tokens", "tokens", 0}, &param<"tokens">},
     col::model_flops,
@@ -204,7 +205,16 @@ OpCost layer_cost(const Case& c, const ModelShape& model) {
   return total;
 }
 
-std::vector<BenchmarkResult> make_results(const Case& c, std::span<const std::string> kernels) {
+std::string implementation_table(const Case& c, const StagePlan& plan, std::string_view implementation,
+                                 const ModelShape& model) {
+  if (implementation.empty()) return {};
+  if (plan.stage == Stage::attention) {
+    return attention_implementation_table(implementation, model.dtype, model.head_dim, c.phase == Phase::prefill);
+  }
+  return fmt::format("{}.{}", plan.basis.best_table, implementation);
+}
+
+std::vector<BenchmarkResult> make_results(const Case& c, std::span<const StageKernel> kernels) {
   std::vector<BenchmarkResult> results;
   BenchmarkResult whole;
   whole.suite = "layer";
@@ -229,7 +239,10 @@ std::vector<BenchmarkResult> make_results(const Case& c, std::span<const std::st
     r.parameters = {{"layer", Cell{case_id(c)}},
                     {"index", Cell{static_cast<std::int64_t>(i)}},
                     {"stage", Cell{std::string(plan[i].name)}},
-                    {"kernel", i < kernels.size() ? Cell{kernels[i]} : Cell{}},
+                    {"kernel", i < kernels.size() ? Cell{kernels[i].name} : Cell{}},
+                    {"table", i < kernels.size() && !kernels[i].implementation.empty()
+                                  ? Cell{implementation_table(c, plan[i], kernels[i].implementation)}
+                                  : Cell{}},
                     {"model", Cell{std::string(plan[i].model)}},
                     {"tokens", Cell{tokens(c)}},
                     {"intensity", Cell{plan[i].cost.intensity()}}};

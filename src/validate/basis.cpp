@@ -164,7 +164,7 @@ BasisOrReason compute_basis(const Measurement& m) {
     shape.kv = dtype;
     const AttentionImpl impl = m.kernel.starts_with("flash") ? AttentionImpl::flash : AttentionImpl::standard;
     Basis b = attention_basis(shape, impl);
-    b.table = fmt::format("attention.{}.{}.d{}.{}", m.kernel, name_of(dtype), shape.head_dim, mask_name(shape.causal));
+    b.table = attention_implementation_table(m.kernel, dtype, shape.head_dim, shape.causal);
     b.problem = fmt::format("{}.{}", b.best_table, m.id.substr(0, m.id.rfind('.')));
     return b;
   }
@@ -209,6 +209,10 @@ IdealTime ideal_time(const Basis& basis, const Roofs& roofs) {
   t.bound = t.compute_s > 0 && t.compute_s >= t.memory_s ? Bound::compute : Bound::memory;
   t.time_s = std::max(t.compute_s, t.memory_s);
   return t;
+}
+
+std::string attention_implementation_table(std::string_view kernel, DType dtype, std::int64_t head_dim, bool causal) {
+  return fmt::format("attention.{}.{}.d{}.{}", kernel, name_of(dtype), head_dim, mask_name(causal));
 }
 
 Basis gemm_basis(const GemmShape& shape) {
@@ -344,9 +348,10 @@ const GpuSpec& gpu_of_runs(std::span<const MeasuredRun> runs, const HardwareRegi
 
 namespace {
 
-// A stage of the decoder layer: the operation it runs, predicted from the best implementation's
-// table (it is no implementation of a microbenchmark). Its pattern says it is a layer stage, so
-// that the stages are summarised apart from the microbenchmarks they are predicted from.
+// A stage of the decoder layer: the operation it runs, predicted from the table of the
+// implementation that ran it where the run recorded one (parameter "table"), else from the
+// operation's best table. Its pattern says it is a layer stage, so that the stages are summarised
+// apart from the microbenchmarks they are predicted from.
 BasisOrReason layer_stage_basis(const Measurement& m) {
   const auto layer = m.parameters.find("layer");
   const bench::layer::Case* c =
@@ -356,7 +361,8 @@ BasisOrReason layer_stage_basis(const Measurement& m) {
     if (bench::layer::stage_id(*c, plan.stage) != m.id) continue;
     Basis b = std::move(plan.basis);
     b.pattern = fmt::format("layer.{}", b.pattern);
-    b.table = b.best_table;
+    const auto table = m.parameters.find("table");
+    b.table = table != m.parameters.end() && table->is_string() ? table->get<std::string>() : b.best_table;
     return b;
   }
   return NoBasis{"not a stage of this build's layer suite", false};

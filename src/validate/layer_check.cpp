@@ -20,6 +20,21 @@ std::optional<double> LayerCheck::calibrated_error() const {
   return expected_s / measurement->timing->median_s - 1;
 }
 
+std::optional<double> LayerCheck::best_error() const {
+  if (!timed() || calibrated_stages == 0) return std::nullopt;
+  return expected_best_s / measurement->timing->median_s - 1;
+}
+
+namespace {
+
+std::string recorded_table(const Measurement* stage) {
+  if (stage == nullptr) return {};
+  const auto it = stage->parameters.find("table");
+  return it != stage->parameters.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
 std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Roofs& roofs,
                                      const Calibration* calibration) {
   std::vector<LayerCheck> out;
@@ -40,16 +55,27 @@ std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Ro
         s.id = bench::layer::stage_id(*c, plan.stage);
         s.basis = std::move(plan.basis);
         s.roofline = ideal_time(s.basis, roofs);
+        const Measurement* timed = run.find(s.id);
+        s.ran_table = recorded_table(timed);
         if (calibration != nullptr) {
-          CalibratedOrNot t = calibrated_time(*calibration, s.basis, roofs, TableChoice::best);
-          if (CalibratedTime* found = std::get_if<CalibratedTime>(&t)) {
-            s.calibrated = std::move(*found);
+          CalibratedOrNot best = calibrated_time(*calibration, s.basis, roofs, TableChoice::best);
+          if (CalibratedTime* found = std::get_if<CalibratedTime>(&best)) s.best = *found;
+          if (!s.ran_table.empty() && calibration->table(s.ran_table) != nullptr) {
+            Basis ran = s.basis;
+            ran.table = s.ran_table;
+            CalibratedOrNot t = calibrated_time(*calibration, ran, roofs, TableChoice::implementation);
+            if (CalibratedTime* found = std::get_if<CalibratedTime>(&t)) {
+              s.calibrated = std::move(*found);
+              ++check.ran_table_stages;
+            }
+          }
+          if (!s.calibrated) s.calibrated = s.best;
+          if (s.calibrated) {
             ++check.calibrated_stages;
           } else {
-            s.not_calibrated = std::get<NotCalibrated>(t).reason;
+            s.not_calibrated = std::get<NotCalibrated>(best).reason;
           }
         }
-        const Measurement* timed = run.find(s.id);
         if (timed != nullptr && timed->timed()) {
           s.measured_s = timed->timing->median_s;
           stages_measured += *s.measured_s;
@@ -58,6 +84,7 @@ std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Ro
         }
         check.roofline_s += s.roofline.time_s;
         check.expected_s += s.expected_s();
+        check.expected_best_s += s.expected_best_s();
         check.stages.push_back(std::move(s));
       }
       if (all_measured) check.stages_measured_s = stages_measured;

@@ -783,8 +783,19 @@ TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
   CHECK(p[4].cost.bytes() == 2.0 * 4096 * 8192 * 2);
 }
 
+TEST_CASE("a layer stage's implementation table names the calibration table of the kernel that ran it") {
+  const layer::Case prefill{layer::Phase::prefill, 1, 1024, 1024, layer::Linear::roofline, false};
+  const std::vector<layer::StagePlan> p = layer::stages(prefill);
+  // Prefill stages: rmsnorm1, qkv (GEMM), qkv_split, attention (causal flash, d 128, bf16), ...
+  CHECK(layer::implementation_table(prefill, p[1], "wgmma") == "gemm.bf16.wgmma");
+  CHECK(layer::implementation_table(prefill, p[3], "flashwgmma") == "attention.flashwgmma.bf16.d128.causal");
+  CHECK(layer::implementation_table(prefill, p[0], "").empty());
+  const std::vector<layer::StagePlan> d = layer::stages(sample::sample_layer);
+  CHECK(layer::implementation_table(sample::sample_layer, d[1], "cublas") == "gemv.bf16.cublas");
+}
+
 TEST_CASE("a layer's results: the whole step and one row per stage") {
-  const std::vector<std::string> kernels{"rmsnorm (roofline)", "gemv pipe (roofline)"};
+  const std::vector<layer::StageKernel> kernels{{"rmsnorm (roofline)", ""}, {"gemv stag (roofline)", "stag"}};
   const std::vector<BenchmarkResult> r = layer::make_results(sample::sample_layer, kernels);
   REQUIRE(r.size() == 12);
   CHECK(r[0].group == "layer");
@@ -795,8 +806,12 @@ TEST_CASE("a layer's results: the whole step and one row per stage") {
   CHECK(r[2].id == "layer.decode.b1.ctx4096.roofline.qkv");
   CHECK(std::get<std::string>(r[2].parameter("layer")) == "layer.decode.b1.ctx4096.roofline");
   CHECK(std::get<std::int64_t>(r[2].parameter("index")) == 1);
-  CHECK(std::get<std::string>(r[2].parameter("kernel")) == "gemv pipe (roofline)");
+  CHECK(std::get<std::string>(r[2].parameter("kernel")) == "gemv stag (roofline)");
+  // The stage's GEMV is gemv_basis of 10240 x 8192 bf16, best table gemv.bf16; the kernel's own is .stag.
+  CHECK(std::get<std::string>(r[2].parameter("table")) == "gemv.bf16.stag");
+  CHECK(std::holds_alternative<std::monostate>(r[1].parameter("table")));   // the norm: no implementation table
   CHECK(std::holds_alternative<std::monostate>(r[3].parameter("kernel")));  // not named: empty
+  CHECK(std::holds_alternative<std::monostate>(r[3].parameter("table")));
   CHECK(std::get<double>(r[2].parameter("intensity")) == Approx(r[2].cost.flops / r[2].cost.bytes()));
 
   const Report report = make_report(sample::sample_run(), nlohmann::json::object());

@@ -25,6 +25,8 @@
 #include "kernels/gemv.hpp"
 #include "kernels/layer.hpp"
 #include "kernels/verify.hpp"
+#include "memory_runner.hpp"
+#include "roofline/compute_suite.hpp"
 #include "roofline/testdata.hpp"
 
 namespace roofline::bench::cuda {
@@ -86,7 +88,7 @@ Weights make_weights(Context& ctx, const ModelShape& m, std::uint64_t seed) {
 
 // A stage as the runner launches it.
 struct StageRun {
-  std::string kernel;
+  layer::StageKernel kernel;
   std::function<void(cudaStream_t)> launch;
 };
 
@@ -307,21 +309,24 @@ class LayerCase {
     const void* pw = weight.get();
     void* pc = c.get();
     const bool decode = case_.phase == Phase::decode;
+    const kernels::GemvKernel gemv = gemv_kernel_of(layer::roofline_gemv);
     if (case_.linear == Linear::roofline && decode && tokens_ <= layer::roofline_gemv_max_batch &&
-        kernels::gemv_unsupported(kernels::GemvKernel::pipe, out, in, tokens_) == nullptr) {
-      const kernels::GemvArgs args{kernels::GemvKernel::pipe, kernels::GemvType::bf16, pw, pa, pc, out, in, tokens_,
-                                   ctx_.device().sms};
-      return {"gemv pipe (roofline)", [args](cudaStream_t s) { check(kernels::launch_gemv(args, s), "gemv"); }};
+        kernels::gemv_unsupported(gemv, out, in, tokens_) == nullptr) {
+      const kernels::GemvArgs args{gemv, kernels::GemvType::bf16, pw, pa, pc, out, in, tokens_, ctx_.device().sms};
+      const std::string_view variant = memory::variant_name(layer::roofline_gemv);
+      return {{fmt::format("gemv {} (roofline)", variant), std::string(variant)},
+              [args](cudaStream_t s) { check(kernels::launch_gemv(args, s), "gemv"); }};
     }
     if (case_.linear == Linear::roofline && !decode) {
-      const kernels::GemmKernel kernel = kernels::gemm_kernel_supported(kernels::GemmKernel::wgmma, ctx_.device().index)
-                                             ? kernels::GemmKernel::wgmma
-                                             : kernels::GemmKernel::mma_sync;
-      return {fmt::format("gemm {} (roofline)", kernels::gemm_kernel_name(kernel)),
-              [=](cudaStream_t s) { kernels::gemm(kernel, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
+      const bool wgmma = kernels::gemm_kernel_supported(kernels::GemmKernel::wgmma, ctx_.device().index);
+      const kernels::GemmKernel kernel = wgmma ? kernels::GemmKernel::wgmma : kernels::GemmKernel::mma_sync;
+      const compute::GemmImpl impl = wgmma ? compute::GemmImpl::wgmma : compute::GemmImpl::mma_sync;
+      return {
+          {fmt::format("gemm {} (roofline)", kernels::gemm_kernel_name(kernel)), std::string(compute::id_name(impl))},
+          [=](cudaStream_t s) { kernels::gemm(kernel, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
     }
     const Cublas* blas = &ctx_.cublas();
-    return {"cublasGemmEx",
+    return {{"cublasGemmEx", std::string(compute::id_name(compute::GemmImpl::cublas))},
             [=](cudaStream_t s) { kernels::cublas_gemm(*blas, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
   }
 
@@ -336,14 +341,15 @@ class LayerCase {
       const void* pi = in.get();
       const void* pg = gamma.get();
       void* po = out.get();
-      return {"rmsnorm (roofline)", [=](cudaStream_t s) { kernels::rmsnorm(type, pi, pg, po, t, hidden, eps, s); }};
+      return {{"rmsnorm (roofline)", ""},
+              [=](cudaStream_t s) { kernels::rmsnorm(type, pi, pg, po, t, hidden, eps, s); }};
     };
     const auto add = [&](const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& out) -> StageRun {
       const void* pa = a.get();
       const void* pb = b.get();
       void* po = out.get();
       const std::int64_t elements = tokens_ * m.hidden;
-      return {"add (roofline)", [=](cudaStream_t s) { kernels::residual_add(type, pa, pb, po, elements, s); }};
+      return {{"add (roofline)", ""}, [=](cudaStream_t s) { kernels::residual_add(type, pa, pb, po, elements, s); }};
     };
 
     stages_.push_back(norm(x_, w_.gamma1, n1_));
@@ -357,11 +363,12 @@ class LayerCase {
       const int batch = static_cast<int>(case_.batch);
       const int context = static_cast<int>(case_.context);
       const kernels::DecodeAttentionPlan plan = plan_;
-      stages_.push_back({"kv_write (roofline)", [=](cudaStream_t s) {
+      stages_.push_back({{"kv_write (roofline)", ""}, [=](cudaStream_t s) {
                            kernels::kv_write(type, qkv, kc, vc, batch, layout, context, context - 1, s);
                          }});
-      stages_.push_back({fmt::format("flash-decoding: {} splits x {} tiles of 64 keys, then a combine (roofline)",
-                                     plan.splits, plan.tiles_per_split),
+      stages_.push_back({{fmt::format("flash-decoding: {} splits x {} tiles of 64 keys, then a combine (roofline)",
+                                      plan.splits, plan.tiles_per_split),
+                          ""},
                          [=](cudaStream_t s) {
                            kernels::decode_attention(type, qkv, kc, vc, attn, ws, batch, layout, context, plan, s);
                          }});
@@ -371,8 +378,8 @@ class LayerCase {
       void* v = v_heads_.get();
       void* oh = o_heads_.get();
       void* attn = attn_.get();
-      stages_.push_back(
-          {"qkv_split (roofline)", [=](cudaStream_t s) { kernels::qkv_split(type, qkv, q, k, v, t, layout, s); }});
+      stages_.push_back({{"qkv_split (roofline)", ""},
+                         [=](cudaStream_t s) { kernels::qkv_split(type, qkv, q, k, v, t, layout, s); }});
       const kernels::FlashVariant variant =
           kernels::flash_variant_supported(kernels::FlashVariant::wgmma, layout.head_dim, ctx_.device().index)
               ? kernels::FlashVariant::wgmma
@@ -385,9 +392,12 @@ class LayerCase {
       shape.head_dim = layout.head_dim;
       shape.causal = true;
       stages_.push_back(
-          {fmt::format("{} causal (roofline)", kernels::flash_variant_name(variant)),
+          {{fmt::format("{} causal (roofline)", kernels::flash_variant_name(variant)),
+            std::string(compute::id_name(variant == kernels::FlashVariant::wgmma
+                                             ? compute::AttentionImpl::flash_wgmma
+                                             : compute::AttentionImpl::flash_w4r32))},
            [=](cudaStream_t s) { kernels::flash_attention_forward(variant, type, shape, q, k, v, oh, s); }});
-      stages_.push_back({"attn_merge (roofline)", [=](cudaStream_t s) {
+      stages_.push_back({{"attn_merge (roofline)", ""}, [=](cudaStream_t s) {
                            kernels::attn_merge(type, oh, attn, t, layout.heads, layout.head_dim, s);
                          }});
     }
@@ -399,7 +409,8 @@ class LayerCase {
       const void* gu = gu_.get();
       void* act = act_.get();
       const int ffn = static_cast<int>(m.ffn);
-      stages_.push_back({"swiglu (roofline)", [=](cudaStream_t s) { kernels::swiglu(type, gu, act, t, ffn, s); }});
+      stages_.push_back(
+          {{"swiglu (roofline)", ""}, [=](cudaStream_t s) { kernels::swiglu(type, gu, act, t, ffn, s); }});
     }
     stages_.push_back(linear(act_, w_.down, dn_, m.hidden, m.ffn));
     stages_.push_back(add(h1_, dn_, out_));
@@ -495,7 +506,7 @@ void run_one(Context& ctx, const Case& c, const Weights& weights, std::uint64_t 
   }
   try {
     LayerCase lc(ctx, c, m, weights, seed_of(seed, 30, static_cast<std::uint64_t>(c.batch * 100003 + c.context)));
-    std::vector<std::string> kernels;
+    std::vector<layer::StageKernel> kernels;
     for (const StageRun& s : lc.stages()) kernels.push_back(s.kernel);
     results = layer::make_results(c, kernels);
     const Launch launch = [&lc](cudaStream_t s, int) {

@@ -782,4 +782,8 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
   run_hierarchy(ctx, hierarchy, sizes, seed, recorder);
 }
 
+kernels::GemvKernel gemv_kernel_of(memory::Variant variant) {
+  return gemv_kernel(variant);
+}
+
 }  // namespace roofline::bench::cuda

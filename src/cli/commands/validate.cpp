@@ -137,7 +137,7 @@ std::string layer_detail(const LayerCheck& l) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-constexpr std::array<ColumnOf<LayerCheck>, 16> layer_columns{{
+constexpr std::array<ColumnOf<LayerCheck>, 19> layer_columns{{
     {{"id", "layer", 0}, [](const LayerCheck& l) { return Cell{l.measurement->id}; }},
     {{"phase", "phase", 0},
      [](const LayerCheck& l) { return Cell{std::string(bench::layer::name_of(l.layer.phase))}; }},
@@ -161,6 +161,12 @@ constexpr std::array<ColumnOf<LayerCheck>, 16> layer_columns{{
      [](const LayerCheck& l) { return optional_cell(l.calibrated_error(), 100); }},
     {{"calibrated_stages", "calibrated stages", 0},
      [](const LayerCheck& l) { return Cell{std::int64_t{l.calibrated_stages}}; }},
+    {{"ran_table_stages", "own-kernel tables", 0},
+     [](const LayerCheck& l) { return Cell{std::int64_t{l.ran_table_stages}}; }},
+    {{"best_tables_us", "best tables [us]", 2},
+     [](const LayerCheck& l) { return l.calibrated_stages > 0 ? Cell{l.expected_best_s * 1e6} : Cell{}; }},
+    {{"best_tables_error_pct", "best tables err %", 1},
+     [](const LayerCheck& l) { return optional_cell(l.best_error(), 100); }},
     {{"stages", "stages", 0}, [](const LayerCheck& l) { return Cell{static_cast<std::int64_t>(l.stages.size())}; }},
     {{"detail", "detail", 0}, [](const LayerCheck& l) { return Cell{layer_detail(l)}; }},
 }};
@@ -397,12 +403,13 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
     Table table = Table::from_rows<LayerCheck>(
         "layers",
         "Decoder layers timed end to end vs the sum of their stages' predictions (each stage the operation it runs; "
-        "calibrated through the best implementation's table)",
+        "calibrated through the table of the kernel that ran it where the run names one, else the operation's best "
+        "table; 'best tables' is the same sum through the best tables only, as llm predicts)",
         layer_columns, layers);
     if (parse_format(options.common.format) == Format::table) {
-      table =
-          narrowed(std::move(table), {"id", "measured_us", "stages_measured_us", "roofline_us", "roofline_error_pct",
-                                      "calibrated_us", "calibrated_error_pct", "calibrated_stages", "detail"});
+      table = narrowed(std::move(table), {"id", "measured_us", "stages_measured_us", "roofline_us",
+                                          "roofline_error_pct", "calibrated_us", "calibrated_error_pct",
+                                          "ran_table_stages", "best_tables_us", "best_tables_error_pct", "detail"});
     }
     report.tables.push_back(std::move(table));
   }
