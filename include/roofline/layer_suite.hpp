@@ -123,6 +123,14 @@ struct StagePlan {
 };
 
 [[nodiscard]] std::int64_t tokens(const Case& c);
+// The attention stage as the model counts it: its shape (decode: one query row per sequence
+// against `context` cached positions; prefill: causal over the sequence), the tiles of the kernel
+// that runs it (flash-decoding's 64-key tiles, the Hopper flash kernel's 128 x 64), and the
+// minimum HBM traffic with those tiles. The memory suite's decode-attention benchmark counts its
+// cases with the same functions.
+[[nodiscard]] AttentionShape attention_shape(const Case& c, const ModelShape& model = llama3_70b);
+[[nodiscard]] FlashTiling attention_tiling(Phase phase);
+[[nodiscard]] OpCost attention_cost(const Case& c, const ModelShape& model = llama3_70b);
 // The stages of one layer step with the model's count of each.
 [[nodiscard]] std::vector<StagePlan> stages(const Case& c, const ModelShape& model = llama3_70b);
 // The model's count of the whole layer: the sum of the stages.

@@ -12,24 +12,26 @@
 #include <string>
 #include <string_view>
 
+#include "roofline/attention.hpp"
 #include "roofline/bench.hpp"
 #include "roofline/dtype.hpp"
 
 namespace roofline::bench::memory {
 
 enum class Kernel : std::uint8_t {
-  memcpy_d2d,    // cudaMemcpyAsync device to device: the in-run ceiling (runtime variant)
-  copy,          // out = x
-  scale,         // out = s * x
-  add,           // out = x + y
-  triad,         // out = x + s * y
-  dot,           // sum of x * y (read-only reduction)
-  strided_read,  // sum of x[i * stride]
-  gather,        // out[i] = table[index[i]]
-  scatter,       // table[index[i]] = value[i]
-  gemv,          // y[b, m] = sum_k W[m, k] x[b, k]; the read variant streams W's bytes only (the floor)
-  l2_read,       // repeated reads of a buffer a quarter of the L2's size
-  smem_read,     // repeated reads of shared memory
+  memcpy_d2d,        // cudaMemcpyAsync device to device: the in-run ceiling (runtime variant)
+  copy,              // out = x
+  scale,             // out = s * x
+  add,               // out = x + y
+  triad,             // out = x + s * y
+  dot,               // sum of x * y (read-only reduction)
+  strided_read,      // sum of x[i * stride]
+  gather,            // out[i] = table[index[i]]
+  scatter,           // table[index[i]] = value[i]
+  gemv,              // y[b, m] = sum_k W[m, k] x[b, k]; the read variant streams W's bytes only (the floor)
+  l2_read,           // repeated reads of a buffer a quarter of the L2's size
+  smem_read,         // repeated reads of shared memory
+  decode_attention,  // the decoder layer's flash-decoding attention over a KV cache (kernels/layer.hpp)
 };
 
 // Who wrote the code and how it is scheduled.
@@ -47,6 +49,7 @@ enum class Variant : std::uint8_t {
   cublas,        // cublasGemmEx, timed like every kernel (captured into CUDA graphs)
   cublasdirect,  // the same call timed as launched directly (a check that the graph changes nothing)
   read,          // a streaming read of W's bytes alone (no x, no y): the floor of any GEMV of that size
+  flashdecode,   // flash-decoding: the context split across blocks, the splits merged by a second kernel
 };
 
 struct Case {
@@ -58,7 +61,9 @@ struct Case {
   std::int64_t k = 0;       // gemv: columns of W (the reduction)
   std::int64_t batch = 0;   // gemv: vectors
   DType dtype = DType::fp32;
-  bool quick = false;  // part of --quick
+  bool quick = false;            // part of --quick
+  std::int64_t array_bytes = 0;  // stream kernels: bytes per array (0: Sizes::stream_elements, the HBM size)
+  std::int64_t context = 0;      // decode_attention: KV positions per sequence, the new token's included
 };
 
 inline constexpr std::array<std::int64_t, 15> strides{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024};
@@ -75,6 +80,17 @@ inline constexpr std::array<DType, 2> gemv_dtypes{DType::bf16, DType::fp16};
 inline constexpr std::int64_t gemv_tuned_max_batch = 16;
 inline constexpr float stream_scalar = 0.4F;
 
+// The size ladder of the stream kernels: arrays from 64 KiB to 256 MiB, the sizes of a decoder
+// layer's norms, residual adds and SwiGLU, where a kernel's fixed cost (launch, ramp-up, tail)
+// is most of its time. Every launch still reads cold memory (the runner rotates copies).
+inline constexpr std::array<std::int64_t, 7> stream_ladder_bytes{
+    std::int64_t{64} << 10, std::int64_t{256} << 10, std::int64_t{1} << 20,  std::int64_t{4} << 20,
+    std::int64_t{16} << 20, std::int64_t{64} << 20,  std::int64_t{256} << 20};
+// Decode attention on LLaMA-3-70B's heads (bench::layer::llama3_70b), at contexts other than the
+// layer suite's 4096 so that the layer check interpolates between them.
+inline constexpr std::array<std::int64_t, 4> decode_attention_batches{1, 4, 16, 64};
+inline constexpr std::array<std::int64_t, 3> decode_attention_contexts{2048, 8192, 32768};
+
 // Calls f(case) for every case, in run order.
 template <typename F>
 constexpr void for_each_case(F&& f) {
@@ -86,6 +102,12 @@ constexpr void for_each_case(F&& f) {
     if (op == Kernel::copy || op == Kernel::triad) f(Case{op, Variant::streaming, 16, 0, 0, 0, 0, DType::fp32, false});
   }
   for (int width : {4, 8, 16}) f(Case{Kernel::dot, Variant::persistent, width, 0, 0, 0, 0, DType::fp32, width != 8});
+  for (std::int64_t bytes : stream_ladder_bytes) {
+    const bool quick = bytes == stream_ladder_bytes.front();
+    f(Case{Kernel::copy, Variant::tile, 16, 0, 0, 0, 0, DType::fp32, quick, bytes});
+    f(Case{Kernel::add, Variant::tile, 16, 0, 0, 0, 0, DType::fp32, false, bytes});
+    f(Case{Kernel::dot, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, false, bytes});
+  }
   for (std::int64_t s : strides) {
     f(Case{Kernel::strided_read, Variant::persistent, 4, s, 0, 0, 0, DType::fp32,
            s == 1 || s == 3 || s == 8 || s == 32 || s == 256});
@@ -112,6 +134,12 @@ constexpr void for_each_case(F&& f) {
           f(Case{Kernel::gemv, Variant::read, 0, 0, shape.m, shape.k, 1, dtype, quick});
         }
       }
+    }
+  }
+  for (std::int64_t batch : decode_attention_batches) {
+    for (std::int64_t context : decode_attention_contexts) {
+      f(Case{Kernel::decode_attention, Variant::flashdecode, 0, 0, 0, 0, batch, DType::bf16,
+             batch == 1 && context == 2048, 0, context});
     }
   }
   f(Case{Kernel::l2_read, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, true});
@@ -158,9 +186,28 @@ inline constexpr int l2_threads = 256;
 // is evicted from L2 before it is read again: enough copies to span rotation_floor_bytes.
 [[nodiscard]] int rotation_count(std::int64_t bytes, const Sizes& sizes);
 
+// A ladder case's launches rotate through copies of its arrays placed one after another inside
+// the suite's x, y and out arrays (launch i uses copy i % copies): `wanted` is rotation_count of
+// the bytes one launch touches, `copies` as many of them as fit in the arrays (fewer under
+// --quick, whose arrays are 32 MiB). A case at the suite's size has one copy.
+struct StreamRotation {
+  int copies = 1;
+  int wanted = 1;
+};
+[[nodiscard]] StreamRotation stream_rotation(const Case& c, const Sizes& sizes);
+
 // Strided reads: accesses per launch, and how many sector offsets launches rotate through.
 [[nodiscard]] std::int64_t strided_accesses(std::int64_t stride, const Sizes& sizes);
 [[nodiscard]] int strided_offsets(std::int64_t stride);
+
+// fp32 elements of each array of a stream case: its own size on the ladder, else the suite's.
+[[nodiscard]] std::int64_t stream_elements(const Case& c, const Sizes& sizes);
+// "64KiB", "256MiB": a ladder size as it appears in case ids.
+[[nodiscard]] std::string size_name(std::int64_t bytes);
+
+// The attention of a decode_attention case: the layer suite's decode attention stage
+// (bench::layer::attention_shape) at the case's batch and context; its cost is that stage's.
+[[nodiscard]] AttentionShape decode_attention_shape(const Case& c);
 
 [[nodiscard]] std::string case_id(const Case& c);
 [[nodiscard]] std::string_view group_of(const Case& c);

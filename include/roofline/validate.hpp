@@ -97,8 +97,8 @@ struct IdealTime {
                                                          bool causal);
 // Flash attention as a model step runs it, `cost` being its traffic with the kernel's tiles.
 // Prefill (seq > 1) takes the flash attention tables. A decode step (one query row per sequence
-// against its cache) is a stream through the KV cache, a shape the attention benchmarks (square:
-// seq = kv_seq) do not measure: it takes the read-only stream table, and its note says so.
+// against its cache) takes attention.decode.<act>[.kv<kv>].d<head_dim>, the table of the memory
+// suite's decode-attention benchmark, which gets its basis from this same function.
 [[nodiscard]] Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost);
 
 // ---- The GPU of measured runs ----

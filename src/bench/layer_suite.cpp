@@ -103,6 +103,30 @@ std::int64_t tokens(const Case& c) {
   return c.batch * c.seq;
 }
 
+AttentionShape attention_shape(const Case& c, const ModelShape& m) {
+  AttentionShape shape;
+  shape.batch = c.batch;
+  shape.heads = m.heads;
+  shape.kv_heads = m.kv_heads;
+  shape.head_dim = m.head_dim;
+  shape.seq = c.seq;
+  shape.kv_seq = c.context;
+  shape.causal = c.phase == Phase::prefill;
+  shape.act = m.dtype;
+  shape.kv = m.dtype;
+  return shape;
+}
+
+FlashTiling attention_tiling(Phase phase) {
+  // Only the minimum traffic (.hbm) is reported, so the tiles are those of the kernels that run.
+  return phase == Phase::decode ? FlashTiling{1, kernel_tiles::decode_attention_block_n}
+                                : FlashTiling{kernel_tiles::flash_wgmma.block_m, kernel_tiles::flash_wgmma.block_n};
+}
+
+OpCost attention_cost(const Case& c, const ModelShape& m) {
+  return flash_attention_cost(attention_shape(c, m), attention_tiling(c.phase)).hbm;
+}
+
 std::string_view name_of(Phase phase) {
   return phase == Phase::decode ? "decode" : "prefill";
 }
@@ -152,21 +176,7 @@ std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {
       plan_of(Stage::residual1, "elementwise_cost",
               elementwise_basis({rows * m.hidden, add.inputs, add.outputs, add.flops_per_element, dt}));
 
-  AttentionShape attention;
-  attention.batch = c.batch;
-  attention.heads = m.heads;
-  attention.kv_heads = m.kv_heads;
-  attention.head_dim = m.head_dim;
-  attention.seq = c.seq;
-  attention.kv_seq = c.context;
-  attention.causal = c.phase == Phase::prefill;
-  attention.act = dt;
-  attention.kv = dt;
-  // The tiles of the kernels that run: flash-decoding's 64-key tiles over one query row per
-  // head; the Hopper flash kernel's 128 x 64 at prefill. Only the minimum traffic (.hbm) is reported.
-  const FlashTiling tiles = c.phase == Phase::decode
-                                ? FlashTiling{1, kernel_tiles::decode_attention_block_n}
-                                : FlashTiling{kernel_tiles::flash_wgmma.block_m, kernel_tiles::flash_wgmma.block_n};
+  const AttentionShape attention = attention_shape(c, m);
 
   std::vector<StagePlan> plan;
   plan.push_back(plan_of(Stage::rmsnorm1, "norm_cost", norm_basis(norm)));
@@ -177,8 +187,7 @@ std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {
   } else {
     plan.push_back(copy_stage(Stage::qkv_split, rows * m.qkv_width(), dt));
   }
-  plan.push_back(plan_of(Stage::attention, "flash_attention_cost",
-                         flash_step_basis(attention, flash_attention_cost(attention, tiles).hbm)));
+  plan.push_back(plan_of(Stage::attention, "flash_attention_cost", flash_step_basis(attention, attention_cost(c, m))));
   if (c.phase == Phase::prefill) plan.push_back(copy_stage(Stage::attn_merge, rows * m.q_width(), dt));
   plan.push_back(linear_stage(Stage::o_proj, c, m.hidden, m.q_width(), dt));
   plan.push_back(residual);

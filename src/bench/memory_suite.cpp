@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "roofline/layer_suite.hpp"
+
 namespace roofline::bench::memory {
 namespace {
 
@@ -76,6 +78,18 @@ Cell param_level(const BenchmarkResult& r) {
 }
 Cell param_footprint(const BenchmarkResult& r) {
   return r.parameter("footprint_bytes");
+}
+Cell param_context(const BenchmarkResult& r) {
+  return r.parameter("context");
+}
+Cell param_heads(const BenchmarkResult& r) {
+  return r.parameter("heads");
+}
+Cell param_kv_heads(const BenchmarkResult& r) {
+  return r.parameter("kv_heads");
+}
+Cell param_head_dim(const BenchmarkResult& r) {
+  return r.parameter("head_dim");
 }
 
 using C = ColumnOf<BenchmarkResult>;
@@ -170,12 +184,40 @@ constexpr std::array<C, 17> hierarchy_columns{{
     col::detail,
 }};
 
-const std::array<GroupLayout, 4> group_layouts{{
+constexpr std::array<C, 21> decode_attention_columns{{
+    col::id,
+    col::implementation,
+    col::status,
+    {{"dtype", "dtype", 0}, &param_dtype},
+    {{"batch", "batch", 0}, &param_batch},
+    {{"context", "context", 0}, &param_context},
+    {{"heads", "heads", 0}, &param_heads},
+    {{"kv_heads", "KV heads", 0}, &param_kv_heads},
+    {{"head_dim", "d", 0}, &param_head_dim},
+    col::model_flops,
+    col::model_bytes,
+    col::median_us,
+    col::min_us,
+    col::max_us,
+    col::spread_pct,
+    col::samples,
+    col::launches_per_sample,
+    col::graph,
+    col::bandwidth_tbps,
+    col::pct_of_ceiling,
+    col::detail,
+}};
+
+const std::array<GroupLayout, 5> group_layouts{{
     {"stream", "Streaming: cudaMemcpy and BabelStream kernels (fp32; bandwidth = bytes read + written / median time)",
      stream_columns},
     {"access", "Access patterns: useful bandwidth, and the 32-byte sectors the memory system moved (model)",
      access_columns},
     {"gemv", "GEMV y[b,m] = W[m,k] x[b,k] (fp32 accumulation) with cuBLAS as the reference", gemv_columns},
+    {"decode_attention",
+     "Decode attention: the decoder layer's flash-decoding kernel over a bf16 KV cache (LLaMA-3-70B heads; bytes = "
+     "the layer stage's model count)",
+     decode_attention_columns},
     {"hierarchy", "Cache-level ceilings: L2-resident and shared-memory read bandwidth", hierarchy_columns},
 }};
 
@@ -215,6 +257,10 @@ std::vector<CaseInfo> list_cases() {
   return list;
 }
 
+layer::Case decode_layer_case(const Case& c) {
+  return {layer::Phase::decode, c.batch, 1, c.context, layer::Linear::roofline, false};
+}
+
 std::string gemv_problem(const Case& c) {
   return fmt::format("gemv.{}.{}x{}.b{}", name_of(c.dtype), c.m, c.k, c.batch);
 }
@@ -246,9 +292,32 @@ Sizes plan_sizes(std::int64_t l2_bytes, int sms, bool quick) {
   return s;
 }
 
+std::int64_t stream_elements(const Case& c, const Sizes& sizes) {
+  return c.array_bytes > 0 ? c.array_bytes / word_bytes : sizes.stream_elements;
+}
+
+std::string size_name(std::int64_t bytes) {
+  if (bytes >= MiB && bytes % MiB == 0) return fmt::format("{}MiB", bytes / MiB);
+  if (bytes >= KiB && bytes % KiB == 0) return fmt::format("{}KiB", bytes / KiB);
+  return fmt::format("{}B", bytes);
+}
+
+AttentionShape decode_attention_shape(const Case& c) {
+  return layer::attention_shape(decode_layer_case(c));
+}
+
 int rotation_count(std::int64_t bytes, const Sizes& sizes) {
   if (bytes <= 0) return 1;
   return static_cast<int>(std::max<std::int64_t>(1, (sizes.rotation_floor_bytes + bytes - 1) / bytes));
+}
+
+StreamRotation stream_rotation(const Case& c, const Sizes& sizes) {
+  const std::int64_t elements = stream_elements(c, sizes);
+  StreamRotation r;
+  if (elements >= sizes.stream_elements) return r;
+  r.wanted = rotation_count(static_cast<std::int64_t>(case_cost(c, sizes).bytes()), sizes);
+  r.copies = static_cast<int>(std::min<std::int64_t>(r.wanted, sizes.stream_elements / elements));
+  return r;
 }
 
 std::int64_t strided_accesses(std::int64_t stride, const Sizes& sizes) {
@@ -276,6 +345,7 @@ std::string_view kernel_name(Kernel k) {
     case Kernel::gemv: return "gemv";
     case Kernel::l2_read: return "l2";
     case Kernel::smem_read: return "smem";
+    case Kernel::decode_attention: return "decode_attention";
   }
   return "?";
 }
@@ -295,6 +365,7 @@ std::string_view variant_name(Variant v) {
     case Variant::cublas: return "cublas";
     case Variant::cublasdirect: return "cublasdirect";
     case Variant::read: return "read";
+    case Variant::flashdecode: return "flashdecode";
   }
   return "?";
 }
@@ -309,7 +380,14 @@ std::string case_id(const Case& c) {
     case Kernel::gemv: return fmt::format("{}.{}", gemv_problem(c), variant_name(c.variant));
     case Kernel::l2_read: return "hierarchy.l2.read";
     case Kernel::smem_read: return "hierarchy.smem.read";
-    default: return fmt::format("stream.{}.{}B.{}", kernel_name(c.kernel), c.vector_bytes, variant_name(c.variant));
+    case Kernel::decode_attention:
+      return fmt::format("attention.decode.{}.b{}.ctx{}.{}", name_of(c.dtype), c.batch, c.context,
+                         variant_name(c.variant));
+    default: {
+      std::string id = fmt::format("stream.{}.{}B.{}", kernel_name(c.kernel), c.vector_bytes, variant_name(c.variant));
+      if (c.array_bytes > 0) id += fmt::format(".{}", size_name(c.array_bytes));
+      return id;
+    }
   }
 }
 
@@ -317,6 +395,7 @@ std::string_view group_of(const Case& c) {
   if (is_stream(c.kernel)) return "stream";
   if (c.kernel == Kernel::gemv) return "gemv";
   if (c.kernel == Kernel::l2_read || c.kernel == Kernel::smem_read) return "hierarchy";
+  if (c.kernel == Kernel::decode_attention) return "decode_attention";
   return "access";
 }
 
@@ -342,7 +421,8 @@ OpCost case_cost(const Case& c, const Sizes& s) {
     case Kernel::smem_read:
       // Each thread reads 16 bytes (4 words) per round.
       return word_reads(static_cast<std::int64_t>(s.smem_blocks) * s.smem_rounds * smem_threads * 4);
-    default: return elementwise_cost(stream_shape(c.kernel, s.stream_elements));
+    case Kernel::decode_attention: return layer::attention_cost(decode_layer_case(c));
+    default: return elementwise_cost(stream_shape(c.kernel, stream_elements(c, s)));
   }
 }
 
@@ -394,10 +474,20 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
       r.parameters = {{"level", Cell{std::string("shared memory")}},
                       {"footprint_bytes", Cell{std::int64_t{s.smem_blocks} * smem_block_bytes}}};
       break;
+    case Kernel::decode_attention: {
+      const AttentionShape shape = decode_attention_shape(c);
+      r.parameters = {{"dtype", Cell{std::string(name_of(shape.act))}},
+                      {"batch", Cell{shape.batch}},
+                      {"context", Cell{shape.kv_seq}},
+                      {"heads", Cell{shape.heads}},
+                      {"kv_heads", Cell{shape.kv_heads}},
+                      {"head_dim", Cell{shape.head_dim}}};
+      break;
+    }
     default:
       r.parameters = {{"op", Cell{std::string(kernel_name(c.kernel))}},
                       {"vector_bytes", Cell{std::int64_t{c.vector_bytes}}},
-                      {"elements", Cell{s.stream_elements}}};
+                      {"elements", Cell{stream_elements(c, s)}}};
       break;
   }
   return r;
@@ -406,7 +496,8 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
 const SuiteInfo& suite() {
   static const SuiteInfo info{
       "memory",
-      "HBM streaming (cudaMemcpy, BabelStream), strided and random access, GEMV vs cuBLAS, L2 and shared memory",
+      "HBM streaming (cudaMemcpy, BabelStream, a size ladder), strided and random access, GEMV vs cuBLAS, decode "
+      "attention, L2 and shared memory",
       group_layouts, suite_targets, &list_cases};
   return info;
 }

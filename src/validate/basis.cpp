@@ -118,17 +118,27 @@ BasisOrReason memory_basis(const Measurement& m, const MeasuredRun& run) {
                             sectors.sectors);
       break;
     }
+    case mem::Kernel::decode_attention:
+      // The layer's decode attention stage and this benchmark share one basis, so that the table
+      // calibrate learns here is the one the stage and llm's decode steps look up.
+      b = flash_step_basis(mem::decode_attention_shape(*c), cost);
+      break;
     default: {
       const bool two_in =
           c->kernel == mem::Kernel::add || c->kernel == mem::Kernel::triad || c->kernel == mem::Kernel::dot;
       const int outputs = c->kernel == mem::Kernel::dot ? 0 : 1;
-      b = vector_basis(cost, two_in ? 2 : 1, outputs, DType::fp32,
-                       fmt::format("elementwise_cost{{{} elements, {} in, {} out, fp32}}", sizes.stream_elements,
-                                   two_in ? 2 : 1, outputs));
+      const std::int64_t elements = mem::stream_elements(*c, sizes);
+      b = vector_basis(
+          cost, two_in ? 2 : 1, outputs, DType::fp32,
+          fmt::format("elementwise_cost{{{} elements, {} in, {} out, fp32}}", elements, two_in ? 2 : 1, outputs));
       b.pattern = "stream";
-      b.table = m.id;
+      // One table per kernel across the size ladder (its points span the sizes): the ladder's
+      // cases share the table of the kernel at the suite's size.
+      mem::Case at_suite_size = *c;
+      at_suite_size.array_bytes = 0;
+      b.table = mem::case_id(at_suite_size);
       // copy, scale and cudaMemcpy of the same arrays are one problem to the model
-      b.problem = fmt::format("{}.{}", b.best_table, sizes.stream_elements);
+      b.problem = fmt::format("{}.{}", b.best_table, elements);
       break;
     }
   }
@@ -306,11 +316,15 @@ Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost) {
   if (shape.seq > 1) {
     b = attention_basis(shape, AttentionImpl::flash);
   } else {
-    b = vector_basis(cost, 1, 0, shape.act,
-                     fmt::format("decode attention{{batch {}, heads {}/{}, d {}, kv_seq {}}}", shape.batch, shape.heads,
-                                 shape.kv_heads, shape.head_dim, shape.kv_seq));
+    // Decode: one query row per sequence against its cache, measured by the memory suite's
+    // decode-attention benchmark. No mask word: a single query row sees the whole cache.
+    b.pattern = "attention";
+    const std::string kv = shape.kv == shape.act ? "" : fmt::format(".kv{}", name_of(shape.kv));
+    b.best_table = fmt::format("attention.decode.{}{}.d{}", name_of(shape.act), kv, shape.head_dim);
+    b.table = b.best_table;
     b.math = {MathRoof::Unit::matrix, shape.act};
-    b.note = "decode attention calibrated as a read-only stream of the KV cache (no decode attention benchmark)";
+    b.model = fmt::format("decode attention{{batch {}, heads {}/{}, d {}, kv_seq {}}}", shape.batch, shape.heads,
+                          shape.kv_heads, shape.head_dim, shape.kv_seq);
   }
   b.cost = cost;
   b.roof_bytes = cost.bytes();

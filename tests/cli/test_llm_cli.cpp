@@ -222,13 +222,18 @@ TEST_CASE("llm and plan --calibration: calibrated op times from the H200 tables,
     if (op.at("calibration_table").is_null()) {
       CHECK(op.at("time_us").get<double>() == Approx(op.at("roofline_us").get<double>()));
       CHECK_FALSE(op.at("calibration_note").get<std::string>().empty());
+      // Decode attention has its own table, learnt from the memory suite's decode-attention
+      // benchmark, which these runs predate.
+      if (op.at("name") == "attention") {
+        CHECK_THAT(op.at("calibration_note").get<std::string>(), Contains("attention.decode.bf16.d128"));
+      }
       continue;
     }
     ++covered;
     CHECK(op.at("time_us").get<double>() ==
           Approx(op.at("roofline_us").get<double>() / op.at("efficiency").get<double>()));
     if (op.at("name") == "qkv_proj") CHECK(op.at("calibration_table") == "gemv.bf16");
-    if (op.at("name") == "attention") CHECK(op.at("calibration_table") == "stream.r2w0");
+    if (op.at("name") == "attention") FAIL("decode attention has no table in these runs");
     if (op.at("name") == "attn_allreduce") FAIL("the all-reduce keeps the link model");
   }
   CHECK(covered == res.at("calibration").at("decode_ops_calibrated").get<int>());

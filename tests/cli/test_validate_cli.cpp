@@ -419,8 +419,11 @@ TEST_CASE("validate on the H200 layer run: each decoder layer against the sum of
   CHECK(layers.size() == 26);
   for (const json& l : layers) {
     INFO(l.at("id"));
-    // Every stage of the layer has a table; the layer is the sum of the stages' predictions.
-    CHECK(l.at("calibrated_stages") == l.at("stages"));
+    // Every stage of the layer has a table but decode attention, whose table comes from the memory
+    // suite's decode-attention benchmark, which run 2 predates (it keeps its roofline time); the
+    // layer is the sum of the stages' predictions.
+    const int uncovered = l.at("phase") == "decode" ? 1 : 0;
+    CHECK(l.at("calibrated_stages").get<int>() == l.at("stages").get<int>() - uncovered);
     CHECK(l.at("calibrated_us").get<double>() > l.at("roofline_us").get<double>());
     const double error = l.at("calibrated_error_pct").get<double>();
     // The errors docs/results/2026-11-30-h200-run2/validation.md records: prefill within 10%; decode

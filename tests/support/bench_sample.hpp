@@ -115,12 +115,16 @@ inline BenchRun sample_run() {
   run.results.push_back(timed("memcpy.d2d", 0.0005, 0.00049, 0.00052));
   run.results.push_back(timed("stream.copy.16B.tile", 0.000505, 0.0005, 0.00051));
   run.results.push_back(untimed("stream.triad.16B.tile", Disposition::failed, "3 of 268435456 elements wrong"));
+  // The 64 KiB copy of the size ladder: 128 KiB moved in 5 us (its fixed cost, not the bandwidth).
+  run.results.push_back(timed("stream.copy.16B.tile.64KiB", 5e-6, 4.8e-6, 5.5e-6));
   run.results.push_back(timed("access.strided.s8", 0.0004, 0.0004, 0.0004));
   run.results.push_back(timed("access.gather", 0.0001, 0.0001, 0.00011));
   run.results.push_back(timed("gemv.bf16.8192x8192.b1.mma", 0.000037, 0.000036, 0.000038));
   run.results.push_back(timed("gemv.bf16.8192x8192.b1.cublas", 0.000044, 0.000043, 0.000046));
   run.results.push_back(untimed("gemv.bf16.8192x8192.b2.simt", Disposition::not_supported, "synthetic reason"));
   run.results.push_back(untimed("gemv.bf16.8192x8192.b4.simt", Disposition::not_run, "needs 2.00 GiB"));
+  // Decode attention at batch 1 over 2048 positions (8.4 MB of K/V) in 12 us.
+  run.results.push_back(timed("attention.decode.bf16.b1.ctx2048.flashdecode", 12e-6, 11.8e-6, 12.5e-6));
   run.results.push_back(timed("hierarchy.l2.read", 0.0001, 0.0001, 0.0001));
   // Compute: probes at 900 and 60 TFLOP/s (9e12 and 6e11 FLOPs in 10 ms); GEMM 8192^3 bf16
   // (2 x 8192^3 = 1.0995e12 FLOPs): cuBLAS 1.4 ms, wgmma 1.7 ms, naive 1.2 s; attention at the

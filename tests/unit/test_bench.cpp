@@ -120,11 +120,13 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // 2 memcpy (direct, graph) + 4 ops x (3 widths + persistent) + streaming copy and triad + 3 dots
   // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 7 cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
-  // + batch-1 bf16 cuBLAS timed directly (per shape).
-  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2);
+  // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 7 sizes)
+  // + decode attention (4 batches x 3 contexts).
+  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2 + 7 * 3 + 4 * 3);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
-  // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor.
-  CHECK(quick == 35 + 1 + 9 + 2);
+  // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
+  // and decode attention at batch 1 over 2048 positions.
+  CHECK(quick == 35 + 1 + 9 + 2 + 2);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -206,6 +208,92 @@ TEST_CASE("each case's bytes and FLOPs come from the model's formulas") {
   CHECK(cost("hierarchy.l2.read").bytes() == 968884224.0);
   // Shared memory: 528 blocks x 2048 rounds x 256 threads x 16 B.
   CHECK(cost("hierarchy.smem.read").bytes() == 4429185024.0);
+}
+
+TEST_CASE("the stream size ladder: ids, element counts, costs and rotation") {
+  std::set<std::string> ladder;
+  for (const memory::Case& c : memory::cases) {
+    if (c.array_bytes > 0) ladder.insert(memory::case_id(c));
+  }
+  CHECK(ladder.size() == 21);
+  CHECK(ladder.contains("stream.copy.16B.tile.64KiB"));
+  CHECK(ladder.contains("stream.add.16B.tile.1MiB"));
+  CHECK(ladder.contains("stream.dot.16B.persistent.256MiB"));
+  CHECK(memory::size_name(65536) == "64KiB");
+  CHECK(memory::size_name(268435456) == "256MiB");
+  // The suite's own cases keep their ids and the suite's size.
+  CHECK(memory::stream_elements(sample::find_case("stream.copy.16B.tile"), h200) == 268435456);
+  CHECK(memory::group_of(sample::find_case("stream.copy.16B.tile.64KiB")) == "stream");
+
+  const auto cost = [](std::string_view id) { return memory::case_cost(sample::find_case(id), h200); };
+  // Copy of 64 KiB arrays: 16384 floats, 64 KiB read + 64 KiB written, no FLOPs.
+  const memory::Case& copy64k = sample::find_case("stream.copy.16B.tile.64KiB");
+  CHECK(memory::stream_elements(copy64k, h200) == 16384);
+  CHECK(cost("stream.copy.16B.tile.64KiB").bytes() == 131072.0);
+  CHECK(cost("stream.copy.16B.tile.64KiB").flops == 0);
+  CHECK(std::get<std::int64_t>(memory::make_result(copy64k, h200).parameter("elements")) == 16384);
+  // Add of 1 MiB arrays: 262144 floats, 2 read + 1 written = 3 MiB, one FLOP each.
+  CHECK(cost("stream.add.16B.tile.1MiB").bytes() == 3145728.0);
+  CHECK(cost("stream.add.16B.tile.1MiB").flops == 262144.0);
+  // Dot of 256 MiB arrays: 2^26 floats, 512 MiB read, nothing written, 2 FLOPs each.
+  CHECK(cost("stream.dot.16B.persistent.256MiB").bytes_read == 536870912.0);
+  CHECK(cost("stream.dot.16B.persistent.256MiB").bytes_written == 0);
+  CHECK(cost("stream.dot.16B.persistent.256MiB").flops == 134217728.0);
+
+  // Rotation of the 64 KiB copy on an H200: a launch touches 131072 B, the floor is 4 x 60 MiB =
+  // 251658240 B, so 251658240 / 131072 = 1920 copies; they fill 1920 x 64 KiB = 120 MiB of the
+  // 1 GiB arrays. Under --quick the arrays are 32 MiB: 512 copies fit, fewer than wanted.
+  CHECK(memory::rotation_count(131072, h200) == 1920);
+  const memory::StreamRotation full = memory::stream_rotation(copy64k, h200);
+  CHECK(full.wanted == 1920);
+  CHECK(full.copies == 1920);
+  const memory::Sizes quick = memory::plan_sizes(sample::h200_l2_bytes, sample::h200_sms, true);
+  const memory::StreamRotation q = memory::stream_rotation(copy64k, quick);
+  CHECK(q.wanted == 1920);
+  CHECK(q.copies == 512);
+  // 256 MiB copy: 512 MiB a launch, past the floor: one copy. 64 MiB add: 192 MiB, 2 copies.
+  CHECK(memory::stream_rotation(sample::find_case("stream.copy.16B.tile.256MiB"), h200).copies == 1);
+  CHECK(memory::stream_rotation(sample::find_case("stream.add.16B.tile.64MiB"), h200).copies == 2);
+  // The suite's own size never rotates.
+  CHECK(memory::stream_rotation(sample::find_case("stream.copy.16B.tile"), h200).copies == 1);
+}
+
+TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
+  std::set<std::string> ids;
+  for (const memory::Case& c : memory::cases) {
+    if (c.kernel == memory::Kernel::decode_attention) ids.insert(memory::case_id(c));
+  }
+  CHECK(ids.size() == 12);
+  CHECK(ids.contains("attention.decode.bf16.b1.ctx2048.flashdecode"));
+  CHECK(ids.contains("attention.decode.bf16.b64.ctx32768.flashdecode"));
+  const memory::Case& c = sample::find_case("attention.decode.bf16.b1.ctx2048.flashdecode");
+  CHECK(memory::group_of(c) == "decode_attention");
+  CHECK(memory::implementation_of(c) == "roofline");
+  // Batch 1 over 2048 positions, 64 query heads on 8 KV heads of 128: q and o 64 x 128 x 2 B =
+  // 16384 B each; K and V 2 x 8 x 2048 x 128 x 2 B = 8388608 B read once; 4 x 128 x 64 x 2048
+  // FLOPs.
+  const OpCost cost = memory::case_cost(c, h200);
+  CHECK(cost.bytes_read == 16384.0 + 8388608.0);
+  CHECK(cost.bytes_written == 16384.0);
+  CHECK(cost.flops == 4.0 * 128 * 64 * 2048);
+  // The same count as the layer's decode attention stage at that batch and context.
+  for (const memory::Case& d : memory::cases) {
+    if (d.kernel != memory::Kernel::decode_attention) continue;
+    INFO(memory::case_id(d));
+    const layer::Case step{layer::Phase::decode, d.batch, 1, d.context, layer::Linear::roofline, false};
+    const layer::StagePlan stage = layer::stages(step)[3];
+    REQUIRE(stage.stage == layer::Stage::attention);
+    const OpCost mine = memory::case_cost(d, h200);
+    CHECK(mine.bytes_read == stage.cost.bytes_read);
+    CHECK(mine.bytes_written == stage.cost.bytes_written);
+    CHECK(mine.flops == stage.cost.flops);
+  }
+  const BenchmarkResult r = memory::make_result(c, h200);
+  CHECK(std::get<std::int64_t>(r.parameter("batch")) == 1);
+  CHECK(std::get<std::int64_t>(r.parameter("context")) == 2048);
+  CHECK(std::get<std::int64_t>(r.parameter("heads")) == 64);
+  CHECK(std::get<std::int64_t>(r.parameter("head_dim")) == 128);
+  CHECK(std::get<std::string>(r.parameter("dtype")) == "bf16");
 }
 
 TEST_CASE("sectors moved by the access cases") {
@@ -291,10 +379,17 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(report.kind == "bench");
   std::vector<std::string> names;
   for (const Table& t : report.tables) names.push_back(t.name);
-  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "hierarchy", "peak", "gemm",
-                                          "attention", "attention_by_n", "layer", "layer_stages", "targets"});
+  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "decode_attention", "hierarchy",
+                                          "peak", "gemm", "attention", "attention_by_n", "layer", "layer_stages",
+                                          "targets"});
   const Table& stream = table_named(report, "stream");
-  REQUIRE(stream.rows.size() == 3);
+  REQUIRE(stream.rows.size() == 4);
+  // The ladder's 64 KiB copy: its own element count, 2^14.
+  CHECK(std::get<std::int64_t>(stream.rows[3][column_index(stream, "elements")]) == 16384);
+  const Table& decode = table_named(report, "decode_attention");
+  REQUIRE(decode.rows.size() == 1);
+  CHECK(std::get<std::int64_t>(decode.rows[0][column_index(decode, "context")]) == 2048);
+  CHECK(std::get<std::int64_t>(decode.rows[0][column_index(decode, "kv_heads")]) == 8);
   CHECK(std::get<std::string>(stream.rows[2][column_index(stream, "status")]) == "failed");
   CHECK(std::holds_alternative<std::monostate>(stream.rows[2][column_index(stream, "median_us")]));
   CHECK(std::get<double>(stream.rows[0][column_index(stream, "median_us")]) == Approx(500.0));
@@ -303,8 +398,9 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<double>(gemv.rows[0][column_index(gemv, "speedup_vs_cublas")]) == Approx(44.0 / 37.0));
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
-  // Memory 7, compute 7 (2 probes, 3 GEMMs, 2 attention), layer 12 (the layer and 11 stages).
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 7 + 7 + 12);
+  // Memory 9 (with the 64 KiB copy and decode attention), compute 7 (2 probes, 3 GEMMs, 2
+  // attention), layer 12 (the layer and 11 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 9 + 7 + 12);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 2);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "not_supported")]) == 2);
   CHECK(report.hardware.size() == 1);
@@ -328,8 +424,8 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 47 memory, 66 compute (3 probes, 23 GEMMs, 40 attention) and 5 layer cases.
-  CHECK(list.tables.front().rows.size() == 47 + 66 + 5 + 36);
+  // --quick: 49 memory, 66 compute (3 probes, 23 GEMMs, 40 attention) and 5 layer cases.
+  CHECK(list.tables.front().rows.size() == 49 + 66 + 5 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));

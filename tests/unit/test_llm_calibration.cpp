@@ -97,10 +97,11 @@ TEST_CASE("llm with a calibration: GEMVs at efficiency 0.5 take twice the roofli
   CHECK(norm.calibration->table == "stream.r1w1");
   CHECK(norm.time_s == Approx(4 * norm.roofline_s));
 
-  // Decode attention is calibrated as a read-only stream, which this calibration lacks.
+  // Decode attention has its own table (the memory suite's decode-attention benchmark), which
+  // this calibration lacks.
   const StepOp& attention = find_op(step, "layer", "attention");
   CHECK_FALSE(attention.calibration->applied);
-  CHECK_THAT(attention.calibration->detail, Contains("no table stream.r2w0"));
+  CHECK_THAT(attention.calibration->detail, Contains("no table attention.decode.bf16.d128"));
   CHECK(attention.time_s == attention.roofline_s);
 
   // The all-reduce keeps the link model.
@@ -215,8 +216,8 @@ TEST_CASE("decoder-layer check: the layer predicted as the sum of its stages, ca
   const Roofs roofs = Roofs::of(h200);
   Calibration cal = constant_calibration(h200);
   cal.tables["stream.r2w1"] = constant_table("stream.r2w1", "stream", 0.5, false);
-  cal.tables["stream.r2w0"] = constant_table("stream.r2w0", "stream", 0.5, false);
   cal.tables["stream.r1w1"] = constant_table("stream.r1w1", "stream", 0.5, false);
+  cal.tables["attention.decode.bf16.d128"] = constant_table("attention.decode.bf16.d128", "attention", 0.5, false);
 
   // At batch 1 every stage is memory-bound (GEMV at 1 FLOP/B, attention over the cache at 8 query
   // heads per K/V head), so the roofline of the layer is the model's bytes of the layer over
@@ -245,7 +246,7 @@ TEST_CASE("decoder-layer check: the layer predicted as the sum of its stages, ca
   CHECK(*qkv.measured_s == 1e-6);
   const LayerStageCheck& attention = l.stages[3];
   CHECK(attention.stage == "attention");
-  CHECK(attention.calibrated->table == "stream.r2w0");  // decode attention: a read-only stream
+  CHECK(attention.calibrated->table == "attention.decode.bf16.d128");
 
   // Without a calibration: no calibrated error. Without the stream tables: those stages keep the
   // roofline and the layer's expected time is the mix.

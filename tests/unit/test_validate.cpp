@@ -8,6 +8,7 @@
 #include "catch.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
+#include "roofline/layer_suite.hpp"
 #include "roofline/measured.hpp"
 #include "roofline/op_spec.hpp"
 #include "roofline/prediction.hpp"
@@ -425,4 +426,85 @@ TEST_CASE("op specs: KIND:key=value with the op flags' names and defaults") {
   CHECK_THROWS_WITH(parse_op_spec("attention:heads=6,kv_heads=4,head_dim=8,seq=8"), Contains("does not divide"));
   CHECK_THROWS_WITH(parse_op_spec("norm:rows=1,hidden=1,residual=maybe"), Contains("not true or false"));
   CHECK_THROWS_WITH(parse_op_spec("gemm:m=1,n=1,k=1,label="), Contains("label= is empty"));
+}
+
+TEST_CASE("decode attention takes its own table, shared by the layer stage and the memory suite's benchmark") {
+  AttentionShape decode;
+  decode.batch = 2;
+  decode.heads = 64;
+  decode.kv_heads = 8;
+  decode.head_dim = 128;
+  decode.seq = 1;
+  decode.kv_seq = 4096;
+  decode.act = DType::bf16;
+  decode.kv = DType::bf16;
+  const OpCost cost = flash_attention_cost(decode, FlashTiling{1, 64}).hbm;
+  const Basis b = flash_step_basis(decode, cost);
+  CHECK(b.pattern == "attention");
+  CHECK(b.table == "attention.decode.bf16.d128");
+  CHECK(b.best_table == "attention.decode.bf16.d128");
+  CHECK(b.note.empty());
+  CHECK(b.cost.bytes() == cost.bytes());
+  CHECK(b.math.unit == MathRoof::Unit::matrix);
+  CHECK_THAT(b.model, Contains("decode attention{batch 2, heads 64/8, d 128, kv_seq 4096}"));
+  // An fp8 cache names its type; prefill keeps the flash attention tables.
+  decode.kv = DType::fp8_e4m3;
+  CHECK(flash_step_basis(decode, cost).table == "attention.decode.bf16.kvfp8_e4m3.d128");
+  AttentionShape prefill = decode;
+  prefill.kv = DType::bf16;
+  prefill.seq = 4096;
+  prefill.causal = true;
+  CHECK(flash_step_basis(prefill, flash_attention_cost(prefill, FlashTiling{}).hbm).table ==
+        "attention.flash.bf16.d128.causal");
+}
+
+TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention benchmark; the layer stage uses it") {
+  const GpuSpec& h200 = registry().find("h200");
+  const Roofs roofs = Roofs::of(h200);
+  MeasuredRun run;
+  run.file = "decode.json";
+  run.format = "roofline.bench.v1";
+  run.device_name = "NVIDIA H200";
+  run.hardware_id = "h200-sxm";
+  run.sms = 132;
+  run.l2_bytes = 62914560;
+  // Two cases, each measured at a third of its roofline speed (efficiency 1/3).
+  for (const char* id :
+       {"attention.decode.bf16.b1.ctx2048.flashdecode", "attention.decode.bf16.b4.ctx8192.flashdecode"}) {
+    Measurement m;
+    m.suite = "memory";
+    m.group = "decode_attention";
+    m.id = id;
+    m.implementation = "roofline";
+    m.kernel = "flashdecode";
+    m.status = "passed";
+    m.timing = MeasuredTiming{1e-6, 1e-6, 1e-6, 30};
+    run.results.push_back(m);
+    const Basis b = basis_of(m, run);
+    CHECK(b.table == "attention.decode.bf16.d128");
+    const double ideal = ideal_time(b, roofs).time_s;
+    run.results.back().timing = MeasuredTiming{3 * ideal, 3 * ideal, 3 * ideal, 30};
+  }
+  // Batch 1, 2048 positions: q and o 16384 B each, K and V 8388608 B: 8421376 B at 4.8 TB/s.
+  const Basis first = basis_of(run.results[0], run);
+  CHECK(first.cost.bytes() == 8421376.0);
+  CHECK(ideal_time(first, roofs).time_s == Approx(8421376.0 / 4.8e12));
+
+  const std::vector<MeasuredRun> runs{run};
+  const Calibration cal = build_calibration(runs, h200).calibration;
+  const CalibrationTable* table = cal.table("attention.decode.bf16.d128");
+  REQUIRE(table != nullptr);
+  CHECK(table->pattern == "attention");
+  CHECK(table->points.size() == 2);
+  CHECK(table->points.front().efficiency == Approx(1.0 / 3));
+
+  // The layer's decode attention stage at batch 1 over 4096 positions (between the two measured
+  // sizes) finds the table: three times its roofline.
+  const bench::layer::Case step{bench::layer::Phase::decode, 1, 1, 4096, bench::layer::Linear::roofline, false};
+  const bench::layer::StagePlan stage = bench::layer::stages(step)[3];
+  const CalibratedOrNot t = calibrated_time(cal, stage.basis, roofs);
+  REQUIRE(std::holds_alternative<CalibratedTime>(t));
+  CHECK(std::get<CalibratedTime>(t).table == "attention.decode.bf16.d128");
+  CHECK(std::get<CalibratedTime>(t).efficiency == Approx(1.0 / 3));
+  CHECK_FALSE(std::get<CalibratedTime>(t).clamped);
 }

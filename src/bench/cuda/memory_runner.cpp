@@ -9,13 +9,16 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <numeric>
 
 #include "kernels/access.hpp"
 #include "kernels/gemv.hpp"
 #include "kernels/hierarchy.hpp"
+#include "kernels/layer.hpp"
 #include "kernels/stream.hpp"
+#include "kernels/verify.hpp"
 #include "roofline/testdata.hpp"
 
 namespace roofline::bench::cuda {
@@ -27,7 +30,21 @@ using memory::Sizes;
 using memory::Variant;
 
 // Seeds of the separate input streams of one run.
-enum class Stream : std::uint64_t { x = 1, y, strided, table, indices, values, l2, smem, gemv_w, gemv_x };
+enum class Stream : std::uint64_t {
+  x = 1,
+  y,
+  strided,
+  table,
+  indices,
+  values,
+  l2,
+  smem,
+  gemv_w,
+  gemv_x,
+  attention_qkv,
+  attention_k,
+  attention_v
+};
 std::uint64_t seed_of(std::uint64_t run_seed, Stream s, std::uint64_t sub = 0) {
   return testdata::mix64(run_seed ^ (static_cast<std::uint64_t>(s) << 56) ^ (sub * 0x9E3779B97F4A7C15ULL));
 }
@@ -86,8 +103,7 @@ float stream_expected(Kernel k, float x, float y) {
 
 // Element-wise check of a stream result; copies must be bit-exact, arithmetic within 1e-6
 // relative (a triad may be fused into one FMA on the device and not on the host).
-std::string check_stream(Kernel k, const std::vector<float>& out, const std::vector<float>& x,
-                         const std::vector<float>& y) {
+std::string check_stream(Kernel k, std::span<const float> out, std::span<const float> x, std::span<const float> y) {
   const bool exact = k == Kernel::copy || k == Kernel::memcpy_d2d;
   constexpr double tolerance = 1e-6;
   std::atomic<std::int64_t> bad{0};
@@ -125,7 +141,7 @@ std::string check_stream(Kernel k, const std::vector<float>& out, const std::vec
                : fmt::format("all {} elements within {:.0e} (max relative error {:.1e})", out.size(), tolerance, worst);
 }
 
-double host_dot(const std::vector<float>& x, const std::vector<float>& y) {
+double host_dot(std::span<const float> x, std::span<const float> y) {
   // Per-thread sums of 4096-element blocks keep the double rounding error near 1e-13.
   const std::int64_t n = static_cast<std::int64_t>(x.size());
   const std::int64_t blocks = (n + 4095) / 4096;
@@ -168,13 +184,22 @@ void run_stream(Context& ctx, std::span<const Case* const> cases, const Sizes& s
     ctx.upload(dx, x.data(), bytes);
     ctx.upload(dy, y.data(), bytes);
     std::vector<float> out(as_size(n));
-    std::optional<double> dot_reference;
+    std::map<std::int64_t, double> dot_references;  // by element count
 
     for (const Case* c : cases) {
       if (ctx.health().lost) {
         record_setup_failure(recorder, std::span(&c, 1), sizes, Disposition::not_run, "the CUDA context was lost");
         continue;
       }
+      const std::int64_t elements = memory::stream_elements(*c, sizes);
+      if (elements > n) {
+        record_setup_failure(recorder, std::span(&c, 1), sizes, Disposition::not_run,
+                             fmt::format("its {} MiB arrays do not fit in this run's {} MiB stream arrays",
+                                         elements * 4 >> 20, n * 4 >> 20));
+        continue;
+      }
+      const std::size_t case_bytes = as_size(elements) * sizeof(float);
+      const memory::StreamRotation rotation = memory::stream_rotation(*c, sizes);
       kernels::StreamArgs args;
       args.op = stream_op(c->kernel);
       args.schedule = c->variant == Variant::tile        ? kernels::StreamSchedule::tile
@@ -185,7 +210,7 @@ void run_stream(Context& ctx, std::span<const Case* const> cases, const Sizes& s
       args.y = dy.as<float>();
       args.out = dout.as<float>();
       args.scalar = memory::stream_scalar;
-      args.elements = n;
+      args.elements = elements;
       args.blocks = std::min(
           max_blocks, kernels::stream_persistent_blocks(args.op, args.schedule, c->vector_bytes, ctx.device().sms));
       args.partials = partials.as<double>();
@@ -195,30 +220,52 @@ void run_stream(Context& ctx, std::span<const Case* const> cases, const Sizes& s
       // The ceiling is timed as a user calls cudaMemcpyAsync; captured into a graph the same call
       // becomes a memcpy node on a copy engine (the memcpy.d2d.graph case shows how much slower).
       const TimingMode mode = is_memcpy && c->variant == Variant::runtime ? TimingMode::direct : TimingMode::graph;
-      const Launch launch = [&, args, is_memcpy](cudaStream_t s, int) {
+      const int copies = rotation.copies;
+      const Launch launch = [&, args, is_memcpy, copies, elements](cudaStream_t s, int iteration) {
         if (is_memcpy) return cudaMemcpyAsync(dout.get(), dx.get(), bytes, cudaMemcpyDeviceToDevice, s);
-        return kernels::launch_stream(args, s);
+        kernels::StreamArgs a = args;
+        const std::size_t offset = as_size(elements) * as_size(iteration % copies);
+        a.x = args.x + offset;
+        a.y = args.y + offset;
+        a.out = args.out + offset;
+        return kernels::launch_stream(a, s);
       };
-      const auto verify = [&, c]() -> std::string {
+      const auto verify = [&, c, elements, case_bytes]() -> std::string {
+        const std::span<const float> xs(x.data(), as_size(elements));
+        const std::span<const float> ys(y.data(), as_size(elements));
         if (c->kernel == Kernel::dot) {
           ctx.poison(result);
           check(launch(ctx.stream(), 0), "dot");
           double got = 0;
           ctx.download(&got, result, sizeof(double));
-          if (!dot_reference) dot_reference = host_dot(x, y);
-          const double err = std::abs(got - *dot_reference) / *dot_reference;
+          auto reference = dot_references.find(elements);
+          if (reference == dot_references.end()) reference = dot_references.emplace(elements, host_dot(xs, ys)).first;
+          const double want = reference->second;
+          const double err = std::abs(got - want) / want;
           if (!(err <= 1e-10)) {
-            throw VerificationFailed(fmt::format("dot = {:.17g}, reference {:.17g} (relative error {:.1e} > 1e-10)",
-                                                 got, *dot_reference, err));
+            throw VerificationFailed(
+                fmt::format("dot = {:.17g}, reference {:.17g} (relative error {:.1e} > 1e-10)", got, want, err));
           }
-          return fmt::format("sum of {} products within {:.1e} of the host's", n, err);
+          return fmt::format("sum of {} products within {:.1e} of the host's", elements, err);
         }
         ctx.poison(dout);
         check(launch(ctx.stream(), 0), std::string(memory::kernel_name(c->kernel)));
-        ctx.download(out.data(), dout, bytes);
-        return check_stream(c->kernel, out, x, y);
+        ctx.download(out.data(), dout, case_bytes);
+        return check_stream(c->kernel, std::span<const float>(out.data(), as_size(elements)), xs, ys);
       };
-      recorder.record(run_case(ctx, memory::make_result(*c, sizes), verify, launch, 1, mode));
+      BenchmarkResult r = run_case(ctx, memory::make_result(*c, sizes), verify, launch, copies, mode);
+      if (r.disposition == Disposition::passed && rotation.wanted > 1) {
+        r.detail += rotation.copies < rotation.wanted
+                        ? fmt::format(
+                              "; launches rotate through {} copies of the arrays, all that fit in the "
+                              "suite's {} MiB arrays ({} would keep every read out of L2)",
+                              rotation.copies, n * 4 >> 20, rotation.wanted)
+                        : fmt::format(
+                              "; launches rotate through {} copies of the arrays, so that every read "
+                              "comes from HBM",
+                              rotation.copies);
+      }
+      recorder.record(std::move(r));
     }
   });
 }
@@ -678,6 +725,115 @@ void run_gemv(Context& ctx, std::span<const Case* const> cases, const Sizes& siz
   }
 }
 
+// ---- decode attention --------------------------------------------------------------------------
+
+// The layer runner's tolerance for its attention stage (src/bench/cuda/layer_runner.cpp): the
+// normwise error of the bf16 output against the fp32 reference.
+constexpr double decode_attention_tolerance = 2e-2;
+
+// One case: random bf16 qkv rows and K/V caches, the new token's k and v written into the last
+// position (as the layer's kv_write stage does), checked against the fp32 reference, then timed
+// with launches rotating through copies of the caches so that every launch reads them from HBM.
+void run_decode_attention_case(Context& ctx, const Case& c, const Sizes& sizes, std::uint64_t seed,
+                               Recorder& recorder) {
+  const kernels::Half16 type = kernels::Half16::bf16;
+  const AttentionShape shape = memory::decode_attention_shape(c);
+  const kernels::HeadLayout layout{static_cast<int>(shape.heads), static_cast<int>(shape.kv_heads),
+                                   static_cast<int>(shape.head_dim)};
+  const int batch = static_cast<int>(shape.batch);
+  const int context = static_cast<int>(shape.kv_seq);
+  BenchmarkResult result = memory::make_result(c, sizes);
+  if (const char* why = kernels::decode_attention_unsupported(layout, context)) {
+    result.disposition = Disposition::not_supported;
+    result.detail = why;
+    recorder.record(std::move(result));
+    return;
+  }
+  const std::int64_t qkv_elements = shape.batch * layout.qkv_width();
+  const std::int64_t out_elements = shape.batch * shape.heads * shape.head_dim;
+  const std::int64_t cache_elements = shape.batch * shape.kv_heads * shape.kv_seq * shape.head_dim;
+  const int copies = memory::rotation_count(static_cast<std::int64_t>(result.cost.bytes()), sizes);
+  // Fails as NotEnoughMemory (the case is not run) when the copies do not fit.
+  DeviceBuffer k_cache = ctx.allocate(as_size(cache_elements) * 2 * as_size(copies));
+  DeviceBuffer v_cache = ctx.allocate(as_size(cache_elements) * 2 * as_size(copies));
+  DeviceBuffer qkv = ctx.allocate(as_size(qkv_elements) * 2);
+  DeviceBuffer qkv_f32 = ctx.allocate(as_size(qkv_elements) * 4);
+  DeviceBuffer out = ctx.allocate(as_size(out_elements) * 2);
+  DeviceBuffer reference = ctx.allocate(as_size(out_elements) * 4);
+  const kernels::DecodeAttentionPlan plan = kernels::decode_attention_plan(batch, layout, context, ctx.device().sms);
+  DeviceBuffer workspace = ctx.allocate(plan.workspace_bytes);
+  // Unit-variance queries, keys and values (uniform in +-sqrt(3)), as the layer's history.
+  constexpr float unit = 1.7320508F;
+  kernels::fill_uniform(type, qkv.get(), as_size(qkv_elements), seed_of(seed, Stream::attention_qkv), unit,
+                        ctx.stream());
+  kernels::fill_uniform(type, k_cache.get(), as_size(cache_elements) * as_size(copies),
+                        seed_of(seed, Stream::attention_k), unit, ctx.stream());
+  kernels::fill_uniform(type, v_cache.get(), as_size(cache_elements) * as_size(copies),
+                        seed_of(seed, Stream::attention_v), unit, ctx.stream());
+  // The new token's k and v into position context - 1 of every copy: each launch then attends
+  // to the same keys as the reference, which takes key context - 1 from qkv.
+  for (int copy = 0; copy < copies; ++copy) {
+    const std::size_t offset = as_size(cache_elements) * as_size(copy);
+    kernels::kv_write(type, qkv.get(), k_cache.as<std::uint16_t>() + offset, v_cache.as<std::uint16_t>() + offset,
+                      batch, layout, context, context - 1, ctx.stream());
+  }
+  kernels::to_float(type, qkv.get(), qkv_f32.as<float>(), qkv_elements, ctx.stream());
+  ctx.wait("decode attention inputs");
+
+  const Launch launch = [&, batch, context, copies](cudaStream_t s, int iteration) {
+    const std::size_t offset = as_size(cache_elements) * as_size(iteration % copies);
+    kernels::decode_attention(type, qkv.get(), k_cache.as<std::uint16_t>() + offset,
+                              v_cache.as<std::uint16_t>() + offset, out.get(), workspace.get(), batch, layout, context,
+                              plan, s);
+    return cudaGetLastError();
+  };
+  const auto verify = [&]() -> std::string {
+    ctx.poison(out);
+    check(launch(ctx.stream(), 0), "decode attention");
+    kernels::decode_attention_reference(qkv_f32.as<float>(), type, k_cache.get(), v_cache.get(), reference.as<float>(),
+                                        batch, layout, context, ctx.stream());
+    ctx.wait("decode attention");
+    std::vector<std::uint16_t> got_bits(as_size(out_elements));
+    std::vector<float> want(as_size(out_elements));
+    ctx.download(got_bits.data(), out, got_bits.size() * 2);
+    ctx.download(want.data(), reference, want.size() * 4);
+    double diff2 = 0;
+    double ref2 = 0;
+    std::int64_t nonfinite = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double got = testdata::bf16_bits_to_float(got_bits[i]);
+      if (!std::isfinite(got)) {
+        ++nonfinite;
+        continue;
+      }
+      diff2 += (got - want[i]) * (got - want[i]);
+      ref2 += static_cast<double>(want[i]) * want[i];
+    }
+    const double error = nonfinite > 0 ? INFINITY : std::sqrt(diff2 / std::max(ref2, 1e-300));
+    const std::string what = fmt::format(
+        "{} sequences x {} heads vs the fp32 reference: normwise error {:.2e} (tol {:.0e}), {} non-finite outputs; "
+        "{} splits of {} key tiles",
+        batch, layout.heads, error, decode_attention_tolerance, nonfinite, plan.splits, plan.tiles_per_split);
+    if (!(error <= decode_attention_tolerance)) throw VerificationFailed(what);
+    if (copies == 1) return what;
+    return fmt::format(
+        "{}; launches rotate through {} copies of the K/V caches ({:.0f} MB) so that every read "
+        "comes from HBM",
+        what, copies, static_cast<double>(cache_elements) * 4 * copies / 1e6);
+  };
+  recorder.record(run_case(ctx, std::move(result), verify, launch, copies));
+}
+
+void run_decode_attention(Context& ctx, std::span<const Case* const> cases, const Sizes& sizes, std::uint64_t seed,
+                          Recorder& recorder) {
+  for (const Case* c : cases) {
+    guarded_group(ctx, recorder, std::span(&c, 1), sizes, [&] {
+      if (ctx.health().lost) throw CudaError("the CUDA context was lost", cudaErrorUnknown);
+      run_decode_attention_case(ctx, *c, sizes, seed, recorder);
+    });
+  }
+}
+
 // ---- cache levels ------------------------------------------------------------------------------
 
 void run_hierarchy(Context& ctx, std::span<const Case* const> cases, const Sizes& sizes, std::uint64_t seed,
@@ -764,6 +920,7 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
   std::vector<const Case*> access;
   std::vector<const Case*> gemv;
   std::vector<const Case*> hierarchy;
+  std::vector<const Case*> decode_attention;
   for (const Case* c : cases) {
     const std::string_view group = memory::group_of(*c);
     if (group == "stream") {
@@ -772,6 +929,8 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
       access.push_back(c);
     } else if (group == "gemv") {
       gemv.push_back(c);
+    } else if (group == "decode_attention") {
+      decode_attention.push_back(c);
     } else {
       hierarchy.push_back(c);
     }
@@ -779,6 +938,7 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
   run_stream(ctx, stream, sizes, seed, recorder);
   run_access(ctx, access, sizes, seed, recorder);
   run_gemv(ctx, gemv, sizes, seed, recorder, notes);
+  run_decode_attention(ctx, decode_attention, sizes, seed, recorder);
   run_hierarchy(ctx, hierarchy, sizes, seed, recorder);
 }
 
