@@ -271,3 +271,55 @@ TEST_CASE("llm and plan --calibration: calibrated op times from the H200 tables,
   CHECK(broken.out.empty());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("llm and plan --calibration with op tables and measured collectives: one file sets both") {
+  // The committed H200 calibration: the kernel tables of H200 run 2 and the collectives measured on
+  // two H200s (docs/results/2026-11-30-h200x2-collectives/README.md).
+  const std::string cal = (std::filesystem::path(ROOFLINE_SOURCE_DIR) /
+                           "docs/results/2026-11-30-h200x2-collectives/calibration-h200-with-collectives.json")
+                              .string();
+  const std::string deployment = "llm --model llama-3.1-70b --gpu h200 --tp 2 --context 8192 --batch 32 --no-levers";
+  const json bare = report(deployment);
+  const json r = report(deployment + " --calibration " + cal);
+  const auto decode_op = [](const json& from, const std::string& name) {
+    for (const json& op : from.at("results").at("decode")) {
+      if (op.at("name") == name) return op;
+    }
+    FAIL("no decode op " << name);
+    return json();
+  };
+
+  // The op tables: the QKV GEMV of one GPU (5120 rows of 8192, batch 32, bf16) moves weights
+  // 2 x 5120 x 8192 = 83,886,080 B + x 32 x 8192 x 2 = 524,288 B + y 32 x 5120 x 2 = 327,680 B =
+  // 84,738,048 B: 17.654 us at 4.8 TB/s, the bare report's time; calibrated, that over the
+  // efficiency the gemv.bf16 table gives.
+  const json qkv = decode_op(r, "qkv_proj");
+  CHECK(decode_op(bare, "qkv_proj").at("time_us").get<double>() == Approx(84738048.0 / 4.8e12 * 1e6));
+  CHECK(qkv.at("roofline_us").get<double>() == Approx(84738048.0 / 4.8e12 * 1e6));
+  REQUIRE(qkv.at("calibration_table") == "gemv.bf16");
+  CHECK(qkv.at("efficiency").get<double>() < 1);
+  CHECK(qkv.at("time_us").get<double>() ==
+        Approx(qkv.at("roofline_us").get<double>() / qkv.at("efficiency").get<double>()));
+
+  // The collectives: the decode all-reduce of 32 x 8192 x 2 B = 524,288 B over 2 GPUs. The ring
+  // model: 2 steps x 1 us + 2 x 1/2 x 524,288 B / 450e9 B/s = 3.165 us. Measured: 512 KiB is a
+  // size of the suite, so the table gives its median, 23.553 us (allreduce.fp32.512KiB).
+  CHECK(decode_op(bare, "attn_allreduce").at("time_us").get<double>() == Approx(2 + 524288.0 / 450e9 * 1e6));
+  const json allreduce = decode_op(r, "attn_allreduce");
+  CHECK(allreduce.at("time_us").get<double>() == Approx(23.553).epsilon(1e-4));
+  CHECK_THAT(allreduce.at("shape").get<std::string>(), Contains("(measured)"));
+  CHECK(allreduce.at("calibration_table").is_null());  // the op tables do not time transfers
+
+  const std::string notes = r.at("notes").dump();
+  CHECK_THAT(notes, Contains("measured collectives of " + cal));
+  CHECK_THAT(notes, Contains("calibrated with " + cal));
+
+  // plan reads the same file for both: its notes name the collectives and the calibrated ranking.
+  const json p = report(
+      "plan --model llama-3.1-70b --gpus h200 --tp 2 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 "
+      "--ttft-ms 2000 --price all=3 --calibration " +
+      cal);
+  const std::string plan_notes = p.at("notes").dump();
+  CHECK_THAT(plan_notes, Contains("--calibration " + cal + ": candidates on h200-sxm charge TP/PP communication"));
+  CHECK_THAT(plan_notes, Contains("ranked with calibrated times"));
+}

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "catch.hpp"
+#include "llm_fixture.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
 #include "roofline/layer_check.hpp"
@@ -12,18 +13,10 @@
 #include "roofline/plan.hpp"
 
 using namespace roofline;
+using namespace roofline::llm_fixture;
 using Catch::Matchers::Contains;
 
 namespace {
-
-const ModelRegistry& models() {
-  static const ModelRegistry r = ModelRegistry::bundled_only();
-  return r;
-}
-const HardwareRegistry& gpus() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
 
 // A table whose efficiency is `efficiency` at every size (and batch, where it has a series): its
 // points span far wider than any op of these tests, so no lookup is clamped.
@@ -51,18 +44,6 @@ Calibration constant_calibration(const GpuSpec& gpu) {
   c.tables["gemv.bf16"] = constant_table("gemv.bf16", "gemv", 0.5, true);
   c.tables["stream.r1w1"] = constant_table("stream.r1w1", "stream", 0.25, false);
   return c;
-}
-
-const StepOp& find_op(const StepTime& step, std::string_view group, std::string_view name) {
-  for (const LayerGroup& g : step.groups) {
-    if (g.name != group) continue;
-    for (const StepOp& op : g.ops) {
-      if (op.name == name) return op;
-    }
-  }
-  FAIL("no op " << name << " in " << group);
-  static const StepOp none;
-  return none;
 }
 
 }  // namespace

@@ -4,35 +4,16 @@
 #include <cmath>
 
 #include "catch.hpp"
+#include "llm_fixture.hpp"
 #include "roofline/error.hpp"
 #include "roofline/llm.hpp"
 #include "roofline/plan.hpp"
 
 using namespace roofline;
+using namespace roofline::llm_fixture;
 using Catch::Matchers::Contains;
 
 namespace {
-
-const ModelRegistry& models() {
-  static const ModelRegistry r = ModelRegistry::bundled_only();
-  return r;
-}
-const HardwareRegistry& gpus() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
-
-const StepOp& find_op(const StepTime& step, std::string_view group, std::string_view name) {
-  for (const LayerGroup& g : step.groups) {
-    if (g.name != group) continue;
-    for (const StepOp& op : g.ops) {
-      if (op.name == name) return op;
-    }
-  }
-  FAIL("no op " << name << " in " << group);
-  static const StepOp none;
-  return none;
-}
 
 DeploymentConfig fp8_tp8() {
   DeploymentConfig c;

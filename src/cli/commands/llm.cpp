@@ -248,7 +248,7 @@ void add_deployment_flags(CLI::App& command, DeploymentFlags& flags) {
       ->group("Model");
 }
 
-void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config) {
+std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config) {
   const auto non_negative = [](double v, std::string_view flag) {
     if (!(v >= 0) || !std::isfinite(v)) throw InputError(fmt::format("{} {}: must be a number >= 0", flag, v));
     return v;
@@ -265,11 +265,11 @@ void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& conf
     throw InputError(fmt::format("--scale-up-domain {}: must be at least 1", flags.scale_up_domain));
   }
   config.scale_up_domain = flags.scale_up_domain;
-  if (flags.calibration) {
-    const Calibration calibration = load_calibration(*flags.calibration);
-    config.collectives = std::make_shared<const CollectiveTables>(calibration.collectives);
-    config.collectives_gpu = calibration.gpu_id;
-  }
+  if (!flags.calibration) return std::nullopt;
+  std::optional<Calibration> calibration = load_calibration(*flags.calibration);
+  config.collectives = std::make_shared<const CollectiveTables>(calibration->collectives);
+  config.collectives_gpu = calibration->gpu_id;
+  return calibration;
 }
 
 std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file) {
@@ -298,12 +298,13 @@ nlohmann::json deployment_flags_json(const DeploymentFlags& flags) {
           {"calibration", flags.calibration ? nlohmann::json(*flags.calibration) : nullptr}};
 }
 
-std::optional<Calibration> load_deployment_calibration(const DeploymentFlags& flags) {
-  if (!flags.calibration) return std::nullopt;
+void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibration>& calibration, TimeOptions& time) {
+  time.efficiency = parse_efficiency(flags.efficiency, "--efficiency");
+  if (!calibration) return;
   if (flags.efficiency != DeploymentFlags{}.efficiency) {
     throw InputError("--efficiency and --calibration both set the expected time: give one of them");
   }
-  return load_calibration(*flags.calibration);
+  time.calibration = &*calibration;
 }
 
 std::string calibration_note(const Calibration& calibration) {
@@ -335,11 +336,9 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   config.weights = format(options.weights, "--weights");
   config.kv = format(options.kv, "--kv");
   config.embeddings = format(options.embeddings, "--embeddings");
-  apply_deployment_flags(options.deployment, config);
+  const std::optional<Calibration> calibration = apply_deployment_flags(options.deployment, config);
   TimeOptions time;
-  time.efficiency = parse_efficiency(options.deployment.efficiency, "--efficiency");
-  const std::optional<Calibration> calibration = load_deployment_calibration(options.deployment);
-  if (calibration) time.calibration = &*calibration;
+  apply_time_flags(options.deployment, calibration, time);
 
   const Sharding sharding = shard(model, options.tp, options.pp);
   const int group = options.tp * options.pp;

@@ -9,6 +9,7 @@
 #include "../model_options.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/hardware.hpp"
+#include "roofline/llm.hpp"
 #include "roofline/report.hpp"
 
 namespace roofline::cli {
@@ -27,15 +28,19 @@ struct DeploymentFlags {
   std::optional<std::string> calibration;
 };
 void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
-// Checks the values (InputError naming the flag) and fills the config's memory and link fields
-// (and the measured collectives of --calibration).
-void apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config);
+// Checks the values (InputError naming the flag), fills the config's memory and link fields, and
+// loads the calibration --calibration names, once (InputError naming the key of a bad file): its
+// measured collectives go into the config, and it is returned for its op tables (nullopt without
+// the flag).
+[[nodiscard]] std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config);
 // The report's note on --calibration's collectives: used on this GPU, or why not.
 [[nodiscard]] std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file);
 [[nodiscard]] nlohmann::json deployment_flags_json(const DeploymentFlags& flags);
-// The calibration --calibration names, loaded once (InputError naming the key of a bad file; with
-// --efficiency too: both would set the expected time); nullopt without the flag.
-[[nodiscard]] std::optional<Calibration> load_deployment_calibration(const DeploymentFlags& flags);
+// Sets the expected time: --efficiency, or the op tables of the calibration apply_deployment_flags
+// loaded (InputError with both: both would set the expected time). `time` points into
+// `calibration`, which must outlive it (a temporary is refused).
+void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibration>& calibration, TimeOptions& time);
+void apply_time_flags(const DeploymentFlags&, const std::optional<Calibration>&&, TimeOptions&) = delete;
 // The report's note on a calibration: the file, where it was learnt, and how many ops of each
 // step a table covered.
 [[nodiscard]] std::string calibration_note(const Calibration& calibration);

@@ -164,10 +164,8 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
   space.tp = parse_list<int>(options.tp, "--tp", parse_degree);
   space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
   space.max_batch = options.max_batch;
-  apply_deployment_flags(options.deployment, space.base);
-  space.time.efficiency = parse_efficiency(options.deployment.efficiency, "--efficiency");
-  const std::optional<Calibration> calibration = load_deployment_calibration(options.deployment);
-  if (calibration) space.time.calibration = &*calibration;
+  const std::optional<Calibration> calibration = apply_deployment_flags(options.deployment, space.base);
+  apply_time_flags(options.deployment, calibration, space.time);
   const bool calibrated = calibration.has_value();
   if (options.top < 0) throw InputError(fmt::format("--top {}: must be >= 0", options.top));
   if (!(options.tpot_ms > 0) || !(options.ttft_ms > 0)) {

@@ -1,0 +1,29 @@
+#include "llm_fixture.hpp"
+
+#include "catch.hpp"
+
+namespace roofline::llm_fixture {
+
+const ModelRegistry& models() {
+  static const ModelRegistry r = ModelRegistry::bundled_only();
+  return r;
+}
+
+const HardwareRegistry& gpus() {
+  static const HardwareRegistry r = HardwareRegistry::bundled_only();
+  return r;
+}
+
+const StepOp& find_op(const StepTime& step, std::string_view group, std::string_view name) {
+  for (const LayerGroup& g : step.groups) {
+    if (g.name != group) continue;
+    for (const StepOp& op : g.ops) {
+      if (op.name == name) return op;
+    }
+  }
+  FAIL("no op " << name << " in " << group);
+  static const StepOp none;
+  return none;
+}
+
+}  // namespace roofline::llm_fixture
