@@ -41,6 +41,10 @@ void qkv_split(Half16 type, const void* qkv, void* q, void* k, void* v, int toke
 // Prefill: o [heads][tokens][d] -> out [tokens][heads d].
 void attn_merge(Half16 type, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream);
 
+// The attention output against its fp32 reference, normwise: P is rounded to 16 bits before
+// P.V, so about 2^-8 relative per term; what the layer and the decode-attention benchmark accept.
+inline constexpr double attention_check_tolerance = 2e-2;
+
 // Decode attention, flash-decoding style: one block per (sequence, KV head, split of the
 // context) reads its K/V tiles once for all the query heads of the group (GQA: the heads are the
 // rows of the tensor-core tile), keeps an online softmax per head, and writes an unnormalised

@@ -98,7 +98,8 @@ struct IdealTime {
 // Flash attention as a model step runs it, `cost` being its traffic with the kernel's tiles.
 // Prefill (seq > 1) takes the flash attention tables. A decode step (one query row per sequence
 // against its cache) takes attention.decode.<act>[.kv<kv>].d<head_dim>, the table of the memory
-// suite's decode-attention benchmark, which gets its basis from this same function.
+// suite's decode-attention benchmark, which gets its basis from this same function; its series
+// is batch x kv_heads (the kernel's streams).
 [[nodiscard]] Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost);
 
 // ---- The GPU of measured runs ----

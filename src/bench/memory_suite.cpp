@@ -316,7 +316,8 @@ StreamRotation stream_rotation(const Case& c, const Sizes& sizes) {
   StreamRotation r;
   if (elements >= sizes.stream_elements) return r;
   r.wanted = rotation_count(static_cast<std::int64_t>(case_cost(c, sizes).bytes()), sizes);
-  r.copies = static_cast<int>(std::min<std::int64_t>(r.wanted, sizes.stream_elements / elements));
+  r.copies = static_cast<int>(
+      std::min<std::int64_t>({r.wanted, sizes.stream_elements / elements, std::int64_t{max_stream_rotation}}));
   return r;
 }
 

@@ -120,9 +120,9 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // 2 memcpy (direct, graph) + 4 ops x (3 widths + persistent) + streaming copy and triad + 3 dots
   // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 7 cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
-  // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 7 sizes)
+  // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 9 sizes)
   // + decode attention (4 batches x 3 contexts).
-  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2 + 7 * 3 + 4 * 3);
+  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2 + 9 * 3 + 4 * 3);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions.
@@ -215,7 +215,8 @@ TEST_CASE("the stream size ladder: ids, element counts, costs and rotation") {
   for (const memory::Case& c : memory::cases) {
     if (c.array_bytes > 0) ladder.insert(memory::case_id(c));
   }
-  CHECK(ladder.size() == 21);
+  CHECK(ladder.size() == 27);
+  CHECK(ladder.contains("stream.copy.16B.tile.4KiB"));
   CHECK(ladder.contains("stream.copy.16B.tile.64KiB"));
   CHECK(ladder.contains("stream.add.16B.tile.1MiB"));
   CHECK(ladder.contains("stream.dot.16B.persistent.256MiB"));
@@ -254,6 +255,10 @@ TEST_CASE("the stream size ladder: ids, element counts, costs and rotation") {
   // 256 MiB copy: 512 MiB a launch, past the floor: one copy. 64 MiB add: 192 MiB, 2 copies.
   CHECK(memory::stream_rotation(sample::find_case("stream.copy.16B.tile.256MiB"), h200).copies == 1);
   CHECK(memory::stream_rotation(sample::find_case("stream.add.16B.tile.64MiB"), h200).copies == 2);
+  // 4 KiB copy: a launch touches 8192 B, 251658240 / 8192 = 30720 copies wanted; the cap is 4096.
+  const memory::StreamRotation tiny = memory::stream_rotation(sample::find_case("stream.copy.16B.tile.4KiB"), h200);
+  CHECK(tiny.wanted == 30720);
+  CHECK(tiny.copies == memory::max_stream_rotation);
   // The suite's own size never rotates.
   CHECK(memory::stream_rotation(sample::find_case("stream.copy.16B.tile"), h200).copies == 1);
 }

@@ -162,7 +162,8 @@ TEST_CASE("the planner times and ranks candidates with calibrated times and keep
 namespace {
 
 // A layer-suite run on the H200 with the decode layer at batch 1 timed end to end, and its stages.
-MeasuredRun synthetic_layer_run(double layer_s, double stage_s) {
+// gemv_table: the implementation table the GEMV stages record (as the runner does), or none.
+MeasuredRun synthetic_layer_run(double layer_s, double stage_s, const std::string& gemv_table = {}) {
   namespace layer = bench::layer;
   const layer::Case c{layer::Phase::decode, 1, 1, 4096, layer::Linear::roofline, true};
   MeasuredRun run;
@@ -184,6 +185,7 @@ MeasuredRun synthetic_layer_run(double layer_s, double stage_s) {
     m.id = layer::stage_id(c, s.stage);
     m.status = "passed";
     m.parameters = {{"layer", whole.id}, {"stage", std::string(s.name)}};
+    if (!gemv_table.empty() && s.model == "gemv_cost") m.parameters["table"] = gemv_table;
     m.timing = MeasuredTiming{stage_s, stage_s, stage_s, 100};
     run.results.push_back(m);
   }
@@ -242,6 +244,52 @@ TEST_CASE("decoder-layer check: the layer predicted as the sum of its stages, ca
   }
   CHECK(mixed.expected_s == Approx(expected));
   CHECK(mixed.calibrated_stages < 11);
+}
+
+TEST_CASE("decoder-layer check: stages take the table of the kernel that ran them, and the best tables beside") {
+  const GpuSpec& h200 = gpus().find("h200");
+  const Roofs roofs = Roofs::of(h200);
+  Calibration cal = constant_calibration(h200);  // best: gemv.bf16 at 0.5, stream.r1w1 at 0.25
+  // The project's GEMV at 0.25: its own table, not the best (cuBLAS's, say).
+  CalibrationTable stag = constant_table("gemv.bf16.stag", "gemv", 0.25, true);
+  stag.best = false;
+  cal.tables["gemv.bf16.stag"] = stag;
+  const std::vector<MeasuredRun> runs{synthetic_layer_run(1e-3, 1e-6, "gemv.bf16.stag")};
+  const LayerCheck l = check_layers(runs, roofs, &cal).front();
+  // The four projections (qkv, o_proj, gate_up, down) recorded gemv.bf16.stag: each takes 4 x its
+  // roofline there and 2 x through the best table; every other stage is the same in both sums.
+  CHECK(l.ran_table_stages == 4);
+  double gemv_roofline = 0;
+  for (const LayerStageCheck& s : l.stages) {
+    if (s.ran_table.empty()) {
+      CHECK(s.expected_s() == Approx(s.expected_best_s()));
+      continue;
+    }
+    CHECK(s.ran_table == "gemv.bf16.stag");
+    CHECK(s.calibrated->table == "gemv.bf16.stag");
+    CHECK(s.best->table == "gemv.bf16");
+    CHECK(s.expected_s() == Approx(4 * s.roofline.time_s));
+    CHECK(s.expected_best_s() == Approx(2 * s.roofline.time_s));
+    gemv_roofline += s.roofline.time_s;
+  }
+  CHECK(gemv_roofline > 0);
+  CHECK(l.expected_s - l.expected_best_s == Approx(2 * gemv_roofline));
+  CHECK(*l.calibrated_error() - *l.best_error() == Approx(2 * gemv_roofline / 1e-3));
+
+  // The stage as a benchmark of validate predicts through the recorded table too.
+  const MeasuredRun& run = runs.front();
+  const Measurement* qkv = run.find("layer.decode.b1.ctx4096.roofline.qkv");
+  REQUIRE(qkv != nullptr);
+  const BasisOrReason basis = benchmark_basis(*qkv, run);
+  REQUIRE(std::holds_alternative<Basis>(basis));
+  CHECK(std::get<Basis>(basis).table == "gemv.bf16.stag");
+  CHECK(std::get<Basis>(basis).best_table == "gemv.bf16");
+
+  // A calibration without that table: the stages fall back to the best table, and say nothing ran.
+  const Calibration without = constant_calibration(h200);
+  const LayerCheck fallback = check_layers(runs, roofs, &without).front();
+  CHECK(fallback.ran_table_stages == 0);
+  CHECK(fallback.expected_s == Approx(fallback.expected_best_s));
 }
 
 TEST_CASE("layer-suite results in validate and calibrate: stages predicted, never learnt") {

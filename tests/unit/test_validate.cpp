@@ -468,9 +468,10 @@ TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention
   run.hardware_id = "h200-sxm";
   run.sms = 132;
   run.l2_bytes = 62914560;
-  // Two cases, each measured at a third of its roofline speed (efficiency 1/3).
-  for (const char* id :
-       {"attention.decode.bf16.b1.ctx2048.flashdecode", "attention.decode.bf16.b4.ctx8192.flashdecode"}) {
+  // Three cases, each measured at a third of its roofline speed (efficiency 1/3): batch 1 over
+  // 2048 and 8192 positions (8 KV-head streams), batch 4 over 2048 (32 streams).
+  for (const char* id : {"attention.decode.bf16.b1.ctx2048.flashdecode", "attention.decode.bf16.b1.ctx8192.flashdecode",
+                         "attention.decode.bf16.b4.ctx2048.flashdecode"}) {
     Measurement m;
     m.suite = "memory";
     m.group = "decode_attention";
@@ -495,11 +496,14 @@ TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention
   const CalibrationTable* table = cal.table("attention.decode.bf16.d128");
   REQUIRE(table != nullptr);
   CHECK(table->pattern == "attention");
-  CHECK(table->points.size() == 2);
+  CHECK(table->points.size() == 3);
+  CHECK(table->series_name == "kv streams");  // batch x kv_heads: 1 x 8 and 4 x 8
+  CHECK(*table->points.front().series == 8.0);
+  CHECK(*table->points.back().series == 32.0);
   CHECK(table->points.front().efficiency == Approx(1.0 / 3));
 
-  // The layer's decode attention stage at batch 1 over 4096 positions (between the two measured
-  // sizes) finds the table: three times its roofline.
+  // The layer's decode attention stage at batch 1 over 4096 positions (8 streams, between the two
+  // measured sizes of that series) finds the table: three times its roofline.
   const bench::layer::Case step{bench::layer::Phase::decode, 1, 1, 4096, bench::layer::Linear::roofline, false};
   const bench::layer::StagePlan stage = bench::layer::stages(step)[3];
   const CalibratedOrNot t = calibrated_time(cal, stage.basis, roofs);

@@ -38,7 +38,7 @@ using layer::ModelShape;
 using layer::Phase;
 using layer::Stage;
 
-constexpr double attention_tolerance = 2e-2;
+constexpr double attention_tolerance = kernels::attention_check_tolerance;
 constexpr double projection_tolerance = 2e-2;
 constexpr double output_tolerance = 3e-2;
 constexpr int prefill_sampled_rows = 32;

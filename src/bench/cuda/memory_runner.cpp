@@ -257,9 +257,13 @@ void run_stream(Context& ctx, std::span<const Case* const> cases, const Sizes& s
       if (r.disposition == Disposition::passed && rotation.wanted > 1) {
         r.detail += rotation.copies < rotation.wanted
                         ? fmt::format(
-                              "; launches rotate through {} copies of the arrays, all that fit in the "
-                              "suite's {} MiB arrays ({} would keep every read out of L2)",
-                              rotation.copies, n * 4 >> 20, rotation.wanted)
+                              "; launches rotate through {} copies of the arrays ({}; {} would keep every read "
+                              "out of L2)",
+                              rotation.copies,
+                              rotation.copies == memory::max_stream_rotation
+                                  ? "the suite's cap on a rotation"
+                                  : fmt::format("all that fit in the suite's {} MiB arrays", n * 4 >> 20),
+                              rotation.wanted)
                         : fmt::format(
                               "; launches rotate through {} copies of the arrays, so that every read "
                               "comes from HBM",
@@ -727,10 +731,6 @@ void run_gemv(Context& ctx, std::span<const Case* const> cases, const Sizes& siz
 
 // ---- decode attention --------------------------------------------------------------------------
 
-// The layer runner's tolerance for its attention stage (src/bench/cuda/layer_runner.cpp): the
-// normwise error of the bf16 output against the fp32 reference.
-constexpr double decode_attention_tolerance = 2e-2;
-
 // One case: random bf16 qkv rows and K/V caches, the new token's k and v written into the last
 // position (as the layer's kv_write stage does), checked against the fp32 reference, then timed
 // with launches rotating through copies of the caches so that every launch reads them from HBM.
@@ -813,8 +813,8 @@ void run_decode_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
     const std::string what = fmt::format(
         "{} sequences x {} heads vs the fp32 reference: normwise error {:.2e} (tol {:.0e}), {} non-finite outputs; "
         "{} splits of {} key tiles",
-        batch, layout.heads, error, decode_attention_tolerance, nonfinite, plan.splits, plan.tiles_per_split);
-    if (!(error <= decode_attention_tolerance)) throw VerificationFailed(what);
+        batch, layout.heads, error, kernels::attention_check_tolerance, nonfinite, plan.splits, plan.tiles_per_split);
+    if (!(error <= kernels::attention_check_tolerance)) throw VerificationFailed(what);
     if (copies == 1) return what;
     return fmt::format(
         "{}; launches rotate through {} copies of the K/V caches ({:.0f} MB) so that every read "
