@@ -21,6 +21,8 @@ constexpr std::string_view no_expert_table =
     "routed experts (many small GEMVs/GEMMs over the experts reached): no benchmark measures them, the roofline is "
     "kept";
 constexpr std::string_view no_link_table = "a transfer between GPUs: the link model is kept";
+constexpr std::string_view measured_link =
+    "a transfer between GPUs: timed by the calibration's measured collectives (not by op tables)";
 
 OpCost scaled(const OpCost& c, double factor) {
   return {c.flops * factor, c.bytes_read * factor, c.bytes_written * factor};
@@ -103,6 +105,7 @@ class StepBuilder {
       op.role = OpRole::tp_comm;
       op.bound = "link";
       op.time_s = cost.time_s;
+      mark_measured(op, cost);
       ops.push_back(op);
     }
     return ops;
@@ -126,6 +129,7 @@ class StepBuilder {
     if (pair.measured) {
       op.time_s = pair.time_s;
       how = pair.detail + " (one step: a transfer of the bytes)";
+      mark_measured(op, pair);
     }
     op.shape = describe("{} x {} activations, {}", tokens_, m_.hidden, how);
     ops.push_back(op);
@@ -384,7 +388,15 @@ class StepBuilder {
     op.role = OpRole::tp_comm;
     op.bound = "link";
     op.time_s = cost.time_s;
+    mark_measured(op, cost);
     ops.push_back(op);
+  }
+
+  // A transfer timed by a measured collectives table says so where a calibration is reported.
+  void mark_measured(StepOp& op, const CollectiveCost& cost) const {
+    if (cost.measured && o_.calibration != nullptr) {
+      op.calibration = OpCalibration{false, {}, 0, false, std::string(measured_link)};
+    }
   }
 
   // The measured table where one covers the collective and the group (of `group_gpus`) stays
@@ -459,7 +471,8 @@ StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sh
   if (sharding.pp > 1) step.groups.push_back({"pipeline", sharding.pp - 1, builder.pipeline_send()});
   for (LayerGroup& group : step.groups) {
     for (StepOp& op : group.ops) {
-      // Transfers between GPUs are timed by the link model, which a calibration does not change.
+      // Transfers between GPUs are timed by the link model or the measured collectives; the op
+      // tables of a calibration do not apply to them.
       if (op.role != OpRole::tp_comm && op.role != OpRole::pp_comm) continue;
       op.roofline_s = op.time_s;
       if (options.calibration != nullptr && !op.calibration)

@@ -309,6 +309,7 @@ TEST_CASE("llm and plan --calibration with op tables and measured collectives: o
   CHECK(allreduce.at("time_us").get<double>() == Approx(23.553).epsilon(1e-4));
   CHECK_THAT(allreduce.at("shape").get<std::string>(), Contains("(measured)"));
   CHECK(allreduce.at("calibration_table").is_null());  // the op tables do not time transfers
+  CHECK_THAT(allreduce.at("calibration_note").get<std::string>(), Contains("measured collectives"));
 
   const std::string notes = r.at("notes").dump();
   CHECK_THAT(notes, Contains("measured collectives of " + cal));
