@@ -57,7 +57,7 @@ TEST_CASE("bad input exits 2 with one clear line on stderr and nothing on stdout
   CHECK_THAT(roofline("ridge --gpu h100-sx").err, Contains("did you mean"));
 }
 
-TEST_CASE("-o writes the report atomically and leaves nothing on failure") {
+TEST_CASE("the -o report is written atomically and nothing is left on failure") {
   const auto dir = scratch("output");
   const auto file = dir / "ridge.json";
   CHECK(roofline("ridge --gpu h100 --format json -o " + file.string()).exit_code == 0);

@@ -459,6 +459,33 @@ TEST_CASE("the committed calibration of H200 run 2 is what calibrate writes toda
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("the committed calibration of H200 run 3 is what calibrate writes today") {
+  // Run 3 re-ran the memory and layer suites; its GEMM and attention tables come from run 2's compute suite.
+  const auto dir = scratch("committed-run3");
+  const std::string run2 = "docs/results/2026-11-30-h200-run2";
+  const std::string run3 = "docs/results/2026-11-30-h200-run3";
+  const CommandResult result = roofline_in_source("calibrate --measured " + run3 + "/bench-memory.json --measured " +
+                                                  run2 + "/bench-compute.json -o " + (dir / "cal.json").string());
+  REQUIRE(result.exit_code == 0);
+  CHECK(slurp(dir / "cal.json") == slurp(source / run3 / "calibration.json"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the H200 run 3 decoder layers: every one within 10% through the tables of the kernels that ran") {
+  const std::string run3 = "docs/results/2026-11-30-h200-run3";
+  const CommandResult r = roofline_in_source("validate --measured " + run3 + "/bench-layer.json --calibration " + run3 +
+                                             "/calibration.json --format json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json layers = nlohmann::json::parse(r.out).at("results").at("layers");
+  REQUIRE(layers.size() == 26);
+  for (const nlohmann::json& l : layers) {
+    INFO(l.at("id").get<std::string>());
+    // Decode runs record the tables of their GEMVs (4 projections), prefill also its flash kernel.
+    CHECK(l.at("ran_table_stages").get<int>() == (l.at("phase") == "decode" ? 4 : 5));
+    CHECK(std::abs(l.at("calibrated_error_pct").get<double>()) <= 10.0);
+  }
+}
+
 TEST_CASE("regression check between the two real H200 memory runs: the outcome as it is") {
   const std::string run1 = memory;
   const std::string run2 = (source / "tests/data/bench/h200-memory-2026-11-30-run2.json").string();
