@@ -70,6 +70,14 @@ struct Interpolated {
                                                       std::optional<double> series,
                                                       std::optional<std::size_t> skip = std::nullopt);
 
+// A problem that was measured is predicted by its own measurement: the mean efficiency of the
+// table's points whose benchmark is `problem` run by some implementation ("<problem>.<impl>",
+// e.g. gemv.bf16.28672x8192.b1.simt for problem gemv.bf16.28672x8192.b1), at the query's series;
+// nullopt when there is none. Interpolation averages points of equal size, and two shapes of one
+// size (28672 x 8192 and 8192 x 28672) need not run alike.
+[[nodiscard]] std::optional<Interpolated> measured_problem(const CalibrationTable& table, std::string_view problem,
+                                                           std::optional<double> series);
+
 // Ceilings measured in the run: the roofs as this GPU delivers them.
 struct MeasuredCeilings {
   std::optional<double> stream_bytes_per_s;  // the fastest stream kernel: achievable HBM bandwidth

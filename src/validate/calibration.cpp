@@ -258,6 +258,28 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
   return out;
 }
 
+std::optional<Interpolated> measured_problem(const CalibrationTable& table, std::string_view problem,
+                                             std::optional<double> series) {
+  if (problem.empty()) return std::nullopt;
+  const bool two_axes = has_series(table);
+  if (two_axes && !series) return std::nullopt;
+  double sum = 0;
+  int count = 0;
+  for (const CalibrationPoint& p : table.points) {
+    const std::string_view id = p.benchmark;
+    const bool same_problem = id.size() > problem.size() + 1 && id.starts_with(problem) && id[problem.size()] == '.' &&
+                              id.find('.', problem.size() + 1) == std::string_view::npos;
+    if (!same_problem || (two_axes && !same(p.series.value_or(0), *series))) continue;
+    sum += p.efficiency;
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  Interpolated out;
+  out.efficiency = sum / count;
+  out.detail = fmt::format("{} (measured)", problem);
+  return out;
+}
+
 // ---- building --------------------------------------------------------------------------------
 
 MeasuredCeilings measured_ceilings(std::span<const MeasuredRun> runs) {
@@ -527,7 +549,8 @@ CalibratedOrNot calibrated_time(const Calibration& calibration, const Basis& bas
   if (table == nullptr) return NotCalibrated{fmt::format("the calibration has no table {}", name)};
   const double x = ideal_time(basis, calibration.roofs).time_s;
   if (!(x > 0)) return NotCalibrated{"the model counts no work for this operation"};
-  const std::optional<Interpolated> found = interpolate(*table, x, basis.series);
+  std::optional<Interpolated> found = measured_problem(*table, basis.problem, basis.series);
+  if (!found) found = interpolate(*table, x, basis.series);
   if (!found) return NotCalibrated{fmt::format("table {} needs a {}", name, table->series_name)};
   CalibratedTime t;
   t.ideal_s = ideal_time(basis, roofs).time_s;

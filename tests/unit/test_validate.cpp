@@ -221,6 +221,31 @@ TEST_CASE("interpolation: linear in log(x), across series in log(series), clampe
   CHECK_FALSE(interpolate(empty, 1e-5, std::nullopt).has_value());
 }
 
+TEST_CASE("a measured problem is predicted by its own measurement, not the average of its size") {
+  // Two shapes of one size (equal x), as GEMV 28672 x 8192 and 8192 x 28672 are, at batch 1 and 2.
+  CalibrationTable t;
+  t.name = "gemv.bf16.simt";
+  t.series_name = "batch";
+  t.points = {{1e-4, 1.0, 0.9, "gemv.bf16.28672x8192.b1.simt", 0, 0, {}},
+              {1e-4, 1.0, 0.7, "gemv.bf16.8192x28672.b1.simt", 0, 0, {}},
+              {1e-4, 2.0, 0.6, "gemv.bf16.8192x28672.b2.simt", 0, 0, {}}};
+  // Interpolation averages the two at batch 1: (0.9 + 0.7) / 2.
+  CHECK(interpolate(t, 1e-4, 1.0)->efficiency == Approx(0.8));
+  const auto tall = measured_problem(t, "gemv.bf16.28672x8192.b1", 1.0);
+  REQUIRE(tall);
+  CHECK(tall->efficiency == Approx(0.9));
+  CHECK_FALSE(tall->clamped);
+  CHECK_THAT(tall->detail, Contains("(measured)"));
+  CHECK(measured_problem(t, "gemv.bf16.8192x28672.b1", 1.0)->efficiency == Approx(0.7));
+  // Only the same series, only whole problems (not a prefix of another), only with a problem.
+  CHECK_FALSE(measured_problem(t, "gemv.bf16.28672x8192.b1", 2.0));
+  CHECK_FALSE(measured_problem(t, "gemv.bf16.28672x8192", 1.0));
+  CHECK_FALSE(measured_problem(t, "", 1.0));
+  CHECK_FALSE(measured_problem(t, "gemv.bf16.28672x8192.b1", std::nullopt));
+  // gemv_basis names the problem as the memory suite does, so op and llm find it too.
+  CHECK(gemv_basis({28672, 8192, 1, DType::bf16, DType::bf16}).problem == "gemv.bf16.28672x8192.b1");
+}
+
 TEST_CASE("calibration from the H200 runs: tables, best implementation, leave-one-out, ceilings") {
   const Calibration& cal = h200_calibration();
   CHECK(cal.gpu_id == "h200-sxm");
