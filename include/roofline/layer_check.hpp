@@ -66,4 +66,8 @@ struct LayerCheck {
 // The case of this build's layer suite with that id (a layer's or a stage's "layer" parameter).
 [[nodiscard]] const bench::layer::Case* layer_case(std::string_view id);
 
+// The calibration table of the implementation that ran a stage (its "table" parameter), or "" where
+// the run records none (the layer's own kernels, runs before the parameter existed).
+[[nodiscard]] std::string recorded_table(const Measurement& stage);
+
 }  // namespace roofline

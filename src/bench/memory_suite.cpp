@@ -43,55 +43,6 @@ OpCost word_reads(std::int64_t words) {
   return elementwise_cost({words, 1, 0, 0, DType::fp32});
 }
 
-Cell param_op(const BenchmarkResult& r) {
-  return r.parameter("op");
-}
-Cell param_vector_bytes(const BenchmarkResult& r) {
-  return r.parameter("vector_bytes");
-}
-Cell param_elements(const BenchmarkResult& r) {
-  return r.parameter("elements");
-}
-Cell param_pattern(const BenchmarkResult& r) {
-  return r.parameter("pattern");
-}
-Cell param_stride(const BenchmarkResult& r) {
-  return r.parameter("stride_elements");
-}
-Cell param_accesses(const BenchmarkResult& r) {
-  return r.parameter("accesses");
-}
-Cell param_dtype(const BenchmarkResult& r) {
-  return r.parameter("dtype");
-}
-Cell param_m(const BenchmarkResult& r) {
-  return r.parameter("m");
-}
-Cell param_k(const BenchmarkResult& r) {
-  return r.parameter("k");
-}
-Cell param_batch(const BenchmarkResult& r) {
-  return r.parameter("batch");
-}
-Cell param_level(const BenchmarkResult& r) {
-  return r.parameter("level");
-}
-Cell param_footprint(const BenchmarkResult& r) {
-  return r.parameter("footprint_bytes");
-}
-Cell param_context(const BenchmarkResult& r) {
-  return r.parameter("context");
-}
-Cell param_heads(const BenchmarkResult& r) {
-  return r.parameter("heads");
-}
-Cell param_kv_heads(const BenchmarkResult& r) {
-  return r.parameter("kv_heads");
-}
-Cell param_head_dim(const BenchmarkResult& r) {
-  return r.parameter("head_dim");
-}
-
 using C = ColumnOf<BenchmarkResult>;
 namespace col = columns;
 
@@ -99,9 +50,9 @@ constexpr std::array<C, 18> stream_columns{{
     col::id,
     col::implementation,
     col::status,
-    {{"op", "op", 0}, &param_op},
-    {{"vector_bytes", "width [B]", 0}, &param_vector_bytes},
-    {{"elements", "elements", 0}, &param_elements},
+    {{"op", "op", 0}, &param<"op">},
+    {{"vector_bytes", "width [B]", 0}, &param<"vector_bytes">},
+    {{"elements", "elements", 0}, &param<"elements">},
     col::model_bytes,
     col::median_us,
     col::min_us,
@@ -120,9 +71,9 @@ constexpr std::array<C, 21> access_columns{{
     col::id,
     col::implementation,
     col::status,
-    {{"pattern", "pattern", 0}, &param_pattern},
-    {{"stride_elements", "stride", 0}, &param_stride},
-    {{"accesses", "accesses", 0}, &param_accesses},
+    {{"pattern", "pattern", 0}, &param<"pattern">},
+    {{"stride_elements", "stride", 0}, &param<"stride_elements">},
+    {{"accesses", "accesses", 0}, &param<"accesses">},
     col::model_bytes,
     col::moved_bytes,
     col::median_us,
@@ -144,10 +95,10 @@ constexpr std::array<C, 21> gemv_columns{{
     col::id,
     col::implementation,
     col::status,
-    {{"dtype", "dtype", 0}, &param_dtype},
-    {{"m", "m", 0}, &param_m},
-    {{"k", "k", 0}, &param_k},
-    {{"batch", "batch", 0}, &param_batch},
+    {{"dtype", "dtype", 0}, &param<"dtype">},
+    {{"m", "m", 0}, &param<"m">},
+    {{"k", "k", 0}, &param<"k">},
+    {{"batch", "batch", 0}, &param<"batch">},
     col::model_bytes,
     col::median_us,
     col::min_us,
@@ -168,8 +119,8 @@ constexpr std::array<C, 17> hierarchy_columns{{
     col::id,
     col::implementation,
     col::status,
-    {{"level", "level", 0}, &param_level},
-    {{"footprint_bytes", "footprint", 0}, &param_footprint},
+    {{"level", "level", 0}, &param<"level">},
+    {{"footprint_bytes", "footprint", 0}, &param<"footprint_bytes">},
     col::model_bytes,
     col::median_us,
     col::min_us,
@@ -188,12 +139,12 @@ constexpr std::array<C, 21> decode_attention_columns{{
     col::id,
     col::implementation,
     col::status,
-    {{"dtype", "dtype", 0}, &param_dtype},
-    {{"batch", "batch", 0}, &param_batch},
-    {{"context", "context", 0}, &param_context},
-    {{"heads", "heads", 0}, &param_heads},
-    {{"kv_heads", "KV heads", 0}, &param_kv_heads},
-    {{"head_dim", "d", 0}, &param_head_dim},
+    {{"dtype", "dtype", 0}, &param<"dtype">},
+    {{"batch", "batch", 0}, &param<"batch">},
+    {{"context", "context", 0}, &param<"context">},
+    {{"heads", "heads", 0}, &param<"heads">},
+    {{"kv_heads", "KV heads", 0}, &param<"kv_heads">},
+    {{"head_dim", "d", 0}, &param<"head_dim">},
     col::model_flops,
     col::model_bytes,
     col::median_us,

@@ -380,8 +380,8 @@ BasisOrReason layer_stage_basis(const Measurement& m) {
     if (bench::layer::stage_id(*c, plan.stage) != m.id) continue;
     Basis b = std::move(plan.basis);
     b.pattern = fmt::format("layer.{}", b.pattern);
-    const auto table = m.parameters.find("table");
-    b.table = table != m.parameters.end() && table->is_string() ? table->get<std::string>() : b.best_table;
+    const std::string ran = recorded_table(m);
+    b.table = ran.empty() ? b.best_table : ran;
     return b;
   }
   return NoBasis{"not a stage of this build's layer suite", false};

@@ -25,15 +25,10 @@ std::optional<double> LayerCheck::best_error() const {
   return expected_best_s / measurement->timing->median_s - 1;
 }
 
-namespace {
-
-std::string recorded_table(const Measurement* stage) {
-  if (stage == nullptr) return {};
-  const auto it = stage->parameters.find("table");
-  return it != stage->parameters.end() && it->is_string() ? it->get<std::string>() : std::string();
+std::string recorded_table(const Measurement& stage) {
+  const auto it = stage.parameters.find("table");
+  return it != stage.parameters.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
-
-}  // namespace
 
 std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Roofs& roofs,
                                      const Calibration* calibration) {
@@ -56,11 +51,11 @@ std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Ro
         s.basis = std::move(plan.basis);
         s.roofline = ideal_time(s.basis, roofs);
         const Measurement* timed = run.find(s.id);
-        s.ran_table = recorded_table(timed);
+        if (timed != nullptr) s.ran_table = recorded_table(*timed);
         if (calibration != nullptr) {
           CalibratedOrNot best = calibrated_time(*calibration, s.basis, roofs, TableChoice::best);
           if (CalibratedTime* found = std::get_if<CalibratedTime>(&best)) s.best = *found;
-          if (!s.ran_table.empty() && calibration->table(s.ran_table) != nullptr) {
+          if (!s.ran_table.empty()) {
             Basis ran = s.basis;
             ran.table = s.ran_table;
             CalibratedOrNot t = calibrated_time(*calibration, ran, roofs, TableChoice::implementation);

@@ -504,16 +504,6 @@ std::string check_gemv(const std::vector<std::uint16_t>& y, const GemvReference&
                      ref.rows.size(), m, batch, worst);
 }
 
-kernels::GemvKernel gemv_kernel(Variant v) {
-  switch (v) {
-    case Variant::stag: return kernels::GemvKernel::stag;
-    case Variant::pipe: return kernels::GemvKernel::pipe;
-    case Variant::pdl: return kernels::GemvKernel::pdl;
-    case Variant::simt: return kernels::GemvKernel::simt;
-    default: return kernels::GemvKernel::mma;
-  }
-}
-
 cudaDataType_t cuda_type(DType dtype) {
   return dtype == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
 }
@@ -663,7 +653,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
           return cudaGetLastError();
         };
       } else {
-        const kernels::GemvKernel kernel = gemv_kernel(c->variant);
+        const kernels::GemvKernel kernel = gemv_kernel_of(c->variant);
         if (const char* why = kernels::gemv_unsupported(kernel, m, k, batch)) {
           result.disposition = Disposition::not_supported;
           result.detail = why;
@@ -942,8 +932,14 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
   run_hierarchy(ctx, hierarchy, sizes, seed, recorder);
 }
 
-kernels::GemvKernel gemv_kernel_of(memory::Variant variant) {
-  return gemv_kernel(variant);
+kernels::GemvKernel gemv_kernel_of(Variant v) {
+  switch (v) {
+    case Variant::stag: return kernels::GemvKernel::stag;
+    case Variant::pipe: return kernels::GemvKernel::pipe;
+    case Variant::pdl: return kernels::GemvKernel::pdl;
+    case Variant::simt: return kernels::GemvKernel::simt;
+    default: return kernels::GemvKernel::mma;
+  }
 }
 
 }  // namespace roofline::bench::cuda
