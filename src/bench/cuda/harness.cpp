@@ -331,6 +331,22 @@ BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::functi
 
 // ---- host parallelism -------------------------------------------------------------------------
 
+ErrorNorm relative_error(std::span<const float> got, std::span<const float> want) {
+  ErrorNorm e;
+  double diff2 = 0;
+  double ref2 = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) {
+      ++e.nonfinite;
+      continue;
+    }
+    diff2 += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
+    ref2 += static_cast<double>(want[i]) * want[i];
+  }
+  e.error = e.nonfinite > 0 ? INFINITY : std::sqrt(diff2 / std::max(ref2, 1e-300));
+  return e;
+}
+
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& body) {
   if (n <= 0) return;
   const std::int64_t cores = std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 64);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -169,6 +170,14 @@ class Recorder {
 // GpuHang propagates.
 [[nodiscard]] BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::function<std::string()>& verify,
                                        const Launch& launch, int rotation = 1, TimingMode mode = TimingMode::graph);
+
+// ||got - want|| / ||want|| over all elements: the check of outputs whose rounding grows with the
+// length of their sums (attention, projections). Infinite when an element of `got` is not finite.
+struct ErrorNorm {
+  double error = 0;
+  std::size_t nonfinite = 0;
+};
+[[nodiscard]] ErrorNorm relative_error(std::span<const float> got, std::span<const float> want);
 
 // Runs body(begin, end) over [0, n) split across the host's cores.
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t begin, std::int64_t end)>& body);

@@ -115,28 +115,6 @@ std::vector<float> download_floats(Context& ctx, const DeviceBuffer& buffer, std
   return out;
 }
 
-struct ErrorNorm {
-  double error = 0;
-  std::size_t nonfinite = 0;
-};
-
-// ||got - want|| / ||want|| over all elements (inf when an element of `got` is not finite).
-ErrorNorm relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  ErrorNorm e;
-  double diff2 = 0;
-  double ref2 = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) {
-      ++e.nonfinite;
-      continue;
-    }
-    diff2 += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
-    ref2 += static_cast<double>(want[i]) * want[i];
-  }
-  e.error = e.nonfinite > 0 ? INFINITY : std::sqrt(diff2 / std::max(ref2, 1e-300));
-  return e;
-}
-
 class LayerCase {
  public:
   LayerCase(Context& ctx, const Case& c, const ModelShape& m, const Weights& w, std::uint64_t seed)

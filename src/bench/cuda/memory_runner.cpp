@@ -787,24 +787,15 @@ void run_decode_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
     std::vector<float> want(as_size(out_elements));
     ctx.download(got_bits.data(), out, got_bits.size() * 2);
     ctx.download(want.data(), reference, want.size() * 4);
-    double diff2 = 0;
-    double ref2 = 0;
-    std::int64_t nonfinite = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      const double got = testdata::bf16_bits_to_float(got_bits[i]);
-      if (!std::isfinite(got)) {
-        ++nonfinite;
-        continue;
-      }
-      diff2 += (got - want[i]) * (got - want[i]);
-      ref2 += static_cast<double>(want[i]) * want[i];
-    }
-    const double error = nonfinite > 0 ? INFINITY : std::sqrt(diff2 / std::max(ref2, 1e-300));
+    std::vector<float> got(got_bits.size());
+    std::transform(got_bits.begin(), got_bits.end(), got.begin(), testdata::bf16_bits_to_float);
+    const ErrorNorm e = relative_error(got, want);
     const std::string what = fmt::format(
         "{} sequences x {} heads vs the fp32 reference: normwise error {:.2e} (tol {:.0e}), {} non-finite outputs; "
         "{} splits of {} key tiles",
-        batch, layout.heads, error, kernels::attention_check_tolerance, nonfinite, plan.splits, plan.tiles_per_split);
-    if (!(error <= kernels::attention_check_tolerance)) throw VerificationFailed(what);
+        batch, layout.heads, e.error, kernels::attention_check_tolerance, e.nonfinite, plan.splits,
+        plan.tiles_per_split);
+    if (!(e.error <= kernels::attention_check_tolerance)) throw VerificationFailed(what);
     if (copies == 1) return what;
     return fmt::format(
         "{}; launches rotate through {} copies of the K/V caches ({:.0f} MB) so that every read "
