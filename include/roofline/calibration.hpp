@@ -30,10 +30,10 @@
 #include <variant>
 #include <vector>
 
+#include "roofline/basis.hpp"
 #include "roofline/collective_tables.hpp"
 #include "roofline/hardware.hpp"
 #include "roofline/measured.hpp"
-#include "roofline/validate.hpp"
 
 namespace roofline {
 

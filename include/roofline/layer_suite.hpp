@@ -22,10 +22,10 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/basis.hpp"
 #include "roofline/bench.hpp"
 #include "roofline/dtype.hpp"
 #include "roofline/memory_suite.hpp"
-#include "roofline/validate.hpp"
 
 namespace roofline::bench::layer {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "roofline/validate.hpp"
+#include "roofline/basis.hpp"
 
 namespace roofline {
 

@@ -8,9 +8,9 @@
 #include <functional>
 
 #include "roofline/attention.hpp"
+#include "roofline/basis.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
-#include "roofline/validate.hpp"
 
 namespace roofline {
 namespace {

@@ -13,6 +13,7 @@
 #include "roofline/input_file.hpp"
 #include "roofline/json_schema.hpp"
 #include "roofline/memory_suite.hpp"
+#include "roofline/validate.hpp"
 #include "roofline/version.hpp"
 
 namespace roofline {

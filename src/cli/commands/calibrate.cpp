@@ -10,6 +10,7 @@
 #include "roofline/output_file.hpp"
 #include "roofline/stats.hpp"
 #include "roofline/text.hpp"
+#include "roofline/validate.hpp"
 #include "validate.hpp"
 
 namespace roofline::cli {

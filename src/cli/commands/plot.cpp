@@ -13,6 +13,7 @@
 #include "roofline/output_file.hpp"
 #include "roofline/roofline.hpp"
 #include "roofline/text.hpp"
+#include "roofline/validate.hpp"
 
 namespace roofline::cli {
 namespace {

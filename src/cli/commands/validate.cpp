@@ -18,6 +18,7 @@
 #include "roofline/prediction.hpp"
 #include "roofline/regression.hpp"
 #include "roofline/text.hpp"
+#include "roofline/validate.hpp"
 
 namespace roofline::cli {
 namespace {
