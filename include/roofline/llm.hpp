@@ -1,8 +1,9 @@
 #pragma once
 
-// One LLM deployment on GPUs, the time side: one decode step and one prefill, op by op, from
-// the operation model (ops.hpp, attention.hpp) and the collectives (comm.hpp), and the TP
-// all-reduce over the scale-up link against the scale-out network. docs/llm.md derives it.
+// One LLM deployment on GPUs, the time side: one decode step and one prefill, op by op: the ops of
+// the step's description (decoder_step.hpp) timed on the GPU's roofs, by a calibration's tables
+// where given, and the collectives (comm.hpp); and the TP all-reduce over the scale-up link
+// against the scale-out network. docs/llm.md derives it.
 
 #include <cstdint>
 #include <optional>
@@ -10,16 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/decoder_step.hpp"
 #include "roofline/deployment.hpp"
 #include "roofline/ops.hpp"
 
 namespace roofline {
 
 struct Calibration;
-
-// What an op's time is spent on, for the bottleneck.
-enum class OpRole : std::uint8_t { weights, kv_cache, activations, tp_comm, pp_comm };
-[[nodiscard]] std::string_view name_of(OpRole role);
 
 // How a calibration (roofline/calibration.hpp) set an op's expected time: through a table, or
 // not (and why: another GPU, no table for the format, an operation no benchmark measures).
@@ -101,27 +99,5 @@ struct AllReduceCompare {
 };
 [[nodiscard]] AllReduceCompare tp_allreduce(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,
                                             const DeploymentConfig& config, std::int64_t tokens);
-
-// Multi-head latent attention's core, on one GPU's `heads` query heads. Decode runs it absorbed:
-// the heads attend to the cached latent directly (scores over kv_lora_rank + rope values, outputs
-// in the kv_lora_rank space), the latent read once for all heads. Prefill runs it expanded: W_UK
-// and W_UV have decompressed per-head keys (nope + rope wide) and values (v wide), which flash
-// attention reads once each. FLOPs are the matmul FLOPs, 2 x width per query-key pair and head for
-// scores and again for values; attention_pairs() (attention.hpp) counts the pairs.
-struct LatentAttentionShape {
-  std::int64_t batch = 1;
-  std::int64_t heads = 1;  // query heads on this GPU
-  std::int64_t seq = 1;
-  std::int64_t kv_seq = 1;
-  bool causal = false;
-  bool absorbed = true;
-  std::int64_t kv_lora_rank = 512;
-  std::int64_t qk_nope_head_dim = 128;
-  std::int64_t qk_rope_head_dim = 64;
-  std::int64_t v_head_dim = 128;
-  DType act = DType::bf16;
-  DType kv = DType::bf16;  // the cached latent (absorbed form)
-};
-[[nodiscard]] OpCost latent_attention_cost(const LatentAttentionShape& shape);
 
 }  // namespace roofline

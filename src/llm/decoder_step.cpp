@@ -1,0 +1,480 @@
+// One decoder step as a list of operations with their shapes (roofline/decoder_step.hpp).
+#include "roofline/decoder_step.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "roofline/error.hpp"
+
+namespace roofline {
+namespace {
+
+constexpr std::string_view no_latent_table =
+    "multi-head latent attention: no benchmark measures it, the roofline is kept";
+constexpr std::string_view no_expert_table =
+    "routed experts (many small GEMVs/GEMMs over the experts reached): no benchmark measures them, the roofline is "
+    "kept";
+constexpr std::string_view no_link_table = "a transfer between GPUs: the link model is kept";
+
+OpCost scaled(const OpCost& c, double factor) {
+  return {c.flops * factor, c.bytes_read * factor, c.bytes_written * factor};
+}
+
+OpCost sum(const OpCost& a, const OpCost& b) {
+  return {a.flops + b.flops, a.bytes_read + b.bytes_read, a.bytes_written + b.bytes_written};
+}
+
+// Builds the ops of one step on one GPU of the TP group. `tokens` is the number of query rows
+// the step processes: the batch for decode, the prompt for prefill.
+class Describer {
+ public:
+  Describer(const ModelSpec& model, const Sharding& sharding, const StepFormats& formats, const StepShape& step,
+            const DescribeOptions& options)
+      : m_(model),
+        s_(sharding),
+        f_(formats),
+        o_(options),
+        decode_(step.decode()),
+        tokens_(step.tokens),
+        context_(step.context),
+        act_(formats.activations) {}
+
+  std::vector<DecoderOp> layer(bool moe_layer) const {
+    std::vector<DecoderOp> ops;
+    const std::int64_t h = m_.hidden;
+    norm(ops, "attn_norm", tokens_, h);
+    if (m_.attention.kind == AttentionKind::gqa) {
+      gqa_attention(ops);
+    } else {
+      latent_attention(ops);
+    }
+    allreduce(ops, "attn_allreduce");
+    norm(ops, "ffn_norm", tokens_, h);
+    if (moe_layer) {
+      experts(ops);
+    } else {
+      dense_ffn(ops, "ffn", s_.ffn);
+    }
+    allreduce(ops, "ffn_allreduce");
+    return ops;
+  }
+
+  // Embedding lookup, final norm, output head (decode: every request's token; prefill: the last
+  // position only) and the gather of the vocabulary-split logits.
+  std::vector<DecoderOp> head() const {
+    std::vector<DecoderOp> ops;
+    const std::int64_t out_rows = decode_ ? tokens_ : 1;
+    const ElementwiseFnInfo& copy = info(ElementwiseFn::copy);
+    const ElementwiseShape lookup{tokens_ * m_.hidden, copy.inputs, copy.outputs, copy.flops_per_element, act_};
+    push(ops, "embedding", OpKind::embedding, "elementwise", text("{} rows x {}", tokens_, m_.hidden), lookup,
+         elementwise_cost(lookup), OpRole::activations);
+    norm(ops, "final_norm", out_rows, m_.hidden);
+    linear(ops, "lm_head", out_rows, s_.vocab, m_.hidden, f_.embeddings);
+    if (s_.tp > 1) {
+      const double total = static_cast<double>(out_rows * m_.vocab) * bytes_per_element(act_);
+      transfer(ops, "logits_gather", OpKind::all_gather,
+               text("{} rows x {} vocab over {} GPUs", out_rows, m_.vocab, s_.tp), {total, s_.tp, s_.tp},
+               OpRole::tp_comm);
+    }
+    return ops;
+  }
+
+  std::vector<DecoderOp> pipeline_send() const {
+    std::vector<DecoderOp> ops;
+    const double bytes = static_cast<double>(tokens_ * m_.hidden) * bytes_per_element(act_);
+    transfer(ops, "pp_send", OpKind::send, text("{} x {} activations", tokens_, m_.hidden), {bytes, 2, s_.tp * s_.pp},
+             OpRole::pp_comm);
+    return ops;
+  }
+
+ private:
+  template <typename... Args>
+  std::string text(fmt::format_string<Args...> format, Args&&... args) const {
+    if (!o_.text) return {};
+    return fmt::format(format, std::forward<Args>(args)...);
+  }
+
+  // An op on the vector units (weights = activations) or, with `weights`, on the matrix units.
+  static void push(std::vector<DecoderOp>& ops, std::string_view name, OpKind kind, std::string_view model,
+                   std::string shape_text, OpShape shape, const OpCost& cost, OpRole role, DType act,
+                   std::optional<DType> weights = std::nullopt) {
+    DecoderOp op;
+    op.name = name;
+    op.kind = kind;
+    op.model = model;
+    op.shape_text = std::move(shape_text);
+    op.shape = std::move(shape);
+    op.activations = act;
+    op.weights = weights.value_or(act);
+    op.unit = weights ? MathUnit::matrix : MathUnit::vector;
+    op.cost = cost;
+    op.role = role;
+    ops.push_back(std::move(op));
+  }
+
+  void push(std::vector<DecoderOp>& ops, std::string_view name, OpKind kind, std::string_view model,
+            std::string shape_text, OpShape shape, const OpCost& cost, OpRole role) const {
+    push(ops, name, kind, model, std::move(shape_text), std::move(shape), cost, role, act_);
+  }
+
+  static void transfer(std::vector<DecoderOp>& ops, std::string_view name, OpKind kind, std::string shape_text,
+                       const TransferShape& shape, OpRole role) {
+    DecoderOp op;
+    op.name = name;
+    op.kind = kind;
+    op.model = name_of(kind);
+    op.shape_text = std::move(shape_text);
+    op.shape = shape;
+    op.unit = MathUnit::link;
+    op.role = role;
+    ops.push_back(std::move(op));
+  }
+
+  // y[tokens x n] = x[tokens x k] W[k x n]: a GEMV per weight matrix in decode (the weights read
+  // once for all requests), a GEMM in prefill.
+  [[nodiscard]] OpShape linear_shape(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights) const {
+    if (decode_) return GemvShape{n, k, tokens, weights, act_};
+    return GemmShape{tokens, n, k, 1, act_, weights, act_};
+  }
+
+  [[nodiscard]] OpCost linear_cost(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights) const {
+    if (decode_) return gemv_cost({n, k, tokens, weights, act_});
+    return gemm_cost({tokens, n, k, 1, act_, weights, act_});
+  }
+
+  void linear(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t tokens, std::int64_t n, std::int64_t k,
+              DType weights) const {
+    push(ops, name, OpKind::linear, decode_ ? "gemv" : "gemm",
+         text("{} x [{} x {}] {}", tokens, k, n, name_of(weights)), linear_shape(tokens, n, k, weights),
+         linear_cost(tokens, n, k, weights), OpRole::weights, act_, weights);
+  }
+
+  void linear(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t tokens, std::int64_t n,
+              std::int64_t k) const {
+    linear(ops, name, tokens, n, k, f_.weights);
+  }
+
+  void norm(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t rows, std::int64_t width) const {
+    // Residual add fused into the norm (vLLM's and TensorRT-LLM's fused add + RMSNorm).
+    const NormShape shape{rows, width, m_.norm, true, act_};
+    push(ops, name, OpKind::norm, "norm", text("{} x {} {}", rows, width, name_of(m_.norm)), shape, norm_cost(shape),
+         OpRole::activations);
+  }
+
+  void activation(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t elements, ElementwiseFn fn) const {
+    const ElementwiseFnInfo& f = info(fn);
+    const ElementwiseShape shape{elements, f.inputs, f.outputs, f.flops_per_element, act_};
+    push(ops, name, OpKind::activation, "elementwise", text("{} x {}", elements, f.name), shape,
+         elementwise_cost(shape), OpRole::activations);
+  }
+
+  // Rotary embedding on the query and key heads: x' = x cos - y sin per element (2 multiplies and
+  // an add); the cos/sin values are computed or come from a small table that stays in cache.
+  void rope(std::vector<DecoderOp>& ops, std::int64_t elements) const {
+    const ElementwiseShape shape{elements, 1, 1, 3.0, act_};
+    push(ops, "rope", OpKind::rope, "elementwise", text("{} elements", elements), shape, elementwise_cost(shape),
+         OpRole::activations);
+  }
+
+  void kv_append(std::vector<DecoderOp>& ops, std::int64_t elements) const {
+    const KvAppendShape shape{elements, act_, f_.kv};
+    push(ops, "kv_append", OpKind::kv_append, "elementwise", text("{} elements -> {}", elements, name_of(f_.kv)), shape,
+         kv_append_cost(shape), OpRole::kv_cache);
+  }
+
+  [[nodiscard]] std::int64_t kv_seq() const { return m_.cached_tokens(context_); }
+
+  [[nodiscard]] FlashTiling tiling(const AttentionShape& shape) const {
+    const std::optional<FlashTiling>& fixed = decode_ ? o_.kernels.decode_tiles : o_.kernels.prefill_tiles;
+    if (fixed) return *fixed;
+    if (o_.kernels.smem_per_unit_bytes > 0) return default_flash_tiling(shape, o_.kernels.smem_per_unit_bytes);
+    return FlashTiling{};
+  }
+
+  [[nodiscard]] bool head_major() const { return !decode_ && o_.kernels.head_major_prefill; }
+
+  void gqa_attention(std::vector<DecoderOp>& ops) const {
+    const AttentionSpec& a = m_.attention;
+    const std::int64_t d = a.head_dim;
+    linear(ops, "qkv_proj", tokens_, (s_.q_heads + 2 * s_.kv_heads) * d, m_.hidden);
+    rope(ops, tokens_ * (s_.q_heads + s_.kv_heads) * d);
+    kv_append(ops, tokens_ * 2 * s_.kv_heads * d);
+    AttentionShape shape;
+    shape.batch = decode_ ? tokens_ : 1;
+    shape.heads = s_.q_heads;
+    shape.kv_heads = s_.kv_heads;
+    shape.head_dim = d;
+    shape.seq = decode_ ? 1 : tokens_;
+    shape.kv_seq = decode_ ? kv_seq() : tokens_;
+    shape.causal = !decode_;
+    shape.act = act_;
+    shape.kv = f_.kv;
+    push(ops, "attention", OpKind::attention, "attention",
+         text("flash, {} x {} heads ({} KV) x {}, q {} kv {}{}", shape.batch, shape.heads, shape.kv_heads, d, shape.seq,
+              shape.kv_seq, shape.causal ? " causal" : ""),
+         shape, flash_attention_cost(shape, tiling(shape)).hbm, decode_ ? OpRole::kv_cache : OpRole::activations, act_,
+         act_);
+    if (head_major()) {
+      const ElementwiseShape move{tokens_ * s_.q_heads * d, 1, 1, 0.0, act_};
+      push(ops, "attn_merge", OpKind::attn_merge, "elementwise",
+           text("{} x {} heads x {}, head-major to token-major", tokens_, s_.q_heads, d), move, elementwise_cost(move),
+           OpRole::activations);
+    }
+    linear(ops, "o_proj", tokens_, m_.hidden, s_.q_heads * d);
+  }
+
+  void latent_attention(std::vector<DecoderOp>& ops) const {
+    const AttentionSpec& a = m_.attention;
+    const std::int64_t hq = s_.q_heads;
+    if (a.q_lora_rank > 0) {
+      linear(ops, "q_down", tokens_, a.q_lora_rank, m_.hidden);
+      norm(ops, "q_norm", tokens_, a.q_lora_rank);
+      linear(ops, "q_up", tokens_, hq * a.qk_head_dim(), a.q_lora_rank);
+    } else {
+      linear(ops, "q_proj", tokens_, hq * a.qk_head_dim(), m_.hidden);
+    }
+    linear(ops, "kv_down", tokens_, a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden);
+    norm(ops, "kv_norm", tokens_, a.kv_lora_rank);
+    rope(ops, tokens_ * (hq + 1) * a.qk_rope_head_dim);
+    kv_append(ops, tokens_ * (a.kv_lora_rank + a.qk_rope_head_dim));
+    LatentAttentionShape shape;
+    shape.batch = decode_ ? tokens_ : 1;
+    shape.heads = hq;
+    shape.seq = decode_ ? 1 : tokens_;
+    shape.kv_seq = decode_ ? kv_seq() : tokens_;
+    shape.causal = !decode_;
+    shape.absorbed = decode_;
+    shape.kv_lora_rank = a.kv_lora_rank;
+    shape.qk_nope_head_dim = a.qk_nope_head_dim;
+    shape.qk_rope_head_dim = a.qk_rope_head_dim;
+    shape.v_head_dim = a.v_head_dim;
+    shape.act = act_;
+    shape.kv = f_.kv;
+    std::string core = text("{} x {} heads, q {} kv {}{}", shape.batch, hq, shape.seq, shape.kv_seq,
+                            decode_ ? ", absorbed over the latent" : ", expanded, causal");
+    if (decode_) {
+      // Queries move into the latent space (q_nope W_UK) and outputs out of it (W_UV), per head.
+      const GemmShape absorb{tokens_, a.kv_lora_rank, a.qk_nope_head_dim, hq, act_, f_.weights, act_};
+      push(ops, "q_absorb", OpKind::linear, "gemm",
+           text("{} heads x {} x [{} x {}]", hq, tokens_, a.qk_nope_head_dim, a.kv_lora_rank), absorb,
+           gemm_cost(absorb), OpRole::weights, act_, f_.weights);
+      push(ops, "attention", OpKind::latent_attention, "latent_attention", std::move(core), shape,
+           latent_attention_cost(shape), OpRole::kv_cache, act_, act_);
+      const GemmShape up{tokens_, a.v_head_dim, a.kv_lora_rank, hq, act_, f_.weights, act_};
+      push(ops, "v_up", OpKind::linear, "gemm",
+           text("{} heads x {} x [{} x {}]", hq, tokens_, a.kv_lora_rank, a.v_head_dim), up, gemm_cost(up),
+           OpRole::weights, act_, f_.weights);
+    } else {
+      linear(ops, "kv_up", tokens_, hq * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank);
+      push(ops, "attention", OpKind::latent_attention, "latent_attention", std::move(core), shape,
+           latent_attention_cost(shape), OpRole::activations, act_, act_);
+    }
+    linear(ops, "o_proj", tokens_, m_.hidden, hq * a.v_head_dim);
+  }
+
+  void dense_ffn(std::vector<DecoderOp>& ops, std::string_view prefix, std::int64_t width) const {
+    const bool shared = prefix == "shared";
+    if (m_.ffn.kind == FfnKind::gated) {
+      linear(ops, shared ? "shared_gate_up" : "ffn_gate_up", tokens_, 2 * width, m_.hidden);
+      activation(ops, shared ? "shared_act" : "ffn_act", tokens_ * width, ElementwiseFn::swiglu);
+    } else {
+      linear(ops, shared ? "shared_up" : "ffn_up", tokens_, width, m_.hidden);
+      activation(ops, shared ? "shared_act" : "ffn_act", tokens_ * width, plain_activation());
+    }
+    linear(ops, shared ? "shared_down" : "ffn_down", tokens_, m_.hidden, width);
+  }
+
+  [[nodiscard]] ElementwiseFn plain_activation() const {
+    if (m_.ffn.activation == "relu") return ElementwiseFn::relu;
+    if (m_.ffn.activation == "silu") return ElementwiseFn::silu;
+    return ElementwiseFn::gelu;
+  }
+
+  // Routed experts. `tokens` x experts_per_token token-expert pairs land on the experts; with
+  // uniform routing an expert receives at least one with probability 1 - (1 - k/E)^tokens, and
+  // only those experts' weights are read. The op model is affine in the token count (weights
+  // once, activations and FLOPs per token), so the cost over the touched experts is
+  // touched x cost(1 token) + (pairs - touched) x (cost(2) - cost(1)).
+  void experts(std::vector<DecoderOp>& ops) const {
+    const MoeSpec& e = *m_.moe;
+    const auto E = static_cast<double>(e.experts);
+    const auto k = static_cast<double>(e.experts_per_token);
+    linear(ops, "router", tokens_, e.experts, m_.hidden, act_);
+    const SoftmaxShape gate{tokens_, e.experts, act_};
+    push(ops, "router_softmax", OpKind::softmax, "softmax", text("{} x {}", tokens_, e.experts), gate,
+         softmax_cost(gate), OpRole::activations);
+    const double pairs = static_cast<double>(tokens_) * k;
+    const double touched = E * (1.0 - std::pow(1.0 - k / E, static_cast<double>(tokens_)));
+    const auto routed = [&](std::int64_t n, std::int64_t kk) {
+      const OpCost one = linear_cost(1, n, kk, f_.weights);
+      const OpCost two = linear_cost(2, n, kk, f_.weights);
+      const OpCost per_token{two.flops - one.flops, two.bytes_read - one.bytes_read,
+                             two.bytes_written - one.bytes_written};
+      return sum(scaled(one, touched), scaled(per_token, pairs - touched));
+    };
+    const std::int64_t w = s_.expert_ffn;
+    const bool gated = m_.ffn.kind == FfnKind::gated;
+    const std::int64_t up_width = (gated ? 2 : 1) * w;
+    push(ops, gated ? "experts_gate_up" : "experts_up", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
+         text("{:.1f} of {} experts, {:.0f} token-expert pairs, [{} x {}] {}", touched, e.experts, pairs, m_.hidden,
+              up_width, name_of(f_.weights)),
+         RoutedShape{touched, pairs, up_width, m_.hidden, f_.weights, act_, decode_}, routed(up_width, m_.hidden),
+         OpRole::weights, act_, f_.weights);
+    activation(ops, "experts_act", static_cast<std::int64_t>(pairs) * w,
+               gated ? ElementwiseFn::swiglu : plain_activation());
+    push(ops, "experts_down", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
+         text("{:.1f} of {} experts, [{} x {}] {}", touched, e.experts, w, m_.hidden, name_of(f_.weights)),
+         RoutedShape{touched, pairs, m_.hidden, w, f_.weights, act_, decode_}, routed(m_.hidden, w), OpRole::weights,
+         act_, f_.weights);
+    if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * w);
+  }
+
+  void allreduce(std::vector<DecoderOp>& ops, std::string_view name) const {
+    if (s_.tp == 1) return;
+    const double message = static_cast<double>(tokens_ * m_.hidden) * bytes_per_element(act_);
+    transfer(ops, name, OpKind::all_reduce, text("{} x {} over {} GPUs", tokens_, m_.hidden, s_.tp),
+             {message, s_.tp, s_.tp}, OpRole::tp_comm);
+  }
+
+  const ModelSpec& m_;
+  const Sharding& s_;
+  StepFormats f_;
+  const DescribeOptions& o_;
+  bool decode_;
+  std::int64_t tokens_;
+  std::int64_t context_;  // decode: tokens in each request's cache
+  DType act_;
+};
+
+void check_step(const StepShape& step) {
+  const std::string_view what = step.decode() ? "decode" : "prefill";
+  if (step.tokens < 1) throw InputError(fmt::format("{}: needs at least one token", what));
+  if (step.tokens > (step.decode() ? max_batch : max_tokens) || step.context > max_tokens) {
+    throw InputError(
+        fmt::format("{}: {} tokens with {} cached is more than roofline models", what, step.tokens, step.context));
+  }
+}
+
+}  // namespace
+
+std::string_view name_of(OpRole role) {
+  switch (role) {
+    case OpRole::weights: return "weights";
+    case OpRole::kv_cache: return "kv_cache";
+    case OpRole::activations: return "activations";
+    case OpRole::tp_comm: return "tp_comm";
+    case OpRole::pp_comm: return "pp_comm";
+  }
+  return "weights";
+}
+
+std::string_view name_of(OpKind kind) {
+  switch (kind) {
+    case OpKind::norm: return "norm";
+    case OpKind::linear: return "linear";
+    case OpKind::routed_linear: return "routed_linear";
+    case OpKind::rope: return "rope";
+    case OpKind::kv_append: return "kv_append";
+    case OpKind::attention: return "attention";
+    case OpKind::latent_attention: return "latent_attention";
+    case OpKind::activation: return "activation";
+    case OpKind::softmax: return "softmax";
+    case OpKind::embedding: return "embedding";
+    case OpKind::attn_merge: return "attn_merge";
+    case OpKind::all_reduce: return "all_reduce";
+    case OpKind::all_gather: return "all_gather";
+    case OpKind::send: return "send";
+  }
+  return "?";
+}
+
+StepFormats StepFormats::of(const DeploymentConfig& config) {
+  return {config.weights, config.embeddings, config.activations, config.kv};
+}
+
+OpCost kv_append_cost(const KvAppendShape& shape) {
+  return sum(elementwise_cost({shape.elements, 1, 0, 0.0, shape.from}),
+             elementwise_cost({shape.elements, 0, 1, 0.0, shape.to}));
+}
+
+BasisOrReason basis_of(const DecoderOp& op) {
+  switch (op.kind) {
+    case OpKind::routed_linear: return NoBasis{std::string(no_expert_table)};
+    case OpKind::latent_attention: return NoBasis{std::string(no_latent_table)};
+    case OpKind::all_reduce:
+    case OpKind::all_gather:
+    case OpKind::send: return NoBasis{std::string(no_link_table)};
+    case OpKind::kv_append: {
+      const auto& s = std::get<KvAppendShape>(op.shape);
+      return vector_basis(op.cost, 1, 1, s.from,
+                          fmt::format("kv_append{{{} elements -> {}}}", s.elements, name_of(s.to)));
+    }
+    case OpKind::attention: return flash_step_basis(std::get<AttentionShape>(op.shape), op.cost);
+    default: break;
+  }
+  if (const auto* s = std::get_if<GemvShape>(&op.shape)) return gemv_basis(*s);
+  if (const auto* s = std::get_if<GemmShape>(&op.shape)) return gemm_basis(*s);
+  if (const auto* s = std::get_if<NormShape>(&op.shape)) return norm_basis(*s);
+  if (const auto* s = std::get_if<ElementwiseShape>(&op.shape)) return elementwise_basis(*s);
+  if (const auto* s = std::get_if<SoftmaxShape>(&op.shape)) return softmax_basis(*s);
+  return NoBasis{fmt::format("{}: no benchmark measures it, the roofline is kept", op.name)};
+}
+
+std::vector<DecoderOp> describe_layer(const ModelSpec& model, const Sharding& sharding, const StepFormats& formats,
+                                      const StepShape& step, bool moe_layer, const DescribeOptions& options) {
+  check_step(step);
+  return Describer(model, sharding, formats, step, options).layer(moe_layer);
+}
+
+std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& sharding, const StepFormats& formats,
+                                        const StepShape& step, const DescribeOptions& options) {
+  check_step(step);
+  const Describer describer(model, sharding, formats, step, options);
+  std::vector<DecoderLayer> layers;
+  if (model.dense_layers() > 0) {
+    layers.push_back({model.moe ? "dense layer" : "layer", model.dense_layers(), describer.layer(false)});
+  }
+  if (model.moe_layers() > 0) layers.push_back({"moe layer", model.moe_layers(), describer.layer(true)});
+  layers.push_back({"embedding + head", 1, describer.head()});
+  if (sharding.pp > 1) layers.push_back({"pipeline", sharding.pp - 1, describer.pipeline_send()});
+  return layers;
+}
+
+OpCost latent_attention_cost(const LatentAttentionShape& s) {
+  AttentionShape pairs_shape;
+  pairs_shape.batch = s.batch;
+  pairs_shape.heads = s.heads;
+  pairs_shape.kv_heads = 1;
+  pairs_shape.head_dim = s.kv_lora_rank + s.qk_rope_head_dim;
+  pairs_shape.seq = s.seq;
+  pairs_shape.kv_seq = s.kv_seq;
+  pairs_shape.causal = s.causal;
+  pairs_shape.act = s.act;
+  pairs_shape.kv = s.kv;
+  check_attention_shape(pairs_shape);
+  const double pairs = attention_pairs(pairs_shape);  // per (batch, head)
+  const auto batch_heads = static_cast<double>(s.batch * s.heads);
+  const auto queries = static_cast<double>(s.batch * s.seq * s.heads);
+  const double act = bytes_per_element(s.act);
+  OpCost cost;
+  if (s.absorbed) {
+    const auto latent = static_cast<double>(s.kv_lora_rank + s.qk_rope_head_dim);
+    const auto values = static_cast<double>(s.kv_lora_rank);
+    cost.flops = batch_heads * pairs * 2.0 * (latent + values);
+    cost.bytes_read =
+        queries * latent * act + static_cast<double>(s.batch * s.kv_seq) * latent * bytes_per_element(s.kv);
+    cost.bytes_written = queries * values * act;
+  } else {
+    const auto qk = static_cast<double>(s.qk_nope_head_dim + s.qk_rope_head_dim);
+    const auto v = static_cast<double>(s.v_head_dim);
+    const auto keys = static_cast<double>(s.batch * s.kv_seq * s.heads);
+    cost.flops = batch_heads * pairs * 2.0 * (qk + v);
+    cost.bytes_read = queries * qk * act + keys * (qk + v) * act;
+    cost.bytes_written = queries * v * act;
+  }
+  detail::check_bytes("latent attention", cost.bytes());
+  return cost;
+}
+
+}  // namespace roofline
