@@ -2,8 +2,9 @@
 
 // The decoder layer, measured against predicted: every layer of a layer-suite run
 // (roofline/layer_suite.hpp: a LLaMA-3-70B layer timed end to end at decode and prefill) is
-// predicted as the sum of its stages, each stage being the operation it runs (the stage plan's
-// Basis) timed by the roofline and, with a calibration, by two tables:
+// predicted as the sum of the stages the run recorded, each stage being the operation it runs (an
+// op of the layer's description, decoder_step.hpp: what llm predicts for the same layer) timed by
+// the roofline and, with a calibration, by two tables:
 //   - the table of the implementation that ran it, where the run recorded one (parameter
 //     "table": the project's GEMV, cuBLAS, the wgmma GEMM, the flash kernel) and the calibration
 //     has it; the stages without one (the layer's own small kernels, decode attention) take the
@@ -65,6 +66,14 @@ struct LayerCheck {
 
 // The case of this build's layer suite with that id (a layer's or a stage's "layer" parameter).
 [[nodiscard]] const bench::layer::Case* layer_case(std::string_view id);
+
+// A stage of a layer-suite run as a benchmark of validate: the op it ran (the op of this build's
+// layer description with its id's last word, or a stage of the runs recorded before the layer ran
+// that description: see layer_check.cpp), predicted from the table of the implementation that ran
+// it where the run recorded one (parameter "table"), else from the operation's best table. Its
+// pattern (layer.<pattern>) says it is a layer stage, so that the stages are summarised apart from
+// the microbenchmarks they are predicted from.
+[[nodiscard]] BasisOrReason layer_stage_basis(const Measurement& stage);
 
 // The calibration table of the implementation that ran a stage (its "table" parameter), or "" where
 // the run records none (the layer's own kernels, runs before the parameter existed).

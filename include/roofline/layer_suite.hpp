@@ -1,22 +1,24 @@
 #pragma once
 
-// The decoder-layer suite: one LLaMA-3-70B-shaped transformer layer (hidden 8192, 64 query heads,
-// 8 KV heads, head dim 128, SwiGLU FFN 28672, RMSNorm, bf16; one GPU, no tensor parallelism) timed
-// end to end and stage by stage, at decode (batch 1..64 against a KV cache) and prefill (one
-// sequence of 512..4096 tokens, causal). Each stage declares its FLOPs and bytes through the
-// model's functions (norm_cost, gemv_cost/gemm_cost, elementwise_cost, flash_attention_cost), so
-// that the report puts the model's count next to every measured stage time: the data the
-// calibration of the layer model is built from. Host code; the CUDA runner is
-// src/bench/cuda/layer_runner.cpp.
+// The decoder-layer suite: one LLaMA-3-70B transformer layer (the bundled preset llama-3.1-70b:
+// hidden 8192, 64 query heads, 8 KV heads, head dim 128, SwiGLU FFN 28672, RMSNorm; bf16; one GPU,
+// no tensor parallelism) timed end to end and stage by stage, at decode (batch 1..64 against a KV
+// cache) and prefill (one sequence of 512..4096 tokens, causal). The stages are the ops of the
+// layer's description (roofline/decoder_step.hpp), which `llm` times for the same model: the
+// same names, shapes, FLOPs and bytes, so that the report puts the model's count next to every
+// measured stage time. Host code; the CUDA runner is src/bench/cuda/layer_runner.cpp, which runs
+// each op by its kind through the table layer_kernel_of() below.
 //
 // The stages, in order (decode / prefill):
-//   rmsnorm1, qkv (GEMV / GEMM), kv_write / qkv_split (the K/V cache write, and for prefill the
-//   head-major Q, K, V flash attention reads), attention (flash-decoding over the cache / causal
-//   flash), [attn_merge: prefill only, back to token-major], o_proj, residual1, rmsnorm2, gate_up,
-//   swiglu, down, residual2.
+//   attn_norm (residual add + RMSNorm), qkv_proj (GEMV / GEMM), rope, kv_append (into the cache;
+//   prefill: the head-major K and V flash attention reads), attention (flash-decoding over the
+//   cache / causal flash), [attn_merge: prefill only, back to token-major], o_proj, ffn_norm
+//   (residual add + RMSNorm), ffn_gate_up, ffn_act (SwiGLU), ffn_down. The FFN output is left for
+//   the next layer's attn_norm to add to the residual stream, as engines run it.
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,25 +26,14 @@
 
 #include "roofline/basis.hpp"
 #include "roofline/bench.hpp"
+#include "roofline/decoder_step.hpp"
 #include "roofline/dtype.hpp"
 #include "roofline/memory_suite.hpp"
 
 namespace roofline::bench::layer {
 
-struct ModelShape {
-  std::string_view name;
-  std::int64_t hidden = 0;
-  std::int64_t heads = 0;
-  std::int64_t kv_heads = 0;
-  std::int64_t head_dim = 0;
-  std::int64_t ffn = 0;  // the SwiGLU intermediate size (gate and up each)
-  double rms_eps = 1e-5;
-  DType dtype = DType::bf16;
-
-  [[nodiscard]] constexpr std::int64_t q_width() const { return heads * head_dim; }
-  [[nodiscard]] constexpr std::int64_t qkv_width() const { return (heads + 2 * kv_heads) * head_dim; }
-};
-inline constexpr ModelShape llama3_70b{"LLaMA-3-70B", 8192, 64, 8, 128, 28672, 1e-5, DType::bf16};
+// The model the suite runs: the bundled preset llama-3.1-70b.
+[[nodiscard]] const ModelSpec& layer_model();
 
 enum class Phase : std::uint8_t { decode, prefill };
 // Who runs the matrix products: this project's kernels (GEMV up to batch 16 at decode, the wgmma
@@ -98,29 +89,39 @@ inline constexpr auto cases = [] {
   return table;
 }();
 
-enum class Stage : std::uint8_t {
-  rmsnorm1,
-  qkv,
-  kv_write,
-  qkv_split,
-  attention,
-  attn_merge,
-  o_proj,
-  residual1,
-  rmsnorm2,
-  gate_up,
-  swiglu,
-  down,
-  residual2,
+// A stage: an op of the layer's description, with the name of the model function that counts it
+// and the operation as validate and calibration see it (its best table).
+struct StagePlan {
+  DecoderOp op;
+  std::string_view name;   // the op's name: "qkv_proj"
+  std::string_view model;  // the model function that counts it: "gemv_cost"
+  OpCost cost;             // = op.cost = basis.cost
+  Basis basis;
 };
 
-struct StagePlan {
-  Stage stage = Stage::rmsnorm1;
-  std::string_view name;   // "qkv"
-  std::string_view model;  // the model function that counts it: "gemv_cost"
-  OpCost cost;             // = basis.cost
-  Basis basis;             // the operation as validate and calibration see it (its best table)
+// Which kernel the CUDA runner launches for an op of the layer, by the op's kind. A table, so
+// that a host test sees that every op the description puts in the layer has a kernel.
+enum class LayerKernel : std::uint8_t { add_rmsnorm, linear, rope, kv_append, attention, swiglu, attn_merge };
+inline constexpr std::size_t layer_kernel_count = 7;
+struct KernelOfKind {
+  OpKind kind;
+  LayerKernel kernel;
 };
+inline constexpr std::array<KernelOfKind, layer_kernel_count> layer_kernels{{
+    {OpKind::norm, LayerKernel::add_rmsnorm},
+    {OpKind::linear, LayerKernel::linear},
+    {OpKind::rope, LayerKernel::rope},
+    {OpKind::kv_append, LayerKernel::kv_append},
+    {OpKind::attention, LayerKernel::attention},
+    {OpKind::activation, LayerKernel::swiglu},
+    {OpKind::attn_merge, LayerKernel::attn_merge},
+}};
+[[nodiscard]] constexpr std::optional<LayerKernel> layer_kernel_of(OpKind kind) {
+  for (const KernelOfKind& k : layer_kernels) {
+    if (k.kind == kind) return k.kernel;
+  }
+  return std::nullopt;
+}
 
 [[nodiscard]] std::int64_t tokens(const Case& c);
 // The attention stage as the model counts it: its shape (decode: one query row per sequence
@@ -128,19 +129,26 @@ struct StagePlan {
 // that runs it (flash-decoding's 64-key tiles, the Hopper flash kernel's 128 x 64), and the
 // minimum HBM traffic with those tiles. The memory suite's decode-attention benchmark counts its
 // cases with the same functions.
-[[nodiscard]] AttentionShape attention_shape(const Case& c, const ModelShape& model = llama3_70b);
+[[nodiscard]] AttentionShape attention_shape(const Case& c);
 [[nodiscard]] FlashTiling attention_tiling(Phase phase);
-[[nodiscard]] OpCost attention_cost(const Case& c, const ModelShape& model = llama3_70b);
-// The stages of one layer step with the model's count of each.
-[[nodiscard]] std::vector<StagePlan> stages(const Case& c, const ModelShape& model = llama3_70b);
+[[nodiscard]] OpCost attention_cost(const Case& c);
+// The layer's description for a case: llama-3.1-70b on one GPU in bf16, at the case's phase,
+// tokens and context, with the tiles of the kernels that run attention and their head-major
+// prefill layout.
+[[nodiscard]] std::vector<DecoderOp> layer_ops(const Case& c);
+// The stages of one layer step: the description's ops, in order, with the model's count of each.
+[[nodiscard]] std::vector<StagePlan> stages(const Case& c);
 // The model's count of the whole layer: the sum of the stages.
-[[nodiscard]] OpCost layer_cost(const Case& c, const ModelShape& model = llama3_70b);
+[[nodiscard]] OpCost layer_cost(const Case& c);
 
 [[nodiscard]] std::string_view name_of(Phase phase);
 [[nodiscard]] std::string_view name_of(Linear linear);
-[[nodiscard]] std::string_view name_of(Stage stage);
 [[nodiscard]] std::string case_id(const Case& c);  // layer.decode.b1.ctx4096.roofline, layer.prefill.n4096.cublas
-[[nodiscard]] std::string stage_id(const Case& c, Stage stage);  // <case id>.<stage without '_'>: ....kvwrite
+// The last word of a stage's id: the op's name without '_', or the word runs have recorded for it
+// since the first run (qkv_proj "qkv", kv_append "kvwrite", ffn_gate_up "gateup", ffn_act
+// "swiglu", ffn_down "down").
+[[nodiscard]] std::string stage_word(std::string_view op_name);
+[[nodiscard]] std::string stage_id(const Case& c, std::string_view op_name);  // <case id>.<stage word>: ....kvwrite
 
 // What runs a stage: a description of the kernel, and where a microbenchmark times that same
 // kernel, the word that names its implementation in the calibration ("stag", "cublas", "wgmma",
@@ -153,8 +161,7 @@ struct StageKernel {
 
 // The calibration table of the implementation that ran a stage ("gemv.bf16.stag",
 // "gemm.bf16.cublas", "attention.flashwgmma.bf16.d128.causal"), or "" when it names none.
-[[nodiscard]] std::string implementation_table(const Case& c, const StagePlan& plan, std::string_view implementation,
-                                               const ModelShape& model = llama3_70b);
+[[nodiscard]] std::string implementation_table(const Case& c, const StagePlan& plan, std::string_view implementation);
 
 // Not-yet-run results: the layer (group "layer") followed by its stages (group "layer_stages").
 // `kernels` says, per stage in order, what the runner uses (may be empty); a stage with an

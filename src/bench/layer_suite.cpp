@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "roofline/attention.hpp"
+#include "roofline/embedded_file.hpp"
+#include "roofline/error.hpp"
 #include "roofline/kernel_tiles.hpp"
 #include "roofline/ops.hpp"
 
@@ -79,22 +81,14 @@ std::vector<CaseInfo> list_cases() {
   return list;
 }
 
-// A linear layer: in_features -> out_features on `rows` tokens. Decode runs it as a GEMV (the
-// weight read once for all tokens), prefill as a GEMM; the model counts both the same way.
-StagePlan plan_of(Stage stage, std::string_view model, Basis basis) {
-  return {stage, name_of(stage), model, basis.cost, std::move(basis)};
-}
-
-StagePlan linear_stage(Stage stage, const Case& c, std::int64_t out_features, std::int64_t in_features, DType dtype) {
-  const std::int64_t rows = tokens(c);
-  if (c.phase == Phase::decode) {
-    return plan_of(stage, "gemv_cost", gemv_basis({out_features, in_features, rows, dtype, dtype}));
-  }
-  return plan_of(stage, "gemm_cost", gemm_basis({rows, out_features, in_features, 1, dtype, dtype, dtype}));
-}
-
-StagePlan copy_stage(Stage stage, std::int64_t elements, DType dtype) {
-  return plan_of(stage, "elementwise_cost", elementwise_basis({elements, 1, 1, 0, dtype}));
+// The name of the model function that counts an op, for the report's "model" column.
+std::string_view cost_function_of(const DecoderOp& op) {
+  if (op.kind == OpKind::kv_append) return "kv_append_cost";
+  if (op.kind == OpKind::attention) return "flash_attention_cost";
+  if (std::holds_alternative<GemvShape>(op.shape)) return "gemv_cost";
+  if (std::holds_alternative<GemmShape>(op.shape)) return "gemm_cost";
+  if (std::holds_alternative<NormShape>(op.shape)) return "norm_cost";
+  return "elementwise_cost";
 }
 
 }  // namespace
@@ -103,18 +97,42 @@ std::int64_t tokens(const Case& c) {
   return c.batch * c.seq;
 }
 
-AttentionShape attention_shape(const Case& c, const ModelShape& m) {
-  AttentionShape shape;
-  shape.batch = c.batch;
-  shape.heads = m.heads;
-  shape.kv_heads = m.kv_heads;
-  shape.head_dim = m.head_dim;
-  shape.seq = c.seq;
-  shape.kv_seq = c.context;
-  shape.causal = c.phase == Phase::prefill;
-  shape.act = m.dtype;
-  shape.kv = m.dtype;
-  return shape;
+const ModelSpec& layer_model() {
+  static const ModelSpec model = [] {
+    for (const EmbeddedFile& file : bundled_model_files()) {
+      if (file.path.ends_with("/llama-3.1-70b.json")) {
+        return load_model_document(file.contents, "bundled:" + std::string(file.path));
+      }
+    }
+    throw InputError("the layer suite's model, the bundled preset llama-3.1-70b, is not in this build");
+  }();
+  return model;
+}
+
+std::vector<DecoderOp> layer_ops(const Case& c) {
+  const ModelSpec& m = layer_model();
+  DescribeOptions options;
+  options.kernels.decode_tiles = attention_tiling(Phase::decode);
+  options.kernels.prefill_tiles = attention_tiling(Phase::prefill);
+  // The project's flash kernel reads head-major Q, K, V and writes head-major outputs.
+  options.kernels.head_major_prefill = true;
+  const StepShape step{c.phase == Phase::decode ? StepPhase::decode : StepPhase::prefill, tokens(c), c.context};
+  return describe_layer(m, shard(m, 1, 1), StepFormats{}, step, false, options);
+}
+
+namespace {
+
+DecoderOp attention_op(const Case& c) {
+  for (DecoderOp& op : layer_ops(c)) {
+    if (op.kind == OpKind::attention) return std::move(op);
+  }
+  throw InputError(fmt::format("{}: the layer has no attention op", case_id(c)));
+}
+
+}  // namespace
+
+AttentionShape attention_shape(const Case& c) {
+  return std::get<AttentionShape>(attention_op(c).shape);
 }
 
 FlashTiling attention_tiling(Phase phase) {
@@ -123,8 +141,8 @@ FlashTiling attention_tiling(Phase phase) {
                                 : FlashTiling{kernel_tiles::flash_wgmma.block_m, kernel_tiles::flash_wgmma.block_n};
 }
 
-OpCost attention_cost(const Case& c, const ModelShape& m) {
-  return flash_attention_cost(attention_shape(c, m), attention_tiling(c.phase)).hbm;
+OpCost attention_cost(const Case& c) {
+  return attention_op(c).cost;
 }
 
 std::string_view name_of(Phase phase) {
@@ -135,78 +153,45 @@ std::string_view name_of(Linear linear) {
   return linear == Linear::roofline ? "roofline" : "cublas";
 }
 
-std::string_view name_of(Stage stage) {
-  switch (stage) {
-    case Stage::rmsnorm1: return "rmsnorm1";
-    case Stage::qkv: return "qkv";
-    case Stage::kv_write: return "kv_write";
-    case Stage::qkv_split: return "qkv_split";
-    case Stage::attention: return "attention";
-    case Stage::attn_merge: return "attn_merge";
-    case Stage::o_proj: return "o_proj";
-    case Stage::residual1: return "residual1";
-    case Stage::rmsnorm2: return "rmsnorm2";
-    case Stage::gate_up: return "gate_up";
-    case Stage::swiglu: return "swiglu";
-    case Stage::down: return "down";
-    case Stage::residual2: return "residual2";
-  }
-  return "?";
-}
-
 std::string case_id(const Case& c) {
   if (c.phase == Phase::decode) return fmt::format("layer.decode.b{}.ctx{}.{}", c.batch, c.context, name_of(c.linear));
   return fmt::format("layer.prefill.n{}.{}", c.seq, name_of(c.linear));
 }
 
-std::string stage_id(const Case& c, Stage stage) {
-  // Ids are dotted words of letters and digits: "kv_write" becomes "kvwrite".
-  std::string word(name_of(stage));
+std::string stage_word(std::string_view op_name) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> recorded{{{"qkv_proj", "qkv"},
+                                                                                          {"kv_append", "kvwrite"},
+                                                                                          {"ffn_gate_up", "gateup"},
+                                                                                          {"ffn_act", "swiglu"},
+                                                                                          {"ffn_down", "down"}}};
+  for (const auto& [name, word] : recorded) {
+    if (name == op_name) return std::string(word);
+  }
+  // Ids are dotted words of letters and digits: "attn_norm" becomes "attnnorm".
+  std::string word(op_name);
   std::erase(word, '_');
-  return fmt::format("{}.{}", case_id(c), word);
+  return word;
 }
 
-std::vector<StagePlan> stages(const Case& c, const ModelShape& m) {
-  const std::int64_t rows = tokens(c);
-  const DType dt = m.dtype;
-  const NormShape norm{rows, m.hidden, NormKind::rmsnorm, false, dt};
-  const ElementwiseFnInfo& add = info(ElementwiseFn::add);
-  const ElementwiseFnInfo& swiglu = info(ElementwiseFn::swiglu);
-  const StagePlan residual =
-      plan_of(Stage::residual1, "elementwise_cost",
-              elementwise_basis({rows * m.hidden, add.inputs, add.outputs, add.flops_per_element, dt}));
+std::string stage_id(const Case& c, std::string_view op_name) {
+  return fmt::format("{}.{}", case_id(c), stage_word(op_name));
+}
 
-  const AttentionShape attention = attention_shape(c, m);
-
+std::vector<StagePlan> stages(const Case& c) {
   std::vector<StagePlan> plan;
-  plan.push_back(plan_of(Stage::rmsnorm1, "norm_cost", norm_basis(norm)));
-  plan.push_back(linear_stage(Stage::qkv, c, m.qkv_width(), m.hidden, dt));
-  if (c.phase == Phase::decode) {
-    // The new token's k and v into the cache: 2 x kv_heads x d elements per token, read and written.
-    plan.push_back(copy_stage(Stage::kv_write, rows * 2 * m.kv_heads * m.head_dim, dt));
-  } else {
-    plan.push_back(copy_stage(Stage::qkv_split, rows * m.qkv_width(), dt));
+  for (DecoderOp& op : layer_ops(c)) {
+    Basis basis = std::get<Basis>(basis_of(op));
+    const std::string_view name = op.name;
+    const std::string_view model = cost_function_of(op);
+    const OpCost cost = op.cost;
+    plan.push_back({std::move(op), name, model, cost, std::move(basis)});
   }
-  plan.push_back(plan_of(Stage::attention, "flash_attention_cost", flash_step_basis(attention, attention_cost(c, m))));
-  if (c.phase == Phase::prefill) plan.push_back(copy_stage(Stage::attn_merge, rows * m.q_width(), dt));
-  plan.push_back(linear_stage(Stage::o_proj, c, m.hidden, m.q_width(), dt));
-  plan.push_back(residual);
-  plan.push_back(plan_of(Stage::rmsnorm2, "norm_cost", norm_basis(norm)));
-  plan.push_back(linear_stage(Stage::gate_up, c, 2 * m.ffn, m.hidden, dt));
-  plan.push_back(
-      plan_of(Stage::swiglu, "elementwise_cost",
-              elementwise_basis({rows * m.ffn, swiglu.inputs, swiglu.outputs, swiglu.flops_per_element, dt})));
-  plan.push_back(linear_stage(Stage::down, c, m.hidden, m.ffn, dt));
-  StagePlan second = residual;
-  second.stage = Stage::residual2;
-  second.name = name_of(Stage::residual2);
-  plan.push_back(second);
   return plan;
 }
 
-OpCost layer_cost(const Case& c, const ModelShape& model) {
+OpCost layer_cost(const Case& c) {
   OpCost total;
-  for (const StagePlan& s : stages(c, model)) {
+  for (const StagePlan& s : stages(c)) {
     total.flops += s.cost.flops;
     total.bytes_read += s.cost.bytes_read;
     total.bytes_written += s.cost.bytes_written;
@@ -214,11 +199,11 @@ OpCost layer_cost(const Case& c, const ModelShape& model) {
   return total;
 }
 
-std::string implementation_table(const Case& c, const StagePlan& plan, std::string_view implementation,
-                                 const ModelShape& model) {
+std::string implementation_table(const Case& c, const StagePlan& plan, std::string_view implementation) {
   if (implementation.empty()) return {};
-  if (plan.stage == Stage::attention) {
-    return attention_implementation_table(implementation, model.dtype, model.head_dim, c.phase == Phase::prefill);
+  if (plan.op.kind == OpKind::attention) {
+    const auto& shape = std::get<AttentionShape>(plan.op.shape);
+    return attention_implementation_table(implementation, shape.act, shape.head_dim, c.phase == Phase::prefill);
   }
   return fmt::format("{}.{}", plan.basis.best_table, implementation);
 }
@@ -242,7 +227,7 @@ std::vector<BenchmarkResult> make_results(const Case& c, std::span<const StageKe
     BenchmarkResult r;
     r.suite = "layer";
     r.group = "layer_stages";
-    r.id = stage_id(c, plan[i].stage);
+    r.id = stage_id(c, plan[i].name);
     r.implementation = std::string(name_of(c.linear));
     r.cost = plan[i].cost;
     r.parameters = {{"layer", Cell{case_id(c)}},

@@ -365,30 +365,6 @@ const GpuSpec& gpu_of_runs(std::span<const MeasuredRun> runs, const HardwareRegi
   return *found;
 }
 
-namespace {
-
-// A stage of the decoder layer: the operation it runs, predicted from the table of the
-// implementation that ran it where the run recorded one (parameter "table"), else from the
-// operation's best table. Its pattern says it is a layer stage, so that the stages are summarised
-// apart from the microbenchmarks they are predicted from.
-BasisOrReason layer_stage_basis(const Measurement& m) {
-  const auto layer = m.parameters.find("layer");
-  const bench::layer::Case* c =
-      layer != m.parameters.end() && layer->is_string() ? layer_case(layer->get<std::string>()) : nullptr;
-  if (c == nullptr) return NoBasis{"not a stage of this build's layer suite", false};
-  for (bench::layer::StagePlan& plan : bench::layer::stages(*c)) {
-    if (bench::layer::stage_id(*c, plan.stage) != m.id) continue;
-    Basis b = std::move(plan.basis);
-    b.pattern = fmt::format("layer.{}", b.pattern);
-    const std::string ran = recorded_table(m);
-    b.table = ran.empty() ? b.best_table : ran;
-    return b;
-  }
-  return NoBasis{"not a stage of this build's layer suite", false};
-}
-
-}  // namespace
-
 BasisOrReason benchmark_basis(const Measurement& m, const MeasuredRun& run) {
   if (m.suite == "memory") return memory_basis(m, run);
   if (m.group == "layer") {

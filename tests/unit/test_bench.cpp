@@ -286,8 +286,8 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
     if (d.kernel != memory::Kernel::decode_attention) continue;
     INFO(memory::case_id(d));
     const layer::Case step{layer::Phase::decode, d.batch, 1, d.context, layer::Linear::roofline, false};
-    const layer::StagePlan stage = layer::stages(step)[3];
-    REQUIRE(stage.stage == layer::Stage::attention);
+    const layer::StagePlan stage = layer::stages(step)[4];
+    REQUIRE(stage.op.kind == OpKind::attention);
     const OpCost mine = memory::case_cost(d, h200);
     CHECK(mine.bytes_read == stage.cost.bytes_read);
     CHECK(mine.bytes_written == stage.cost.bytes_written);
@@ -404,8 +404,8 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
   // Memory 9 (with the 64 KiB copy and decode attention), compute 7 (2 probes, 3 GEMMs, 2
-  // attention), layer 12 (the layer and 11 stages).
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 9 + 7 + 12);
+  // attention), layer 11 (the layer and 10 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 9 + 7 + 11);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 2);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "not_supported")]) == 2);
   CHECK(report.hardware.size() == 1);
@@ -821,10 +821,14 @@ TEST_CASE("layer cases: decode batches, long contexts, prefill lengths, both lin
   CHECK(ids.contains("layer.decode.b64.ctx4096.cublas"));
   CHECK(ids.contains("layer.decode.b16.ctx32768.roofline"));
   CHECK(ids.contains("layer.prefill.n4096.roofline"));
-  CHECK(layer::stages(sample::sample_layer).size() == 11);
+  CHECK(layer::stages(sample::sample_layer).size() == 10);
   const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::cublas, false};
-  CHECK(layer::stages(prefill).size() == 12);
-  CHECK(layer::stage_id(prefill, layer::Stage::attn_merge) == "layer.prefill.n4096.cublas.attnmerge");
+  CHECK(layer::stages(prefill).size() == 11);
+  CHECK(layer::stage_id(prefill, "attn_merge") == "layer.prefill.n4096.cublas.attnmerge");
+  // The ids runs have recorded since the first: kv_append is "kvwrite", ffn_gate_up "gateup".
+  CHECK(layer::stage_id(sample::sample_layer, "kv_append") == "layer.decode.b1.ctx4096.roofline.kvwrite");
+  CHECK(layer::stage_id(sample::sample_layer, "ffn_gate_up") == "layer.decode.b1.ctx4096.roofline.gateup");
+  CHECK(layer::stage_id(sample::sample_layer, "attn_norm") == "layer.decode.b1.ctx4096.roofline.attnnorm");
 }
 
 TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
@@ -832,27 +836,31 @@ TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
   const std::vector<layer::StagePlan> s = layer::stages(sample::sample_layer);
   std::vector<std::string> names;
   for (const layer::StagePlan& p : s) names.emplace_back(p.name);
-  CHECK(names == std::vector<std::string>{"rmsnorm1", "qkv", "kv_write", "attention", "o_proj", "residual1", "rmsnorm2",
-                                          "gate_up", "swiglu", "down", "residual2"});
-  // RMSNorm of one row of 8192: 4 FLOPs an element + 3 a row; reads the row and gamma, writes the row.
+  CHECK(names == std::vector<std::string>{"attn_norm", "qkv_proj", "rope", "kv_append", "attention", "o_proj",
+                                          "ffn_norm", "ffn_gate_up", "ffn_act", "ffn_down"});
+  // Residual add + RMSNorm of one row of 8192: 4 FLOPs an element for the norm and 1 for the add,
+  // + 3 a row; reads the row, the residual and gamma, writes the row and the new residual.
   CHECK(s[0].model == "norm_cost");
-  CHECK(s[0].cost.flops == 4.0 * 8192 + 3);
-  CHECK(s[0].cost.bytes() == 3 * 16384.0);
+  CHECK(s[0].cost.flops == 5.0 * 8192 + 3);
+  CHECK(s[0].cost.bytes() == 5 * 16384.0);
   // QKV: (64 + 2 x 8) x 128 = 10240 outputs of 8192 inputs; W once (167772160 B), x and y once.
   CHECK(s[1].model == "gemv_cost");
   CHECK(s[1].cost.flops == 2.0 * 10240 * 8192);
   CHECK(s[1].cost.bytes() == 167772160.0 + 16384 + 20480);
-  // KV write: 2 x 8 x 128 elements read and written.
-  CHECK(s[2].cost.bytes() == 2 * 2048 * 2.0);
+  // Rope on the 64 + 8 query and key heads of 128: 9216 elements read and written, 3 FLOPs each.
+  CHECK(s[2].cost.flops == 3.0 * 9216);
+  CHECK(s[2].cost.bytes() == 2 * 9216 * 2.0);
+  // KV append: 2 x 8 x 128 elements read and written.
+  CHECK(s[3].model == "kv_append_cost");
+  CHECK(s[3].cost.bytes() == 2 * 2048 * 2.0);
   // Attention over 4096 positions: 4 x 128 x 64 heads x 4096 FLOPs; q (16384 B) and o, and K and V
   // of the 8 KV heads read once (2 x 8 x 4096 x 128 x 2 = 16777216 B).
-  CHECK(s[3].model == "flash_attention_cost");
-  CHECK(s[3].cost.flops == 4.0 * 128 * 64 * 4096);
-  CHECK(s[3].cost.bytes() == 16384 + 16777216.0 + 16384);
-  // O projection 8192 x 8192; residual add of 8192 elements (2 read, 1 written, 1 FLOP each).
-  CHECK(s[4].cost.bytes() == 134217728.0 + 16384 + 16384);
-  CHECK(s[5].cost.flops == 8192);
-  CHECK(s[5].cost.bytes() == 3 * 16384.0);
+  CHECK(s[4].model == "flash_attention_cost");
+  CHECK(s[4].cost.flops == 4.0 * 128 * 64 * 4096);
+  CHECK(s[4].cost.bytes() == 16384 + 16777216.0 + 16384);
+  // O projection 8192 x 8192; the second residual add + RMSNorm as the first.
+  CHECK(s[5].cost.bytes() == 134217728.0 + 16384 + 16384);
+  CHECK(s[6].cost.bytes() == 5 * 16384.0);
   // gate and up: 2 x 28672 = 57344 outputs; SwiGLU 28672 elements, 2 in 1 out, 5 FLOPs each;
   // down: 8192 outputs of 28672 inputs.
   CHECK(s[7].cost.bytes() == 57344.0 * 8192 * 2 + 16384 + 114688);
@@ -878,27 +886,29 @@ TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
   CHECK(p[1].model == "gemm_cost");
   CHECK(p[1].cost.flops == 2.0 * 4096 * 10240 * 8192);
   CHECK(p[1].cost.bytes() == 67108864.0 + 167772160.0 + 83886080.0);
-  CHECK(p[2].name == "qkv_split");
-  CHECK(p[3].cost.flops == 4.0 * 128 * 64 * 8390656);
-  CHECK(p[4].name == "attn_merge");
-  CHECK(p[4].cost.bytes() == 2.0 * 4096 * 8192 * 2);
+  CHECK(p[2].name == "rope");
+  CHECK(p[3].name == "kv_append");
+  CHECK(p[4].cost.flops == 4.0 * 128 * 64 * 8390656);
+  // The flash kernel writes head-major outputs: attn_merge moves them back, 4096 x 8192 read and written.
+  CHECK(p[5].name == "attn_merge");
+  CHECK(p[5].cost.bytes() == 2.0 * 4096 * 8192 * 2);
 }
 
 TEST_CASE("a layer stage's implementation table names the calibration table of the kernel that ran it") {
   const layer::Case prefill{layer::Phase::prefill, 1, 1024, 1024, layer::Linear::roofline, false};
   const std::vector<layer::StagePlan> p = layer::stages(prefill);
-  // Prefill stages: rmsnorm1, qkv (GEMM), qkv_split, attention (causal flash, d 128, bf16), ...
+  // Prefill stages: attn_norm, qkv_proj (GEMM), rope, kv_append, attention (causal flash, d 128, bf16), ...
   CHECK(layer::implementation_table(prefill, p[1], "wgmma") == "gemm.bf16.wgmma");
-  CHECK(layer::implementation_table(prefill, p[3], "flashwgmma") == "attention.flashwgmma.bf16.d128.causal");
+  CHECK(layer::implementation_table(prefill, p[4], "flashwgmma") == "attention.flashwgmma.bf16.d128.causal");
   CHECK(layer::implementation_table(prefill, p[0], "").empty());
   const std::vector<layer::StagePlan> d = layer::stages(sample::sample_layer);
   CHECK(layer::implementation_table(sample::sample_layer, d[1], "cublas") == "gemv.bf16.cublas");
 }
 
 TEST_CASE("a layer's results: the whole step and one row per stage") {
-  const std::vector<layer::StageKernel> kernels{{"rmsnorm (roofline)", ""}, {"gemv stag (roofline)", "stag"}};
+  const std::vector<layer::StageKernel> kernels{{"add + rmsnorm (roofline)", ""}, {"gemv stag (roofline)", "stag"}};
   const std::vector<BenchmarkResult> r = layer::make_results(sample::sample_layer, kernels);
-  REQUIRE(r.size() == 12);
+  REQUIRE(r.size() == 11);
   CHECK(r[0].group == "layer");
   CHECK(r[0].id == "layer.decode.b1.ctx4096.roofline");
   CHECK(r[0].cost.bytes() == layer::layer_cost(sample::sample_layer).bytes());
@@ -917,12 +927,12 @@ TEST_CASE("a layer's results: the whole step and one row per stage") {
 
   const Report report = make_report(sample::sample_run(), nlohmann::json::object());
   const Table& stages = table_named(report, "layer_stages");
-  REQUIRE(stages.rows.size() == 11);
-  // Stage i took (i + 1) x 10 us of 660 us.
-  CHECK(std::get<double>(stages.rows[0][column_index(stages, "share_pct")]) == Approx(100.0 * 10 / 660));
-  CHECK(std::get<double>(stages.rows[10][column_index(stages, "median_us")]) == Approx(110.0));
+  REQUIRE(stages.rows.size() == 10);
+  // Stage i took (i + 1) x 10 us of 550 us.
+  CHECK(std::get<double>(stages.rows[0][column_index(stages, "share_pct")]) == Approx(100.0 * 10 / 550));
+  CHECK(std::get<double>(stages.rows[9][column_index(stages, "median_us")]) == Approx(100.0));
   const Table& layer_table = table_named(report, "layer");
-  CHECK(std::get<double>(layer_table.rows[0][column_index(layer_table, "stages_sum_us")]) == Approx(660.0));
+  CHECK(std::get<double>(layer_table.rows[0][column_index(layer_table, "stages_sum_us")]) == Approx(550.0));
   CHECK(std::get<double>(layer_table.rows[0][column_index(layer_table, "median_us")]) == Approx(450.0));
 }
 

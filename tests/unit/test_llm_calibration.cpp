@@ -182,7 +182,7 @@ MeasuredRun synthetic_layer_run(double layer_s, double stage_s, const std::strin
     Measurement m;
     m.suite = "layer";
     m.group = "layer_stages";
-    m.id = layer::stage_id(c, s.stage);
+    m.id = layer::stage_id(c, s.name);
     m.status = "passed";
     m.parameters = {{"layer", whole.id}, {"stage", std::string(s.name)}};
     if (!gemv_table.empty() && s.model == "gemv_cost") m.parameters["table"] = gemv_table;
@@ -213,21 +213,21 @@ TEST_CASE("decoder-layer check: the layer predicted as the sum of its stages, ca
   const std::vector<LayerCheck> checks = check_layers(runs, roofs, &cal);
   REQUIRE(checks.size() == 1);
   const LayerCheck& l = checks.front();
-  CHECK(l.stages.size() == 11);
+  CHECK(l.stages.size() == 10);
   CHECK(l.roofline_s == Approx(roofline));
   CHECK(*l.roofline_error() == Approx(-0.5));
   // Every stage has a table at 0.5: the calibrated layer is twice its roofline, as measured.
-  CHECK(l.calibrated_stages == 11);
+  CHECK(l.calibrated_stages == 10);
   CHECK(l.expected_s == Approx(2 * roofline));
   CHECK(*l.calibrated_error() == Approx(0.0).margin(1e-12));
-  CHECK(*l.stages_measured_s == Approx(11e-6));
+  CHECK(*l.stages_measured_s == Approx(10e-6));
   const LayerStageCheck& qkv = l.stages[1];
-  CHECK(qkv.stage == "qkv");
+  CHECK(qkv.stage == "qkv_proj");
   CHECK(qkv.basis.cost.bytes() == 167809024.0);
   CHECK(qkv.roofline.time_s == Approx(167809024.0 / 4.8e12));
   CHECK(qkv.calibrated->table == "gemv.bf16");
   CHECK(*qkv.measured_s == 1e-6);
-  const LayerStageCheck& attention = l.stages[3];
+  const LayerStageCheck& attention = l.stages[4];
   CHECK(attention.stage == "attention");
   CHECK(attention.calibrated->table == "attention.decode.bf16.d128");
 
@@ -243,7 +243,7 @@ TEST_CASE("decoder-layer check: the layer predicted as the sum of its stages, ca
     if (!s.calibrated) CHECK_THAT(s.not_calibrated, Contains("no table"));
   }
   CHECK(mixed.expected_s == Approx(expected));
-  CHECK(mixed.calibrated_stages < 11);
+  CHECK(mixed.calibrated_stages < 10);
 }
 
 TEST_CASE("decoder-layer check: stages take the table of the kernel that ran them, and the best tables beside") {
@@ -256,7 +256,7 @@ TEST_CASE("decoder-layer check: stages take the table of the kernel that ran the
   cal.tables["gemv.bf16.stag"] = stag;
   const std::vector<MeasuredRun> runs{synthetic_layer_run(1e-3, 1e-6, "gemv.bf16.stag")};
   const LayerCheck l = check_layers(runs, roofs, &cal).front();
-  // The four projections (qkv, o_proj, gate_up, down) recorded gemv.bf16.stag: each takes 4 x its
+  // The four projections (qkv_proj, o_proj, ffn_gate_up, ffn_down) recorded gemv.bf16.stag: each takes 4 x its
   // roofline there and 2 x through the best table; every other stage is the same in both sums.
   CHECK(l.ran_table_stages == 4);
   double gemv_roofline = 0;

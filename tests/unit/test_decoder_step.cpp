@@ -1,0 +1,156 @@
+// The one description of a decoder step: what llm times is what the layer benchmark runs.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "llm_fixture.hpp"
+#include "roofline/decoder_step.hpp"
+#include "roofline/layer_check.hpp"
+#include "roofline/layer_suite.hpp"
+#include "roofline/llm.hpp"
+
+using namespace roofline;
+using llm_fixture::gpus;
+using llm_fixture::models;
+namespace layer = bench::layer;
+
+namespace {
+
+const LayerGroup& group_named(const StepTime& step, std::string_view name) {
+  for (const LayerGroup& g : step.groups) {
+    if (g.name == name) return g;
+  }
+  FAIL("no group " << name);
+  return step.groups.front();
+}
+
+}  // namespace
+
+TEST_CASE("every layer case runs the ops llm predicts for LLaMA-3-70B on one GPU, name for name") {
+  const ModelSpec& model = models().find("llama-3.1-70b");
+  const GpuSpec& h200 = gpus().find("h200");
+  DeploymentConfig config;  // TP 1, bf16 weights, activations and KV
+  const Sharding sharding = shard(model, 1, 1);
+  for (const layer::Case& c : layer::cases) {
+    INFO(layer::case_id(c));
+    const StepTime step = c.phase == layer::Phase::decode
+                              ? decode_step(model, h200, sharding, config, c.batch, c.context)
+                              : prefill(model, h200, sharding, config, c.seq);
+    const std::vector<StepOp>& predicted = group_named(step, "layer").ops;
+    const std::vector<layer::StagePlan> stages = layer::stages(c);
+    // The project's flash kernel reads and writes head-major tensors: at prefill the suite runs one
+    // op more than an engine does, the move of the outputs back to token-major, right after attention.
+    std::vector<std::string> stage_names;
+    std::size_t p = 0;
+    for (const layer::StagePlan& s : stages) {
+      stage_names.emplace_back(s.name);
+      if (s.op.kind == OpKind::attn_merge) {
+        CHECK(c.phase == layer::Phase::prefill);
+        continue;
+      }
+      REQUIRE(p < predicted.size());
+      const StepOp& op = predicted[p++];
+      CHECK(s.name == op.name);
+      CHECK(s.cost.flops == op.cost.flops);
+      CHECK(s.cost.bytes_read == op.cost.bytes_read);
+      CHECK(s.cost.bytes_written == op.cost.bytes_written);
+    }
+    CHECK(p == predicted.size());
+    // The results the runner records are those stages, in that order.
+    const std::vector<bench::BenchmarkResult> results = layer::make_results(c);
+    REQUIRE(results.size() == stages.size() + 1);
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      CHECK(results[i + 1].id == layer::stage_id(c, stages[i].name));
+      CHECK(results[i + 1].cost.bytes() == stages[i].cost.bytes());
+    }
+  }
+}
+
+TEST_CASE("every op kind of the layer has a kernel in the runner's table") {
+  for (const layer::Case& c : layer::cases) {
+    for (const layer::StagePlan& s : layer::stages(c)) {
+      INFO(layer::case_id(c) << " " << s.name);
+      CHECK(layer::layer_kernel_of(s.op.kind).has_value());
+    }
+  }
+  // The runner's launchers are indexed by LayerKernel: each kernel once, in the enum's order.
+  std::set<OpKind> kinds;
+  for (std::size_t i = 0; i < layer::layer_kernels.size(); ++i) {
+    CHECK(static_cast<std::size_t>(layer::layer_kernels[i].kernel) == i);
+    CHECK(kinds.insert(layer::layer_kernels[i].kind).second);
+  }
+  // Transfers between GPUs and the MoE/MLA ops have no layer kernel: the suite runs one dense GPU.
+  CHECK_FALSE(layer::layer_kernel_of(OpKind::all_reduce));
+  CHECK_FALSE(layer::layer_kernel_of(OpKind::latent_attention));
+}
+
+TEST_CASE("the description of a dense decode layer: fused norms, rope, the cache append") {
+  // LLaMA-3.1-8B (hidden 4096, 32 query heads, 8 KV heads of 128, FFN 14336), TP 2, decode of 4
+  // requests with 1000 tokens each; bf16 activations, fp8 KV.
+  const ModelSpec& model = models().find("llama-3.1-8b");
+  StepFormats formats;
+  formats.kv = DType::fp8_e4m3;
+  const std::vector<DecoderOp> ops =
+      describe_layer(model, shard(model, 2, 1), formats, {StepPhase::decode, 4, 1000}, false);
+  std::vector<std::string> names;
+  for (const DecoderOp& op : ops) names.emplace_back(op.name);
+  CHECK(names == std::vector<std::string>{"attn_norm", "qkv_proj", "rope", "kv_append", "attention", "o_proj",
+                                          "attn_allreduce", "ffn_norm", "ffn_gate_up", "ffn_act", "ffn_down",
+                                          "ffn_allreduce"});
+  // Per GPU 16 query and 4 KV heads: rope on 4 x (16 + 4) x 128 = 10240 elements, 3 FLOPs each,
+  // read and written in bf16.
+  CHECK(ops[2].kind == OpKind::rope);
+  CHECK(ops[2].cost.flops == 3.0 * 10240);
+  CHECK(ops[2].cost.bytes() == 2.0 * 10240 * 2);
+  // The append: 4 x 2 x 4 x 128 = 4096 elements read in bf16 (2 B) and written in fp8 (1 B).
+  CHECK(ops[3].kind == OpKind::kv_append);
+  CHECK(ops[3].cost.bytes_read == 4096.0 * 2);
+  CHECK(ops[3].cost.bytes_written == 4096.0);
+  CHECK(ops[3].role == OpRole::kv_cache);
+  // The norm fuses the residual add: rows 4 x 4096 read twice and written twice, gamma once.
+  CHECK(ops[0].cost.bytes() == 4.0 * 4096 * 2 * 4 + 4096 * 2);
+  // The all-reduce of 4 x 4096 bf16 is a transfer: no HBM cost, its message recorded.
+  CHECK(ops[6].unit == MathUnit::link);
+  CHECK(ops[6].cost.bytes() == 0);
+  CHECK(std::get<TransferShape>(ops[6].shape).bytes == 4.0 * 4096 * 2);
+  // A prefill with head-major attention kernels adds the output move, and only then.
+  const StepShape prompt{StepPhase::prefill, 512, 512};
+  DescribeOptions head_major;
+  head_major.kernels.head_major_prefill = true;
+  const std::vector<DecoderOp> plain = describe_layer(model, shard(model, 1, 1), {}, prompt, false);
+  const std::vector<DecoderOp> moved = describe_layer(model, shard(model, 1, 1), {}, prompt, false, head_major);
+  REQUIRE(moved.size() == plain.size() + 1);
+  CHECK(moved[5].kind == OpKind::attn_merge);
+  // 512 tokens x 32 heads x 128, read and written in bf16.
+  CHECK(moved[5].cost.bytes() == 512.0 * 32 * 128 * 2 * 2);
+}
+
+TEST_CASE("stages of runs recorded before the layer ran the description keep their bases") {
+  // Run 3 (2026-11-30) timed RMSNorm without the residual and the residual adds on their own; a
+  // stage that stayed (qkv) is the description's op under its recorded word.
+  const auto stage = [](std::string word) {
+    Measurement m;
+    m.suite = "layer";
+    m.group = "layer_stages";
+    m.id = "layer.decode.b1.ctx4096.roofline." + word;
+    m.parameters = {{"layer", "layer.decode.b1.ctx4096.roofline"}};
+    return layer_stage_basis(m);
+  };
+  // Residual add of 8192 bf16 elements: 2 read, 1 written, 1 FLOP each.
+  const BasisOrReason add = stage("residual1");
+  REQUIRE(std::holds_alternative<Basis>(add));
+  CHECK(std::get<Basis>(add).cost.flops == 8192);
+  CHECK(std::get<Basis>(add).cost.bytes() == 3 * 16384.0);
+  CHECK(std::get<Basis>(add).pattern == "layer.stream");
+  // RMSNorm of one row without the residual: 4 FLOPs an element + 3; the row and gamma read, the row written.
+  const BasisOrReason norm = stage("rmsnorm2");
+  REQUIRE(std::holds_alternative<Basis>(norm));
+  CHECK(std::get<Basis>(norm).cost.flops == 4.0 * 8192 + 3);
+  CHECK(std::get<Basis>(norm).cost.bytes() == 3 * 16384.0);
+  // The QKV GEMV: 10240 x 8192 bf16 weights, x and y.
+  const BasisOrReason qkv = stage("qkv");
+  REQUIRE(std::holds_alternative<Basis>(qkv));
+  CHECK(std::get<Basis>(qkv).cost.bytes() == 167772160.0 + 16384 + 20480);
+  CHECK(std::holds_alternative<NoBasis>(stage("nosuchstage")));
+}
