@@ -18,11 +18,6 @@ constexpr std::string_view no_link_table = "a transfer between GPUs: the link mo
 constexpr std::string_view measured_link =
     "a transfer between GPUs: timed by the calibration's measured collectives (not by op tables)";
 
-std::optional<PeakClass> vector_class(const Roofs& roofs, DType act) {
-  const PeakClass p = vector_peak_class(act);
-  return roofs.peak(p) ? std::optional<PeakClass>(p) : std::nullopt;
-}
-
 // Times the ops of a step's description (decoder_step.hpp) on one GPU: the roofline bound on the
 // GPU's roofs, the calibrated time where a calibration's table covers the op, and transfers by
 // the link model or the measured collectives.
@@ -41,7 +36,7 @@ class StepTimer {
     required(matrix_class(config.weights, act), name_of(matmul_dtype(gpu, config.weights, act)));
     required(matrix_class(config.embeddings, act), name_of(matmul_dtype(gpu, config.embeddings, act)));
     required(matrix_class(act, act), name_of(act));
-    required(vector_class(roofs_, act), "vector");
+    required(vector_class(act), "vector");
   }
 
   StepOp time(const DecoderOp& op) const {
@@ -56,7 +51,7 @@ class StepTimer {
       return row;
     }
     const double peak = op.unit == MathUnit::matrix ? required(matrix_class(op.weights, op.activations), "matrix")
-                                                    : required(vector_class(roofs_, op.activations), "vector");
+                                                    : required(vector_class(op.activations), "vector");
     const OpTime t = roofline_time(op.cost, peak, roofs_.bandwidth);
     row.bound = name_of(t.bound);
     row.roofline_s = expected_time_s(t, o_.efficiency);
@@ -67,7 +62,10 @@ class StepTimer {
 
  private:
   [[nodiscard]] std::optional<PeakClass> matrix_class(DType weights, DType act) const {
-    return roofs_.matrix_class(matmul_dtype(gpu_, weights, act));
+    return MathRoof{MathRoof::Unit::matrix, matmul_dtype(gpu_, weights, act)}.resolve(roofs_);
+  }
+  [[nodiscard]] std::optional<PeakClass> vector_class(DType act) const {
+    return MathRoof{MathRoof::Unit::vector, act}.resolve(roofs_);
   }
 
   double required(std::optional<PeakClass> peak, std::string_view what) const {
