@@ -1,11 +1,12 @@
 #pragma once
 
 // The pieces of a transformer decoder layer that are not matrix products (those come from
-// gemm.hpp, gemv.hpp and cuBLAS): RMSNorm, residual add, SwiGLU, the layout moves between the fused
-// QKV projection and attention, flash-decoding attention over a KV cache, and fp32 reference
-// versions of every step, which the layer benchmark checks its output against. Plain C++
-// launchers; the kernels live in layer.cu. Every launcher checks its arguments and the launch,
-// and throws KernelError (compute_types.hpp).
+// gemm.hpp, gemv.hpp and cuBLAS): residual add + RMSNorm, rotary embedding, SwiGLU, the append of
+// the new keys and values to the cache and the move of head-major attention outputs, flash-decoding
+// attention over a KV cache, and fp32 reference versions of every step, which the layer benchmark
+// checks its output against. Plain C++ launchers; the kernels live in layer/, one file per job
+// (pointwise.cu, layout.cu, decode_attention.cu, reference.cu). Every launcher checks its
+// arguments and the launch, and throws KernelError (compute_types.hpp).
 //
 // Layouts (row-major, 16-bit T, fp32 accumulation):
 //   activations [tokens][hidden]; the fused projection's output qkv [tokens][(heads + 2 kv_heads) d],
@@ -26,18 +27,26 @@ struct HeadLayout {
   [[nodiscard]] int qkv_width() const { return (heads + 2 * kv_heads) * head_dim; }
 };
 
-// out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * gamma; hidden a multiple of 8.
-void rmsnorm(Half16 type, const void* x, const void* gamma, void* out, int rows, int hidden, float eps, Stream stream);
-// out = a + b (fp32 arithmetic); elements a multiple of 8.
-void residual_add(Half16 type, const void* a, const void* b, void* out, std::int64_t elements, Stream stream);
+// The residual add fused into RMSNorm, as engines run it: h = x + residual (fp32 arithmetic,
+// stored in the 16-bit type as residual_out, the new residual stream), out[r] = h[r] /
+// sqrt(mean(h[r]^2) + eps) * gamma; hidden a multiple of 8.
+void add_rmsnorm(Half16 type, const void* x, const void* residual, const void* gamma, void* out, void* residual_out,
+                 int rows, int hidden, float eps, Stream stream);
+// Rotary embedding of the q and k heads of qkv rows (half-split pairs: element i with i + d/2,
+// rotated by position x theta^(-2i/d)); row r is token r % tokens_per_sequence of its sequence, at
+// position first_position + r % tokens_per_sequence. Keys are rotated in place; queries too, or,
+// with q_head_major (one sequence), written rotated to q_head_major [heads][tokens][d] for a
+// kernel that reads head-major queries. head_dim a multiple of 16.
+void rope(Half16 type, void* qkv, void* q_head_major, int tokens, HeadLayout layout, int tokens_per_sequence,
+          int first_position, float theta, Stream stream);
 // out[r][j] = silu(gate_up[r][j]) * gate_up[r][ffn + j], silu(g) = g / (1 + exp(-g)); ffn a multiple of 8.
 void swiglu(Half16 type, const void* gate_up, void* out, int rows, int ffn, Stream stream);
 
-// Decode: k and v of token b (row b of qkv) into position `position` of sequence b's cache.
-void kv_write(Half16 type, const void* qkv, void* k_cache, void* v_cache, int batch, HeadLayout layout, int context,
-              int position, Stream stream);
-// Prefill (one sequence): qkv [tokens][...] -> q [heads][tokens][d], k and v [kv_heads][tokens][d].
-void qkv_split(Half16 type, const void* qkv, void* q, void* k, void* v, int tokens, HeadLayout layout, Stream stream);
+// k and v of each qkv row into the cache [sequences][kv_heads][context][d]: row r belongs to
+// sequence r / tokens_per_sequence at position first_position + r % tokens_per_sequence (decode:
+// one row per sequence at position context - 1; prefill: one sequence, positions 0 .. tokens - 1).
+void kv_append(Half16 type, const void* qkv, void* k_cache, void* v_cache, int tokens, HeadLayout layout,
+               int tokens_per_sequence, int context, int first_position, Stream stream);
 // Prefill: o [heads][tokens][d] -> out [tokens][heads d].
 void attn_merge(Half16 type, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream);
 
@@ -72,6 +81,9 @@ void rmsnorm_reference(const float* x, Half16 gamma_type, const void* gamma, flo
                        float eps, Stream stream);
 void add_reference(const float* a, const float* b, float* out, std::int64_t elements, Stream stream);
 void swiglu_reference(const float* gate_up, float* out, int rows, int ffn, Stream stream);
+// rope's rotation in double precision, in place on fp32 qkv rows (queries and keys).
+void rope_reference(float* qkv_f32, int tokens, HeadLayout layout, int tokens_per_sequence, int first_position,
+                    float theta, Stream stream);
 // Decode: query row r of qkv_f32 (sequence r, fp32) against keys 0..context-2 of the 16-bit cache
 // and key context-1 from qkv_f32's own k and v; out [batch][heads d].
 void decode_attention_reference(const float* qkv_f32, Half16 cache_type, const void* k_cache, const void* v_cache,

@@ -1,12 +1,15 @@
-// Runs the decoder-layer suite (roofline/layer_suite.hpp): a LLaMA-3-70B-shaped layer at decode and
-// prefill, built from the project's kernels (or cuBLAS for the matrix products).
+// Runs the decoder-layer suite (roofline/layer_suite.hpp): a LLaMA-3-70B layer at decode and
+// prefill, built from the project's kernels (or cuBLAS for the matrix products). The stages are the
+// ops of the layer's description (layer::stages), each launched by the kernel its kind maps to
+// (layer::layer_kernel_of, and the builders table below), at the op's own shape.
 //
 // Per case:
 //   1. the layer's stages are queued once on poisoned buffers and the output is checked against an
 //      fp32 reference pipeline on the GPU (cuBLAS fp32 GEMMs on fp32 copies of the same weights, and
-//      simple reference kernels for RMSNorm, attention, SwiGLU and the residual adds) on sampled
-//      token rows (all rows at decode): the attention output, the O projection and the layer's
-//      contribution out - x must each be within a normwise tolerance;
+//      simple reference kernels for the residual adds, RMSNorm, rotary embedding, attention and
+//      SwiGLU) on sampled token rows (all rows at decode): the attention output (through the norm,
+//      the projection, rope and the cache append), the O projection, the residual stream after
+//      ffn_norm and the FFN's output must each be within a normwise tolerance;
 //   2. the whole layer is timed as the harness times any case (a CUDA graph of the stage sequence,
 //      replayed);
 //   3. each stage is timed inside the layer: the sequence launched directly, an event before and
@@ -16,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -33,10 +37,15 @@ namespace roofline::bench::cuda {
 namespace {
 
 using layer::Case;
+using layer::LayerKernel;
 using layer::Linear;
-using layer::ModelShape;
 using layer::Phase;
-using layer::Stage;
+using layer::StagePlan;
+
+// What the description leaves to the kernels: LLaMA-3's RMSNorm epsilon and rotary base
+// (config.json's rms_norm_eps and rope_theta). Neither changes a stage's FLOPs or bytes.
+constexpr float rms_eps = 1e-5F;
+constexpr float rope_theta = 500000.0F;
 
 constexpr double attention_tolerance = kernels::attention_check_tolerance;
 constexpr double projection_tolerance = 2e-2;
@@ -51,8 +60,17 @@ std::uint64_t seed_of(std::uint64_t run_seed, std::uint64_t stream, std::uint64_
   return testdata::mix64(run_seed ^ (stream << 56) ^ (sub * 0x9E3779B97F4A7C15ULL));
 }
 
-kernels::HeadLayout head_layout(const ModelShape& m) {
-  return {static_cast<int>(m.heads), static_cast<int>(m.kv_heads), static_cast<int>(m.head_dim)};
+kernels::HeadLayout head_layout(const ModelSpec& m) {
+  return {static_cast<int>(m.attention.heads), static_cast<int>(m.attention.kv_heads),
+          static_cast<int>(m.attention.head_dim)};
+}
+
+std::int64_t qkv_width(const ModelSpec& m) {
+  return head_layout(m).qkv_width();
+}
+
+std::int64_t q_width(const ModelSpec& m) {
+  return m.attention.heads * m.attention.head_dim;
 }
 
 // The layer's weights, shared by every case (16-bit as run, and fp32 copies for the reference).
@@ -61,7 +79,7 @@ struct Weights {
   DeviceBuffer qkv_f32, o_f32, gate_up_f32, down_f32;
 };
 
-Weights make_weights(Context& ctx, const ModelShape& m, std::uint64_t seed) {
+Weights make_weights(Context& ctx, const ModelSpec& m, std::uint64_t seed) {
   const kernels::Half16 type = kernels::Half16::bf16;
   Weights w;
   const auto matrix = [&](std::int64_t out, std::int64_t in, std::uint64_t stream, DeviceBuffer& half,
@@ -78,10 +96,10 @@ Weights make_weights(Context& ctx, const ModelShape& m, std::uint64_t seed) {
   w.gamma2 = ctx.allocate(as_size(m.hidden) * 2);
   kernels::fill_uniform(type, w.gamma1.get(), as_size(m.hidden), seed_of(seed, 10, 1), 0.5F, 1.0F, ctx.stream());
   kernels::fill_uniform(type, w.gamma2.get(), as_size(m.hidden), seed_of(seed, 10, 2), 0.5F, 1.0F, ctx.stream());
-  matrix(m.qkv_width(), m.hidden, 11, w.qkv, w.qkv_f32);
-  matrix(m.hidden, m.q_width(), 12, w.o, w.o_f32);
-  matrix(2 * m.ffn, m.hidden, 13, w.gate_up, w.gate_up_f32);
-  matrix(m.hidden, m.ffn, 14, w.down, w.down_f32);
+  matrix(qkv_width(m), m.hidden, 11, w.qkv, w.qkv_f32);
+  matrix(m.hidden, q_width(m), 12, w.o, w.o_f32);
+  matrix(2 * m.ffn.intermediate, m.hidden, 13, w.gate_up, w.gate_up_f32);
+  matrix(m.hidden, m.ffn.intermediate, 14, w.down, w.down_f32);
   ctx.wait("layer weights");
   return w;
 }
@@ -117,24 +135,28 @@ std::vector<float> download_floats(Context& ctx, const DeviceBuffer& buffer, std
 
 class LayerCase {
  public:
-  LayerCase(Context& ctx, const Case& c, const ModelShape& m, const Weights& w, std::uint64_t seed)
+  LayerCase(Context& ctx, const Case& c, const ModelSpec& m, const Weights& w, std::uint64_t seed)
       : ctx_(ctx), case_(c), model_(m), w_(w), layout_(head_layout(m)), tokens_(layer::tokens(c)) {
     const kernels::Half16 type = kernels::Half16::bf16;
     const auto activations = [&](std::int64_t cols) { return ctx.allocate(as_size(tokens_ * cols) * 2); };
+    const std::int64_t ffn = m.ffn.intermediate;
     x_ = activations(m.hidden);
+    r_ = activations(m.hidden);
     n1_ = activations(m.hidden);
-    qkv_ = activations(m.qkv_width());
-    attn_ = activations(m.q_width());
-    o_ = activations(m.hidden);
     h1_ = activations(m.hidden);
+    qkv_ = activations(qkv_width(m));
+    attn_ = activations(q_width(m));
+    o_ = activations(m.hidden);
     n2_ = activations(m.hidden);
-    gu_ = activations(2 * m.ffn);
-    act_ = activations(m.ffn);
+    h2_ = activations(m.hidden);
+    gu_ = activations(2 * ffn);
+    act_ = activations(ffn);
     dn_ = activations(m.hidden);
-    out_ = activations(m.hidden);
-    kernels::fill_uniform(type, x_.get(), as_size(tokens_ * m.hidden), seed_of(seed, 20, 0), 1.0F, ctx.stream());
+    // The previous layer's FFN output and the residual stream it adds to: unit variance.
+    kernels::fill_uniform(type, x_.get(), as_size(tokens_ * m.hidden), seed_of(seed, 20, 0), 1.7320508F, ctx.stream());
+    kernels::fill_uniform(type, r_.get(), as_size(tokens_ * m.hidden), seed_of(seed, 23, 0), 1.7320508F, ctx.stream());
     if (c.phase == Phase::decode) {
-      const std::size_t cache = as_size(c.batch * m.kv_heads * c.context * m.head_dim);
+      const std::size_t cache = as_size(c.batch * layout_.kv_heads * c.context * layout_.head_dim);
       k_cache_ = ctx.allocate(cache * 2);
       v_cache_ = ctx.allocate(cache * 2);
       // The history: unit-variance keys and values (uniform in +-sqrt(3)).
@@ -144,13 +166,19 @@ class LayerCase {
                                              ctx.device().sms);
       workspace_ = ctx.allocate(plan_.workspace_bytes);
     } else {
-      q_heads_ = ctx.allocate(as_size(tokens_ * m.q_width()) * 2);
-      k_heads_ = ctx.allocate(as_size(tokens_ * m.kv_heads * m.head_dim) * 2);
-      v_heads_ = ctx.allocate(as_size(tokens_ * m.kv_heads * m.head_dim) * 2);
-      o_heads_ = ctx.allocate(as_size(tokens_ * m.q_width()) * 2);
+      // The prompt's cache: head-major K and V, which the flash kernel reads, with head-major Q.
+      q_heads_ = ctx.allocate(as_size(tokens_ * q_width(m)) * 2);
+      k_cache_ = ctx.allocate(as_size(tokens_ * layout_.kv_heads * layout_.head_dim) * 2);
+      v_cache_ = ctx.allocate(as_size(tokens_ * layout_.kv_heads * layout_.head_dim) * 2);
+      o_heads_ = ctx.allocate(as_size(tokens_ * q_width(m)) * 2);
     }
     ctx.wait("layer inputs");
-    build_stages();
+    for (const StagePlan& plan : layer::stages(c)) {
+      const std::optional<LayerKernel> kernel = layer::layer_kernel_of(plan.op.kind);
+      if (!kernel)
+        throw kernels::KernelError(fmt::format("the layer has no kernel for a {} op", name_of(plan.op.kind)));
+      stages_.push_back((this->*builders[static_cast<std::size_t>(*kernel)])(plan));
+    }
   }
 
   [[nodiscard]] const std::vector<StageRun>& stages() const { return stages_; }
@@ -161,43 +189,42 @@ class LayerCase {
 
   // Queues the layer once on poisoned intermediates and checks it against the fp32 reference.
   std::string verify() {
-    for (const DeviceBuffer* b : {&n1_, &qkv_, &attn_, &o_, &h1_, &n2_, &gu_, &act_, &dn_, &out_}) ctx_.poison(*b);
+    for (const DeviceBuffer* b : {&n1_, &h1_, &qkv_, &attn_, &o_, &n2_, &h2_, &gu_, &act_, &dn_}) ctx_.poison(*b);
+    // At prefill the cache and the head-major tensors are the step's own outputs (at decode the
+    // cache holds the history).
+    if (case_.phase == Phase::prefill) {
+      for (const DeviceBuffer* b : {&q_heads_, &k_cache_, &v_cache_, &o_heads_}) ctx_.poison(*b);
+    }
     run_all(ctx_.stream());
     ctx_.wait("layer");
     const std::uint64_t bad =
-        kernels::count_nonfinite(kernels::Half16::bf16, out_.get(), as_size(tokens_ * model_.hidden), ctx_.stream()) +
-        kernels::count_nonfinite(kernels::Half16::bf16, attn_.get(), as_size(tokens_ * model_.q_width()),
-                                 ctx_.stream());
+        kernels::count_nonfinite(kernels::Half16::bf16, dn_.get(), as_size(tokens_ * model_.hidden), ctx_.stream()) +
+        kernels::count_nonfinite(kernels::Half16::bf16, attn_.get(), as_size(tokens_ * q_width(model_)), ctx_.stream());
     const Reference ref = reference();
-    const std::vector<float> attn = rows_of_half(ctx_, attn_, model_.q_width(), ref.rows);
-    const std::vector<float> o = rows_of_half(ctx_, o_, model_.hidden, ref.rows);
-    const std::vector<float> out = rows_of_half(ctx_, out_, model_.hidden, ref.rows);
-    const std::vector<float> x = rows_of_half(ctx_, x_, model_.hidden, ref.rows);
-    std::vector<float> branch(out.size());
-    std::vector<float> ref_branch(out.size());
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      branch[i] = out[i] - x[i];
-      ref_branch[i] = ref.out[i] - ref.x[i];
-    }
-    const ErrorNorm e_attn = relative_error(attn, ref.attn);
-    const ErrorNorm e_o = relative_error(o, ref.o);
-    const ErrorNorm e_out = relative_error(branch, ref_branch);
+    const ErrorNorm e_attn = relative_error(rows_of_half(ctx_, attn_, q_width(model_), ref.rows), ref.attn);
+    const ErrorNorm e_o = relative_error(rows_of_half(ctx_, o_, model_.hidden, ref.rows), ref.o);
+    const ErrorNorm e_h2 = relative_error(rows_of_half(ctx_, h2_, model_.hidden, ref.rows), ref.h2);
+    const ErrorNorm e_out = relative_error(rows_of_half(ctx_, dn_, model_.hidden, ref.rows), ref.dn);
     const std::string what = fmt::format(
-        "{} token rows vs the fp32 reference: attention {:.2e} (tol {:.0e}), o_proj {:.2e} (tol {:.0e}), layer output "
-        "out - x {:.2e} (tol {:.0e}); {} non-finite outputs",
-        ref.rows.size(), e_attn.error, attention_tolerance, e_o.error, projection_tolerance, e_out.error,
-        output_tolerance, bad);
+        "{} token rows vs the fp32 reference: attention {:.2e} (tol {:.0e}), o_proj {:.2e} (tol {:.0e}), residual "
+        "stream {:.2e} (tol {:.0e}), layer output (ffn_down) {:.2e} (tol {:.0e}); {} non-finite outputs",
+        ref.rows.size(), e_attn.error, attention_tolerance, e_o.error, projection_tolerance, e_h2.error,
+        projection_tolerance, e_out.error, output_tolerance, bad);
     if (bad != 0 || !(e_attn.error <= attention_tolerance) || !(e_o.error <= projection_tolerance) ||
-        !(e_out.error <= output_tolerance)) {
+        !(e_h2.error <= projection_tolerance) || !(e_out.error <= output_tolerance)) {
       throw VerificationFailed(what);
     }
     return what;
   }
 
  private:
+  using Builder = StageRun (LayerCase::*)(const StagePlan&);
+  // The kernel of each LayerKernel (roofline/layer_suite.hpp), in that enum's order.
+  static const std::array<Builder, layer::layer_kernel_count> builders;
+
   struct Reference {
     std::vector<int> rows;
-    std::vector<float> x, attn, o, out;  // rows x cols, fp32
+    std::vector<float> attn, o, h2, dn;  // rows x cols, fp32
   };
 
   [[nodiscard]] std::vector<int> checked_rows() const {
@@ -217,12 +244,21 @@ class LayerCase {
     return rows;
   }
 
-  // The fp32 pipeline on the GPU: every token through RMSNorm and the QKV projection (attention
-  // needs every key), then the checked rows through the rest.
+  // Where the rows of one sequence start in the cache and which position its first row has.
+  [[nodiscard]] int tokens_per_sequence() const { return static_cast<int>(case_.seq); }
+  [[nodiscard]] int first_position() const {
+    return case_.phase == Phase::decode ? static_cast<int>(case_.context) - 1 : 0;
+  }
+
+  // The fp32 pipeline on the GPU: every token through the residual add, RMSNorm, the QKV
+  // projection and rope (attention needs every key), then the checked rows through the rest.
   Reference reference() {
-    const ModelShape& m = model_;
+    const ModelSpec& m = model_;
     const kernels::BlasApi& blas = ctx_.cublas();
     const cudaStream_t s = ctx_.stream();
+    const kernels::Half16 bf16 = kernels::Half16::bf16;
+    const int hidden = static_cast<int>(m.hidden);
+    const int ffn = static_cast<int>(m.ffn.intermediate);
     Reference ref;
     ref.rows = checked_rows();
     const int nrows = static_cast<int>(ref.rows.size());
@@ -232,60 +268,113 @@ class LayerCase {
     ctx_.upload(rows, ref.rows.data(), ref.rows.size() * sizeof(int));
 
     DeviceBuffer x_all = floats(t, m.hidden);
+    DeviceBuffer r_all = floats(t, m.hidden);
+    DeviceBuffer h1_all = floats(t, m.hidden);
     DeviceBuffer n1 = floats(t, m.hidden);
-    DeviceBuffer qkv = floats(t, m.qkv_width());
-    kernels::to_float(kernels::Half16::bf16, x_.get(), x_all.as<float>(), t * m.hidden, s);
-    kernels::rmsnorm_reference(x_all.as<float>(), kernels::Half16::bf16, w_.gamma1.get(), n1.as<float>(), t,
-                               static_cast<int>(m.hidden), static_cast<float>(m.rms_eps), s);
+    DeviceBuffer qkv = floats(t, qkv_width(m));
+    kernels::to_float(bf16, x_.get(), x_all.as<float>(), t * m.hidden, s);
+    kernels::to_float(bf16, r_.get(), r_all.as<float>(), t * m.hidden, s);
+    kernels::add_reference(x_all.as<float>(), r_all.as<float>(), h1_all.as<float>(), t * m.hidden, s);
+    kernels::rmsnorm_reference(h1_all.as<float>(), bf16, w_.gamma1.get(), n1.as<float>(), t, hidden, rms_eps, s);
     kernels::cublas_gemm_f32(blas, n1.as<float>(), w_.qkv_f32.as<float>(), qkv.as<float>(), t,
-                             static_cast<int>(m.qkv_width()), static_cast<int>(m.hidden), s);
+                             static_cast<int>(qkv_width(m)), hidden, s);
+    kernels::rope_reference(qkv.as<float>(), t, layout_, tokens_per_sequence(), first_position(), rope_theta, s);
 
-    DeviceBuffer attn = floats(nrows, m.q_width());
+    DeviceBuffer attn = floats(nrows, q_width(m));
     if (case_.phase == Phase::decode) {
-      kernels::decode_attention_reference(qkv.as<float>(), kernels::Half16::bf16, k_cache_.get(), v_cache_.get(),
-                                          attn.as<float>(), static_cast<int>(case_.batch), layout_,
-                                          static_cast<int>(case_.context), s);
+      kernels::decode_attention_reference(qkv.as<float>(), bf16, k_cache_.get(), v_cache_.get(), attn.as<float>(),
+                                          static_cast<int>(case_.batch), layout_, static_cast<int>(case_.context), s);
     } else {
       kernels::prefill_attention_reference(qkv.as<float>(), rows.as<int>(), nrows, t, attn.as<float>(), layout_, s);
     }
     DeviceBuffer x = floats(nrows, m.hidden);
-    DeviceBuffer o = floats(nrows, m.hidden);
+    DeviceBuffer r = floats(nrows, m.hidden);
     DeviceBuffer h1 = floats(nrows, m.hidden);
+    DeviceBuffer o = floats(nrows, m.hidden);
+    DeviceBuffer h2 = floats(nrows, m.hidden);
     DeviceBuffer n2 = floats(nrows, m.hidden);
-    DeviceBuffer gu = floats(nrows, 2 * m.ffn);
-    DeviceBuffer act = floats(nrows, m.ffn);
+    DeviceBuffer gu = floats(nrows, 2 * m.ffn.intermediate);
+    DeviceBuffer act = floats(nrows, m.ffn.intermediate);
     DeviceBuffer dn = floats(nrows, m.hidden);
-    DeviceBuffer out = floats(nrows, m.hidden);
-    kernels::gather_rows_to_float(kernels::Half16::bf16, x_.get(), rows.as<int>(), nrows, static_cast<int>(m.hidden),
-                                  x.as<float>(), s);
-    kernels::cublas_gemm_f32(blas, attn.as<float>(), w_.o_f32.as<float>(), o.as<float>(), nrows,
-                             static_cast<int>(m.hidden), static_cast<int>(m.q_width()), s);
-    kernels::add_reference(x.as<float>(), o.as<float>(), h1.as<float>(), nrows * m.hidden, s);
-    kernels::rmsnorm_reference(h1.as<float>(), kernels::Half16::bf16, w_.gamma2.get(), n2.as<float>(), nrows,
-                               static_cast<int>(m.hidden), static_cast<float>(m.rms_eps), s);
-    kernels::cublas_gemm_f32(blas, n2.as<float>(), w_.gate_up_f32.as<float>(), gu.as<float>(), nrows,
-                             static_cast<int>(2 * m.ffn), static_cast<int>(m.hidden), s);
-    kernels::swiglu_reference(gu.as<float>(), act.as<float>(), nrows, static_cast<int>(m.ffn), s);
-    kernels::cublas_gemm_f32(blas, act.as<float>(), w_.down_f32.as<float>(), dn.as<float>(), nrows,
-                             static_cast<int>(m.hidden), static_cast<int>(m.ffn), s);
-    kernels::add_reference(h1.as<float>(), dn.as<float>(), out.as<float>(), nrows * m.hidden, s);
+    kernels::gather_rows_to_float(bf16, x_.get(), rows.as<int>(), nrows, hidden, x.as<float>(), s);
+    kernels::gather_rows_to_float(bf16, r_.get(), rows.as<int>(), nrows, hidden, r.as<float>(), s);
+    kernels::add_reference(x.as<float>(), r.as<float>(), h1.as<float>(), nrows * m.hidden, s);
+    kernels::cublas_gemm_f32(blas, attn.as<float>(), w_.o_f32.as<float>(), o.as<float>(), nrows, hidden,
+                             static_cast<int>(q_width(m)), s);
+    kernels::add_reference(o.as<float>(), h1.as<float>(), h2.as<float>(), nrows * m.hidden, s);
+    kernels::rmsnorm_reference(h2.as<float>(), bf16, w_.gamma2.get(), n2.as<float>(), nrows, hidden, rms_eps, s);
+    kernels::cublas_gemm_f32(blas, n2.as<float>(), w_.gate_up_f32.as<float>(), gu.as<float>(), nrows, 2 * ffn, hidden,
+                             s);
+    kernels::swiglu_reference(gu.as<float>(), act.as<float>(), nrows, ffn, s);
+    kernels::cublas_gemm_f32(blas, act.as<float>(), w_.down_f32.as<float>(), dn.as<float>(), nrows, hidden, ffn, s);
     ctx_.wait("layer reference");
-    ref.x = download_floats(ctx_, x, as_size(nrows * m.hidden));
-    ref.attn = download_floats(ctx_, attn, as_size(nrows * m.q_width()));
+    ref.attn = download_floats(ctx_, attn, as_size(nrows * q_width(m)));
     ref.o = download_floats(ctx_, o, as_size(nrows * m.hidden));
-    ref.out = download_floats(ctx_, out, as_size(nrows * m.hidden));
+    ref.h2 = download_floats(ctx_, h2, as_size(nrows * m.hidden));
+    ref.dn = download_floats(ctx_, dn, as_size(nrows * m.hidden));
     return ref;
   }
 
-  // A linear layer in -> out on every token: C[tokens][out] = A[tokens][in] . W[out][in]^T.
-  StageRun linear(const DeviceBuffer& a, const DeviceBuffer& weight, const DeviceBuffer& c, std::int64_t out,
-                  std::int64_t in) {
+  // Where each op of the layer reads and writes: the layer's data flow, by op name.
+  struct NormFlow {
+    std::string_view op;
+    DeviceBuffer LayerCase::*x;
+    DeviceBuffer LayerCase::*residual;
+    DeviceBuffer Weights::*gamma;
+    DeviceBuffer LayerCase::*out;
+    DeviceBuffer LayerCase::*residual_out;
+  };
+  static const std::array<NormFlow, 2> norm_flows;
+  struct LinearFlow {
+    std::string_view op;
+    DeviceBuffer LayerCase::*in;
+    DeviceBuffer Weights::*weight;
+    DeviceBuffer LayerCase::*out;
+  };
+  static const std::array<LinearFlow, 4> linear_flows;
+
+  template <typename Flow, std::size_t N>
+  static const Flow& flow_of(const std::array<Flow, N>& flows, const StagePlan& plan) {
+    for (const Flow& f : flows) {
+      if (f.op == plan.name) return f;
+    }
+    throw kernels::KernelError(fmt::format("the layer runner has no buffers for op {}", plan.name));
+  }
+
+  StageRun add_rmsnorm(const StagePlan& plan) {
+    const NormFlow& f = flow_of(norm_flows, plan);
+    const auto& shape = std::get<NormShape>(plan.op.shape);
+    const void* px = (this->*f.x).get();
+    const void* pr = (this->*f.residual).get();
+    const void* pg = (w_.*f.gamma).get();
+    void* po = (this->*f.out).get();
+    void* ph = (this->*f.residual_out).get();
+    const int rows = static_cast<int>(shape.rows);
+    const int hidden = static_cast<int>(shape.hidden);
+    return {{"add + rmsnorm (roofline)", ""}, [=](cudaStream_t s) {
+              kernels::add_rmsnorm(kernels::Half16::bf16, px, pr, pg, po, ph, rows, hidden, rms_eps, s);
+            }};
+  }
+
+  // A linear layer on every token: C[tokens][n] = A[tokens][k] . W[n][k]^T, at the op's shape.
+  StageRun linear(const StagePlan& plan) {
+    const LinearFlow& f = flow_of(linear_flows, plan);
+    std::int64_t out = 0;
+    std::int64_t in = 0;
+    if (const auto* gemv = std::get_if<GemvShape>(&plan.op.shape)) {
+      out = gemv->m;
+      in = gemv->k;
+    } else {
+      const auto& gemm = std::get<GemmShape>(plan.op.shape);
+      out = gemm.n;
+      in = gemm.k;
+    }
     const int t = static_cast<int>(tokens_);
     const int n = static_cast<int>(out);
     const int k = static_cast<int>(in);
-    const void* pa = a.get();
-    const void* pw = weight.get();
-    void* pc = c.get();
+    const void* pa = (this->*f.in).get();
+    const void* pw = (w_.*f.weight).get();
+    void* pc = (this->*f.out).get();
     const bool decode = case_.phase == Phase::decode;
     const kernels::GemvKernel gemv = gemv_kernel_of(layer::roofline_gemv);
     if (case_.linear == Linear::roofline && decode && tokens_ <= layer::roofline_gemv_max_batch &&
@@ -308,104 +397,126 @@ class LayerCase {
             [=](cudaStream_t s) { kernels::cublas_gemm(*blas, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
   }
 
-  void build_stages() {
-    const ModelShape& m = model_;
-    const kernels::Half16 type = kernels::Half16::bf16;
+  // Keys in place; queries in place at decode (flash-decoding reads them from qkv), head-major at
+  // prefill (the flash kernel's layout).
+  StageRun rope(const StagePlan& /*plan*/) {
+    void* qkv = qkv_.get();
+    void* q_out = case_.phase == Phase::decode ? nullptr : q_heads_.get();
     const int t = static_cast<int>(tokens_);
-    const int hidden = static_cast<int>(m.hidden);
-    const float eps = static_cast<float>(m.rms_eps);
     const kernels::HeadLayout layout = layout_;
-    const auto norm = [&](const DeviceBuffer& in, const DeviceBuffer& gamma, const DeviceBuffer& out) -> StageRun {
-      const void* pi = in.get();
-      const void* pg = gamma.get();
-      void* po = out.get();
-      return {{"rmsnorm (roofline)", ""},
-              [=](cudaStream_t s) { kernels::rmsnorm(type, pi, pg, po, t, hidden, eps, s); }};
-    };
-    const auto add = [&](const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& out) -> StageRun {
-      const void* pa = a.get();
-      const void* pb = b.get();
-      void* po = out.get();
-      const std::int64_t elements = tokens_ * m.hidden;
-      return {{"add (roofline)", ""}, [=](cudaStream_t s) { kernels::residual_add(type, pa, pb, po, elements, s); }};
-    };
+    const int per_sequence = tokens_per_sequence();
+    const int first = first_position();
+    return {{case_.phase == Phase::decode ? "rope (roofline)" : "rope, queries to head-major (roofline)", ""},
+            [=](cudaStream_t s) {
+              kernels::rope(kernels::Half16::bf16, qkv, q_out, t, layout, per_sequence, first, rope_theta, s);
+            }};
+  }
 
-    stages_.push_back(norm(x_, w_.gamma1, n1_));
-    stages_.push_back(linear(n1_, w_.qkv, qkv_, m.qkv_width(), m.hidden));
+  StageRun kv_append(const StagePlan& /*plan*/) {
     const void* qkv = qkv_.get();
+    void* kc = k_cache_.get();
+    void* vc = v_cache_.get();
+    const int t = static_cast<int>(tokens_);
+    const kernels::HeadLayout layout = layout_;
+    const int per_sequence = tokens_per_sequence();
+    const int context = static_cast<int>(case_.context);
+    const int first = first_position();
+    return {{"kv_append (roofline)", ""}, [=](cudaStream_t s) {
+              kernels::kv_append(kernels::Half16::bf16, qkv, kc, vc, t, layout, per_sequence, context, first, s);
+            }};
+  }
+
+  StageRun attention(const StagePlan& plan) {
+    const auto& shape = std::get<AttentionShape>(plan.op.shape);
+    const kernels::Half16 type = kernels::Half16::bf16;
+    const kernels::HeadLayout layout = layout_;
+    void* attn = attn_.get();
     if (case_.phase == Phase::decode) {
-      void* kc = k_cache_.get();
-      void* vc = v_cache_.get();
-      void* attn = attn_.get();
+      const void* qkv = qkv_.get();
+      const void* kc = k_cache_.get();
+      const void* vc = v_cache_.get();
       void* ws = workspace_.get();
-      const int batch = static_cast<int>(case_.batch);
-      const int context = static_cast<int>(case_.context);
-      const kernels::DecodeAttentionPlan plan = plan_;
-      stages_.push_back({{"kv_write (roofline)", ""}, [=](cudaStream_t s) {
-                           kernels::kv_write(type, qkv, kc, vc, batch, layout, context, context - 1, s);
-                         }});
-      stages_.push_back({{fmt::format("flash-decoding: {} splits x {} tiles of 64 keys, then a combine (roofline)",
-                                      plan.splits, plan.tiles_per_split),
-                          ""},
-                         [=](cudaStream_t s) {
-                           kernels::decode_attention(type, qkv, kc, vc, attn, ws, batch, layout, context, plan, s);
-                         }});
-    } else {
-      void* q = q_heads_.get();
-      void* k = k_heads_.get();
-      void* v = v_heads_.get();
-      void* oh = o_heads_.get();
-      void* attn = attn_.get();
-      stages_.push_back({{"qkv_split (roofline)", ""},
-                         [=](cudaStream_t s) { kernels::qkv_split(type, qkv, q, k, v, t, layout, s); }});
-      const kernels::FlashVariant variant =
-          kernels::flash_variant_supported(kernels::FlashVariant::wgmma, layout.head_dim, ctx_.device().index)
-              ? kernels::FlashVariant::wgmma
-              : kernels::FlashVariant::warps4_rows32;
-      kernels::AttentionShape shape;
-      shape.batch = 1;
-      shape.heads = layout.heads;
-      shape.kv_heads = layout.kv_heads;
-      shape.seq = t;
-      shape.head_dim = layout.head_dim;
-      shape.causal = true;
-      stages_.push_back(
-          {{fmt::format("{} causal (roofline)", kernels::flash_variant_name(variant)),
-            std::string(compute::id_name(variant == kernels::FlashVariant::wgmma
-                                             ? compute::AttentionImpl::flash_wgmma
-                                             : compute::AttentionImpl::flash_w4r32))},
-           [=](cudaStream_t s) { kernels::flash_attention_forward(variant, type, shape, q, k, v, oh, s); }});
-      stages_.push_back({{"attn_merge (roofline)", ""}, [=](cudaStream_t s) {
-                           kernels::attn_merge(type, oh, attn, t, layout.heads, layout.head_dim, s);
-                         }});
+      const int batch = static_cast<int>(shape.batch);
+      const int context = static_cast<int>(shape.kv_seq);
+      const kernels::DecodeAttentionPlan split = plan_;
+      return {{fmt::format("flash-decoding: {} splits x {} tiles of 64 keys, then a combine (roofline)", split.splits,
+                           split.tiles_per_split),
+               ""},
+              [=](cudaStream_t s) {
+                kernels::decode_attention(type, qkv, kc, vc, attn, ws, batch, layout, context, split, s);
+              }};
     }
-    stages_.push_back(linear(attn_, w_.o, o_, m.hidden, m.q_width()));
-    stages_.push_back(add(x_, o_, h1_));
-    stages_.push_back(norm(h1_, w_.gamma2, n2_));
-    stages_.push_back(linear(n2_, w_.gate_up, gu_, 2 * m.ffn, m.hidden));
-    {
-      const void* gu = gu_.get();
-      void* act = act_.get();
-      const int ffn = static_cast<int>(m.ffn);
-      stages_.push_back(
-          {{"swiglu (roofline)", ""}, [=](cudaStream_t s) { kernels::swiglu(type, gu, act, t, ffn, s); }});
-    }
-    stages_.push_back(linear(act_, w_.down, dn_, m.hidden, m.ffn));
-    stages_.push_back(add(h1_, dn_, out_));
+    const void* q = q_heads_.get();
+    const void* k = k_cache_.get();
+    const void* v = v_cache_.get();
+    void* oh = o_heads_.get();
+    const kernels::FlashVariant variant =
+        kernels::flash_variant_supported(kernels::FlashVariant::wgmma, layout.head_dim, ctx_.device().index)
+            ? kernels::FlashVariant::wgmma
+            : kernels::FlashVariant::warps4_rows32;
+    kernels::AttentionShape flash;
+    flash.batch = static_cast<int>(shape.batch);
+    flash.heads = static_cast<int>(shape.heads);
+    flash.kv_heads = static_cast<int>(shape.kv_heads);
+    flash.seq = static_cast<int>(shape.seq);
+    flash.head_dim = static_cast<int>(shape.head_dim);
+    flash.causal = shape.causal;
+    return {
+        {fmt::format("{} causal (roofline)", kernels::flash_variant_name(variant)),
+         std::string(compute::id_name(variant == kernels::FlashVariant::wgmma ? compute::AttentionImpl::flash_wgmma
+                                                                              : compute::AttentionImpl::flash_w4r32))},
+        [=](cudaStream_t s) { kernels::flash_attention_forward(variant, type, flash, q, k, v, oh, s); }};
+  }
+
+  StageRun attn_merge(const StagePlan& /*plan*/) {
+    const void* oh = o_heads_.get();
+    void* attn = attn_.get();
+    const int t = static_cast<int>(tokens_);
+    const kernels::HeadLayout layout = layout_;
+    return {{"attn_merge (roofline)", ""}, [=](cudaStream_t s) {
+              kernels::attn_merge(kernels::Half16::bf16, oh, attn, t, layout.heads, layout.head_dim, s);
+            }};
+  }
+
+  StageRun swiglu(const StagePlan& plan) {
+    const auto& shape = std::get<ElementwiseShape>(plan.op.shape);
+    const void* gu = gu_.get();
+    void* act = act_.get();
+    const int t = static_cast<int>(tokens_);
+    const int ffn = static_cast<int>(shape.elements / tokens_);
+    return {{"swiglu (roofline)", ""},
+            [=](cudaStream_t s) { kernels::swiglu(kernels::Half16::bf16, gu, act, t, ffn, s); }};
   }
 
   Context& ctx_;
   Case case_;
-  ModelShape model_;
+  const ModelSpec& model_;
   const Weights& w_;
   kernels::HeadLayout layout_;
   std::int64_t tokens_;
-  DeviceBuffer x_, n1_, qkv_, attn_, o_, h1_, n2_, gu_, act_, dn_, out_;
+  DeviceBuffer x_, r_, n1_, h1_, qkv_, attn_, o_, n2_, h2_, gu_, act_, dn_;
   DeviceBuffer k_cache_, v_cache_, workspace_;
-  DeviceBuffer q_heads_, k_heads_, v_heads_, o_heads_;
+  DeviceBuffer q_heads_, o_heads_;
   kernels::DecodeAttentionPlan plan_;
   std::vector<StageRun> stages_;
 };
+
+const std::array<LayerCase::Builder, layer::layer_kernel_count> LayerCase::builders{
+    &LayerCase::add_rmsnorm, &LayerCase::linear, &LayerCase::rope,      &LayerCase::kv_append,
+    &LayerCase::attention,   &LayerCase::swiglu, &LayerCase::attn_merge};
+static_assert(static_cast<std::size_t>(LayerKernel::attn_merge) + 1 == layer::layer_kernel_count);
+
+const std::array<LayerCase::NormFlow, 2> LayerCase::norm_flows{{
+    {"attn_norm", &LayerCase::x_, &LayerCase::r_, &Weights::gamma1, &LayerCase::n1_, &LayerCase::h1_},
+    {"ffn_norm", &LayerCase::o_, &LayerCase::h1_, &Weights::gamma2, &LayerCase::n2_, &LayerCase::h2_},
+}};
+
+const std::array<LayerCase::LinearFlow, 4> LayerCase::linear_flows{{
+    {"qkv_proj", &LayerCase::n1_, &Weights::qkv, &LayerCase::qkv_},
+    {"o_proj", &LayerCase::attn_, &Weights::o, &LayerCase::o_},
+    {"ffn_gate_up", &LayerCase::n2_, &Weights::gate_up, &LayerCase::gu_},
+    {"ffn_down", &LayerCase::act_, &Weights::down, &LayerCase::dn_},
+}};
 
 // Each stage timed inside the layer: the sequence launched directly `samples` times after one
 // warm-up pass, an event between every two stages. Returns per-stage seconds and the whole pass's.
@@ -467,7 +578,7 @@ void record_all(Recorder& recorder, std::vector<BenchmarkResult> results) {
 }
 
 void run_one(Context& ctx, const Case& c, const Weights& weights, std::uint64_t seed, Recorder& recorder) {
-  const ModelShape& m = layer::llama3_70b;
+  const ModelSpec& m = layer::layer_model();
   std::vector<BenchmarkResult> results = layer::make_results(c);
   const auto fail_all = [&](Disposition d, const std::string& why) {
     results = layer::make_results(c);  // fresh: a failure may come after a result was moved out
@@ -542,7 +653,7 @@ void run_one(Context& ctx, const Case& c, const Weights& weights, std::uint64_t 
 void run_layer_suite(Context& ctx, std::span<const layer::Case* const> cases, bool /*quick*/, std::uint64_t seed,
                      Recorder& recorder, std::vector<std::string>& notes) {
   if (cases.empty()) return;
-  const ModelShape& m = layer::llama3_70b;
+  const ModelSpec& m = layer::layer_model();
   std::optional<Weights> weights;
   try {
     weights = make_weights(ctx, m, seed);
@@ -562,10 +673,12 @@ void run_layer_suite(Context& ctx, std::span<const layer::Case* const> cases, bo
     return;
   }
   notes.push_back(fmt::format(
-      "layer suite: {} (hidden {}, {} query heads, {} KV heads, head dim {}, SwiGLU {}, RMSNorm eps {}), bf16 weights "
-      "uniform in +-sqrt(3/in_features); the layer is one CUDA graph of its stages; stage times are measured inside "
-      "the layer with direct launches, so their sum (stages_sum_us) includes launch gaps that the graph hides",
-      m.name, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn, m.rms_eps));
+      "layer suite: {} (hidden {}, {} query heads, {} KV heads, head dim {}, SwiGLU {}, RMSNorm eps {}, rope theta "
+      "{}), bf16 weights uniform in +-sqrt(3/in_features); the stages are the ops of the layer's description "
+      "(decoder_step.hpp), as llm counts them; the layer is one CUDA graph of its stages; stage times are measured "
+      "inside the layer with direct launches, so their sum (stages_sum_us) includes launch gaps that the graph hides",
+      m.name, m.hidden, m.attention.heads, m.attention.kv_heads, m.attention.head_dim, m.ffn.intermediate, rms_eps,
+      rope_theta));
   for (const Case* c : cases) {
     if (ctx.health().lost) {
       std::vector<BenchmarkResult> results = layer::make_results(*c);

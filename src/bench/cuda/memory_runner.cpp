@@ -764,8 +764,8 @@ void run_decode_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
   // to the same keys as the reference, which takes key context - 1 from qkv.
   for (int copy = 0; copy < copies; ++copy) {
     const std::size_t offset = as_size(cache_elements) * as_size(copy);
-    kernels::kv_write(type, qkv.get(), k_cache.as<std::uint16_t>() + offset, v_cache.as<std::uint16_t>() + offset,
-                      batch, layout, context, context - 1, ctx.stream());
+    kernels::kv_append(type, qkv.get(), k_cache.as<std::uint16_t>() + offset, v_cache.as<std::uint16_t>() + offset,
+                       batch, layout, 1, context, context - 1, ctx.stream());
   }
   kernels::to_float(type, qkv.get(), qkv_f32.as<float>(), qkv_elements, ctx.stream());
   ctx.wait("decode attention inputs");

@@ -1,0 +1,58 @@
+#pragma once
+
+// What the decoder-layer kernels (layer.hpp; one file per job in this folder) share: the block
+// size, 16-byte vector loads of eight 16-bit values, and the launchers' argument checks and type
+// dispatch.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "../cuda_check.cuh"
+#include "../layer.hpp"
+#include "../tc_ptx.cuh"
+
+namespace roofline::kernels::layer_common {
+
+constexpr int kThreads = 256;
+
+inline unsigned grid_for(std::int64_t tasks, int threads = kThreads) {
+  const std::int64_t blocks = (tasks + threads - 1) / threads;
+  return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, 65535LL * 64));
+}
+
+// Eight 16-bit values in a uint4, as fp32 and back.
+template <typename T>
+__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
+  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t word = words[i];
+    f[2 * i] = ptx::Half16Traits<T>::to_float(*reinterpret_cast<const T*>(&word));
+    const uint32_t high = word >> 16;
+    f[2 * i + 1] = ptx::Half16Traits<T>::to_float(*reinterpret_cast<const T*>(&high));
+  }
+}
+template <typename T>
+__device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
+  return make_uint4(ptx::Half16Traits<T>::pack(f[0], f[1]), ptx::Half16Traits<T>::pack(f[2], f[3]),
+                    ptx::Half16Traits<T>::pack(f[4], f[5]), ptx::Half16Traits<T>::pack(f[6], f[7]));
+}
+
+inline void require_aligned(const void* p, const char* what) {
+  detail::require(p != nullptr && reinterpret_cast<std::uintptr_t>(p) % 16 == 0,
+                  std::string(what) + ": pointers must be non-null and 16-byte aligned");
+}
+
+template <typename F>
+void by_type(Half16 type, F&& f) {
+  if (type == Half16::bf16) {
+    f(__nv_bfloat16{});
+  } else {
+    f(__half{});
+  }
+}
+
+}  // namespace roofline::kernels::layer_common

@@ -1,0 +1,309 @@
+// Decode attention over a KV cache, flash-decoding style (layer.hpp): the split kernel and the
+// combine of the splits.
+#include <cmath>
+#include <cstddef>
+
+#include "common.cuh"
+#include "roofline/kernel_tiles.hpp"
+
+namespace roofline::kernels {
+namespace {
+
+using namespace layer_common;
+
+// ---- decode attention ------------------------------------------------------------------------
+//
+// Block (sequence b, KV head, split s) of 4 warps. Rows of the mma tile are the G query heads of
+// the KV head (G <= 16; rows G..15 are zero and never written). Q (16 x 128) is loaded once into
+// shared memory and kept in registers as A fragments; K/V tiles of 64 keys stream through three
+// shared-memory stages (cp.async); warp w takes keys 16w .. 16w + 15 of each tile: S = Q K^T (two
+// n8 tiles), masked, online softmax in base 2, P from registers as the A operand of O += P V --
+// the flash kernel's fragment handling (flash.cu) with the warp's 16 keys in place of a key tile.
+// At the end the four warps' (max, sum, O) meet in shared memory and the block writes one
+// unnormalised partial per head; decode_combine_kernel merges the splits.
+constexpr int kDecodeD = 128;
+constexpr int kDecodeBN = kernel_tiles::decode_attention_block_n;
+constexpr int kDecodeWarps = kernel_tiles::decode_attention_warps;
+constexpr int kDecodeStages = kernel_tiles::decode_attention_stages;
+constexpr int kDecodeThreads = 32 * kDecodeWarps;
+static_assert(kDecodeBN == 16 * kDecodeWarps, "each warp takes 16 keys of a tile");
+constexpr int kDecodeRowBytes = kDecodeD * 2;
+constexpr int kDecodeQBytes = 16 * kDecodeRowBytes;
+constexpr int kDecodeTileBytes = kDecodeBN * kDecodeRowBytes;
+constexpr int kDecodeSmemBytes = kDecodeQBytes + 2 * kDecodeStages * kDecodeTileBytes;
+// The combine scratch reuses the K/V stages: O of 4 warps x 16 rows x 128 fp32, then max and sum.
+static_assert(kDecodeWarps * 16 * kDecodeD * 4 + 2 * kDecodeWarps * 16 * 4 <= 2 * kDecodeStages * kDecodeTileBytes);
+
+__device__ __forceinline__ uint32_t decode_swizzled(int row, int chunk) {
+  return static_cast<uint32_t>(row * kDecodeRowBytes + ((chunk ^ (row & 7)) * 16));
+}
+
+// Rows row0 .. row0 + rows - 1 of a [limit][128] matrix into a swizzled tile; rows at or past
+// `limit` are zero-filled.
+__device__ __forceinline__ void decode_load_rows(uint32_t dst, const void* src_void, int row0, int rows, int limit,
+                                                 int tid) {
+  const auto* src = static_cast<const uint16_t*>(src_void);
+  constexpr int kChunks = kDecodeD / 8;
+#pragma unroll 1
+  for (int idx = tid; idx < rows * kChunks; idx += kDecodeThreads) {
+    const int r = idx / kChunks;
+    const int c = idx % kChunks;
+    const bool valid = row0 + r < limit;
+    const uint16_t* from = src + (valid ? static_cast<std::size_t>(row0 + r) * kDecodeD + c * 8 : 0);
+    ptx::cp_async_16(dst + decode_swizzled(r, c), from, valid);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kDecodeThreads)
+    decode_attention_kernel(const T* __restrict__ qkv, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
+                            float* __restrict__ part_o, float* __restrict__ part_ml, int heads, int kv_heads,
+                            int context, int tiles_per_split, int splits, float scale_log2) {
+  using Traits = ptx::Half16Traits<T>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t smem_q = ptx::smem_addr(smem);
+  const uint32_t smem_k = smem_q + kDecodeQBytes;
+  const uint32_t smem_v = smem_k + kDecodeStages * kDecodeTileBytes;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+  const int split = static_cast<int>(blockIdx.x);
+  const int b = static_cast<int>(blockIdx.y) / kv_heads;
+  const int kvh = static_cast<int>(blockIdx.y) % kv_heads;
+  const int group = heads / kv_heads;
+  const int qkv_stride = (heads + 2 * kv_heads) * kDecodeD;
+  const int key_begin = split * tiles_per_split * kDecodeBN;
+  const int key_end = min(context, key_begin + tiles_per_split * kDecodeBN);
+  const int tiles = (key_end - key_begin + kDecodeBN - 1) / kDecodeBN;
+  const T* q_rows = qkv + static_cast<std::size_t>(b) * qkv_stride + static_cast<std::size_t>(kvh) * group * kDecodeD;
+  const std::size_t head_offset = (static_cast<std::size_t>(b) * kv_heads + kvh) * context * kDecodeD;
+  // Key rows relative to key_begin: the tile loads address [key_begin + row].
+  const T* k_rows = k_cache + head_offset + static_cast<std::size_t>(key_begin) * kDecodeD;
+  const T* v_rows = v_cache + head_offset + static_cast<std::size_t>(key_begin) * kDecodeD;
+  const int local_limit = context - key_begin;  // rows past the cache's end are zero-filled (and masked)
+
+  decode_load_rows(smem_q, q_rows, 0, 16, group, tid);
+  ptx::cp_async_commit();
+#pragma unroll
+  for (int j = 0; j < kDecodeStages - 1; ++j) {
+    if (j < tiles) {
+      decode_load_rows(smem_k + j * kDecodeTileBytes, k_rows, j * kDecodeBN, kDecodeBN, local_limit, tid);
+      decode_load_rows(smem_v + j * kDecodeTileBytes, v_rows, j * kDecodeBN, kDecodeBN, local_limit, tid);
+    }
+    ptx::cp_async_commit();
+  }
+  ptx::cp_async_wait<kDecodeStages - 1>();  // Q has landed
+  __syncthreads();
+  uint32_t q_frag[kDecodeD / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < kDecodeD / 16; ++kk) {
+    ptx::ldmatrix_x4(q_frag[kk], smem_q + decode_swizzled(lane % 16, kk * 2 + lane / 16));
+  }
+
+  float o_acc[kDecodeD / 8][4] = {};
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0.0f, 0.0f};
+
+  for (int j = 0; j < tiles; ++j) {
+    const int ahead = j + kDecodeStages - 1;
+    if (ahead < tiles) {
+      const int stage = ahead % kDecodeStages;
+      decode_load_rows(smem_k + stage * kDecodeTileBytes, k_rows, ahead * kDecodeBN, kDecodeBN, local_limit, tid);
+      decode_load_rows(smem_v + stage * kDecodeTileBytes, v_rows, ahead * kDecodeBN, kDecodeBN, local_limit, tid);
+    }
+    ptx::cp_async_commit();
+    ptx::cp_async_wait<kDecodeStages - 1>();  // tile j has landed
+    __syncthreads();
+
+    const uint32_t tile_k = smem_k + (j % kDecodeStages) * kDecodeTileBytes;
+    const uint32_t tile_v = smem_v + (j % kDecodeStages) * kDecodeTileBytes;
+    const int first_key = key_begin + j * kDecodeBN + warp * 16;
+
+    float s[2][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < kDecodeD / 16; ++kk) {
+      uint32_t bk[4];
+      ptx::ldmatrix_x4(bk, tile_k + decode_swizzled(warp * 16 + (lane / 16) * 8 + (lane % 8), kk * 2 + (lane / 8) % 2));
+      ptx::mma_16816<T>(s[0], q_frag[kk], bk[0], bk[1]);
+      ptx::mma_16816<T>(s[1], q_frag[kk], bk[2], bk[3]);
+    }
+    if (first_key + 16 > key_end) {
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if (first_key + nt * 8 + (lane % 4) * 2 + (e % 2) >= key_end) s[nt][e] = -INFINITY;
+        }
+      }
+    }
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      float mx = fmaxf(fmaxf(s[0][2 * hh], s[0][2 * hh + 1]), fmaxf(s[1][2 * hh], s[1][2 * hh + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float new_max = fmaxf(row_max[hh], mx * scale_log2);
+      // A row with no unmasked key yet keeps max -inf; subtract 0 then so that no inf - inf NaN appears.
+      const float base = new_max == -INFINITY ? 0.0f : new_max;
+      const float alpha = exp2f(row_max[hh] - base);
+      row_max[hh] = new_max;
+      float sum = 0.0f;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float p = exp2f(fmaf(s[nt][2 * hh + e], scale_log2, -base));
+          s[nt][2 * hh + e] = p;
+          sum += p;
+        }
+      }
+      row_sum[hh] = row_sum[hh] * alpha + sum;  // per-lane partial; the 4 lanes of a row are summed at the end
+#pragma unroll
+      for (int dt = 0; dt < kDecodeD / 8; ++dt) {
+        o_acc[dt][2 * hh] *= alpha;
+        o_acc[dt][2 * hh + 1] *= alpha;
+      }
+    }
+    uint32_t p[4];
+    p[0] = Traits::pack(s[0][0], s[0][1]);
+    p[1] = Traits::pack(s[0][2], s[0][3]);
+    p[2] = Traits::pack(s[1][0], s[1][1]);
+    p[3] = Traits::pack(s[1][2], s[1][3]);
+#pragma unroll
+    for (int dp = 0; dp < kDecodeD / 16; ++dp) {
+      uint32_t bv[4];
+      ptx::ldmatrix_x4_trans(
+          bv, tile_v + decode_swizzled(warp * 16 + ((lane / 8) % 2) * 8 + (lane % 8), dp * 2 + lane / 16));
+      ptx::mma_16816<T>(o_acc[2 * dp], p, bv[0], bv[1]);
+      ptx::mma_16816<T>(o_acc[2 * dp + 1], p, bv[2], bv[3]);
+    }
+    __syncthreads();  // every warp is done with this stage before it is refilled
+  }
+  ptx::cp_async_wait<0>();
+  __syncthreads();
+
+  // The four warps' partial results meet in shared memory (over the K/V stages).
+  float* o_scratch = reinterpret_cast<float*>(smem + kDecodeQBytes);  // [warp][16][128]
+  float* m_scratch = o_scratch + kDecodeWarps * 16 * kDecodeD;        // [warp][16]
+  float* l_scratch = m_scratch + kDecodeWarps * 16;                   // [warp][16]
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    float total = row_sum[hh];
+    total += __shfl_xor_sync(0xffffffffu, total, 1);
+    total += __shfl_xor_sync(0xffffffffu, total, 2);
+    const int row = lane / 4 + 8 * hh;
+    float* o_row = o_scratch + (warp * 16 + row) * kDecodeD;
+#pragma unroll
+    for (int dt = 0; dt < kDecodeD / 8; ++dt) {
+      o_row[dt * 8 + (lane % 4) * 2] = o_acc[dt][2 * hh];
+      o_row[dt * 8 + (lane % 4) * 2 + 1] = o_acc[dt][2 * hh + 1];
+    }
+    if (lane % 4 == 0) {
+      m_scratch[warp * 16 + row] = row_max[hh];
+      l_scratch[warp * 16 + row] = total;
+    }
+  }
+  __syncthreads();
+  for (int idx = tid; idx < group * kDecodeD; idx += kDecodeThreads) {
+    const int row = idx / kDecodeD;
+    const int col = idx % kDecodeD;
+    float top = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kDecodeWarps; ++w) top = fmaxf(top, m_scratch[w * 16 + row]);
+    float o = 0.0f;
+    float l = 0.0f;
+    if (top != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kDecodeWarps; ++w) {
+        const float weight = exp2f(m_scratch[w * 16 + row] - top);  // 0 for a warp that saw no key
+        o += weight * o_scratch[(w * 16 + row) * kDecodeD + col];
+        l += weight * l_scratch[w * 16 + row];
+      }
+    }
+    const int head = kvh * group + row;
+    const std::size_t slot = (static_cast<std::size_t>(b) * heads + head) * splits + split;
+    part_o[slot * kDecodeD + col] = o;
+    if (col == 0) {
+      part_ml[2 * slot] = top;
+      part_ml[2 * slot + 1] = l;
+    }
+  }
+}
+
+// One block of 128 threads per (sequence, head): merges the splits' partials (base-2 maxima).
+template <typename T>
+__global__ void __launch_bounds__(kDecodeD)
+    decode_combine_kernel(const float* __restrict__ part_o, const float* __restrict__ part_ml, T* __restrict__ out,
+                          int heads, int splits) {
+  const int bh = static_cast<int>(blockIdx.x);
+  const int col = static_cast<int>(threadIdx.x);
+  const std::size_t first = static_cast<std::size_t>(bh) * splits;
+  float top = -INFINITY;
+  for (int s = 0; s < splits; ++s) top = fmaxf(top, part_ml[2 * (first + s)]);
+  float o = 0.0f;
+  float l = 0.0f;
+  if (top != -INFINITY) {
+    for (int s = 0; s < splits; ++s) {
+      const float weight = exp2f(part_ml[2 * (first + s)] - top);
+      o += weight * part_o[(first + s) * kDecodeD + col];
+      l += weight * part_ml[2 * (first + s) + 1];
+    }
+  }
+  const int b = bh / heads;
+  const int h = bh % heads;
+  out[(static_cast<std::size_t>(b) * heads + h) * kDecodeD + col] =
+      ptx::Half16Traits<T>::from_float(l > 0.0f ? o / l : 0.0f);
+}
+
+}  // namespace
+
+const char* decode_attention_unsupported(HeadLayout layout, int context) {
+  if (layout.head_dim != kDecodeD) return "decode attention needs head_dim 128";
+  if (layout.kv_heads < 1 || layout.heads % layout.kv_heads != 0) return "heads must be a multiple of kv_heads";
+  if (layout.heads / layout.kv_heads > kernel_tiles::decode_attention_max_group) {
+    return "decode attention handles up to 16 query heads per KV head";
+  }
+  if (context < 1) return "the context must hold at least one position";
+  return nullptr;
+}
+
+DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int context, int sms) {
+  DecodeAttentionPlan plan;
+  const kernel_tiles::DecodeSplit split = kernel_tiles::decode_attention_split(batch, layout.kv_heads, context, sms);
+  plan.tiles_per_split = split.tiles_per_split;
+  plan.splits = split.splits;
+  plan.workspace_bytes = static_cast<std::size_t>(batch) * layout.heads * plan.splits * (kDecodeD + 2) * sizeof(float);
+  return plan;
+}
+
+void decode_attention(Half16 type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                      void* workspace, int batch, HeadLayout layout, int context, const DecodeAttentionPlan& plan,
+                      Stream stream) {
+  if (const char* why = decode_attention_unsupported(layout, context))
+    throw KernelError(std::string("decode attention: ") + why);
+  detail::require(batch >= 1 && plan.splits >= 1 && plan.tiles_per_split >= 1 &&
+                      (plan.splits - 1) * plan.tiles_per_split * kDecodeBN < context &&
+                      plan.splits * plan.tiles_per_split * kDecodeBN >= context,
+                  "decode attention: the plan does not cover the context");
+  for (const void* p : {qkv, k_cache, v_cache, static_cast<const void*>(out), static_cast<const void*>(workspace)}) {
+    require_aligned(p, "decode attention");
+  }
+  auto* part_o = static_cast<float*>(workspace);
+  float* part_ml = part_o + static_cast<std::size_t>(batch) * layout.heads * plan.splits * kDecodeD;
+  const float scale_log2 = 1.4426950408889634f / std::sqrt(static_cast<float>(layout.head_dim));
+  const dim3 grid(static_cast<unsigned>(plan.splits), static_cast<unsigned>(batch * layout.kv_heads));
+  by_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             kDecodeSmemBytes));
+    decode_attention_kernel<T><<<grid, kDecodeThreads, kDecodeSmemBytes, stream>>>(
+        static_cast<const T*>(qkv), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache), part_o, part_ml,
+        layout.heads, layout.kv_heads, context, plan.tiles_per_split, plan.splits, scale_log2);
+    ROOFLINE_CHECK_LAUNCH("decode_attention_kernel");
+    decode_combine_kernel<T><<<static_cast<unsigned>(batch * layout.heads), kDecodeD, 0, stream>>>(
+        part_o, part_ml, static_cast<T*>(out), layout.heads, plan.splits);
+    ROOFLINE_CHECK_LAUNCH("decode_combine_kernel");
+  });
+}
+
+}  // namespace roofline::kernels
