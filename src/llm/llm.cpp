@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 
-#include "roofline/attention.hpp"
 #include "roofline/basis.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
