@@ -661,7 +661,8 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, const Siz
           continue;
         }
         const kernels::GemvArgs args{kernel,
-                                     dtype == DType::bf16 ? kernels::GemvType::bf16 : kernels::GemvType::fp16,
+                                     dtype == DType::bf16 ? kernels::StorageFormat::bf16 : kernels::StorageFormat::fp16,
+                                     dtype == DType::bf16 ? kernels::StorageFormat::bf16 : kernels::StorageFormat::fp16,
                                      dw.get(),
                                      dx.get(),
                                      dy.get(),
