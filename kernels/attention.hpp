@@ -43,6 +43,9 @@ inline constexpr FlashVariant all_flash_variants[] = {FlashVariant::warps8_rows1
 
 const char* flash_variant_name(FlashVariant variant);
 
+// The storage formats of Q, K, V and O that the attention kernels (flash and standard) are built for.
+inline constexpr StorageFormats attention_formats = half16_formats;
+
 // Whether this build and `device` can run the variant at this head_dim. Throws KernelError when the
 // device cannot be queried.
 bool flash_variant_supported(FlashVariant variant, int head_dim, int device);
@@ -54,20 +57,20 @@ FlashTiling flash_tiling(FlashVariant variant, int head_dim);
 
 // Throws KernelError unless head_dim is 64 or 128, heads % kv_heads == 0, all sizes >= 1, and the
 // grid fits. Pointers must be 16-byte aligned.
-void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionShape& shape, const void* q,
+void flash_attention_forward(FlashVariant variant, StorageFormat type, const AttentionShape& shape, const void* q,
                              const void* k, const void* v, void* o, Stream stream = nullptr);
 
 // Diagnostic for the selftest: FlashVariant::wgmma with the two byte offsets of V's shared-memory
 // descriptor (N-major, read transposed) exchanged. That encoding was written without a GPU at hand;
 // if the default fails verification and this passes, the default is the wrong one of the two.
-void flash_wgmma_v_offsets_swapped(Half16 type, const AttentionShape& shape, const void* q, const void* k,
+void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& shape, const void* q, const void* k,
                                    const void* v, void* o, Stream stream = nullptr);
 
 // Standard attention: S (and P, written over S in place) materialised in a workspace of
 // batch*heads*seq*seq elements of the input type. The causal mask is applied by the softmax (the
 // GEMMs compute all of S, as the materialised path does).
 std::size_t standard_attention_workspace_bytes(const AttentionShape& shape);
-void standard_attention_forward(const BlasApi& blas, Half16 type, const AttentionShape& shape, const void* q,
+void standard_attention_forward(const BlasApi& blas, StorageFormat type, const AttentionShape& shape, const void* q,
                                 const void* k, const void* v, void* o, void* workspace, Stream stream = nullptr);
 
 }  // namespace roofline::kernels

@@ -7,6 +7,8 @@
 
 #include <cublas_v2.h>
 
+#include "storage_format.hpp"
+
 namespace roofline::kernels {
 
 // cublasGemmEx, cublasGemmStridedBatchedEx and cublasSetStream as the library exports them (the
@@ -20,6 +22,17 @@ using CublasGemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOper
                                                       cudaDataType, int, long long int, int, cublasComputeType_t,
                                                       cublasGemmAlgo_t);
 using CublasSetStream = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
+
+// The cuBLAS element type of a storage format.
+constexpr cudaDataType cuda_data_type(StorageFormat format) {
+  switch (format) {
+    case StorageFormat::bf16: return CUDA_R_16BF;
+    case StorageFormat::fp16: return CUDA_R_16F;
+    case StorageFormat::fp8_e4m3: return CUDA_R_8F_E4M3;
+    case StorageFormat::fp8_e5m2: return CUDA_R_8F_E5M2;
+  }
+  return CUDA_R_16BF;
+}
 
 struct BlasApi {
   cublasHandle_t handle = nullptr;

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "storage_format.hpp"
+
 struct CUstream_st;
 
 namespace roofline::kernels {
@@ -12,12 +14,9 @@ namespace roofline::kernels {
 // A cudaStream_t; nullptr is the legacy default stream.
 using Stream = CUstream_st*;
 
-// The 16-bit floating-point formats the tensor-core kernels take; accumulation is always fp32.
-enum class Half16 { bf16, fp16 };
-
-inline const char* half16_name(Half16 type) {
-  return type == Half16::bf16 ? "bf16" : "fp16";
-}
+// The name the decoder-layer launchers (layer.hpp, split in parallel by the decoder-step work) still
+// use for StorageFormat; to be replaced there by StorageFormat once both land.
+using Half16 = StorageFormat;
 
 // A CUDA or cuBLAS call failed, or a kernel was launched with a shape it does not support.
 // The message names the call, the file and line, and the CUDA error string.

@@ -27,6 +27,9 @@ inline constexpr GemmKernel all_gemm_kernels[] = {GemmKernel::naive, GemmKernel:
 
 const char* gemm_kernel_name(GemmKernel kernel);
 
+// The storage formats of A, B and C that every GEMM kernel (and the cuBLAS reference) is built for.
+inline constexpr StorageFormats gemm_formats = half16_formats;
+
 // The output tile one thread block computes and how deep its k loop is staged. A block reads a
 // tile_m x K strip of A and a tile_n x K strip of B from global memory, so the HBM traffic of the
 // kernel, when nothing is reused through L2 across blocks, is
@@ -42,12 +45,12 @@ bool gemm_kernel_supported(GemmKernel kernel, int device);
 // Launches `kernel` on `stream`. Requires m, n, k >= 1, n % 8 == 0 and k % 8 == 0 (16-byte rows),
 // 16-byte aligned pointers; anything else throws KernelError. Errors of the launch are checked;
 // faults inside the kernel show up at the caller's next synchronisation.
-void gemm(GemmKernel kernel, Half16 type, const void* a, const void* b, void* c, int m, int n, int k,
+void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
           Stream stream = nullptr);
 
 // cuBLAS in the same layout (cublasGemmEx, fp32 compute, default algorithm): the reference every
 // kernel is checked and measured against. Throws KernelError when cuBLAS reports an error.
-void cublas_gemm(const BlasApi& blas, Half16 type, const void* a, const void* b, void* c, int m, int n, int k,
+void cublas_gemm(const BlasApi& blas, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
                  Stream stream);
 // The same product in fp32 throughout (inputs, output and arithmetic; no TF32): the reference of
 // the decoder-layer benchmark.

@@ -2,57 +2,47 @@
 // kernels are built around streaming W with 16-byte loads, many in flight per thread, and
 // enough blocks resident to cover every SM in one wave.
 //
-// The tensor-core kernel relies on a dot product not caring about the order of its terms:
-// thread (g, t) of a warp (g = lane / 4, t = lane % 4) loads 8 consecutive elements
-// W[row g][kc + 8t .. kc + 8t + 7] (and the same for row g + 8) and the matching 8 elements of
-// x, and feeds them to two mma.m16n8k16 steps as if they were the columns the PTX fragment
-// layout assigns to it (2t, 2t+1, 2t+8, 2t+9). W and x go through the same permutation of k,
-// so the products pair up correctly and no shuffle or shared-memory staging is needed.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+// The tensor-core kernels feed mma.m16n8k16 straight from those loads, with W and x permuted the
+// same way along k: gemv_mapping.hpp says which register holds what.
 #include <cstdint>
 
 #include "device_utils.cuh"
 #include "gemv.hpp"
+#include "gemv_mapping.hpp"
+#include "storage_format.cuh"
+#include "tc_ptx.cuh"
 
 namespace roofline::kernels {
 namespace {
 
+template <int Word>
+__device__ __forceinline__ uint32_t word_of(const uint4& v) {
+  if constexpr (Word == 0) return v.x;
+  if constexpr (Word == 1) return v.y;
+  if constexpr (Word == 2) return v.z;
+  return v.w;
+}
+
+// mma step `Step` of a 32-k chunk: w holds the lane's pieces of rows g and g + 8, x its piece of
+// vector g (gemv_mapping.hpp).
+template <typename T, int Step>
+__device__ __forceinline__ void mma_step(float (&acc)[4], const uint4& w0, const uint4& w1, const uint4& x) {
+  constexpr gemv_mapping::WordOfPiece a0 = gemv_mapping::a_source(Step, 0);
+  constexpr gemv_mapping::WordOfPiece a1 = gemv_mapping::a_source(Step, 1);
+  constexpr gemv_mapping::WordOfPiece a2 = gemv_mapping::a_source(Step, 2);
+  constexpr gemv_mapping::WordOfPiece a3 = gemv_mapping::a_source(Step, 3);
+  const uint4 pieces[2] = {w0, w1};
+  const uint32_t a[4] = {word_of<a0.word>(pieces[a0.piece]), word_of<a1.word>(pieces[a1.piece]),
+                         word_of<a2.word>(pieces[a2.piece]), word_of<a3.word>(pieces[a3.piece])};
+  ptx::mma_16816<T>(acc, a, word_of<gemv_mapping::b_word(Step, 0)>(x), word_of<gemv_mapping::b_word(Step, 1)>(x));
+}
+
 template <typename T>
-struct Mma;
-
-template <>
-struct Mma<__nv_bfloat16> {
-  static __device__ __forceinline__ void run(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                             uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-  static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
-  static __device__ __forceinline__ float2 pair_to_float2(uint32_t bits) {
-    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bits));
-  }
-};
-
-template <>
-struct Mma<__half> {
-  static __device__ __forceinline__ void run(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                             uint32_t b0, uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  }
-  static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
-  static __device__ __forceinline__ float2 pair_to_float2(uint32_t bits) {
-    return __half22float2(*reinterpret_cast<const __half2*>(&bits));
-  }
-};
+__device__ __forceinline__ void mma_chunk_tile(float (&acc)[4], const uint4& w0, const uint4& w1, const uint4& x) {
+  static_assert(gemv_mapping::steps == 2, "a 32-k chunk is two m16n8k16 steps");
+  mma_step<T, 0>(acc, w0, w1, x);
+  mma_step<T, 1>(acc, w0, w1, x);
+}
 
 // ---- tensor-core kernel ----------------------------------------------------------------------
 //
@@ -77,9 +67,7 @@ __device__ __forceinline__ void mma_chunk(float (&acc)[Cfg::m_tiles][Cfg::n_tile
   for (int mt = 0; mt < Cfg::m_tiles; ++mt) {
 #pragma unroll
     for (int nt = 0; nt < Cfg::n_tiles; ++nt) {
-      // Step 0 takes elements 0-3 of each 8-element piece, step 1 elements 4-7.
-      Mma<T>::run(acc[mt][nt], wv[mt][0].x, wv[mt][1].x, wv[mt][0].y, wv[mt][1].y, xv[nt].x, xv[nt].y);
-      Mma<T>::run(acc[mt][nt], wv[mt][0].z, wv[mt][1].z, wv[mt][0].w, wv[mt][1].w, xv[nt].z, xv[nt].w);
+      mma_chunk_tile<T>(acc[mt][nt], wv[mt][0], wv[mt][1], xv[nt]);
     }
   }
 }
@@ -112,7 +100,9 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
   const int t = lane % 4;
   const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * Cfg::rows;
 
-  // Row g of m-tile mt is at wp + mt x 16k, row g + 8 another 8k further.
+  // Row g of m-tile mt is at wp + mt x 16k, row g + 8 another 8k further: gemv_mapping::row_of and
+  // k_of(lane, 0, 0) = 8t, spelled out because computing them through the header changes the machine
+  // code of the one-wave shape (Mma1).
   const T* wp = w + (row0 + g) * k + 8 * t;
   const std::int64_t eight_rows = 8 * static_cast<std::int64_t>(k);
   const T* xrow[NT];
@@ -210,7 +200,7 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
       for (int i = 0; i < 4; ++i) {
         const std::int64_t row = row0 + 16 * mt + g + (i >= 2 ? 8 : 0);
         const int vector = nt * 8 + 2 * t + (i & 1);
-        if (vector < batch) y[static_cast<std::int64_t>(vector) * m + row] = Mma<T>::from_float(acc[mt][nt][i]);
+        if (vector < batch) y[static_cast<std::int64_t>(vector) * m + row] = TraitsOf<T>::from_float(acc[mt][nt][i]);
       }
     }
   }
@@ -306,8 +296,7 @@ __device__ __forceinline__ void tuned_use_step(float (&acc)[NT][4], const uint4 
     for (int nt = 0; nt < NT; ++nt) {
       const uint4 v = device::load_shared_operand_16(xrow[nt] + k_offset + u * 32);
       const uint4 xv = xvalid[nt] ? v : make_uint4(0, 0, 0, 0);
-      Mma<T>::run(acc[nt], buffer[u][0].x, buffer[u][1].x, buffer[u][0].y, buffer[u][1].y, xv.x, xv.y);
-      Mma<T>::run(acc[nt], buffer[u][0].z, buffer[u][1].z, buffer[u][0].w, buffer[u][1].w, xv.z, xv.w);
+      mma_chunk_tile<T>(acc[nt], buffer[u][0], buffer[u][1], xv);
     }
   }
 }
@@ -417,7 +406,7 @@ __global__ void __launch_bounds__(kTunedThreads, kTunedMinBlocks)
         for (int i = 0; i < 4; ++i) {
           const std::int64_t row = static_cast<std::int64_t>(tile) * 16 + g + (i >= 2 ? 8 : 0);
           const int vector = nt * 8 + 2 * t + (i & 1);
-          if (vector < batch) y[static_cast<std::int64_t>(vector) * m + row] = Mma<T>::from_float(acc[nt][i]);
+          if (vector < batch) y[static_cast<std::int64_t>(vector) * m + row] = TraitsOf<T>::from_float(acc[nt][i]);
         }
       }
     }
@@ -515,8 +504,8 @@ __global__ void __launch_bounds__(32 * kSimtWarps)
         const uint32_t xwords[4] = {xv.x, xv.y, xv.z, xv.w};
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const float2 wf = Mma<T>::pair_to_float2(wwords[j]);
-          const float2 xf = Mma<T>::pair_to_float2(xwords[j]);
+          const float2 wf = TraitsOf<T>::pair_to_float2(wwords[j]);
+          const float2 xf = TraitsOf<T>::pair_to_float2(xwords[j]);
           acc[b] = fmaf(wf.x, xf.x, acc[b]);
           acc[b] = fmaf(wf.y, xf.y, acc[b]);
         }
@@ -526,7 +515,7 @@ __global__ void __launch_bounds__(32 * kSimtWarps)
 #pragma unroll
   for (int b = 0; b < B; ++b) {
     const float total = device::warp_sum(acc[b]);
-    if (lane == 0) y[static_cast<std::int64_t>(b) * m + row] = Mma<T>::from_float(total);
+    if (lane == 0) y[static_cast<std::int64_t>(b) * m + row] = TraitsOf<T>::from_float(total);
   }
 }
 
@@ -553,6 +542,12 @@ bool aligned16(const void* p) {
 }
 
 }  // namespace
+
+const char* gemv_formats_unsupported(StorageFormat weights, StorageFormat activations) {
+  if (weights != activations) return "the GEMV kernels take W, x and y in one storage format";
+  if (!gemv_formats.contains(weights)) return "the GEMV kernels are built for bf16 and fp16 only";
+  return nullptr;
+}
 
 const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch) {
   if (m < 1 || k < 1 || batch < 1) return "sizes must be positive";
@@ -582,12 +577,13 @@ cudaError_t launch_gemv(const GemvArgs& a, cudaStream_t stream) {
       a.y == nullptr) {
     return cudaErrorInvalidValue;
   }
-  const bool bf16 = a.type == GemvType::bf16;
-  if (is_tuned(a.kernel)) return bf16 ? launch_tuned<__nv_bfloat16>(a, stream) : launch_tuned<__half>(a, stream);
-  if (a.kernel == GemvKernel::mma) {
-    return bf16 ? launch_mma_for_batch<__nv_bfloat16>(a, stream) : launch_mma_for_batch<__half>(a, stream);
-  }
-  return bf16 ? launch_simt_for_batch<__nv_bfloat16>(a, stream) : launch_simt_for_batch<__half>(a, stream);
+  if (gemv_formats_unsupported(a.weights, a.activations) != nullptr) return cudaErrorInvalidValue;
+  return dispatch_storage<gemv_formats>(a.weights, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    if (is_tuned(a.kernel)) return launch_tuned<T>(a, stream);
+    if (a.kernel == GemvKernel::mma) return launch_mma_for_batch<T>(a, stream);
+    return launch_simt_for_batch<T>(a, stream);
+  });
 }
 
 }  // namespace roofline::kernels

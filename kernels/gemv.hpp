@@ -1,16 +1,19 @@
 #pragma once
 
-// GEMV for LLM decode: y[b, m] = sum_k W[m, k] x[b, k] for a batch of vectors, 16-bit
-// operands, fp32 accumulation, 16-bit results. W is row-major (m rows of k), x is batch rows of
+// GEMV for LLM decode: y[b, m] = sum_k W[m, k] x[b, k] for a batch of vectors, operands and
+// results in one storage format (gemv_formats), fp32 accumulation. W is row-major (m rows of k), x is batch rows of
 // k, y is batch rows of m. Plain C++ launchers; the kernels live in gemv.cu.
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "storage_format.hpp"
+
 namespace roofline::kernels {
 
-enum class GemvType : std::uint8_t { bf16, fp16 };
+// The storage formats of W, x and y that the GEMV kernels are built for.
+inline constexpr StorageFormats gemv_formats = half16_formats;
 
 enum class GemvKernel : std::uint8_t {
   // Tensor cores (mma.sync m16n8k16): a block owns 16 or 32 rows of W and its warps split k;
@@ -33,7 +36,8 @@ enum class GemvKernel : std::uint8_t {
 
 struct GemvArgs {
   GemvKernel kernel = GemvKernel::mma;
-  GemvType type = GemvType::bf16;
+  StorageFormat weights = StorageFormat::bf16;      // of W
+  StorageFormat activations = StorageFormat::bf16;  // of x and y
   const void* w = nullptr;
   const void* x = nullptr;
   void* y = nullptr;
@@ -42,6 +46,10 @@ struct GemvArgs {
   std::int64_t batch = 1;
   int sms = 0;  // the device's SM count: picks the block shape (0: assume a large m for the GPU)
 };
+
+// Why the GEMV kernels cannot take W in `weights` and x, y in `activations`, or nullptr when they
+// can (today: both in one format of gemv_formats).
+[[nodiscard]] const char* gemv_formats_unsupported(StorageFormat weights, StorageFormat activations);
 
 // Why `kernel` cannot run this shape, or nullptr when it can.
 [[nodiscard]] const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch);

@@ -1,41 +1,38 @@
 #pragma once
 
-// Device helpers shared by the tensor-core kernels: 16-bit element traits, cp.async, ldmatrix,
+// Device helpers shared by the tensor-core kernels: the PTX spelling of a storage format, cp.async, ldmatrix,
 // mma.sync (sm_80+), and the Hopper pieces (mbarrier, TMA, wgmma; sm_90a). Each is a thin wrapper
 // over one PTX instruction so that the kernels read as the algorithm.
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
-#include <type_traits>
+
+#include "storage_format.cuh"
 
 namespace roofline::kernels::ptx {
 
-// ---- element traits --------------------------------------------------------------------------
+// ---- storage formats -------------------------------------------------------------------------
 
+// The name layer.cu (which the decoder-step work is splitting in parallel) still uses for TraitsOf;
+// to be replaced there by TraitsOf once both land.
 template <typename T>
-struct Half16Traits;
+using Half16Traits = TraitsOf<T>;
 
-template <>
-struct Half16Traits<__nv_bfloat16> {
-  __device__ static __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-  __device__ static __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ static __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
-};
-
-template <>
-struct Half16Traits<__half> {
-  __device__ static __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-  __device__ static __forceinline__ float to_float(__half v) { return __half2float(v); }
-  __device__ static __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
-};
+// Expands INSTRUCTION(type) with the PTX operand-type name of element type T's storage format
+// ("bf16", "f16", "e4m3", "e5m2"). asm templates must be string literals, so each tensor-core
+// wrapper is an INSTRUCTION macro written once, and this picks its spelling per format.
+#define ROOFLINE_WITH_PTX_TYPE(T, INSTRUCTION)                                                         \
+  do {                                                                                                 \
+    constexpr ::roofline::kernels::TensorOperand operand_ = ::roofline::kernels::TraitsOf<T>::operand; \
+    if constexpr (operand_ == ::roofline::kernels::TensorOperand::bf16) {                              \
+      INSTRUCTION("bf16");                                                                             \
+    } else if constexpr (operand_ == ::roofline::kernels::TensorOperand::f16) {                        \
+      INSTRUCTION("f16");                                                                              \
+    } else if constexpr (operand_ == ::roofline::kernels::TensorOperand::e4m3) {                       \
+      INSTRUCTION("e4m3");                                                                             \
+    } else {                                                                                           \
+      INSTRUCTION("e5m2");                                                                             \
+    }                                                                                                  \
+  } while (false)
 
 __device__ __forceinline__ uint32_t smem_addr(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
@@ -72,22 +69,17 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
 
 // ---- mma.sync m16n8k16, fp32 accumulate (sm_80+) ---------------------------------------------
 
+#define ROOFLINE_MMA_M16N8K16(TYPE)                                                     \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE                   \
+               ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                         \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
 // d += a . b with a 16x16 (row-major fragment), b 16x8 (column fragment), d 16x8 fp32.
 template <typename T>
 __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
+  static_assert(TraitsOf<T>::bits == 16, "m16n8k16 takes 16-bit operands (8-bit formats are m16n8k32)");
+  ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_MMA_M16N8K16);
 }
 
 // ---- mbarrier, TMA, wgmma (sm_90a) -----------------------------------------------------------

@@ -1,12 +1,9 @@
 // Random fill and whole-buffer comparison: the device side of the compute and layer suites' checks.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstddef>
 #include <cstdint>
 
 #include "cuda_check.cuh"
-#include "tc_ptx.cuh"
+#include "storage_format.cuh"
 #include "verify.hpp"
 
 namespace roofline::kernels {
@@ -27,7 +24,7 @@ __global__ void fill_kernel(T* data, std::size_t count, std::uint64_t seed, floa
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
     const std::uint64_t bits = mix(seed * 0x9e3779b97f4a7c15ULL + i);
     const float unit = static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);  // [0, 1)
-    data[i] = ptx::Half16Traits<T>::from_float(offset + (2.0f * unit - 1.0f) * scale);
+    data[i] = TraitsOf<T>::from_float(offset + (2.0f * unit - 1.0f) * scale);
   }
 }
 
@@ -40,7 +37,7 @@ struct Sums {
 
 template <typename T>
 __global__ void compare_kernel(const T* out, const T* ref, std::size_t count, Sums* sums) {
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   double diff2 = 0;
   double ref2 = 0;
   double worst = 0;
@@ -82,19 +79,17 @@ unsigned grid_for(std::size_t count) {
   return static_cast<unsigned>(blocks < 4096 ? (blocks == 0 ? 1 : blocks) : 4096);
 }
 
-Comparison run_compare(Half16 type, const void* out, const void* ref, std::size_t count, Stream stream) {
+Comparison run_compare(StorageFormat type, const void* out, const void* ref, std::size_t count, Stream stream) {
   Sums* sums = nullptr;
   ROOFLINE_CUDA_CHECK(cudaMalloc(&sums, sizeof(Sums)));
   Sums host{};
   try {
     ROOFLINE_CUDA_CHECK(cudaMemsetAsync(sums, 0, sizeof(Sums), stream));
-    if (type == Half16::bf16) {
-      compare_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(out),
-                                                               static_cast<const __nv_bfloat16*>(ref), count, sums);
-    } else {
-      compare_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __half*>(out),
-                                                               static_cast<const __half*>(ref), count, sums);
-    }
+    dispatch_storage<verify_formats>(type, [&](auto traits) {
+      using T = typename decltype(traits)::Element;
+      compare_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<const T*>(out), static_cast<const T*>(ref),
+                                                               count, sums);
+    });
     ROOFLINE_CHECK_LAUNCH("compare_kernel");
     ROOFLINE_CUDA_CHECK(cudaMemcpyAsync(&host, sums, sizeof(Sums), cudaMemcpyDeviceToHost, stream));
     ROOFLINE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -108,26 +103,24 @@ Comparison run_compare(Half16 type, const void* out, const void* ref, std::size_
 
 }  // namespace
 
-void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, Stream stream) {
+void fill_uniform(StorageFormat type, void* data, std::size_t count, std::uint64_t seed, float scale, Stream stream) {
   fill_uniform(type, data, count, seed, scale, 0.0f, stream);
 }
 
-void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, float offset,
+void fill_uniform(StorageFormat type, void* data, std::size_t count, std::uint64_t seed, float scale, float offset,
                   Stream stream) {
-  if (type == Half16::bf16) {
-    fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count, seed, scale,
-                                                          offset);
-  } else {
-    fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<__half*>(data), count, seed, scale, offset);
-  }
+  dispatch_storage<verify_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    fill_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<T*>(data), count, seed, scale, offset);
+  });
   ROOFLINE_CHECK_LAUNCH("fill_kernel");
 }
 
-Comparison compare(Half16 type, const void* out, const void* ref, std::size_t count, Stream stream) {
+Comparison compare(StorageFormat type, const void* out, const void* ref, std::size_t count, Stream stream) {
   return run_compare(type, out, ref, count, stream);
 }
 
-std::uint64_t count_nonfinite(Half16 type, const void* data, std::size_t count, Stream stream) {
+std::uint64_t count_nonfinite(StorageFormat type, const void* data, std::size_t count, Stream stream) {
   return run_compare(type, data, nullptr, count, stream).nonfinite;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
-// Device-side helpers of the benchmarks' checks: random fill and whole-buffer comparison of 16-bit
-// buffers. Plain C++ declarations; the kernels are in verify.cu.
+// Device-side helpers of the benchmarks' checks: random fill and whole-buffer comparison of
+// buffers in a storage format. Plain C++ declarations; the kernels are in verify.cu.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,11 +10,15 @@
 
 namespace roofline::kernels {
 
+// The storage formats fill_uniform, compare and count_nonfinite take.
+inline constexpr StorageFormats verify_formats = half16_formats;
+
 // Uniform values in [-scale, scale), a counter-based hash of (seed, index): reproducible, never
 // all zeros.
-void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, Stream stream = nullptr);
+void fill_uniform(StorageFormat type, void* data, std::size_t count, std::uint64_t seed, float scale,
+                  Stream stream = nullptr);
 // Uniform values in [offset - scale, offset + scale).
-void fill_uniform(Half16 type, void* data, std::size_t count, std::uint64_t seed, float scale, float offset,
+void fill_uniform(StorageFormat type, void* data, std::size_t count, std::uint64_t seed, float scale, float offset,
                   Stream stream);
 
 struct Comparison {
@@ -23,9 +27,9 @@ struct Comparison {
   double max_abs_diff = 0;      // over finite pairs
   std::uint64_t nonfinite = 0;  // elements of out that are NaN or inf (an unwritten, poisoned element)
 };
-// Compares two 16-bit buffers element by element on the device (synchronises the stream).
-Comparison compare(Half16 type, const void* out, const void* ref, std::size_t count, Stream stream = nullptr);
+// Compares two buffers element by element on the device (synchronises the stream).
+Comparison compare(StorageFormat type, const void* out, const void* ref, std::size_t count, Stream stream = nullptr);
 // Counts NaN/inf elements (synchronises the stream).
-std::uint64_t count_nonfinite(Half16 type, const void* data, std::size_t count, Stream stream = nullptr);
+std::uint64_t count_nonfinite(StorageFormat type, const void* data, std::size_t count, Stream stream = nullptr);
 
 }  // namespace roofline::kernels

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(Warps * 32, Warps == 4 ? 2 : 1)
     flash_fwd_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
                      int heads, int group, int seq, float scale_log2, int causal) {
   using Config = FlashConfig<D, Warps, MTiles>;
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   constexpr int kBM = Config::kBM;
   constexpr int kBlockN = Config::kBlockN;
   constexpr int kThreads = Config::kThreads;
@@ -339,7 +339,7 @@ bool flash_variant_supported(FlashVariant variant, int head_dim, int device) {
 #endif
 }
 
-void flash_wgmma_v_offsets_swapped(Half16 type, const AttentionShape& shape, const void* q, const void* k,
+void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& shape, const void* q, const void* k,
                                    const void* v, void* o, Stream stream) {
   const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
   detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, true, stream);
@@ -350,7 +350,7 @@ FlashTiling flash_tiling(FlashVariant variant, int head_dim) {
   return kernel_tiles::flash_mma_sync(head_dim, variant == FlashVariant::warps8_rows16 ? 8 : 4);
 }
 
-void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionShape& shape, const void* q,
+void flash_attention_forward(FlashVariant variant, StorageFormat type, const AttentionShape& shape, const void* q,
                              const void* k, const void* v, void* o, Stream stream) {
   detail::require(shape.batch >= 1 && shape.heads >= 1 && shape.kv_heads >= 1 && shape.seq >= 1,
                   "flash attention: batch, heads, kv_heads and seq must be >= 1");
@@ -362,10 +362,11 @@ void flash_attention_forward(FlashVariant variant, Half16 type, const AttentionS
   const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
   if (variant == FlashVariant::wgmma) {
     detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, false, stream);
-  } else if (type == Half16::bf16) {
-    launch_variant<__nv_bfloat16>(variant, shape, scale, q, k, v, o, stream);
   } else {
-    launch_variant<__half>(variant, shape, scale, q, k, v, o, stream);
+    dispatch_storage<attention_formats>(type, [&](auto traits) {
+      using T = typename decltype(traits)::Element;
+      launch_variant<T>(variant, shape, scale, q, k, v, o, stream);
+    });
   }
 }
 

@@ -31,7 +31,7 @@ inline constexpr FlashWgmmaTiling flash_wgmma_tiling{
 
 // swap_v_offsets exchanges the two byte offsets of V's N-major descriptor (see
 // flash_wgmma_v_offsets_swapped in attention.hpp).
-void flash_wgmma_forward(Half16 type, const AttentionShape& shape, float scale, const void* q, const void* k,
+void flash_wgmma_forward(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k,
                          const void* v, void* o, bool swap_v_offsets, cudaStream_t stream);
 
 }  // namespace roofline::kernels::detail

@@ -26,7 +26,7 @@
 #include "../cuda_check.cuh"
 #include "../tc_ptx.cuh"
 #include "../tma_host.cuh"
-#include "../wgmma_flash.cuh"
+#include "../wgmma.cuh"
 #include "flash_internal.cuh"
 
 namespace roofline::kernels::detail {
@@ -104,7 +104,7 @@ template <typename T>
 __device__ __forceinline__ void softmax_tile(float (&s_acc)[kBN / 2], float (&o_acc)[64], uint32_t (&p)[kBN / 16][4],
                                              float (&row_max)[2], float (&row_sum)[2], int k0, int row0, int first_row,
                                              int lane, int seq, int causal, float scale_log2) {
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   if (k0 + kBN > seq || (causal && k0 + kBN - 1 > first_row)) {
 #pragma unroll
     for (int n8 = 0; n8 < kBN / 8; ++n8) {
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                        const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, int heads, int group, int seq,
                        float scale_log2, int causal, uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const uint32_t smem = (raw + 1023u) & ~1023u;
@@ -273,16 +273,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // [rows][seq][d] with rows = batch*heads (or batch*kv_heads), boxes of 64 d x box_seq positions.
-CUtensorMap make_map(Half16 type, const void* base, int rows, int seq, int box_seq) {
+CUtensorMap make_map(StorageFormat type, const void* base, int rows, int seq, int box_seq) {
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kD), static_cast<cuuint64_t>(seq), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(kD) * 2, static_cast<cuuint64_t>(seq) * kD * 2};
   const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_seq), 1};
-  return make_tensor_map_sw128(type == Half16::bf16, base, 3, dims, strides, box, "flash wgmma");
+  return make_tensor_map_sw128(type, base, 3, dims, strides, box, "flash wgmma");
 }
 
 template <typename T>
-void launch(Half16 type, const AttentionShape& shape, float scale, const void* q, const void* k, const void* v, void* o,
-            bool swap_v_offsets, cudaStream_t stream) {
+void launch(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k, const void* v,
+            void* o, bool swap_v_offsets, cudaStream_t stream) {
   const CUtensorMap map_q = make_map(type, q, shape.batch * shape.heads, shape.seq, kBM);
   const CUtensorMap map_k = make_map(type, k, shape.batch * shape.kv_heads, shape.seq, kBN);
   const CUtensorMap map_v = make_map(type, v, shape.batch * shape.kv_heads, shape.seq, kBN);
@@ -301,14 +301,13 @@ void launch(Half16 type, const AttentionShape& shape, float scale, const void* q
 
 }  // namespace
 
-void flash_wgmma_forward(Half16 type, const AttentionShape& shape, float scale, const void* q, const void* k,
+void flash_wgmma_forward(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k,
                          const void* v, void* o, bool swap_v_offsets, cudaStream_t stream) {
   require(shape.head_dim == kD, "flash attention (wgmma): head_dim must be 128, got " + std::to_string(shape.head_dim));
-  if (type == Half16::bf16) {
-    launch<__nv_bfloat16>(type, shape, scale, q, k, v, o, swap_v_offsets, stream);
-  } else {
-    launch<__half>(type, shape, scale, q, k, v, o, swap_v_offsets, stream);
-  }
+  dispatch_storage<attention_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    launch<T>(type, shape, scale, q, k, v, o, swap_v_offsets, stream);
+  });
 }
 
 }  // namespace roofline::kernels::detail

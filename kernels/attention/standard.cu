@@ -38,7 +38,7 @@ __device__ __forceinline__ void combine(float& m, float& l, float m_other, float
 // combines them. Pass 2 rewrites the row as probabilities, 0 where the causal mask hides the key.
 template <typename T>
 __global__ void __launch_bounds__(kSoftmaxThreads) softmax_rows_kernel(T* __restrict__ s, int seq, int causal) {
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   constexpr float kLog2e = 1.4426950408889634f;
   const std::size_t row = blockIdx.x;
   const int query = static_cast<int>(row % static_cast<std::size_t>(seq));
@@ -94,7 +94,7 @@ std::size_t standard_attention_workspace_bytes(const AttentionShape& shape) {
   return static_cast<std::size_t>(shape.batch) * shape.heads * shape.seq * static_cast<std::size_t>(shape.seq) * 2;
 }
 
-void standard_attention_forward(const BlasApi& blas, Half16 type, const AttentionShape& shape, const void* q,
+void standard_attention_forward(const BlasApi& blas, StorageFormat type, const AttentionShape& shape, const void* q,
                                 const void* k, const void* v, void* o, void* workspace, Stream stream) {
   detail::require(blas.handle != nullptr && blas.gemm_strided_batched_ex != nullptr && blas.set_stream != nullptr,
                   "standard attention: cuBLAS is not loaded");
@@ -110,7 +110,7 @@ void standard_attention_forward(const BlasApi& blas, Half16 type, const Attentio
   const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
   const float one = 1.0f;
   const float zero = 0.0f;
-  const cudaDataType data = type == Half16::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const cudaDataType data = cuda_data_type(type);
   cublasHandle_t handle = blas.handle;
   check_cublas(blas.set_stream(handle, stream), "cublasSetStream");
   const int batch_count = shape.batch * shape.kv_heads;
@@ -123,13 +123,11 @@ void standard_attention_forward(const BlasApi& blas, Half16 type, const Attentio
                                             batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmStridedBatchedEx (S = Q K^T)");
 
-  if (type == Half16::bf16) {
-    softmax_rows_kernel<__nv_bfloat16><<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(
-        static_cast<__nv_bfloat16*>(workspace), shape.seq, shape.causal ? 1 : 0);
-  } else {
-    softmax_rows_kernel<__half><<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(
-        static_cast<__half*>(workspace), shape.seq, shape.causal ? 1 : 0);
-  }
+  dispatch_storage<attention_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    softmax_rows_kernel<T><<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(
+        static_cast<T*>(workspace), shape.seq, shape.causal ? 1 : 0);
+  });
   ROOFLINE_CHECK_LAUNCH("softmax_rows_kernel");
 
   // O[g*seq x d] = P . V; column-major O^T[d x g*seq] = V (as d x seq) . P^T (seq x g*seq).

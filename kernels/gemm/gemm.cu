@@ -48,7 +48,8 @@ bool gemm_kernel_supported(GemmKernel kernel, int device) {
   return false;
 }
 
-void gemm(GemmKernel kernel, Half16 type, const void* a, const void* b, void* c, int m, int n, int k, Stream stream) {
+void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
+          Stream stream) {
   const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   detail::require(m >= 1 && n >= 1 && k >= 1,
                   std::string("gemm ") + gemm_kernel_name(kernel) + ": empty shape " + shape);
@@ -92,9 +93,9 @@ void tn_gemm(const BlasApi& blas, cudaDataType data, cudaDataType out, const voi
 
 }  // namespace
 
-void cublas_gemm(const BlasApi& blas, Half16 type, const void* a, const void* b, void* c, int m, int n, int k,
+void cublas_gemm(const BlasApi& blas, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
                  Stream stream) {
-  const cudaDataType data = type == Half16::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const cudaDataType data = cuda_data_type(type);
   tn_gemm(blas, data, data, a, b, c, m, n, k, stream);
 }
 

@@ -16,7 +16,7 @@ namespace {
 template <typename T>
 __global__ void gemm_naive_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n,
                                   int k) {
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (row >= m || col >= n) return;
@@ -40,7 +40,7 @@ static_assert(kTiledM == 128 && kTiledN == 128 && kTiledK == 16 && kTiledThreads
 template <typename T>
 __global__ void __launch_bounds__(kTiledThreads)
     gemm_smem_tiled_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n, int k) {
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   // [k][m] and [k][n]: transposed so that the inner loop reads rows of 4 consecutive floats.
   __shared__ __align__(16) float as[kTiledK][kTiledM + 4];
   __shared__ __align__(16) float bs[kTiledK][kTiledN + 4];
@@ -125,20 +125,19 @@ void launch_smem_tiled(const void* a, const void* b, void* c, int m, int n, int 
 
 }  // namespace
 
-void gemm_naive(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
-  if (type == Half16::bf16) {
-    launch_naive<__nv_bfloat16>(a, b, c, m, n, k, stream);
-  } else {
-    launch_naive<__half>(a, b, c, m, n, k, stream);
-  }
+void gemm_naive(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
+  dispatch_storage<gemm_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    launch_naive<T>(a, b, c, m, n, k, stream);
+  });
 }
 
-void gemm_smem_tiled(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
-  if (type == Half16::bf16) {
-    launch_smem_tiled<__nv_bfloat16>(a, b, c, m, n, k, stream);
-  } else {
-    launch_smem_tiled<__half>(a, b, c, m, n, k, stream);
-  }
+void gemm_smem_tiled(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
+                     cudaStream_t stream) {
+  dispatch_storage<gemm_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    launch_smem_tiled<T>(a, b, c, m, n, k, stream);
+  });
 }
 
 }  // namespace roofline::kernels::detail

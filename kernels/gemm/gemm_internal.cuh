@@ -16,10 +16,11 @@ inline constexpr GemmTiling smem_tiled_tiling = kernel_tiles::gemm_smem_tiled;
 inline constexpr GemmTiling mma_sync_tiling = kernel_tiles::gemm_mma_sync;
 inline constexpr GemmTiling wgmma_tiling = kernel_tiles::gemm_wgmma;
 
-void gemm_naive(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
-void gemm_smem_tiled(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
-void gemm_mma_sync(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
-void gemm_wgmma(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+void gemm_naive(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+void gemm_smem_tiled(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
+                     cudaStream_t stream);
+void gemm_mma_sync(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 
 // Maps a linear block index to an output tile so that consecutive blocks sweep `group` tile rows
 // together: the blocks resident at one time then share A and B strips in L2 instead of each wave

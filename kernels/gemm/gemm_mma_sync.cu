@@ -33,7 +33,7 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 2)
     gemm_mma_sync_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int m, int n, int k) {
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem_a = ptx::smem_addr(smem);
   const uint32_t smem_b = smem_a + kStages * kBM * kBK * 2;
@@ -149,12 +149,12 @@ void launch(const void* a, const void* b, void* c, int m, int n, int k, cudaStre
 
 }  // namespace
 
-void gemm_mma_sync(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
-  if (type == Half16::bf16) {
-    launch<__nv_bfloat16>(a, b, c, m, n, k, stream);
-  } else {
-    launch<__half>(a, b, c, m, n, k, stream);
-  }
+void gemm_mma_sync(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
+                   cudaStream_t stream) {
+  dispatch_storage<gemm_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    launch<T>(a, b, c, m, n, k, stream);
+  });
 }
 
 }  // namespace roofline::kernels::detail

@@ -21,7 +21,7 @@
 #include "../cuda_check.cuh"
 #include "../tc_ptx.cuh"
 #include "../tma_host.cuh"
-#include "../wgmma_m64n256k16.cuh"
+#include "../wgmma.cuh"
 #include "gemm_internal.cuh"
 
 namespace roofline::kernels::detail {
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       T* __restrict__ c, int m, int n, int k) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const uint32_t smem = (raw + 1023u) & ~1023u;
@@ -144,15 +144,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // Row-major [rows][cols] 16-bit matrix, loaded in boxes of box_rows x 64 with the 128-byte swizzle.
-CUtensorMap make_map(Half16 type, const void* base, int rows, int cols, int box_rows) {
+CUtensorMap make_map(StorageFormat type, const void* base, int rows, int cols, int box_rows) {
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(kBK), static_cast<cuuint32_t>(box_rows)};
-  return make_tensor_map_sw128(type == Half16::bf16, base, 2, dims, strides, box, "gemm wgmma operand");
+  return make_tensor_map_sw128(type, base, 2, dims, strides, box, "gemm wgmma operand");
 }
 
 template <typename T>
-void launch(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
+void launch(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
   const CUtensorMap map_a = make_map(type, a, m, k, kBM);
   const CUtensorMap map_b = make_map(type, b, n, k, kBN);
   ROOFLINE_CUDA_CHECK(
@@ -166,12 +166,11 @@ void launch(Half16 type, const void* a, const void* b, void* c, int m, int n, in
 
 }  // namespace
 
-void gemm_wgmma(Half16 type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
-  if (type == Half16::bf16) {
-    launch<__nv_bfloat16>(type, a, b, c, m, n, k, stream);
-  } else {
-    launch<__half>(type, a, b, c, m, n, k, stream);
-  }
+void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
+  dispatch_storage<gemm_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    launch<T>(type, a, b, c, m, n, k, stream);
+  });
 }
 
 }  // namespace roofline::kernels::detail

@@ -18,7 +18,7 @@
 #include "../cuda_check.cuh"
 #include "../peak.hpp"
 #include "../tc_ptx.cuh"
-#include "../wgmma_m64n256k16.cuh"
+#include "../wgmma.cuh"
 
 namespace roofline::kernels {
 namespace {

@@ -540,59 +540,6 @@ TEST_CASE("a --filter that matches nothing is bad input, before any GPU is touch
   }
 }
 
-// The tensor-core GEMV (kernels/gemv.cu) feeds mma.m16n8k16 with 16-byte loads: thread
-// (g, t) = (lane / 4, lane % 4) loads 8 consecutive k of W rows g and g + 8 and of vector g,
-// and step s of a 32-k chunk uses elements 4s .. 4s + 3 as its fragment. This emulates the
-// instruction from the PTX ISA's fragment layouts and checks that the pairing computes
-// W . x exactly (the device test checks the kernel itself).
-TEST_CASE("the GEMV mma operand permutation pairs W and x correctly") {
-  int w[16][32];
-  int x[8][32];
-  for (int r = 0; r < 16; ++r) {
-    for (int k = 0; k < 32; ++k) w[r][k] = testdata::level(1, static_cast<std::uint64_t>(r * 32 + k));
-  }
-  for (int n = 0; n < 8; ++n) {
-    for (int k = 0; k < 32; ++k) x[n][k] = testdata::level(2, static_cast<std::uint64_t>(n * 32 + k));
-  }
-  long long d[16][8] = {};
-  for (int step = 0; step < 2; ++step) {
-    int a[16][16] = {};  // the logical A and B of this mma, assembled from every lane's registers
-    int b[16][8] = {};
-    for (int lane = 0; lane < 32; ++lane) {
-      const int g = lane / 4;
-      const int t = lane % 4;
-      const int* p = &w[g][8 * t];      // row g, 8 consecutive k
-      const int* q = &w[g + 8][8 * t];  // row g + 8
-      const int* v = &x[g][8 * t];      // vector g
-      // Registers as the kernel builds them: {p.x, q.x, p.y, q.y} then {p.z, q.z, p.w, q.w}.
-      const int a_elems[8] = {p[4 * step],     p[4 * step + 1], q[4 * step],     q[4 * step + 1],
-                              p[4 * step + 2], p[4 * step + 3], q[4 * step + 2], q[4 * step + 3]};
-      const int b_elems[4] = {v[4 * step], v[4 * step + 1], v[4 * step + 2], v[4 * step + 3]};
-      // PTX: a_i at row g (+8 for i in 2, 3, 6, 7), column 2t + (i & 1) (+8 for i >= 4);
-      // b_i at row 2t + (i & 1) (+8 for i >= 2), column g.
-      for (int i = 0; i < 8; ++i) {
-        const int row = g + ((i == 2 || i == 3 || i == 6 || i == 7) ? 8 : 0);
-        const int col = 2 * t + (i & 1) + (i >= 4 ? 8 : 0);
-        a[row][col] = a_elems[i];
-      }
-      for (int i = 0; i < 4; ++i) b[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][g] = b_elems[i];
-    }
-    for (int r = 0; r < 16; ++r) {
-      for (int n = 0; n < 8; ++n) {
-        for (int c = 0; c < 16; ++c) d[r][n] += static_cast<long long>(a[r][c]) * b[c][n];
-      }
-    }
-  }
-  for (int r = 0; r < 16; ++r) {
-    for (int n = 0; n < 8; ++n) {
-      long long want = 0;
-      for (int k = 0; k < 32; ++k) want += static_cast<long long>(w[r][k]) * x[n][k];
-      INFO("row " << r << " vector " << n);
-      CHECK(d[r][n] == want);
-    }
-  }
-}
-
 // ---- the compute suite -------------------------------------------------------------------------
 
 namespace {

@@ -1,12 +1,10 @@
 // The collectives suite through NCCL (see roofline/collectives_suite.hpp and docs/collectives.md).
-// NCCL is loaded with dlopen when the suite runs (as cuBLAS is: linking it would load a large
-// library into every command). NVLink multicast (NVLS) is switched off unless the user set
-// NCCL_NVLS_ENABLE: on shared hosts it can break the machine, and the ring/tree algorithms the
-// model describes do not use it.
+// NCCL is loaded when the suite runs (nccl_library.hpp). NVLink multicast (NVLS) is switched off
+// unless the user set NCCL_NVLS_ENABLE: on shared hosts it can break the machine, and the ring/tree
+// algorithms the model describes do not use it.
 #include "collectives_runner.hpp"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,7 +17,7 @@
 #include "roofline/error.hpp"
 
 #if ROOFLINE_HAVE_NCCL
-#include <nccl.h>
+#include "nccl_library.hpp"
 #endif
 
 namespace roofline::bench::cuda {
@@ -53,54 +51,6 @@ void run_collectives_suite(const std::vector<const collectives::Case*>& /*cases*
 namespace {
 
 namespace col = collectives;
-
-struct Nccl {
-  decltype(&ncclGetVersion) get_version = nullptr;
-  decltype(&ncclGetUniqueId) get_unique_id = nullptr;
-  decltype(&ncclCommInitAll) comm_init_all = nullptr;
-  decltype(&ncclCommInitRank) comm_init_rank = nullptr;
-  decltype(&ncclCommDestroy) comm_destroy = nullptr;
-  decltype(&ncclAllReduce) all_reduce = nullptr;
-  decltype(&ncclAllGather) all_gather = nullptr;
-  decltype(&ncclReduceScatter) reduce_scatter = nullptr;
-  decltype(&ncclGroupStart) group_start = nullptr;
-  decltype(&ncclGroupEnd) group_end = nullptr;
-  decltype(&ncclGetErrorString) error_string = nullptr;
-  int version = 0;
-
-  void check(ncclResult_t status, std::string_view what) const {
-    if (status != ncclSuccess) throw std::runtime_error(fmt::format("{}: {}", what, error_string(status)));
-  }
-};
-
-// The library stays loaded to the end of the process: NCCL's proxy threads may outlive
-// ncclCommDestroy, and unloading the code under them would crash.
-Nccl load_nccl() {
-  void* library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) library = dlopen(ROOFLINE_NCCL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    throw NoDeviceError(fmt::format("the collectives suite needs NCCL: neither libnccl.so.2 nor {} can be loaded ({})",
-                                    ROOFLINE_NCCL_LIBRARY, dlerror()));
-  }
-  Nccl n;
-  const auto bind = [library](auto& slot, const char* name) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)> >(dlsym(library, name));
-    if (slot == nullptr) throw NoDeviceError(fmt::format("NCCL lacks {}", name));
-  };
-  bind(n.get_version, "ncclGetVersion");
-  bind(n.get_unique_id, "ncclGetUniqueId");
-  bind(n.comm_init_all, "ncclCommInitAll");
-  bind(n.comm_init_rank, "ncclCommInitRank");
-  bind(n.comm_destroy, "ncclCommDestroy");
-  bind(n.all_reduce, "ncclAllReduce");
-  bind(n.all_gather, "ncclAllGather");
-  bind(n.reduce_scatter, "ncclReduceScatter");
-  bind(n.group_start, "ncclGroupStart");
-  bind(n.group_end, "ncclGroupEnd");
-  bind(n.error_string, "ncclGetErrorString");
-  n.check(n.get_version(&n.version), "ncclGetVersion");
-  return n;
-}
 
 // One GPU of the collective as this process drives it.
 struct Member {

@@ -379,7 +379,16 @@ class LayerCase {
     const kernels::GemvKernel gemv = gemv_kernel_of(layer::roofline_gemv);
     if (case_.linear == Linear::roofline && decode && tokens_ <= layer::roofline_gemv_max_batch &&
         kernels::gemv_unsupported(gemv, out, in, tokens_) == nullptr) {
-      const kernels::GemvArgs args{gemv, kernels::GemvType::bf16, pw, pa, pc, out, in, tokens_, ctx_.device().sms};
+      const kernels::GemvArgs args{gemv,
+                                   kernels::StorageFormat::bf16,
+                                   kernels::StorageFormat::bf16,
+                                   pw,
+                                   pa,
+                                   pc,
+                                   out,
+                                   in,
+                                   tokens_,
+                                   ctx_.device().sms};
       const std::string_view variant = memory::variant_name(layer::roofline_gemv);
       return {{fmt::format("gemv {} (roofline)", variant), std::string(variant)},
               [args](cudaStream_t s) { check(kernels::launch_gemv(args, s), "gemv"); }};

@@ -1,0 +1,65 @@
+#pragma once
+
+// The storage formats of kernel operands (weights, activations, KV caches): what a launcher takes
+// at run time to pick its template instantiation. Plain C++ (host callers include it without any
+// CUDA header); the device-side traits of each format are in storage_format.cuh.
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+
+#include "roofline/dtype.hpp"
+
+namespace roofline::kernels {
+
+enum class StorageFormat : std::uint8_t { bf16, fp16, fp8_e4m3, fp8_e5m2 };
+
+inline constexpr std::array<StorageFormat, 4> all_storage_formats{StorageFormat::bf16, StorageFormat::fp16,
+                                                                  StorageFormat::fp8_e4m3, StorageFormat::fp8_e5m2};
+
+[[nodiscard]] constexpr std::string_view name_of(StorageFormat format) {
+  switch (format) {
+    case StorageFormat::bf16: return "bf16";
+    case StorageFormat::fp16: return "fp16";
+    case StorageFormat::fp8_e4m3: return "fp8_e4m3";
+    case StorageFormat::fp8_e5m2: return "fp8_e5m2";
+  }
+  return "?";
+}
+
+// Bytes of one element in memory.
+[[nodiscard]] constexpr int bytes_of(StorageFormat format) {
+  return format == StorageFormat::bf16 || format == StorageFormat::fp16 ? 2 : 1;
+}
+
+// The storage format a model dtype is held in, or nothing where no kernel stores it element by
+// element (fp32 and wider, integers, block-scaled formats).
+[[nodiscard]] constexpr std::optional<StorageFormat> storage_format_of(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return StorageFormat::bf16;
+    case DType::fp16: return StorageFormat::fp16;
+    case DType::fp8_e4m3: return StorageFormat::fp8_e4m3;
+    case DType::fp8_e5m2: return StorageFormat::fp8_e5m2;
+    default: return std::nullopt;
+  }
+}
+
+// A set of storage formats: those a kernel family is instantiated for. A structural type, so that
+// the device-side dispatch (storage_format.cuh) takes the same set as a template argument.
+struct StorageFormats {
+  std::uint8_t bits = 0;
+
+  constexpr StorageFormats(std::initializer_list<StorageFormat> formats) {
+    for (StorageFormat f : formats) bits = static_cast<std::uint8_t>(bits | (1U << static_cast<unsigned>(f)));
+  }
+  [[nodiscard]] constexpr bool contains(StorageFormat format) const {
+    return (bits >> static_cast<unsigned>(format) & 1U) != 0;
+  }
+};
+
+// The 16-bit formats: what the tensor-core kernels of today are instantiated for.
+inline constexpr StorageFormats half16_formats{StorageFormat::bf16, StorageFormat::fp16};
+
+}  // namespace roofline::kernels

@@ -1,0 +1,43 @@
+#include "storage_formats.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "roofline/testdata.hpp"
+
+namespace roofline::bench::cuda {
+namespace {
+
+[[noreturn]] void not_half16(kernels::StorageFormat format) {
+  throw std::logic_error(fmt::format("{} is not a 16-bit storage format", kernels::name_of(format)));
+}
+
+}  // namespace
+
+FormatChoice choose_format(DType dtype, kernels::StorageFormats built, std::string_view family) {
+  const std::optional<kernels::StorageFormat> format = kernels::storage_format_of(dtype);
+  if (!format) return {std::nullopt, fmt::format("no kernel stores {} element by element", name_of(dtype))};
+  if (!built.contains(*format)) {
+    return {std::nullopt, fmt::format("the {} kernels are not built for {}", family, kernels::name_of(*format))};
+  }
+  return {format, {}};
+}
+
+float half16_to_float(kernels::StorageFormat format, std::uint16_t bits) {
+  switch (format) {
+    case kernels::StorageFormat::bf16: return testdata::bf16_bits_to_float(bits);
+    case kernels::StorageFormat::fp16: return testdata::fp16_bits_to_float(bits);
+    default: not_half16(format);
+  }
+}
+
+std::uint16_t half16_level_bits(kernels::StorageFormat format, int lvl) {
+  switch (format) {
+    case kernels::StorageFormat::bf16: return testdata::level_bf16_bits(lvl);
+    case kernels::StorageFormat::fp16: return testdata::level_fp16_bits(lvl);
+    default: not_half16(format);
+  }
+}
+
+}  // namespace roofline::bench::cuda
