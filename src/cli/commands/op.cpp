@@ -30,29 +30,7 @@ constexpr bool is_vector_peak(PeakClass peak) {
   return peak == PeakClass::fp64 || peak == PeakClass::fp32;
 }
 
-Roof roof_for(const GpuSpec& gpu, std::optional<PeakClass> peak) {
-  Roof roof;
-  roof.gpu = &gpu;
-  roof.bandwidth = gpu.memory_bandwidth_bytes_per_s();
-  roof.figures = Roofs::of(gpu);
-  if (peak) {
-    if (auto flops = gpu.peak_flops(*peak)) {
-      roof.peak_class = peak;
-      roof.peak_flops = *flops;
-    }
-  }
-  return roof;
-}
-
 }  // namespace
-
-Roof matrix_roof(const GpuSpec& gpu, DType math) {
-  return roof_for(gpu, gpu.matrix_peak_class(math));
-}
-
-Roof vector_roof(const GpuSpec& gpu, DType data) {
-  return roof_for(gpu, vector_peak_class(data));
-}
 
 std::string_view binding_name(const std::optional<PeakClass>& peak, Bound bound) {
   if (bound == Bound::memory || !peak) return "HBM bandwidth";
@@ -68,22 +46,24 @@ std::string_view binding_name(const std::optional<PeakClass>& peak, Bound bound)
   return names[static_cast<std::size_t>(*peak)];
 }
 
-Timing time_on(const OpCost& cost, const Roof& roof, const std::optional<Efficiency>& efficiency) {
+Timing time_on(const OpCost& cost, const Roofs& roofs, const MathRoof& math,
+               const std::optional<Efficiency>& efficiency) {
   Timing t;
   t.cost = cost;
-  t.roof = &roof;
-  if (roof.has_peak()) {
-    t.time = roofline_time(cost, roof.peak_flops, roof.bandwidth);
+  t.roofs = &roofs;
+  t.peak = math.resolve(roofs);
+  if (t.has_peak()) {
+    t.time = roofline_time(cost, t.peak_flops(), roofs.bandwidth);
     if (efficiency) t.expected_s = expected_time_s(t.time, *efficiency);
   } else {
-    t.time.memory_s = cost.bytes() / roof.bandwidth;
+    t.time.memory_s = cost.bytes() / roofs.bandwidth;
   }
   return t;
 }
 
 void apply_calibration(Timing& t, const OpSetup& setup, const Basis& basis) {
   if (!setup.calibration) return;
-  CalibratedOrNot c = calibrated_time(*setup.calibration, basis, t.roof->figures);
+  CalibratedOrNot c = calibrated_time(*setup.calibration, basis, *t.roofs);
   if (CalibratedTime* found = std::get_if<CalibratedTime>(&c)) {
     t.expected_s = found->time_s;
     if (found->clamped) t.calibration_note = found->detail;
@@ -98,6 +78,7 @@ OpSetup setup_op(std::string kind, const OpCommonOptions& options, const Hardwar
   OpSetup setup;
   setup.format = parse_format(options.common.format);
   setup.gpus = selected_gpus(registry, options.gpus, options.what_if);
+  for (const GpuSpec& gpu : setup.gpus) setup.roofs.push_back(Roofs::of(gpu));
   if (options.efficiency && options.calibration) {
     throw InputError("--efficiency and --calibration both set the expected time: give one of them");
   }
@@ -139,15 +120,15 @@ void check_report_rows(std::uint64_t rows) {
   }
 }
 
-void add_roof_notes(Report& report, std::span<const Roof> roofs, std::string_view math) {
+void add_roof_notes(Report& report, std::span<const Roofs> roofs, const MathRoof& math, std::string_view math_text) {
   report.notes.push_back(fmt::format(
       "time >= max(FLOPs / peak, bytes / HBM bandwidth) with the {}; bytes = read + written; 1 TB/s = 1e12 B/s; "
       "peaks are dense (no 2:4 sparsity)",
-      math));
-  for (const Roof& roof : roofs) {
-    if (!roof.has_peak()) {
+      math_text));
+  for (const Roofs& gpu : roofs) {
+    if (!math.resolve(gpu)) {
       report.notes.push_back(
-          fmt::format("{} states no peak for this math: its peak and time columns are empty", roof.gpu->id));
+          fmt::format("{} states no peak for this math: its peak and time columns are empty", gpu.gpu_id));
     }
   }
 }
