@@ -3,17 +3,9 @@
 // See docs/profile.md.
 #include "profile.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -21,12 +13,10 @@
 #include "roofline/bench.hpp"
 #include "roofline/error.hpp"
 #include "roofline/input_file.hpp"
+#include "roofline/ncu_run.hpp"
 #include "roofline/output_file.hpp"
 #include "roofline/placement.hpp"
 #include "roofline/plot.hpp"
-#include "roofline/text.hpp"
-
-extern char** environ;
 
 namespace roofline::cli {
 namespace {
@@ -104,71 +94,6 @@ constexpr std::array<ColumnOf<TensorRow>, 6> tensor_columns{{
     {{"tops", "TOP/s", 2}, [](const TensorRow& r) { return Cell{r.ops->ops / r.kernel->duration_s / 1e12}; }},
 }};
 
-// ---- running ncu -----------------------------------------------------------------------------
-
-bool executable(const std::filesystem::path& path) {
-  return ::access(path.c_str(), X_OK) == 0 && !std::filesystem::is_directory(path);
-}
-
-std::string find_ncu(const std::optional<std::string>& flag) {
-  if (flag) {
-    if (!executable(*flag)) throw NoDeviceError(fmt::format("--ncu {}: not an executable file", *flag));
-    return *flag;
-  }
-  if (const char* path = std::getenv("PATH")) {
-    for (const std::string& dir : split(path, ':')) {
-      if (!dir.empty() && executable(std::filesystem::path(dir) / "ncu"))
-        return (std::filesystem::path(dir) / "ncu").string();
-    }
-  }
-  if (executable("/usr/local/cuda/bin/ncu")) return "/usr/local/cuda/bin/ncu";
-  throw NoDeviceError(
-      "profile: Nsight Compute (ncu) is not on PATH nor in /usr/local/cuda/bin: install it, or name it with --ncu");
-}
-
-struct ProcessResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp_and_remove(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::error_code ec;
-  std::filesystem::remove(path, ec);
-  return text.str();
-}
-
-// Runs argv with stdout and stderr captured in temporary files; stdin is inherited.
-ProcessResult run_process(const std::vector<std::string>& argv) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto out_path = dir / fmt::format("roofline-ncu-{}.out", ::getpid());
-  const auto err_path = dir / fmt::format("roofline-ncu-{}.err", ::getpid());
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv.front().c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ProcessResult result;
-  if (spawned != 0) {
-    throw NoDeviceError(fmt::format("profile: cannot run {}: {}", argv.front(), std::strerror(spawned)));
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  result.out = slurp_and_remove(out_path);
-  result.err = slurp_and_remove(err_path);
-  return result;
-}
-
 // The first line of `text` containing `marker`, or empty.
 std::string line_with(const std::string& text, std::string_view marker) {
   std::istringstream in(text);
@@ -211,10 +136,10 @@ void run_profile(const ProfileOptions& options) {
     text = read_input_file(*options.from_csv, max_data_file_bytes);
     source = *options.from_csv;
   } else {
-    std::vector<std::string> argv{find_ncu(options.ncu)};
+    std::vector<std::string> argv{ncu::find_ncu(options.ncu)};
     for (std::string& a : ncu_arguments(options)) argv.push_back(std::move(a));
     for (const std::string& a : options.program) argv.push_back(a);
-    const ProcessResult run = run_process(argv);
+    const ncu::ProcessResult run = ncu::run_process(argv);
     const std::string all = run.out + "\n" + run.err;
     if (all.find("ERR_NVGPUCTRPERM") != std::string::npos) {
       throw NoDeviceError(
