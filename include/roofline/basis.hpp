@@ -32,6 +32,10 @@ struct Roofs {
   std::string gpu_id;
   double bandwidth = 0;                                                // B/s, read + write
   std::array<std::optional<double>, peak_class_names.size()> peaks{};  // FLOP/s
+  // On chip, for flash attention's tiles and their L2 residency (not in a calibration file).
+  std::optional<double> smem_bytes_per_unit;  // shared memory per SM
+  double l2_bytes = 0;
+  int units = 0;  // SMs or CUs
 
   [[nodiscard]] static Roofs of(const GpuSpec& gpu);
   [[nodiscard]] std::optional<double> peak(PeakClass peak) const { return peaks[static_cast<std::size_t>(peak)]; }

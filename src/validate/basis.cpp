@@ -187,6 +187,10 @@ Roofs Roofs::of(const GpuSpec& gpu) {
   r.gpu_id = gpu.id;
   r.bandwidth = gpu.memory_bandwidth_bytes_per_s();
   for (std::size_t i = 0; i < peak_class_names.size(); ++i) r.peaks[i] = gpu.peak_flops(static_cast<PeakClass>(i));
+  // The hardware files state shared memory in KiB, as the CUDA guide does.
+  if (gpu.smem_per_unit_kb) r.smem_bytes_per_unit = *gpu.smem_per_unit_kb * 1024;
+  r.l2_bytes = gpu.l2_bytes();
+  r.units = gpu.units;
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include "commands/profile.hpp"
 #include "roofline/error.hpp"
 #include "roofline/ncu.hpp"
+#include "roofline/placement.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;
@@ -157,4 +158,68 @@ TEST_CASE("profile: the ncu command line") {
   CHECK(has("--section", "SpeedOfLight_HierarchicalTensorRooflineChart"));
   CHECK(has("--kernel-name", "regex:gemv"));
   CHECK(has("--launch-count", "3"));
+}
+
+TEST_CASE("placement: the GEMM on the H200's roofs, bound by the bf16 tensor peak") {
+  const Roofs roofs = Roofs::of(HardwareRegistry::bundled_only().find("h200"));
+  const ncu::Placement gemm = ncu::place(sample_kernels().at(2), roofs);
+  CHECK(gemm.pipe == "tensor bf16_dst_fp32");
+  CHECK(gemm.peak_class == PeakClass::bf16);
+  CHECK(*gemm.peak == Approx(989.4e12));
+  CHECK(gemm.bandwidth == Approx(4.8e12));
+  // AI 781.08 FLOP/B is above the ridge 989.4 / 4.8 = 206: compute-bound at the peak, and
+  // 782.18 TFLOP/s is 79.06% of it.
+  CHECK(*gemm.intensity == Approx(781.084).epsilon(1e-5));
+  CHECK(gemm.bound == Bound::compute);
+  CHECK(*gemm.attainable == Approx(989.4e12));
+  CHECK(*gemm.roof_fraction == Approx(0.79056).epsilon(1e-4));
+  CHECK(gemm.note.empty());
+}
+
+TEST_CASE("placement: memory-bound, missing peaks and kernels without FLOPs, by hand") {
+  Roofs roofs;
+  roofs.gpu_id = "test-gpu";
+  roofs.bandwidth = 5e12;
+  roofs.peaks[static_cast<std::size_t>(PeakClass::fp32)] = 10e12;
+  ncu::Kernel k;
+  k.duration_s = 1e-3;
+  k.fp32_flops = 1e9;
+  k.dram_bytes = 4e9;
+  // 1e9 FLOPs over 4e9 bytes: AI 0.25, attainable min(10, 0.25 x 5 = 1.25) TFLOP/s, memory-bound;
+  // 1e9 FLOPs in 1 ms = 1 TFLOP/s is 80% of it.
+  const ncu::Placement p = ncu::place(k, roofs);
+  CHECK(p.pipe == "fp32");
+  CHECK(p.bound == Bound::memory);
+  CHECK(*p.attainable == Approx(1.25e12));
+  CHECK(*p.roof_fraction == Approx(0.8));
+
+  // Without an fp32 peak only the memory roof applies: the same 1.25 TFLOP/s.
+  Roofs no_peak = roofs;
+  no_peak.peaks = {};
+  const ncu::Placement memory_only = ncu::place(k, no_peak);
+  CHECK_FALSE(memory_only.peak);
+  CHECK(memory_only.bound == Bound::memory);
+  CHECK(*memory_only.attainable == Approx(1.25e12));
+  CHECK(memory_only.note == "test-gpu states no fp32 peak: memory roof only");
+
+  // No FLOPs: 4e9 B in 1 ms = 4 TB/s is 80% of the 5 TB/s roof.
+  ncu::Kernel copy = k;
+  copy.fp32_flops = 0;
+  const ncu::Placement c = ncu::place(copy, roofs);
+  CHECK(c.pipe == "none");
+  CHECK_FALSE(c.intensity);
+  CHECK(*c.roof_fraction == Approx(0.8));
+
+  // Repeated names are told apart by their ID.
+  ncu::Kernel a = k;
+  a.short_name = "reduce";
+  a.id = 3;
+  ncu::Kernel b = a;
+  b.id = 8;
+  ncu::Kernel other = k;
+  other.short_name = "gemm";
+  const std::vector<ncu::Placement> all = ncu::place_all({a, b, other}, roofs);
+  CHECK(all[0].label == "reduce #3");
+  CHECK(all[1].label == "reduce #8");
+  CHECK(all[2].label == "gemm");
 }

@@ -11,6 +11,7 @@
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
 #include "roofline/llm.hpp"
+#include "roofline/llm_report.hpp"
 
 namespace roofline::cli {
 namespace {
@@ -129,30 +130,20 @@ constexpr std::array<ColumnOf<AllReduceRow>, 7> allreduce_columns{{
      [](const AllReduceRow& r) { return Cell{r.step_s > 0 ? 2.0 * r.one_s * r.layers / r.step_s : 0.0}; }},
 }};
 
-struct LeverRow {
-  DType weights = DType::bf16;
-  DType kv = DType::bf16;
-  double weights_gb = 0;
-  std::int64_t max_requests = 0;
-  std::optional<std::int64_t> batch;
-  std::optional<double> tpot_ms;
-  std::optional<double> tokens_per_s_per_gpu;
-  std::string bottleneck;
-};
-
 Cell optional_cell(const std::optional<double>& v) {
   return v ? Cell{*v} : Cell{};
 }
 
-constexpr std::array<ColumnOf<LeverRow>, 8> lever_columns{{
-    {{"weights", "weights", 0}, [](const LeverRow& r) { return Cell{std::string(name_of(r.weights))}; }},
-    {{"kv", "KV", 0}, [](const LeverRow& r) { return Cell{std::string(name_of(r.kv))}; }},
-    {{"weights_gb", "weights/GPU [GB]", 2}, [](const LeverRow& r) { return Cell{r.weights_gb}; }},
-    {{"max_requests", "max requests", 0}, [](const LeverRow& r) { return Cell{r.max_requests}; }},
-    {{"batch", "batch", 0}, [](const LeverRow& r) { return r.batch ? Cell{*r.batch} : Cell{}; }},
-    {{"tpot_ms", "ms/token", 3}, [](const LeverRow& r) { return optional_cell(r.tpot_ms); }},
-    {{"tokens_per_s_per_gpu", "tok/s/GPU", 1}, [](const LeverRow& r) { return optional_cell(r.tokens_per_s_per_gpu); }},
-    {{"bottleneck", "bottleneck", 0}, [](const LeverRow& r) { return Cell{r.bottleneck}; }},
+constexpr std::array<ColumnOf<FormatLever>, 8> lever_columns{{
+    {{"weights", "weights", 0}, [](const FormatLever& r) { return Cell{std::string(name_of(r.weights))}; }},
+    {{"kv", "KV", 0}, [](const FormatLever& r) { return Cell{std::string(name_of(r.kv))}; }},
+    {{"weights_gb", "weights/GPU [GB]", 2}, [](const FormatLever& r) { return Cell{r.weight_bytes_per_gpu / 1e9}; }},
+    {{"max_requests", "max requests", 0}, [](const FormatLever& r) { return Cell{r.max_requests}; }},
+    {{"batch", "batch", 0}, [](const FormatLever& r) { return r.batch ? Cell{*r.batch} : Cell{}; }},
+    {{"tpot_ms", "ms/token", 3}, [](const FormatLever& r) { return r.tpot_s ? Cell{*r.tpot_s * 1e3} : Cell{}; }},
+    {{"tokens_per_s_per_gpu", "tok/s/GPU", 1},
+     [](const FormatLever& r) { return optional_cell(r.tokens_per_s_per_gpu); }},
+    {{"bottleneck", "bottleneck", 0}, [](const FormatLever& r) { return Cell{r.bottleneck}; }},
 }};
 
 std::vector<OpRow> op_rows(const StepTime& step) {
@@ -161,20 +152,6 @@ std::vector<OpRow> op_rows(const StepTime& step) {
     for (const StepOp& op : g.ops) rows.push_back({std::string(g.name), g.count, op, step.time_s});
   }
   return rows;
-}
-
-std::int64_t op_count(const StepTime& step) {
-  std::int64_t n = 0;
-  for (const LayerGroup& g : step.groups) n += static_cast<std::int64_t>(g.ops.size());
-  return n;
-}
-
-std::int64_t calibrated_ops(const StepTime& step) {
-  std::int64_t n = 0;
-  for (const LayerGroup& g : step.groups) {
-    for (const StepOp& op : g.ops) n += op.calibration && op.calibration->applied ? 1 : 0;
-  }
-  return n;
 }
 
 std::int64_t parse_batch(const std::string& text) {
@@ -202,210 +179,42 @@ std::string kv_formula(const ModelSpec& m, DType kv) {
                      bytes_per_element(kv));
 }
 
-}  // namespace
+// What run_llm resolved from the flags, for the rendering.
+struct LlmInputs {
+  const LlmOptions& options;
+  const ModelSpec& model;
+  const GpuSpec& gpu;
+  const DeploymentConfig& config;
+  const std::optional<Calibration>& calibration;
+  int gpus = 0;
+  LlmQuery query;
+};
 
-void add_deployment_flags(CLI::App& command, DeploymentFlags& flags) {
-  command
-      .add_option("--reserve-gb", flags.reserve_gb,
-                  "GB per GPU for the CUDA context, NCCL buffers, cuBLAS workspace and allocator slack")
-      ->capture_default_str()
-      ->group("Memory");
-  command
-      .add_option("--workspace-gb", flags.workspace_gb,
-                  "GB per GPU for activations of the step in flight (prefill chunk, logits, CUDA graphs)")
-      ->capture_default_str()
-      ->group("Memory");
-  command
-      .add_option("--scale-up-latency-us", flags.scale_up_latency_us,
-                  "Latency per collective step on the scale-up link (an assumption; calibrate with NCCL tests)")
-      ->capture_default_str()
-      ->group("Links");
-  command
-      .add_option("--scale-out-gbps", flags.scale_out_gbps,
-                  "Scale-out network per GPU and direction in GB/s (50 = one 400 Gb/s NIC per GPU)")
-      ->capture_default_str()
-      ->group("Links");
-  command
-      .add_option("--scale-out-latency-us", flags.scale_out_latency_us,
-                  "Latency per collective step on the scale-out network (assumption)")
-      ->capture_default_str()
-      ->group("Links");
-  command
-      .add_option("--scale-up-domain", flags.scale_up_domain,
-                  "GPUs on one scale-up link (8 for HGX/DGX, 72 for NVL72); larger groups use the scale-out network")
-      ->capture_default_str()
-      ->group("Links");
-  command
-      .add_option("--efficiency", flags.efficiency,
-                  "Fractions of the peak FLOP/s and bandwidth kernels reach, e.g. compute=0.7,memory=0.8")
-      ->capture_default_str()
-      ->group("Model");
-  command
-      .add_option("--calibration", flags.calibration,
-                  "A calibration file (roofline calibrate): each op's expected time from the efficiency its best "
-                  "measured implementation reached at that size, and its measured collectives (bench --suite "
-                  "collectives) for TP all-reduces and PP transfers; the roofline times stay beside them")
-      ->group("Model");
-}
-
-std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config) {
-  const auto non_negative = [](double v, std::string_view flag) {
-    if (!(v >= 0) || !std::isfinite(v)) throw InputError(fmt::format("{} {}: must be a number >= 0", flag, v));
-    return v;
-  };
-  config.reserve_bytes = non_negative(flags.reserve_gb, "--reserve-gb") * 1e9;
-  config.workspace_bytes = non_negative(flags.workspace_gb, "--workspace-gb") * 1e9;
-  config.scale_up_latency_s = non_negative(flags.scale_up_latency_us, "--scale-up-latency-us") * 1e-6;
-  if (!(flags.scale_out_gbps > 0) || !std::isfinite(flags.scale_out_gbps)) {
-    throw InputError(fmt::format("--scale-out-gbps {}: must be a positive number", flags.scale_out_gbps));
-  }
-  config.scale_out = {fmt::format("scale-out {:g} GB/s", flags.scale_out_gbps), flags.scale_out_gbps * 1e9,
-                      non_negative(flags.scale_out_latency_us, "--scale-out-latency-us") * 1e-6};
-  if (flags.scale_up_domain < 1) {
-    throw InputError(fmt::format("--scale-up-domain {}: must be at least 1", flags.scale_up_domain));
-  }
-  config.scale_up_domain = flags.scale_up_domain;
-  if (!flags.calibration) return std::nullopt;
-  std::optional<Calibration> calibration = load_calibration(*flags.calibration);
-  config.collectives = std::make_shared<const CollectiveTables>(calibration->collectives);
-  config.collectives_gpu = calibration->gpu_id;
-  return calibration;
-}
-
-std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file) {
-  if (config.collectives_gpu != gpu.id) {
-    return fmt::format("--calibration {} is for {}, not {}: its measured collectives are not used (ring model)", file,
-                       config.collectives_gpu, gpu.id);
-  }
-  if (config.collectives->empty()) return fmt::format("--calibration {} holds no measured collectives", file);
-  std::vector<std::string> tables;
-  for (const CollectiveTable& t : config.collectives->tables)
-    tables.push_back(fmt::format("{} x{}", name_of(t.op), t.ranks));
-  return fmt::format(
-      "TP all-reduces, the logits all-gather and PP transfers within the scale-up domain are charged from the measured "
-      "collectives of {} ({}) where they cover the op and GPU count, the ring model elsewhere",
-      file, fmt::join(tables, ", "));
-}
-
-nlohmann::json deployment_flags_json(const DeploymentFlags& flags) {
-  return {{"reserve_gb", flags.reserve_gb},
-          {"workspace_gb", flags.workspace_gb},
-          {"scale_up_latency_us", flags.scale_up_latency_us},
-          {"scale_out_gbps", flags.scale_out_gbps},
-          {"scale_out_latency_us", flags.scale_out_latency_us},
-          {"scale_up_domain", flags.scale_up_domain},
-          {"efficiency", flags.efficiency},
-          {"calibration", flags.calibration ? nlohmann::json(*flags.calibration) : nullptr}};
-}
-
-void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibration>& calibration, TimeOptions& time) {
-  time.efficiency = parse_efficiency(flags.efficiency, "--efficiency");
-  if (!calibration) return;
-  if (flags.efficiency != DeploymentFlags{}.efficiency) {
-    throw InputError("--efficiency and --calibration both set the expected time: give one of them");
-  }
-  time.calibration = &*calibration;
-}
-
-std::string calibration_note(const Calibration& calibration) {
-  std::vector<std::string> sources;
-  for (const CalibrationSource& s : calibration.sources) sources.push_back(s.file);
-  return fmt::format(
-      "expected times calibrated with {} (learnt on {} from {}): each op's roofline time divided by the efficiency "
-      "the best measured implementation of its table reached at that size (interpolated in log(size), clamped at the "
-      "ends), the lookup of op --calibration; ops no table covers keep the roofline (see each op's calibration "
-      "note)",
-      calibration.file, calibration.gpu_id, fmt::join(sources, ", "));
-}
-
-Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
-  const ModelSpec model = resolve_model(options.model);
-  const GpuSpec gpu = apply_overrides(registry.find(options.gpu), options.what_if);
-  require_positive(options.context, "--context");
-  const std::int64_t prompt = options.prompt.value_or(options.context);
-  require_positive(prompt, "--prompt");
-  const std::int64_t requested_batch = parse_batch(options.batch);
-
-  DeploymentConfig config;
-  config.tp = options.tp;
-  config.pp = options.pp;
-  config.activations = default_activation_dtype(gpu);
-  const auto format = [&](const std::optional<std::string>& flag, std::string_view name) {
-    return flag ? parse_storage_dtype(*flag, name) : config.activations;
-  };
-  config.weights = format(options.weights, "--weights");
-  config.kv = format(options.kv, "--kv");
-  config.embeddings = format(options.embeddings, "--embeddings");
-  const std::optional<Calibration> calibration = apply_deployment_flags(options.deployment, config);
-  TimeOptions time;
-  apply_time_flags(options.deployment, calibration, time);
-
-  const Sharding sharding = shard(model, options.tp, options.pp);
-  const int group = options.tp * options.pp;
-  const int gpus = options.gpus == 0 ? group : options.gpus;
-  if (gpus < 1 || gpus % group != 0) {
-    throw InputError(fmt::format("--gpus {} is not a multiple of --tp {} x --pp {}", gpus, options.tp, options.pp));
-  }
-  config.replicas = gpus / group;
-
-  const MemoryPlan memory = plan_memory(model, gpu, sharding, config, options.context);
+// The summary table's rows: each figure with how it was reached.
+std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
+  const LlmOptions& options = in.options;
+  const ModelSpec& model = in.model;
+  const DeploymentConfig& config = in.config;
+  const std::optional<Calibration>& calibration = in.calibration;
+  const int gpus = in.gpus;
+  const std::int64_t prompt = in.query.prompt;
+  const Sharding& sharding = r.sharding;
+  const MemoryPlan& memory = r.memory;
   const StageMemory& heaviest = memory.heaviest();
+  const StepTime& decode = r.decode;
+  const StepTime& first = r.prefill;
+  const std::int64_t batch = r.batch;
   const double cap_gb = memory.capacity_bytes / 1e9;
-  if (!memory.weights_fit()) {
-    throw InputError(fmt::format(
-        "{} does not fit on {} x {} with TP {} PP {}: {:.1f} GB of {} weights per GPU + {:.1f} GB reserve and "
-        "workspace > {:.0f} GB; raise --tp/--pp or use lower-bit --weights",
-        model.id, group, gpu.id, options.tp, options.pp, heaviest.weights.total() / 1e9, name_of(config.weights),
-        (config.reserve_bytes + config.workspace_bytes) / 1e9, cap_gb));
-  }
-  const std::int64_t max_requests = memory.max_requests();
-  if (max_requests < 1) {
-    throw InputError(fmt::format(
-        "not one request of {} tokens fits: {:.2f} GB of KV cache per request per GPU, {:.2f} GB free; lower "
-        "--context, use --kv fp8, or more GPUs",
-        memory.cached_tokens, heaviest.kv_bytes_per_request / 1e9, heaviest.free_bytes / 1e9));
-  }
-  if (requested_batch > max_requests) {
-    throw InputError(
-        fmt::format("--batch {}: only {} requests of {} tokens fit ({:.3f} GB of KV per request per GPU, "
-                    "{:.2f} GB free); lower --batch or --context, or use --kv fp8",
-                    requested_batch, max_requests, memory.cached_tokens, heaviest.kv_bytes_per_request / 1e9,
-                    heaviest.free_bytes / 1e9));
-  }
-  const std::int64_t batch = requested_batch == 0 ? max_requests : requested_batch;
-
-  const StepTime decode = decode_step(model, gpu, sharding, config, batch, options.context, time);
-  const StepTime first = prefill(model, gpu, sharding, config, prompt, time);
-  const double tokens_per_s = static_cast<double>(config.replicas * batch) / decode.time_s;
-  const double tokens_per_s_roofline = static_cast<double>(config.replicas * batch) / decode.roofline_s;
-
-  Report report;
-  report.kind = "llm";
-  report.inputs = {{"model", model_summary(model)},
-                   {"gpu", gpu.id},
-                   {"gpus", gpus},
-                   {"tp", options.tp},
-                   {"pp", options.pp},
-                   {"replicas", config.replicas},
-                   {"weights", name_of(config.weights)},
-                   {"kv", name_of(config.kv)},
-                   {"embeddings", name_of(config.embeddings)},
-                   {"activations", name_of(config.activations)},
-                   {"context", options.context},
-                   {"prompt", prompt},
-                   {"batch", options.batch},
-                   {"deployment", deployment_flags_json(options.deployment)},
-                   {"set", options.what_if}};
-  report.hardware.push_back({gpu.id, gpu.origin});
-
-  const double kv_token_gpu =
-      kv_bytes_per_token_layer_gpu(model, sharding, config.kv) * static_cast<double>(model.layers);
+  const double tokens_per_s = r.tokens_per_s;
+  const double tokens_per_s_roofline = r.tokens_per_s_roofline;
+  const std::int64_t max_requests = r.max_requests;
   const std::string replication =
       sharding.kv_replication > 1 ? fmt::format(", each KV head kept on {:g} GPUs", sharding.kv_replication) : "";
   const std::string per_gpu_kv =
       model.attention.kind == AttentionKind::mla
-          ? fmt::format("the latent is shared by all heads: every one of the {} TP GPUs keeps all of it", options.tp)
-          : fmt::format("{} KV head(s) per GPU of TP {}{}", sharding.kv_heads, options.tp, replication);
+          ? fmt::format("the latent is shared by all heads: every one of the {} TP GPUs keeps all of it",
+                        options.parallelism.tp)
+          : fmt::format("{} KV head(s) per GPU of TP {}{}", sharding.kv_heads, options.parallelism.tp, replication);
   const std::string window =
       model.attention.sliding_window
           ? fmt::format(" (sliding window {} of --context {})", *model.attention.sliding_window, options.context)
@@ -420,7 +229,7 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
        fmt::format("{:.4g} parameters", count_parameters(model).total)},
       {"kv_per_token_model_kb", "KV cache per token, model", memory.kv_bytes_per_token_model / 1e3, "kB",
        kv_formula(model, config.kv)},
-      {"kv_per_token_gpu_kb", "KV cache per token per GPU", kv_token_gpu / 1e3, "kB", per_gpu_kv},
+      {"kv_per_token_gpu_kb", "KV cache per token per GPU", r.kv_bytes_per_token_gpu / 1e3, "kB", per_gpu_kv},
       {"kv_per_request_model_gb", "KV cache per request, model", memory.kv_bytes_per_request_model / 1e9, "GB",
        fmt::format("x {} tokens{}", memory.cached_tokens, window)},
       {"kv_per_request_gpu_gb", "KV cache per request per GPU", heaviest.kv_bytes_per_request / 1e9, "GB",
@@ -433,7 +242,7 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
       {"batch", "batch (concurrent requests)", batch, "requests", options.batch == "max" ? "--batch max" : "--batch"},
       {"tpot_ms", "time per output token", decode.time_s * 1e3, "ms",
        fmt::format("one decode step, all {} layers{}", model.layers,
-                   options.pp > 1 ? fmt::format(" through {} stages", options.pp) : "")},
+                   options.parallelism.pp > 1 ? fmt::format(" through {} stages", options.parallelism.pp) : "")},
       {"ttft_ms", "time to first token", first.time_s * 1e3, "ms",
        fmt::format("prefill of {} tokens, no queueing", prompt)},
       {"tokens_per_s", "tokens/s, deployment", tokens_per_s, "tokens/s",
@@ -447,12 +256,13 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   if (calibration) {
     // The calibrated figures replace the roofline's above; the roofline's stay beside them.
     const auto row = [&rows](std::string_view key) {
-      return std::find_if(rows.begin(), rows.end(), [key](const SummaryRow& r) { return r.key == key; });
+      return std::find_if(rows.begin(), rows.end(),
+                          [key](const SummaryRow& candidate) { return candidate.key == key; });
     };
     row("tpot_ms")->derivation +=
-        fmt::format(", calibrated ({} of {} decode ops)", calibrated_ops(decode), op_count(decode));
+        fmt::format(", calibrated ({} of {} decode ops)", calibrated_op_count(decode), op_count(decode));
     row("ttft_ms")->derivation +=
-        fmt::format(", calibrated ({} of {} prefill ops)", calibrated_ops(first), op_count(first));
+        fmt::format(", calibrated ({} of {} prefill ops)", calibrated_op_count(first), op_count(first));
     rows.insert(row("decode_bottleneck"), {{"tpot_roofline_ms", "time per output token, roofline",
                                             decode.roofline_s * 1e3, "ms", "the same step at the roofline bound"},
                                            {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3,
@@ -462,11 +272,57 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
                                            {"calibration", "calibration", calibration->file, "",
                                             fmt::format("learnt on {}", calibration->gpu_id)}});
   }
+  return rows;
+}
+
+// The report of one deployment: summary, memory by stage, the two steps op by op, the TP
+// all-reduce on each link, the levers, and the notes on how each figure was reached.
+Report render_llm(const LlmInputs& in, const LlmReport& r) {
+  const LlmOptions& options = in.options;
+  const ModelSpec& model = in.model;
+  const GpuSpec& gpu = in.gpu;
+  const DeploymentConfig& config = in.config;
+  const std::optional<Calibration>& calibration = in.calibration;
+  const int gpus = in.gpus;
+  const std::int64_t prompt = in.query.prompt;
+  const LlmQuery& query = in.query;
+  const Sharding& sharding = r.sharding;
+  const MemoryPlan& memory = r.memory;
+  const StageMemory& heaviest = memory.heaviest();
+  const StepTime& decode = r.decode;
+  const StepTime& first = r.prefill;
+  const std::int64_t batch = r.batch;
+  const double tokens_per_s = r.tokens_per_s;
+  const double tokens_per_s_roofline = r.tokens_per_s_roofline;
+  const std::int64_t max_requests = r.max_requests;
+  const AllReduceCompare& ar_decode = r.allreduce_decode;
+  const AllReduceCompare& ar_prefill = r.allreduce_prefill;
+  const LinkSpec& up = r.scale_up;
+  Report report;
+  report.kind = "llm";
+  report.inputs = {{"model", model_summary(model)},
+                   {"gpu", gpu.id},
+                   {"gpus", gpus},
+                   {"tp", options.parallelism.tp},
+                   {"pp", options.parallelism.pp},
+                   {"replicas", config.replicas},
+                   {"weights", name_of(config.weights)},
+                   {"kv", name_of(config.kv)},
+                   {"embeddings", name_of(config.embeddings)},
+                   {"activations", name_of(config.activations)},
+                   {"context", options.context},
+                   {"prompt", prompt},
+                   {"batch", options.batch},
+                   {"deployment", deployment_flags_json(options.deployment)},
+                   {"set", options.what_if}};
+  report.hardware.push_back({gpu.id, gpu.origin});
+
+  const std::vector<SummaryRow> rows = summary_rows(in, r);
   report.tables.push_back(Table::from_rows<SummaryRow>(
       "summary",
       fmt::format("{} on {} x {} (TP {}, PP {}, {} replica(s)), weights {}, KV {}, context {}", model.id, gpus, gpu.id,
-                  options.tp, options.pp, config.replicas, name_of(config.weights), name_of(config.kv),
-                  options.context),
+                  options.parallelism.tp, options.parallelism.pp, config.replicas, name_of(config.weights),
+                  name_of(config.kv), options.context),
       summary_columns, rows));
 
   std::vector<StageRow> stages;
@@ -491,9 +347,6 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
       op_table("prefill", fmt::format("Prefill of one {}-token prompt on one GPU ({})", prompt, timing), first));
 
   const auto layers = static_cast<double>(model.layers);
-  const AllReduceCompare ar_decode = tp_allreduce(model, gpu, sharding, config, batch);
-  const AllReduceCompare ar_prefill = tp_allreduce(model, gpu, sharding, config, prompt);
-  const LinkSpec up = scale_up_link(gpu, config.scale_up_latency_s);
   std::vector<AllReduceRow> ar_rows{
       {"decode", up.name, ar_decode.message_bytes, ar_decode.scale_up_s, layers, decode.time_s},
       {"decode", config.scale_out.name, ar_decode.message_bytes, ar_decode.scale_out_s, layers, decode.time_s},
@@ -503,44 +356,20 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   report.tables.push_back(Table::from_rows<AllReduceRow>(
       "tp_allreduce",
       fmt::format("TP all-reduce (ring over {} GPUs, 2 per layer): scale-up link vs scale-out network",
-                  std::max(options.tp, 2)),
+                  std::max(options.parallelism.tp, 2)),
       allreduce_columns, ar_rows));
 
   if (options.levers) {
-    std::vector<LeverRow> levers;
-    for (DType w : {config.activations, DType::fp8_e4m3, DType::int8, DType::int4_g128, DType::nvfp4}) {
-      for (DType kv : {config.activations, DType::fp8_e4m3}) {
-        DeploymentConfig other = config;
-        other.weights = w;
-        other.kv = kv;
-        const MemoryPlan m = plan_memory(model, gpu, sharding, other, options.context);
-        LeverRow row{w, kv, m.heaviest().weights.total() / 1e9, m.max_requests(), {}, {}, {}, ""};
-        if (!m.weights_fit() || m.max_requests() < 1) {
-          row.bottleneck = m.weights_fit() ? "no request fits" : "weights do not fit";
-        } else {
-          const std::int64_t b = requested_batch == 0 ? m.max_requests() : std::min(requested_batch, m.max_requests());
-          const StepTime step = decode_step(model, gpu, sharding, other, b, options.context, time);
-          row.batch = b;
-          row.tpot_ms = step.time_s * 1e3;
-          row.tokens_per_s_per_gpu = static_cast<double>(config.replicas * b) / step.time_s / gpus;
-          row.bottleneck = std::string(step.bottleneck());
-          if (matmul_dtype(gpu, w, config.activations) != w && w != config.activations) {
-            row.bottleneck += fmt::format(" ({} math)", name_of(config.activations));
-          }
-        }
-        levers.push_back(row);
-      }
-    }
-    report.tables.push_back(Table::from_rows<LeverRow>(
+    report.tables.push_back(Table::from_rows<FormatLever>(
         "levers",
         fmt::format("What each format buys at the same deployment ({}; batch {})", "weights x KV cache",
-                    requested_batch == 0 ? "max that fits" : fmt::format("{} or what fits", requested_batch)),
-        lever_columns, levers));
+                    query.batch == 0 ? "max that fits" : fmt::format("{} or what fits", query.batch)),
+        lever_columns, r.levers));
   }
 
   report.extra_results = {{"weights_per_gpu_bytes", heaviest.weights.total()},
                           {"kv_per_token_model_bytes", memory.kv_bytes_per_token_model},
-                          {"kv_per_token_gpu_bytes", kv_token_gpu},
+                          {"kv_per_token_gpu_bytes", r.kv_bytes_per_token_gpu},
                           {"kv_per_request_model_bytes", memory.kv_bytes_per_request_model},
                           {"kv_per_request_gpu_bytes", heaviest.kv_bytes_per_request},
                           {"kv_replication", sharding.kv_replication},
@@ -561,8 +390,8 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
     report.extra_results["tokens_per_s_roofline"] = tokens_per_s_roofline;
     report.extra_results["calibration"] = {
         {"file", calibration->file},      {"gpu", calibration->gpu_id},
-        {"decode_ops", op_count(decode)}, {"decode_ops_calibrated", calibrated_ops(decode)},
-        {"prefill_ops", op_count(first)}, {"prefill_ops_calibrated", calibrated_ops(first)}};
+        {"decode_ops", op_count(decode)}, {"decode_ops_calibrated", calibrated_op_count(decode)},
+        {"prefill_ops", op_count(first)}, {"prefill_ops_calibrated", calibrated_op_count(first)}};
   }
 
   if (config.collectives) report.notes.push_back(collectives_note(config, gpu, *options.deployment.calibration));
@@ -601,21 +430,35 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   return report;
 }
 
+}  // namespace
+
+Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
+  const ModelSpec model = resolve_model(options.model);
+  const GpuSpec gpu = apply_overrides(registry.find(options.parallelism.gpu), options.what_if);
+  require_positive(options.context, "--context");
+  const std::int64_t prompt = options.prompt.value_or(options.context);
+  require_positive(prompt, "--prompt");
+  const LlmQuery query{options.context, prompt, parse_batch(options.batch), options.levers};
+
+  DeploymentConfig config;
+  apply_format_flags(options.formats, gpu, config);
+  const std::optional<Calibration> calibration = apply_deployment_flags(options.deployment, config);
+  TimeOptions time;
+  apply_time_flags(options.deployment, calibration, time);
+  const Sharding sharding = shard(model, options.parallelism.tp, options.parallelism.pp);
+  const int gpus = apply_parallelism_flags(options.parallelism, config);
+
+  const LlmReport r = llm_report(model, gpu, sharding, config, query, time);
+  return render_llm({options, model, gpu, config, calibration, gpus, query}, r);
+}
+
 void setup_llm_command(CLI::App& app) {
   auto options = std::make_shared<LlmOptions>();
   CLI::App* command = app.add_subcommand(
       "llm", "One LLM deployment: weights and KV cache per GPU, max batch, decode and prefill op by op, TPOT, TTFT");
   add_model_options(*command, options->model);
-  command->add_option("--gpu", options->gpu, "GPU id or alias")->required();
-  command->add_option("--gpus", options->gpus, "GPUs in all (a multiple of TP x PP; default TP x PP)");
-  command->add_option("--tp", options->tp, "Tensor-parallel GPUs per layer")->capture_default_str();
-  command->add_option("--pp", options->pp, "Pipeline stages")->capture_default_str();
-  command->add_option("--weights", options->weights,
-                      "Format of the linear layers' weights: bf16, fp8, int8, int4_g128, nvfp4, ... (default: bf16, "
-                      "fp16 on a GPU without bf16)");
-  command->add_option("--kv", options->kv, "Format of the KV cache (default: as for --weights)");
-  command->add_option("--embeddings", options->embeddings,
-                      "Format of the embedding table and output head (default: as for --weights)");
+  add_parallelism_flags(*command, options->parallelism, "GPUs in all (a multiple of TP x PP; default TP x PP)", false);
+  add_format_flags(*command, options->formats);
   command->add_option("--context", options->context, "Tokens per request in the KV cache")->required();
   command->add_option("--prompt", options->prompt, "Prompt tokens for time to first token (default: --context)");
   command->add_option("--batch", options->batch, "Concurrent requests, or 'max' for as many as fit")

@@ -64,7 +64,7 @@ constexpr std::array<OpColumn<AttentionRow>, 11> attention_columns{{
      [](const AttentionRow& r) { return r.flash() ? OpCell{r.residency.l2_holds} : OpCell{}; }},
     {{"hbm_reduction", "HBM std/flash", 1}, [](const AttentionRow& r) { return OpCell{r.hbm_reduction}; }},
     {{"time_reduction", "time std/flash", 1},
-     [](const AttentionRow& r) { return number_if(r.t.roof->has_peak(), r.time_reduction); }},
+     [](const AttentionRow& r) { return number_if(r.t.has_peak(), r.time_reduction); }},
 }};
 
 // A flag that is either swept or tied to another one (--kv-heads to --heads, --kv-seq to --seq).
@@ -74,13 +74,6 @@ struct TiedAxis {
   [[nodiscard]] std::int64_t at(std::size_t i, std::int64_t tied) const { return values.empty() ? tied : values[i]; }
 };
 
-struct GpuContext {
-  Roof roof;
-  std::optional<double> smem_bytes;
-  double l2_bytes = 0;
-  int units = 0;
-};
-
 struct AttentionPlan {
   OpSetup setup;
   std::vector<std::int64_t> batch, heads, head_dim, seq;
@@ -88,7 +81,7 @@ struct AttentionPlan {
   bool causal = false;
   bool show_standard = true, show_flash = true;
   DType act = DType::bf16, kv = DType::bf16;
-  std::vector<GpuContext> gpus;
+  MathRoof math;  // the tensor peak of the activation type
   std::uint64_t rows = 0;
 };
 
@@ -159,12 +152,7 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
   (void)standard_attention_cost(largest);
   (void)flash_attention_cost(largest, {smallest_q, smallest_kv});
 
-  for (const GpuSpec& gpu : p.setup.gpus) {
-    GpuContext context{matrix_roof(gpu, p.act), std::nullopt, gpu.l2_bytes(), gpu.units};
-    // Shared memory sizes in the hardware files are KiB, as the CUDA guide states them.
-    if (gpu.smem_per_unit_kb) context.smem_bytes = *gpu.smem_per_unit_kb * 1024;
-    p.gpus.push_back(context);
-  }
+  p.math = {MathRoof::Unit::matrix, p.act};
   const std::array<std::size_t, 10> sizes{
       p.setup.gpus.size(), p.batch.size(),
       p.heads.size(),      p.kv_heads.size(),
@@ -215,13 +203,12 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
         "tiles fit the GPU's shared memory per SM");
   }
   report.notes.push_back("hbm_reduction = standard bytes / flash bytes; time_reduction = standard time / flash time");
-  std::vector<Roof> roofs;
-  for (const GpuContext& gpu : p.gpus) roofs.push_back(gpu.roof);
-  add_roof_notes(report, roofs, fmt::format("{} tensor peak (the activation type sets the math)", name_of(p.act)));
+  add_roof_notes(report, p.setup.roofs, p.math,
+                 fmt::format("{} tensor peak (the activation type sets the math)", name_of(p.act)));
   add_dtype_notes(report, {p.act, p.kv});
-  for (const GpuContext& gpu : p.gpus) {
-    if (!gpu.smem_bytes && p.show_flash) {
-      report.notes.push_back(fmt::format("{} states no shared memory size: default tile 128", gpu.roof.gpu->id));
+  for (const Roofs& gpu : p.setup.roofs) {
+    if (!gpu.smem_bytes_per_unit && p.show_flash) {
+      report.notes.push_back(fmt::format("{} states no shared memory size: default tile 128", gpu.gpu_id));
     }
   }
   return p;
@@ -235,8 +222,8 @@ void generate(const AttentionPlan& p, Emit&& emit) {
   AttentionRow flash;
   standard.impl = AttentionImpl::standard;
   flash.impl = AttentionImpl::flash;
-  for (const GpuContext& gpu : p.gpus) {
-    standard.gpu = flash.gpu = gpu.roof.gpu->id;
+  for (const Roofs& gpu : p.setup.roofs) {
+    standard.gpu = flash.gpu = gpu.gpu_id;
     SweepCursor at(sizes);
     do {
       AttentionShape shape;
@@ -249,7 +236,8 @@ void generate(const AttentionPlan& p, Emit&& emit) {
       shape.causal = p.causal;
       shape.act = p.act;
       shape.kv = p.kv;
-      FlashTiling tiling = gpu.smem_bytes ? default_flash_tiling(shape, *gpu.smem_bytes) : FlashTiling{128, 128};
+      FlashTiling tiling =
+          gpu.smem_bytes_per_unit ? default_flash_tiling(shape, *gpu.smem_bytes_per_unit) : FlashTiling{128, 128};
       tiling.q = p.tile.at(at[6], tiling.q);
       tiling.kv = p.tile_kv.at(at[7], p.tile.values.empty() ? tiling.kv : tiling.q);
 
@@ -258,10 +246,11 @@ void generate(const AttentionPlan& p, Emit&& emit) {
       flash.cost = flash_attention_cost(shape, tiling);
       flash.tiling = tiling;
       flash.smem_bytes = flash_smem_bytes(shape, tiling);
-      flash.tile_fits = gpu.smem_bytes ? std::optional(flash.smem_bytes <= *gpu.smem_bytes) : std::nullopt;
+      flash.tile_fits =
+          gpu.smem_bytes_per_unit ? std::optional(flash.smem_bytes <= *gpu.smem_bytes_per_unit) : std::nullopt;
       flash.residency = flash_kv_residency(shape, tiling, gpu.units, gpu.l2_bytes);
-      standard.t = time_on(standard.cost.hbm, gpu.roof, p.setup.efficiency);
-      flash.t = time_on(flash.cost.hbm, gpu.roof, p.setup.efficiency);
+      standard.t = time_on(standard.cost.hbm, gpu, p.math, p.setup.efficiency);
+      flash.t = time_on(flash.cost.hbm, gpu, p.math, p.setup.efficiency);
       if (p.setup.calibration) {
         apply_calibration(standard.t, p.setup, attention_basis(shape, AttentionImpl::standard));
         apply_calibration(flash.t, p.setup, attention_basis(shape, AttentionImpl::flash));

@@ -43,31 +43,25 @@ struct OpColumn {
   Show show = Show::always;
 };
 
-// One GPU's roofs for one operation: the peak that bounds its math, and the HBM bandwidth.
-struct Roof {
-  const GpuSpec* gpu = nullptr;
-  std::optional<PeakClass> peak_class;  // unset: the GPU states no peak for this math
-  double peak_flops = 0;
-  double bandwidth = 0;  // B/s
-  Roofs figures;         // every roof of the GPU, for a calibrated time
-  [[nodiscard]] bool has_peak() const { return peak_class.has_value(); }
-};
-// Matrix math (GEMM, GEMV, attention, linear) in `math`: the tensor peak of that type.
-[[nodiscard]] Roof matrix_roof(const GpuSpec& gpu, DType math);
-// Elementwise, normalisation, softmax on `data`: the vector peak (see vector_peak_class).
-[[nodiscard]] Roof vector_roof(const GpuSpec& gpu, DType data);
 // "HBM bandwidth", or the peak that binds ("bf16 tensor peak", "fp32 vector peak").
 [[nodiscard]] std::string_view binding_name(const std::optional<PeakClass>& peak, Bound bound);
 
+// An operation's time on one GPU's roofs: the peak that bounds its math (MathRoof::resolve) and
+// the HBM bandwidth.
 struct Timing {
   OpCost cost;
-  const Roof* roof = nullptr;
-  OpTime time;            // compute part valid only when roof->has_peak()
-  double expected_s = 0;  // > 0 when an expected time exists (--efficiency with a peak, or a calibrated time)
+  const Roofs* roofs = nullptr;
+  std::optional<PeakClass> peak;  // unset: the GPU states no peak for this math
+  OpTime time;                    // compute part valid only with a peak
+  double expected_s = 0;          // > 0 when an expected time exists (--efficiency with a peak, or a calibrated time)
   std::optional<CalibratedTime> calibrated;  // with --calibration, where a table applies
   std::string calibration_note;              // with --calibration: why not, or where the lookup was clamped
+  [[nodiscard]] bool has_peak() const { return peak.has_value(); }
+  [[nodiscard]] double peak_flops() const { return *roofs->peak(*peak); }
 };
-[[nodiscard]] Timing time_on(const OpCost& cost, const Roof& roof, const std::optional<Efficiency>& efficiency);
+// `roofs` must outlive the timing (it points to them).
+[[nodiscard]] Timing time_on(const OpCost& cost, const Roofs& roofs, const MathRoof& math,
+                             const std::optional<Efficiency>& efficiency);
 
 [[nodiscard]] inline OpCell number_if(bool valid, double value) {
   return valid ? OpCell{value} : OpCell{};
@@ -87,30 +81,26 @@ inline constexpr std::array<OpColumn<Row>, 20> timing_columns{{
     {{"written_bytes", "written [B]", 0}, [](const Row& r) { return OpCell{r.t.cost.bytes_written}; }},
     {{"intensity_flop_per_byte", "AI [FLOP/B]", 2}, [](const Row& r) { return OpCell{r.t.cost.intensity()}; }},
     {{"peak_class", "peak", 0},
-     [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(*r.t.roof->peak_class)) : OpCell{}; },
+     [](const Row& r) { return r.t.has_peak() ? text(name_of(*r.t.peak)) : OpCell{}; },
      Show::detail},
     {{"peak_tflops", "peak [TFLOP/s]", 1},
-     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / 1e12); },
+     [](const Row& r) { return number_if(r.t.has_peak(), r.t.peak_flops() / 1e12); },
      Show::detail},
     {{"bandwidth_tbps", "HBM [TB/s]", 2},
-     [](const Row& r) { return OpCell{r.t.roof->bandwidth / 1e12}; },
+     [](const Row& r) { return OpCell{r.t.roofs->bandwidth / 1e12}; },
      Show::detail},
     {{"ridge_flop_per_byte", "ridge [FLOP/B]", 1},
-     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.roof->peak_flops / r.t.roof->bandwidth); }},
-    {{"bound", "bound", 0},
-     [](const Row& r) { return r.t.roof->has_peak() ? text(name_of(r.t.time.bound)) : OpCell{}; }},
+     [](const Row& r) { return number_if(r.t.has_peak(), r.t.peak_flops() / r.t.roofs->bandwidth); }},
+    {{"bound", "bound", 0}, [](const Row& r) { return r.t.has_peak() ? text(name_of(r.t.time.bound)) : OpCell{}; }},
     {{"attainable_tflops", "attainable [TFLOP/s]", 2},
-     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.attainable_flops / 1e12); }},
+     [](const Row& r) { return number_if(r.t.has_peak(), r.t.time.attainable_flops / 1e12); }},
     {{"compute_time_us", "compute [us]", 3},
-     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.compute_s * 1e6); },
+     [](const Row& r) { return number_if(r.t.has_peak(), r.t.time.compute_s * 1e6); },
      Show::detail},
     {{"memory_time_us", "memory [us]", 3}, [](const Row& r) { return OpCell{r.t.time.memory_s * 1e6}; }, Show::detail},
-    {{"time_us", "time >= [us]", 3},
-     [](const Row& r) { return number_if(r.t.roof->has_peak(), r.t.time.time_s * 1e6); }},
+    {{"time_us", "time >= [us]", 3}, [](const Row& r) { return number_if(r.t.has_peak(), r.t.time.time_s * 1e6); }},
     {{"binding", "binding", 0},
-     [](const Row& r) {
-       return r.t.roof->has_peak() ? text(binding_name(r.t.roof->peak_class, r.t.time.bound)) : OpCell{};
-     }},
+     [](const Row& r) { return r.t.has_peak() ? text(binding_name(r.t.peak, r.t.time.bound)) : OpCell{}; }},
     {{"expected_time_us", "expected [us]", 3},
      [](const Row& r) { return number_if(r.t.expected_s > 0, r.t.expected_s * 1e6); },
      Show::expected},
@@ -151,6 +141,7 @@ template <class Row>
 // What every op command sets up before it produces rows.
 struct OpSetup {
   std::vector<GpuSpec> gpus;
+  std::vector<Roofs> roofs;  // one per GPU, in the same order
   std::optional<Efficiency> efficiency;
   std::optional<Calibration> calibration;
   Format format = Format::table;
@@ -280,9 +271,10 @@ class CsvStream {
 // integers, others through a compiled format.
 char* format_csv_number(char* out, double value);
 
-// Notes every op report carries: how time is bounded, which peak bounds the math, the GPUs that
-// state no such peak, and the block scales of the data types in use.
-void add_roof_notes(Report& report, std::span<const Roof> roofs, std::string_view math);
+// Notes every op report carries: how time is bounded, which peak bounds the math (`math`,
+// described by `math_text`), the GPUs that state no such peak, and the block scales of the data
+// types in use.
+void add_roof_notes(Report& report, std::span<const Roofs> roofs, const MathRoof& math, std::string_view math_text);
 void add_dtype_notes(Report& report, std::initializer_list<DType> types);
 
 // Writes notes to the stream the CLI shows on stderr.

@@ -11,9 +11,11 @@ namespace {
 
 using namespace op_detail;
 
-struct GpuRoofs {
-  Roof matrix;  // linear, in the activation type
-  Roof vector;  // everything else
+// The two roofs a chain's math meets on one GPU: linear on the tensor peak of the activation
+// type, everything else on the vector peak.
+struct ChainMath {
+  MathRoof matrix;
+  MathRoof vector;
 };
 
 struct FuseRow {
@@ -22,14 +24,20 @@ struct FuseRow {
   std::string_view kept;  // the intermediates kept on chip
   FuseShape shape;
   const FuseCost* cost = nullptr;
-  const GpuRoofs* roofs = nullptr;
-  bool valid = false;  // both roofs the chain needs have a peak
+  const Roofs* roofs = nullptr;
+  std::optional<PeakClass> matrix_peak, vector_peak;  // unset: the GPU states none
+  bool valid = false;                                 // both roofs the chain needs have a peak
   double unfused_s = 0;
   double fused_matrix_s = 0, fused_vector_s = 0, fused_memory_s = 0, fused_s = 0;
   Bound fused_bound = Bound::memory;
   std::optional<PeakClass> fused_binding;  // the peak that binds when compute-bound
   double expected_unfused_s = 0, expected_fused_s = 0;
 };
+
+// FLOP/s of a peak of the row's GPU; 0 where it states none (the row's times are then not valid).
+double peak_or_zero(const FuseRow& row, const std::optional<PeakClass>& peak) {
+  return peak ? *row.roofs->peak(*peak) : 0.0;
+}
 
 constexpr std::array<OpColumn<FuseRow>, 25> fuse_columns{{
     {{"gpu", "GPU", 0}, [](const FuseRow& r) { return text(r.gpu); }},
@@ -63,13 +71,13 @@ constexpr std::array<OpColumn<FuseRow>, 25> fuse_columns{{
     {{"fused_binding", "fused binding", 0},
      [](const FuseRow& r) { return r.valid ? text(binding_name(r.fused_binding, r.fused_bound)) : OpCell{}; }},
     {{"matrix_peak_tflops", "tensor peak [TFLOP/s]", 1},
-     [](const FuseRow& r) { return number_if(r.roofs->matrix.has_peak(), r.roofs->matrix.peak_flops / 1e12); },
+     [](const FuseRow& r) { return number_if(r.matrix_peak.has_value(), peak_or_zero(r, r.matrix_peak) / 1e12); },
      Show::detail},
     {{"vector_peak_tflops", "vector peak [TFLOP/s]", 1},
-     [](const FuseRow& r) { return number_if(r.roofs->vector.has_peak(), r.roofs->vector.peak_flops / 1e12); },
+     [](const FuseRow& r) { return number_if(r.vector_peak.has_value(), peak_or_zero(r, r.vector_peak) / 1e12); },
      Show::detail},
     {{"bandwidth_tbps", "HBM [TB/s]", 2},
-     [](const FuseRow& r) { return OpCell{r.roofs->vector.bandwidth / 1e12}; },
+     [](const FuseRow& r) { return OpCell{r.roofs->bandwidth / 1e12}; },
      Show::detail},
     {{"expected_unfused_time_us", "expected unfused [us]", 3},
      [](const FuseRow& r) { return number_if(r.valid, r.expected_unfused_s * 1e6); },
@@ -110,7 +118,7 @@ struct FusePlan {
   bool has_linear = false;
   std::vector<std::int64_t> rows_axis, hidden;
   DType act = DType::bf16, weights = DType::bf16;
-  std::vector<GpuRoofs> roofs;
+  ChainMath math;
   std::uint64_t rows = 0;
 };
 
@@ -133,7 +141,7 @@ FusePlan plan_fuse(const FuseOptions& o, const HardwareRegistry& registry) {
   // bad point fails before any row is written.
   for (std::int64_t hidden : p.hidden) (void)fuse_cost(p.chain, {1, hidden, p.act, p.weights});
   (void)fuse_cost(p.chain, {max_of(p.rows_axis), max_of(p.hidden), p.act, p.weights});
-  for (const GpuSpec& gpu : p.setup.gpus) p.roofs.push_back({matrix_roof(gpu, p.act), vector_roof(gpu, p.act)});
+  p.math = {{MathRoof::Unit::matrix, p.act}, {MathRoof::Unit::vector, p.act}};
   const std::array<std::size_t, 3> sizes{p.setup.gpus.size(), p.rows_axis.size(), p.hidden.size()};
   p.rows = sweep_point_count(sizes);
 
@@ -169,10 +177,9 @@ FusePlan plan_fuse(const FuseOptions& o, const HardwareRegistry& registry) {
       }
     }
   }
-  for (const GpuRoofs& roofs : p.roofs) {
-    if ((p.has_linear && !roofs.matrix.has_peak()) || !roofs.vector.has_peak()) {
-      report.notes.push_back(
-          fmt::format("{} states no peak for this math: its time columns are empty", roofs.vector.gpu->id));
+  for (const Roofs& roofs : p.setup.roofs) {
+    if ((p.has_linear && !p.math.matrix.resolve(roofs)) || !p.math.vector.resolve(roofs)) {
+      report.notes.push_back(fmt::format("{} states no peak for this math: its time columns are empty", roofs.gpu_id));
     }
   }
   add_dtype_notes(report, {p.act, p.weights});
@@ -181,29 +188,29 @@ FusePlan plan_fuse(const FuseOptions& o, const HardwareRegistry& registry) {
 
 // Times of one point; calls step(index, timing) for each step as its own kernel.
 template <class Step>
-void time_chain(FuseRow& row, const FuseCost& cost, const GpuRoofs& roofs, const std::optional<Efficiency>& e,
+void time_chain(FuseRow& row, const FuseCost& cost, const ChainMath& math, const std::optional<Efficiency>& e,
                 Step&& step) {
-  row.valid = roofs.vector.has_peak();
+  const Roofs& roofs = *row.roofs;
+  row.valid = row.vector_peak.has_value();
   row.unfused_s = 0;
   row.expected_unfused_s = 0;
   for (std::size_t i = 0; i < cost.size; ++i) {
     const ChainStepCost& s = cost.steps[i];
-    const Roof& roof = s.matrix ? roofs.matrix : roofs.vector;
-    row.valid = row.valid && roof.has_peak();
-    const Timing t = time_on(s.cost, roof, e);
+    const Timing t = time_on(s.cost, roofs, s.matrix ? math.matrix : math.vector, e);
+    row.valid = row.valid && t.has_peak();
     row.unfused_s += t.time.time_s;
     row.expected_unfused_s += t.expected_s;
     step(i, t);
   }
-  const double bandwidth = roofs.vector.bandwidth;
-  row.fused_matrix_s = cost.matrix_flops > 0 ? cost.matrix_flops / roofs.matrix.peak_flops : 0.0;
-  row.fused_vector_s = cost.vector_flops > 0 ? cost.vector_flops / roofs.vector.peak_flops : 0.0;
+  const double bandwidth = roofs.bandwidth;
+  row.fused_matrix_s = cost.matrix_flops > 0 ? cost.matrix_flops / peak_or_zero(row, row.matrix_peak) : 0.0;
+  row.fused_vector_s = cost.vector_flops > 0 ? cost.vector_flops / peak_or_zero(row, row.vector_peak) : 0.0;
   row.fused_memory_s = cost.fused.bytes() / bandwidth;
   const bool matrix_binds = row.fused_matrix_s >= row.fused_vector_s;
   const double compute_s = matrix_binds ? row.fused_matrix_s : row.fused_vector_s;
   row.fused_bound = compute_s < row.fused_memory_s ? Bound::memory : Bound::compute;
   row.fused_s = row.fused_bound == Bound::memory ? row.fused_memory_s : compute_s;
-  row.fused_binding = matrix_binds ? roofs.matrix.peak_class : roofs.vector.peak_class;
+  row.fused_binding = matrix_binds ? row.matrix_peak : row.vector_peak;
   if (e) row.expected_fused_s = std::max(compute_s / e->compute, row.fused_memory_s / e->memory);
 }
 
@@ -214,16 +221,17 @@ void generate(const FusePlan& p, Emit&& emit, EmitStep&& emit_step) {
   row.chain = p.chain_text;
   row.kept = p.kept;
   StepRow step_row;
-  for (std::size_t g = 0; g < p.roofs.size(); ++g) {
-    const GpuRoofs& roofs = p.roofs[g];
-    row.gpu = step_row.gpu = p.setup.gpus[g].id;
+  for (const Roofs& roofs : p.setup.roofs) {
+    row.gpu = step_row.gpu = roofs.gpu_id;
     row.roofs = &roofs;
+    row.matrix_peak = p.math.matrix.resolve(roofs);
+    row.vector_peak = p.math.vector.resolve(roofs);
     SweepCursor at(sizes);
     do {
       row.shape = step_row.shape = {p.rows_axis[at[0]], p.hidden[at[1]], p.act, p.weights};
       const FuseCost cost = fuse_cost(p.chain, row.shape);
       row.cost = &cost;
-      time_chain(row, cost, roofs, p.setup.efficiency, [&](std::size_t i, const Timing& t) {
+      time_chain(row, cost, p.math, p.setup.efficiency, [&](std::size_t i, const Timing& t) {
         step_row.index = i;
         step_row.step = &cost.steps[i];
         step_row.on_chip = i + 1 < cost.size;

@@ -31,7 +31,7 @@ struct GemmPlan {
   OpSetup setup;
   std::vector<std::int64_t> m, n, k, batch;
   DType act = DType::bf16, weights = DType::bf16, out = DType::bf16;
-  std::vector<Roof> roofs;
+  MathRoof math;  // what bounds the FLOPs
   std::uint64_t rows = 0;
 };
 
@@ -48,7 +48,7 @@ GemmPlan plan_gemm(const GemmOptions& o, const HardwareRegistry& registry) {
   p.out = o.out ? parse_dtype(*o.out, "--out") : p.act;
   // The largest point first: a byte count that overflows fails before any row is written.
   (void)gemm_cost({max_of(p.m), max_of(p.n), max_of(p.k), max_of(p.batch), p.act, p.weights, p.out});
-  for (const GpuSpec& gpu : p.setup.gpus) p.roofs.push_back(matrix_roof(gpu, p.act));
+  p.math = {MathRoof::Unit::matrix, p.act};
   const std::array<std::size_t, 5> sizes{p.setup.gpus.size(), p.m.size(), p.n.size(), p.k.size(), p.batch.size()};
   p.rows = sweep_point_count(sizes);
 
@@ -64,7 +64,8 @@ GemmPlan plan_gemm(const GemmOptions& o, const HardwareRegistry& registry) {
       "FLOPs = 2 m n k batch; bytes: A (m x k, {}) and B (k x n, {}) read once, C (m x n, {}) written once: the "
       "minimum traffic (a tiled kernel re-reads A and B; see docs/formulas.md)",
       name_of(p.act), name_of(p.weights), name_of(p.out)));
-  add_roof_notes(report, p.roofs, fmt::format("{} tensor peak (the activation type sets the math)", name_of(p.act)));
+  add_roof_notes(report, p.setup.roofs, p.math,
+                 fmt::format("{} tensor peak (the activation type sets the math)", name_of(p.act)));
   add_dtype_notes(report, {p.act, p.weights, p.out});
   return p;
 }
@@ -73,12 +74,12 @@ template <class Emit>
 void generate(const GemmPlan& p, Emit&& emit) {
   const std::array<std::size_t, 4> sizes{p.m.size(), p.n.size(), p.k.size(), p.batch.size()};
   GemmRow row;
-  for (const Roof& roof : p.roofs) {
-    row.gpu = roof.gpu->id;
+  for (const Roofs& roofs : p.setup.roofs) {
+    row.gpu = roofs.gpu_id;
     SweepCursor at(sizes);
     do {
       row.shape = {p.m[at[0]], p.n[at[1]], p.k[at[2]], p.batch[at[3]], p.act, p.weights, p.out};
-      row.t = time_on(gemm_cost(row.shape), roof, p.setup.efficiency);
+      row.t = time_on(gemm_cost(row.shape), roofs, p.math, p.setup.efficiency);
       if (p.setup.calibration) apply_calibration(row.t, p.setup, gemm_basis(row.shape));
       emit(row);
     } while (at.next());
@@ -104,7 +105,7 @@ struct GemvPlan {
   OpSetup setup;
   std::vector<std::int64_t> m, k, batch;
   DType act = DType::bf16, weights = DType::bf16;
-  std::vector<Roof> roofs;
+  MathRoof math;  // what bounds the FLOPs
   std::uint64_t rows = 0;
 };
 
@@ -118,7 +119,7 @@ GemvPlan plan_gemv(const GemvOptions& o, const HardwareRegistry& registry) {
   p.act = o.act ? parse_dtype(*o.act, "--act") : base;
   p.weights = o.weights ? parse_dtype(*o.weights, "--weights") : base;
   (void)gemv_cost({max_of(p.m), max_of(p.k), max_of(p.batch), p.weights, p.act});
-  for (const GpuSpec& gpu : p.setup.gpus) p.roofs.push_back(matrix_roof(gpu, p.act));
+  p.math = {MathRoof::Unit::matrix, p.act};
   const std::array<std::size_t, 4> sizes{p.setup.gpus.size(), p.m.size(), p.k.size(), p.batch.size()};
   p.rows = sweep_point_count(sizes);
 
@@ -129,7 +130,8 @@ GemvPlan plan_gemv(const GemvOptions& o, const HardwareRegistry& registry) {
       "FLOPs = 2 m k batch; bytes: W (m x k, {}) read once for the whole batch, x (batch x k) read and y (batch x m) "
       "written in {}",
       name_of(p.weights), name_of(p.act)));
-  add_roof_notes(report, p.roofs, fmt::format("{} tensor peak (the activation type sets the math)", name_of(p.act)));
+  add_roof_notes(report, p.setup.roofs, p.math,
+                 fmt::format("{} tensor peak (the activation type sets the math)", name_of(p.act)));
   add_dtype_notes(report, {p.act, p.weights});
   return p;
 }
@@ -138,12 +140,12 @@ template <class Emit>
 void generate(const GemvPlan& p, Emit&& emit) {
   const std::array<std::size_t, 3> sizes{p.m.size(), p.k.size(), p.batch.size()};
   GemvRow row;
-  for (const Roof& roof : p.roofs) {
-    row.gpu = roof.gpu->id;
+  for (const Roofs& roofs : p.setup.roofs) {
+    row.gpu = roofs.gpu_id;
     SweepCursor at(sizes);
     do {
       row.shape = {p.m[at[0]], p.k[at[1]], p.batch[at[2]], p.weights, p.act};
-      row.t = time_on(gemv_cost(row.shape), roof, p.setup.efficiency);
+      row.t = time_on(gemv_cost(row.shape), roofs, p.math, p.setup.efficiency);
       if (p.setup.calibration) apply_calibration(row.t, p.setup, gemv_basis(row.shape));
       emit(row);
     } while (at.next());

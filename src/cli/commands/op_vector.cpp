@@ -40,7 +40,7 @@ struct ElementwisePlan {
   std::vector<std::int64_t> elements, inputs, outputs;
   std::vector<double> flops;
   DType dtype = DType::bf16;
-  std::vector<Roof> roofs;
+  MathRoof math;  // what bounds the FLOPs
   std::uint64_t rows = 0;
 };
 
@@ -78,7 +78,7 @@ ElementwisePlan plan_elementwise(const ElementwiseOptions& o, const HardwareRegi
   p.dtype = parse_dtype(o.op.dtype);
   (void)elementwise_cost(
       {max_of(p.elements), static_cast<int>(max_of(p.inputs)), static_cast<int>(max_of(p.outputs)), 0, p.dtype});
-  for (const GpuSpec& gpu : p.setup.gpus) p.roofs.push_back(vector_roof(gpu, p.dtype));
+  p.math = {MathRoof::Unit::vector, p.dtype};
   const std::array<std::size_t, 5> sizes{p.setup.gpus.size(), p.elements.size(), p.inputs.size(), p.outputs.size(),
                                          p.flops.size()};
   p.rows = sweep_point_count(sizes);
@@ -92,7 +92,7 @@ ElementwisePlan plan_elementwise(const ElementwiseOptions& o, const HardwareRegi
   report.notes.push_back(
       "FLOPs = elements x FLOPs per element; bytes = elements x (inputs read + outputs written) x "
       "bytes per element");
-  add_roof_notes(report, p.roofs, vector_math(p.dtype));
+  add_roof_notes(report, p.setup.roofs, p.math, vector_math(p.dtype));
   add_dtype_notes(report, {p.dtype});
   return p;
 }
@@ -102,13 +102,13 @@ void generate(const ElementwisePlan& p, Emit&& emit) {
   const std::array<std::size_t, 4> sizes{p.elements.size(), p.inputs.size(), p.outputs.size(), p.flops.size()};
   ElementwiseRow row;
   row.function = p.function;
-  for (const Roof& roof : p.roofs) {
-    row.gpu = roof.gpu->id;
+  for (const Roofs& roofs : p.setup.roofs) {
+    row.gpu = roofs.gpu_id;
     SweepCursor at(sizes);
     do {
       row.shape = {p.elements[at[0]], static_cast<int>(p.inputs[at[1]]), static_cast<int>(p.outputs[at[2]]),
                    p.flops[at[3]], p.dtype};
-      row.t = time_on(elementwise_cost(row.shape), roof, p.setup.efficiency);
+      row.t = time_on(elementwise_cost(row.shape), roofs, p.math, p.setup.efficiency);
       if (p.setup.calibration) apply_calibration(row.t, p.setup, elementwise_basis(row.shape));
       emit(row);
     } while (at.next());
@@ -136,7 +136,7 @@ struct NormPlan {
   NormKind kind = NormKind::rmsnorm;
   bool residual = false;
   DType dtype = DType::bf16;
-  std::vector<Roof> roofs;
+  MathRoof math;  // what bounds the FLOPs
   std::uint64_t rows = 0;
 };
 
@@ -149,7 +149,7 @@ NormPlan plan_norm(const NormOptions& o, const HardwareRegistry& registry) {
   p.residual = o.residual;
   p.dtype = parse_dtype(o.op.dtype);
   (void)norm_cost({max_of(p.rows_axis), max_of(p.hidden), p.kind, p.residual, p.dtype});
-  for (const GpuSpec& gpu : p.setup.gpus) p.roofs.push_back(vector_roof(gpu, p.dtype));
+  p.math = {MathRoof::Unit::vector, p.dtype};
   const std::array<std::size_t, 3> sizes{p.setup.gpus.size(), p.rows_axis.size(), p.hidden.size()};
   p.rows = sweep_point_count(sizes);
 
@@ -164,7 +164,7 @@ NormPlan plan_norm(const NormOptions& o, const HardwareRegistry& registry) {
   if (p.residual) {
     report.notes.push_back("--residual: one more add per element, the residual read and the sum written");
   }
-  add_roof_notes(report, p.roofs, vector_math(p.dtype));
+  add_roof_notes(report, p.setup.roofs, p.math, vector_math(p.dtype));
   add_dtype_notes(report, {p.dtype});
   return p;
 }
@@ -173,12 +173,12 @@ template <class Emit>
 void generate(const NormPlan& p, Emit&& emit) {
   const std::array<std::size_t, 2> sizes{p.rows_axis.size(), p.hidden.size()};
   NormRow row;
-  for (const Roof& roof : p.roofs) {
-    row.gpu = roof.gpu->id;
+  for (const Roofs& roofs : p.setup.roofs) {
+    row.gpu = roofs.gpu_id;
     SweepCursor at(sizes);
     do {
       row.shape = {p.rows_axis[at[0]], p.hidden[at[1]], p.kind, p.residual, p.dtype};
-      row.t = time_on(norm_cost(row.shape), roof, p.setup.efficiency);
+      row.t = time_on(norm_cost(row.shape), roofs, p.math, p.setup.efficiency);
       if (p.setup.calibration) apply_calibration(row.t, p.setup, norm_basis(row.shape));
       emit(row);
     } while (at.next());
@@ -202,7 +202,7 @@ struct SoftmaxPlan {
   OpSetup setup;
   std::vector<std::int64_t> rows_axis, cols;
   DType dtype = DType::bf16;
-  std::vector<Roof> roofs;
+  MathRoof math;  // what bounds the FLOPs
   std::uint64_t rows = 0;
 };
 
@@ -213,7 +213,7 @@ SoftmaxPlan plan_softmax(const SoftmaxOptions& o, const HardwareRegistry& regist
   p.cols = axis("--cols", o.cols);
   p.dtype = parse_dtype(o.op.dtype);
   (void)softmax_cost({max_of(p.rows_axis), max_of(p.cols), p.dtype});
-  for (const GpuSpec& gpu : p.setup.gpus) p.roofs.push_back(vector_roof(gpu, p.dtype));
+  p.math = {MathRoof::Unit::vector, p.dtype};
   const std::array<std::size_t, 3> sizes{p.setup.gpus.size(), p.rows_axis.size(), p.cols.size()};
   p.rows = sweep_point_count(sizes);
 
@@ -222,7 +222,7 @@ SoftmaxPlan plan_softmax(const SoftmaxOptions& o, const HardwareRegistry& regist
   report.notes.push_back(
       "softmax FLOPs = rows (5 cols + 1): max, subtract, exp, accumulate, scale per element; one reciprocal per row. "
       "Bytes: each row read once and written once (it stays on chip between the passes)");
-  add_roof_notes(report, p.roofs, vector_math(p.dtype));
+  add_roof_notes(report, p.setup.roofs, p.math, vector_math(p.dtype));
   add_dtype_notes(report, {p.dtype});
   return p;
 }
@@ -231,12 +231,12 @@ template <class Emit>
 void generate(const SoftmaxPlan& p, Emit&& emit) {
   const std::array<std::size_t, 2> sizes{p.rows_axis.size(), p.cols.size()};
   SoftmaxRow row;
-  for (const Roof& roof : p.roofs) {
-    row.gpu = roof.gpu->id;
+  for (const Roofs& roofs : p.setup.roofs) {
+    row.gpu = roofs.gpu_id;
     SweepCursor at(sizes);
     do {
       row.shape = {p.rows_axis[at[0]], p.cols[at[1]], p.dtype};
-      row.t = time_on(softmax_cost(row.shape), roof, p.setup.efficiency);
+      row.t = time_on(softmax_cost(row.shape), roofs, p.math, p.setup.efficiency);
       if (p.setup.calibration) apply_calibration(row.t, p.setup, softmax_basis(row.shape));
       emit(row);
     } while (at.next());

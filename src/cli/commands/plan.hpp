@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "../common.hpp"
+#include "../deployment_options.hpp"
 #include "../model_options.hpp"
-#include "llm.hpp"
 #include "roofline/hardware.hpp"
 #include "roofline/report.hpp"
 

@@ -3,49 +3,25 @@
 // See docs/profile.md.
 #include "profile.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
 
 #include "commands.hpp"
 #include "roofline/bench.hpp"
 #include "roofline/error.hpp"
 #include "roofline/input_file.hpp"
+#include "roofline/ncu_run.hpp"
 #include "roofline/output_file.hpp"
+#include "roofline/placement.hpp"
 #include "roofline/plot.hpp"
-#include "roofline/roofline.hpp"
-#include "roofline/text.hpp"
-
-extern char** environ;
 
 namespace roofline::cli {
 namespace {
 
-// A kernel as the roofline sees it on one GPU.
-struct Placed {
-  const ncu::Kernel* kernel = nullptr;
-  std::string pipe;  // "tensor bf16_dst_fp32", "fp32", "fp64", "fp16", "none"
-  std::optional<PeakClass> peak_class;
-  std::optional<double> peak;  // FLOP/s
-  double bandwidth = 0;        // B/s
-  std::optional<double> intensity;
-  std::optional<Bound> bound;
-  std::optional<double> attainable;
-  std::optional<double> roof_fraction;  // achieved / attainable
-  std::string label;                    // unique short name for the chart
-  std::string note;
-};
+using ncu::Placement;
 
 std::optional<double> rate(const std::optional<double>& bytes, double seconds) {
   return bytes ? std::optional(*bytes / seconds) : std::nullopt;
@@ -56,102 +32,52 @@ std::optional<double> ratio(double flops, const std::optional<double>& bytes) {
   return flops / *bytes;
 }
 
-Placed place(const ncu::Kernel& k, const GpuSpec& gpu) {
-  Placed p;
-  p.kernel = &k;
-  p.bandwidth = gpu.memory_bandwidth_bytes_per_s();
-  // The pipe that did most of the floating-point work bounds the kernel's math.
-  double most = 0;
-  const auto consider = [&](double flops, std::string name, std::optional<PeakClass> peak) {
-    if (flops > most) {
-      most = flops;
-      p.pipe = std::move(name);
-      p.peak_class = peak;
-    }
-  };
-  consider(k.fp32_flops, "fp32", PeakClass::fp32);
-  consider(k.fp64_flops, "fp64", PeakClass::fp64);
-  consider(k.fp16_flops, "fp16", std::nullopt);
-  for (const ncu::TensorOps& t : k.tensor) {
-    if (t.floating) consider(t.ops, fmt::format("tensor {}", t.source), t.peak);
-  }
-  if (most == 0) p.pipe = "none";
-  if (p.peak_class) p.peak = gpu.peak_flops(*p.peak_class);
-  if (p.pipe == "fp16") p.note = "the hardware file states no vector fp16 peak: memory roof only";
-  if (p.peak_class && !p.peak)
-    p.note = fmt::format("{} states no {} peak: memory roof only", gpu.id, name_of(*p.peak_class));
-
-  const double flops = k.flops();
-  const double seconds = k.duration_s;
-  if (flops > 0 && k.dram_bytes && *k.dram_bytes > 0) {
-    p.intensity = flops / *k.dram_bytes;
-    if (p.peak) {
-      const Attainable a = attainable(*p.peak, p.bandwidth, *p.intensity);
-      p.bound = a.bound;
-      p.attainable = a.flops;
-    } else {
-      p.bound = Bound::memory;
-      p.attainable = *p.intensity * p.bandwidth;
-    }
-    p.roof_fraction = flops / seconds / *p.attainable;
-  } else if (flops > 0 && p.peak) {
-    // Nothing from DRAM: only the compute roof applies.
-    p.bound = Bound::compute;
-    p.attainable = *p.peak;
-    p.roof_fraction = flops / seconds / *p.peak;
-  } else if (k.dram_bytes) {
-    // No FLOPs: the memory roof is the whole roof.
-    p.bound = Bound::memory;
-    p.roof_fraction = *k.dram_bytes / seconds / p.bandwidth;
-  }
-  return p;
-}
-
 Cell optional_cell(const std::optional<double>& value, double scale = 1.0) {
   return value ? Cell{*value * scale} : Cell{};
 }
 
-constexpr std::array<ColumnOf<Placed>, 29> kernel_columns{{
-    {{"id", "ID", 0}, [](const Placed& p) { return Cell{p.kernel->id}; }},
-    {{"kernel", "kernel", 0}, [](const Placed& p) { return Cell{p.kernel->short_name}; }},
-    {{"name", "name", 0}, [](const Placed& p) { return Cell{p.kernel->name}; }},
-    {{"grid", "grid", 0}, [](const Placed& p) { return Cell{p.kernel->grid}; }},
-    {{"block", "block", 0}, [](const Placed& p) { return Cell{p.kernel->block}; }},
-    {{"duration_us", "time [us]", 2}, [](const Placed& p) { return Cell{p.kernel->duration_s * 1e6}; }},
-    {{"flops", "FLOPs", 0}, [](const Placed& p) { return Cell{p.kernel->flops()}; }},
-    {{"tflops", "TFLOP/s", 2}, [](const Placed& p) { return Cell{p.kernel->flops() / p.kernel->duration_s / 1e12}; }},
+constexpr std::array<ColumnOf<Placement>, 29> kernel_columns{{
+    {{"id", "ID", 0}, [](const Placement& p) { return Cell{p.kernel->id}; }},
+    {{"kernel", "kernel", 0}, [](const Placement& p) { return Cell{p.kernel->short_name}; }},
+    {{"name", "name", 0}, [](const Placement& p) { return Cell{p.kernel->name}; }},
+    {{"grid", "grid", 0}, [](const Placement& p) { return Cell{p.kernel->grid}; }},
+    {{"block", "block", 0}, [](const Placement& p) { return Cell{p.kernel->block}; }},
+    {{"duration_us", "time [us]", 2}, [](const Placement& p) { return Cell{p.kernel->duration_s * 1e6}; }},
+    {{"flops", "FLOPs", 0}, [](const Placement& p) { return Cell{p.kernel->flops()}; }},
+    {{"tflops", "TFLOP/s", 2},
+     [](const Placement& p) { return Cell{p.kernel->flops() / p.kernel->duration_s / 1e12}; }},
     {{"fp32_tflops", "fp32 TFLOP/s", 2},
-     [](const Placed& p) { return Cell{p.kernel->fp32_flops / p.kernel->duration_s / 1e12}; }},
+     [](const Placement& p) { return Cell{p.kernel->fp32_flops / p.kernel->duration_s / 1e12}; }},
     {{"fp64_tflops", "fp64 TFLOP/s", 2},
-     [](const Placed& p) { return Cell{p.kernel->fp64_flops / p.kernel->duration_s / 1e12}; }},
+     [](const Placement& p) { return Cell{p.kernel->fp64_flops / p.kernel->duration_s / 1e12}; }},
     {{"fp16_tflops", "fp16 TFLOP/s", 2},
-     [](const Placed& p) { return Cell{p.kernel->fp16_flops / p.kernel->duration_s / 1e12}; }},
+     [](const Placement& p) { return Cell{p.kernel->fp16_flops / p.kernel->duration_s / 1e12}; }},
     {{"tensor_tflops", "tensor TFLOP/s", 2},
-     [](const Placed& p) { return Cell{p.kernel->tensor_flops() / p.kernel->duration_s / 1e12}; }},
-    {{"pipe", "pipe", 0}, [](const Placed& p) { return Cell{p.pipe}; }},
-    {{"dram_bytes", "DRAM [B]", 0}, [](const Placed& p) { return optional_cell(p.kernel->dram_bytes); }},
-    {{"l2_bytes", "L2->SM [B]", 0}, [](const Placed& p) { return optional_cell(p.kernel->l2_bytes); }},
-    {{"l1_bytes", "L1->reg [B]", 0}, [](const Placed& p) { return optional_cell(p.kernel->l1_bytes); }},
+     [](const Placement& p) { return Cell{p.kernel->tensor_flops() / p.kernel->duration_s / 1e12}; }},
+    {{"pipe", "pipe", 0}, [](const Placement& p) { return Cell{p.pipe}; }},
+    {{"dram_bytes", "DRAM [B]", 0}, [](const Placement& p) { return optional_cell(p.kernel->dram_bytes); }},
+    {{"l2_bytes", "L2->SM [B]", 0}, [](const Placement& p) { return optional_cell(p.kernel->l2_bytes); }},
+    {{"l1_bytes", "L1->reg [B]", 0}, [](const Placement& p) { return optional_cell(p.kernel->l1_bytes); }},
     {{"dram_tbps", "DRAM TB/s", 3},
-     [](const Placed& p) { return optional_cell(rate(p.kernel->dram_bytes, p.kernel->duration_s), 1e-12); }},
+     [](const Placement& p) { return optional_cell(rate(p.kernel->dram_bytes, p.kernel->duration_s), 1e-12); }},
     {{"l2_tbps", "L2 TB/s", 3},
-     [](const Placed& p) { return optional_cell(rate(p.kernel->l2_bytes, p.kernel->duration_s), 1e-12); }},
+     [](const Placement& p) { return optional_cell(rate(p.kernel->l2_bytes, p.kernel->duration_s), 1e-12); }},
     {{"l1_tbps", "L1 TB/s", 3},
-     [](const Placed& p) { return optional_cell(rate(p.kernel->l1_bytes, p.kernel->duration_s), 1e-12); }},
-    {{"intensity_dram_flop_per_byte", "AI DRAM", 2}, [](const Placed& p) { return optional_cell(p.intensity); }},
+     [](const Placement& p) { return optional_cell(rate(p.kernel->l1_bytes, p.kernel->duration_s), 1e-12); }},
+    {{"intensity_dram_flop_per_byte", "AI DRAM", 2}, [](const Placement& p) { return optional_cell(p.intensity); }},
     {{"intensity_l2_flop_per_byte", "AI L2", 2},
-     [](const Placed& p) { return optional_cell(ratio(p.kernel->flops(), p.kernel->l2_bytes)); }},
+     [](const Placement& p) { return optional_cell(ratio(p.kernel->flops(), p.kernel->l2_bytes)); }},
     {{"intensity_l1_flop_per_byte", "AI L1", 2},
-     [](const Placed& p) { return optional_cell(ratio(p.kernel->flops(), p.kernel->l1_bytes)); }},
+     [](const Placement& p) { return optional_cell(ratio(p.kernel->flops(), p.kernel->l1_bytes)); }},
     {{"peak_class", "peak", 0},
-     [](const Placed& p) { return p.peak ? Cell{std::string(name_of(*p.peak_class))} : Cell{}; }},
-    {{"peak_tflops", "peak [TFLOP/s]", 1}, [](const Placed& p) { return optional_cell(p.peak, 1e-12); }},
-    {{"bandwidth_tbps", "HBM [TB/s]", 2}, [](const Placed& p) { return Cell{p.bandwidth * 1e-12}; }},
-    {{"bound", "bound", 0}, [](const Placed& p) { return p.bound ? Cell{std::string(name_of(*p.bound))} : Cell{}; }},
+     [](const Placement& p) { return p.peak ? Cell{std::string(name_of(*p.peak_class))} : Cell{}; }},
+    {{"peak_tflops", "peak [TFLOP/s]", 1}, [](const Placement& p) { return optional_cell(p.peak, 1e-12); }},
+    {{"bandwidth_tbps", "HBM [TB/s]", 2}, [](const Placement& p) { return Cell{p.bandwidth * 1e-12}; }},
+    {{"bound", "bound", 0}, [](const Placement& p) { return p.bound ? Cell{std::string(name_of(*p.bound))} : Cell{}; }},
     {{"attainable_tflops", "attainable [TFLOP/s]", 2},
-     [](const Placed& p) { return optional_cell(p.attainable, 1e-12); }},
-    {{"roof_pct", "% of roof", 1}, [](const Placed& p) { return optional_cell(p.roof_fraction, 100); }},
-    {{"note", "note", 0}, [](const Placed& p) { return Cell{p.note}; }},
+     [](const Placement& p) { return optional_cell(p.attainable, 1e-12); }},
+    {{"roof_pct", "% of roof", 1}, [](const Placement& p) { return optional_cell(p.roof_fraction, 100); }},
+    {{"note", "note", 0}, [](const Placement& p) { return Cell{p.note}; }},
 }};
 
 struct TensorRow {
@@ -167,83 +93,6 @@ constexpr std::array<ColumnOf<TensorRow>, 6> tensor_columns{{
     {{"ops", "operations", 0}, [](const TensorRow& r) { return Cell{r.ops->ops}; }},
     {{"tops", "TOP/s", 2}, [](const TensorRow& r) { return Cell{r.ops->ops / r.kernel->duration_s / 1e12}; }},
 }};
-
-std::vector<Placed> place_all(const std::vector<ncu::Kernel>& kernels, const GpuSpec& gpu) {
-  std::vector<Placed> placed;
-  std::map<std::string, int> uses;
-  for (const ncu::Kernel& k : kernels) ++uses[k.short_name];
-  for (const ncu::Kernel& k : kernels) {
-    Placed p = place(k, gpu);
-    p.label = uses[k.short_name] > 1 ? fmt::format("{} #{}", k.short_name, k.id) : k.short_name;
-    placed.push_back(std::move(p));
-  }
-  return placed;
-}
-
-// ---- running ncu -----------------------------------------------------------------------------
-
-bool executable(const std::filesystem::path& path) {
-  return ::access(path.c_str(), X_OK) == 0 && !std::filesystem::is_directory(path);
-}
-
-std::string find_ncu(const std::optional<std::string>& flag) {
-  if (flag) {
-    if (!executable(*flag)) throw NoDeviceError(fmt::format("--ncu {}: not an executable file", *flag));
-    return *flag;
-  }
-  if (const char* path = std::getenv("PATH")) {
-    for (const std::string& dir : split(path, ':')) {
-      if (!dir.empty() && executable(std::filesystem::path(dir) / "ncu"))
-        return (std::filesystem::path(dir) / "ncu").string();
-    }
-  }
-  if (executable("/usr/local/cuda/bin/ncu")) return "/usr/local/cuda/bin/ncu";
-  throw NoDeviceError(
-      "profile: Nsight Compute (ncu) is not on PATH nor in /usr/local/cuda/bin: install it, or name it with --ncu");
-}
-
-struct ProcessResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp_and_remove(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::error_code ec;
-  std::filesystem::remove(path, ec);
-  return text.str();
-}
-
-// Runs argv with stdout and stderr captured in temporary files; stdin is inherited.
-ProcessResult run_process(const std::vector<std::string>& argv) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const auto out_path = dir / fmt::format("roofline-ncu-{}.out", ::getpid());
-  const auto err_path = dir / fmt::format("roofline-ncu-{}.err", ::getpid());
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv.front().c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ProcessResult result;
-  if (spawned != 0) {
-    throw NoDeviceError(fmt::format("profile: cannot run {}: {}", argv.front(), std::strerror(spawned)));
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  result.out = slurp_and_remove(out_path);
-  result.err = slurp_and_remove(err_path);
-  return result;
-}
 
 // The first line of `text` containing `marker`, or empty.
 std::string line_with(const std::string& text, std::string_view marker) {
@@ -287,10 +136,10 @@ void run_profile(const ProfileOptions& options) {
     text = read_input_file(*options.from_csv, max_data_file_bytes);
     source = *options.from_csv;
   } else {
-    std::vector<std::string> argv{find_ncu(options.ncu)};
+    std::vector<std::string> argv{ncu::find_ncu(options.ncu)};
     for (std::string& a : ncu_arguments(options)) argv.push_back(std::move(a));
     for (const std::string& a : options.program) argv.push_back(a);
-    const ProcessResult run = run_process(argv);
+    const ncu::ProcessResult run = ncu::run_process(argv);
     const std::string all = run.out + "\n" + run.err;
     if (all.find("ERR_NVGPUCTRPERM") != std::string::npos) {
       throw NoDeviceError(
@@ -349,7 +198,7 @@ std::vector<std::string> ncu_arguments(const ProfileOptions& options) {
 
 Report profile_report(const ProfileOptions& options, const std::vector<ncu::Kernel>& kernels, const GpuSpec& gpu,
                       const std::string& source) {
-  const std::vector<Placed> placed = place_all(kernels, gpu);
+  const std::vector<Placement> placed = ncu::place_all(kernels, Roofs::of(gpu));
   Report report;
   report.kind = "profile";
   const auto optional_text = [](const std::optional<std::string>& v) {
@@ -363,7 +212,7 @@ Report profile_report(const ProfileOptions& options, const std::vector<ncu::Kern
       {"kernel", optional_text(options.kernel)},
       {"chart", optional_text(options.chart)}};
   report.hardware.push_back({gpu.id, gpu.origin});
-  Table table = Table::from_rows<Placed>(
+  Table table = Table::from_rows<Placement>(
       "kernels", fmt::format("Kernels on the roofline of {} (from {})", gpu.id, source), kernel_columns, placed);
   if (parse_format(options.common.format) == Format::table) {
     // The human table keeps what places a kernel; JSON and CSV carry every column.
@@ -406,21 +255,22 @@ Report profile_report(const ProfileOptions& options, const std::vector<ncu::Kern
 }
 
 std::string profile_chart(const std::vector<ncu::Kernel>& kernels, const GpuSpec& gpu) {
-  const std::vector<Placed> placed = place_all(kernels, gpu);
+  const Roofs roofs = Roofs::of(gpu);
+  const std::vector<Placement> placed = ncu::place_all(kernels, roofs);
   plot::Chart chart;
   chart.title = fmt::format("Nsight Compute profile on {}", gpu.name);
   std::vector<PeakClass> peaks;
-  for (const Placed& p : placed) {
+  for (const Placement& p : placed) {
     if (p.peak && std::find(peaks.begin(), peaks.end(), *p.peak_class) == peaks.end()) peaks.push_back(*p.peak_class);
   }
-  if (peaks.empty() && gpu.peak_flops(PeakClass::fp32)) peaks.push_back(PeakClass::fp32);
+  if (peaks.empty() && roofs.peak(PeakClass::fp32)) peaks.push_back(PeakClass::fp32);
   for (PeakClass peak : peaks) {
     std::string label(name_of(peak));
     std::replace(label.begin(), label.end(), '_', ' ');
-    chart.compute_roofs.push_back({label, *gpu.peak_flops(peak), plot::Provenance::datasheet});
+    chart.compute_roofs.push_back({label, *roofs.peak(peak), plot::Provenance::datasheet});
   }
-  chart.memory_roofs.push_back({gpu.memory_type, gpu.memory_bandwidth_bytes_per_s(), plot::Provenance::datasheet});
-  for (const Placed& p : placed) {
+  chart.memory_roofs.push_back({gpu.memory_type, roofs.bandwidth, plot::Provenance::datasheet});
+  for (const Placement& p : placed) {
     if (!p.intensity) continue;
     chart.points.push_back(
         {p.label, *p.intensity, p.kernel->flops() / p.kernel->duration_s, plot::PointKind::measured});

@@ -48,16 +48,16 @@ constexpr std::array<ColumnOf<OptionRow>, 9> option_columns{{
 
 Report run_train(const TrainOptions& options, const HardwareRegistry& registry) {
   const ModelSpec model = resolve_model(options.model);
-  const GpuSpec gpu = apply_overrides(registry.find(options.gpu), options.what_if);
-  require_positive(options.gpus, "--gpus", max_batch);
+  const GpuSpec gpu = apply_overrides(registry.find(options.parallelism.gpu), options.what_if);
+  require_positive(options.parallelism.gpus, "--gpus", max_batch);
   require_positive(options.seq, "--seq");
   require_positive(options.micro_batch, "--micro-batch", max_batch);
   if (!(options.reserve_gb >= 0)) throw InputError(fmt::format("--reserve-gb {}: must be >= 0", options.reserve_gb));
 
   TrainConfig config;
-  config.gpus = options.gpus;
-  config.tp = options.tp;
-  config.pp = options.pp;
+  config.gpus = options.parallelism.gpus;
+  config.tp = options.parallelism.tp;
+  config.pp = options.parallelism.pp;
   config.zero = options.zero;
   config.recompute = options.recompute;
   config.seq = options.seq;
@@ -69,9 +69,9 @@ Report run_train(const TrainOptions& options, const HardwareRegistry& registry) 
   report.kind = "train";
   report.inputs = {{"model", model_summary(model)},
                    {"gpu", gpu.id},
-                   {"gpus", options.gpus},
-                   {"tp", options.tp},
-                   {"pp", options.pp},
+                   {"gpus", options.parallelism.gpus},
+                   {"tp", options.parallelism.tp},
+                   {"pp", options.parallelism.pp},
                    {"data_parallel", m.data_parallel},
                    {"zero", options.zero},
                    {"recompute", options.recompute},
@@ -96,7 +96,7 @@ Report run_train(const TrainOptions& options, const HardwareRegistry& registry) 
       {options.recompute ? "activations (recomputed)" : "activations", m.activations_bytes / 1e9,
        options.recompute ? "each layer's input kept, one layer rebuilt at a time"
                          : fmt::format("seq {} x micro-batch {} / TP {}, all layers of the stage", options.seq,
-                                       options.micro_batch, options.tp)},
+                                       options.micro_batch, options.parallelism.tp)},
       {"logits (fp32)", m.logits_bytes / 1e9, "seq x micro-batch x vocab / TP x 4 B, last stage"},
       {"reserve", m.reserve_bytes / 1e9, "CUDA context, NCCL and allocator (--reserve-gb)"},
       {"total", m.total() / 1e9, m.fits() ? "fits" : "does NOT fit"},
@@ -105,7 +105,7 @@ Report run_train(const TrainOptions& options, const HardwareRegistry& registry) 
   report.tables.push_back(Table::from_rows<ComponentRow>(
       "memory",
       fmt::format("Training memory per GPU: {} on {} x {} (TP {}, PP {}, data-parallel {}), heaviest stage", model.id,
-                  options.gpus, gpu.id, options.tp, options.pp, m.data_parallel),
+                  options.parallelism.gpus, gpu.id, options.parallelism.tp, options.parallelism.pp, m.data_parallel),
       component_columns, rows));
 
   std::vector<OptionRow> alternatives;
@@ -149,10 +149,7 @@ void setup_train_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "train", "Training memory per GPU: weights, gradients, Adam states, ZeRO 0-3 / FSDP, activations");
   add_model_options(*command, options->model);
-  command->add_option("--gpu", options->gpu, "GPU id or alias")->required();
-  command->add_option("--gpus", options->gpus, "GPUs in the job (a multiple of TP x PP)")->required();
-  command->add_option("--tp", options->tp, "Tensor-parallel GPUs per layer")->capture_default_str();
-  command->add_option("--pp", options->pp, "Pipeline stages")->capture_default_str();
+  add_parallelism_flags(*command, options->parallelism, "GPUs in the job (a multiple of TP x PP)", true);
   command->add_option("--zero", options->zero, "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 (FSDP) + weights")
       ->capture_default_str();
   command->add_flag("--recompute", options->recompute, "Full activation recomputation (keep only layer inputs)");

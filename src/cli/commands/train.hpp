@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "../common.hpp"
+#include "../deployment_options.hpp"
 #include "../model_options.hpp"
 #include "roofline/hardware.hpp"
 #include "roofline/report.hpp"
@@ -13,10 +14,7 @@ namespace roofline::cli {
 
 struct TrainOptions {
   ModelOptions model;
-  std::string gpu;
-  int gpus = 0;
-  int tp = 1;
-  int pp = 1;
+  ParallelismFlags parallelism;
   int zero = 0;
   bool recompute = false;
   std::int64_t seq = 4096;

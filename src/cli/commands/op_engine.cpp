@@ -1,0 +1,233 @@
+// The machinery every op subcommand shares (op_engine.hpp): its setup from the common flags, the
+// time of an operation on a GPU's roofs, the notes, and the streamed CSV.
+#include "op_engine.hpp"
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "roofline/error.hpp"
+
+namespace roofline::cli {
+
+namespace op_detail {
+
+namespace {
+
+// The vector (CUDA-core) rates a hardware file states are fp64 and fp32; the others are
+// tensor-core rates.
+constexpr bool is_vector_peak(PeakClass peak) {
+  return peak == PeakClass::fp64 || peak == PeakClass::fp32;
+}
+
+}  // namespace
+
+std::string_view binding_name(const std::optional<PeakClass>& peak, Bound bound) {
+  if (bound == Bound::memory || !peak) return "HBM bandwidth";
+  // Built once: rows hold views of these texts.
+  static const std::array<std::string, peak_class_names.size()> names = [] {
+    std::array<std::string, peak_class_names.size()> built;
+    for (std::size_t i = 0; i < built.size(); ++i) {
+      const auto p = static_cast<PeakClass>(i);
+      built[i] = fmt::format("{} {} peak", name_of(p), is_vector_peak(p) ? "vector" : "tensor");
+    }
+    return built;
+  }();
+  return names[static_cast<std::size_t>(*peak)];
+}
+
+Timing time_on(const OpCost& cost, const Roofs& roofs, const MathRoof& math,
+               const std::optional<Efficiency>& efficiency) {
+  Timing t;
+  t.cost = cost;
+  t.roofs = &roofs;
+  t.peak = math.resolve(roofs);
+  if (t.has_peak()) {
+    t.time = roofline_time(cost, t.peak_flops(), roofs.bandwidth);
+    if (efficiency) t.expected_s = expected_time_s(t.time, *efficiency);
+  } else {
+    t.time.memory_s = cost.bytes() / roofs.bandwidth;
+  }
+  return t;
+}
+
+void apply_calibration(Timing& t, const OpSetup& setup, const Basis& basis) {
+  if (!setup.calibration) return;
+  CalibratedOrNot c = calibrated_time(*setup.calibration, basis, *t.roofs);
+  if (CalibratedTime* found = std::get_if<CalibratedTime>(&c)) {
+    t.expected_s = found->time_s;
+    if (found->clamped) t.calibration_note = found->detail;
+    t.calibrated = std::move(*found);
+  } else {
+    t.expected_s = 0;
+    t.calibration_note = std::move(std::get<NotCalibrated>(c).reason);
+  }
+}
+
+OpSetup setup_op(std::string kind, const OpCommonOptions& options, const HardwareRegistry& registry) {
+  OpSetup setup;
+  setup.format = parse_format(options.common.format);
+  setup.gpus = selected_gpus(registry, options.gpus, options.what_if);
+  for (const GpuSpec& gpu : setup.gpus) setup.roofs.push_back(Roofs::of(gpu));
+  if (options.efficiency && options.calibration) {
+    throw InputError("--efficiency and --calibration both set the expected time: give one of them");
+  }
+  if (options.efficiency) setup.efficiency = parse_efficiency(*options.efficiency);
+  if (options.calibration) setup.calibration = load_calibration(*options.calibration);
+  setup.report.kind = std::move(kind);
+  nlohmann::json efficiency = nullptr;
+  if (setup.efficiency) efficiency = {{"compute", setup.efficiency->compute}, {"memory", setup.efficiency->memory}};
+  setup.report.inputs = {{"gpu", options.gpus},
+                         {"dtype", options.dtype},
+                         {"set", options.what_if},
+                         {"efficiency", efficiency},
+                         {"calibration", options.calibration ? nlohmann::json(*options.calibration) : nullptr}};
+  add_hardware_origins(setup.report, setup.gpus);
+  if (setup.calibration) {
+    const Calibration& c = *setup.calibration;
+    std::vector<std::string> sources;
+    for (const CalibrationSource& s : c.sources) sources.push_back(s.file);
+    setup.report.notes.push_back(fmt::format(
+        "expected: calibrated with {} (learnt on {} from {}): the roofline time divided by the efficiency the best "
+        "implementation measured reached at this size (its table), interpolated in log(size) and clamped at the ends",
+        c.file, c.gpu_id, fmt::join(sources, ", ")));
+    for (const GpuSpec& gpu : setup.gpus) {
+      if (gpu.id != c.gpu_id) {
+        setup.report.notes.push_back(
+            fmt::format("{}: the calibration is for {}, so its expected time is left empty", gpu.id, c.gpu_id));
+      }
+    }
+  }
+  return setup;
+}
+
+void check_report_rows(std::uint64_t rows) {
+  if (rows > max_report_rows) {
+    throw InputError(
+        fmt::format("the sweep gives {} rows; table and JSON output hold at most {} "
+                    "(use --format csv, which streams any number)",
+                    rows, max_report_rows));
+  }
+}
+
+void add_roof_notes(Report& report, std::span<const Roofs> roofs, const MathRoof& math, std::string_view math_text) {
+  report.notes.push_back(fmt::format(
+      "time >= max(FLOPs / peak, bytes / HBM bandwidth) with the {}; bytes = read + written; 1 TB/s = 1e12 B/s; "
+      "peaks are dense (no 2:4 sparsity)",
+      math_text));
+  for (const Roofs& gpu : roofs) {
+    if (!math.resolve(gpu)) {
+      report.notes.push_back(
+          fmt::format("{} states no peak for this math: its peak and time columns are empty", gpu.gpu_id));
+    }
+  }
+}
+
+void add_dtype_notes(Report& report, std::initializer_list<DType> types) {
+  std::vector<DType> seen;
+  for (DType type : types) {
+    if (std::find(seen.begin(), seen.end(), type) != seen.end()) continue;
+    seen.push_back(type);
+    const DTypeInfo& i = info(type);
+    if (i.block_elements == 0) continue;
+    report.notes.push_back(
+        fmt::format("{} counts {:g} bits per element: {:g} of payload and a {:g}-bit scale per {} "
+                    "elements",
+                    i.name, i.bytes_per_element() * 8, i.element_bits, i.scale_bits_per_block, i.block_elements));
+  }
+}
+
+char* format_csv_number(char* out, double value) {
+  // fmt writes a whole number below 1e16 in fixed notation with no fraction, like an integer.
+  if (value > 0 && value < 1e15 && value == std::floor(value)) {
+    return std::to_chars(out, out + 32, static_cast<std::int64_t>(value)).ptr;
+  }
+  return fmt::format_to(out, FMT_COMPILE("{}"), value);
+}
+
+Cell to_cell(const OpCell& cell) {
+  return std::visit(
+      [](const auto& value) -> Cell {
+        using T = std::decay_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::string_view>) {
+          return Cell{std::string(value)};
+        } else {
+          return Cell{value};
+        }
+      },
+      cell);
+}
+
+// Writes a cell row() found no remembered text for, and remembers it.
+void CsvStream::append(Memo& memo, const OpCell& cell) {
+  // The cell was not among those remembered (row() looked).
+  ++memo.misses;
+  memo.off = memo.off || (memo.misses >= 4 && memo.misses > 2 * memo.hits);
+  char* const start = end_;
+  const std::uint64_t flushes = flushes_;
+  if (const double* number = std::get_if<double>(&cell)) {
+    end_ = format_csv_number(end_, *number);
+  } else if (const std::int64_t* integer = std::get_if<std::int64_t>(&cell)) {
+    end_ = std::to_chars(end_, end_ + 32, *integer).ptr;
+  } else if (std::holds_alternative<std::monostate>(cell)) {
+    // empty, as write_csv_cell leaves it
+  } else if (const bool* flag = std::get_if<bool>(&cell)) {
+    const std::string_view text = *flag ? "true" : "false";
+    end_ = std::copy(text.begin(), text.end(), end_);
+  } else if (const std::string_view* text = std::get_if<std::string_view>(&cell);
+             text != nullptr && text->find_first_of(",\"\n\r") == std::string_view::npos) {
+    put(text->data(), text->size());  // what write_csv_cell does with text needing no quotes
+  } else {
+    std::string quoted;
+    write_csv_cell(quoted, to_cell(cell));
+    put(quoted.data(), quoted.size());
+  }
+  // A long text may have flushed the buffer; only a short one written in place is remembered.
+  const auto size = static_cast<std::size_t>(end_ - start);
+  Seen& slot = memo.seen[memo.next];
+  if (!memo.off && flushes == flushes_ && size <= slot.text.size()) {
+    std::memcpy(slot.text.data(), start, size);
+    slot.size = size;
+    slot.cell = cell;
+    slot.valid = true;
+    memo.next ^= 1;
+  }
+}
+
+void CsvStream::put(const char* data, std::size_t size) {
+  if (size > room()) {
+    flush();
+    if (size > room()) {
+      out_.write(data, static_cast<std::streamsize>(size));
+      return;
+    }
+  }
+  std::memcpy(end_, data, size);
+  end_ += size;
+}
+
+void CsvStream::flush() {
+  out_.write(storage_.get(), end_ - storage_.get());
+  end_ = storage_.get();
+  ++flushes_;
+}
+
+void write_notes(std::ostream& notes, const Report& report) {
+  for (const std::string& note : report.notes) notes << "roofline: note: " << note << '\n';
+}
+
+std::int64_t max_of(const std::vector<std::int64_t>& values) {
+  return *std::max_element(values.begin(), values.end());
+}
+
+std::int64_t min_of(const std::vector<std::int64_t>& values) {
+  return *std::min_element(values.begin(), values.end());
+}
+
+}  // namespace op_detail
+
+}  // namespace roofline::cli

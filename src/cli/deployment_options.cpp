@@ -1,0 +1,166 @@
+#include "deployment_options.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "model_options.hpp"
+#include "roofline/error.hpp"
+
+namespace roofline::cli {
+
+void add_parallelism_flags(CLI::App& command, ParallelismFlags& flags, std::string_view gpus_help, bool gpus_required) {
+  command.add_option("--gpu", flags.gpu, "GPU id or alias")->required();
+  CLI::Option* gpus = command.add_option("--gpus", flags.gpus, std::string(gpus_help));
+  if (gpus_required) gpus->required();
+  command.add_option("--tp", flags.tp, "Tensor-parallel GPUs per layer")->capture_default_str();
+  command.add_option("--pp", flags.pp, "Pipeline stages")->capture_default_str();
+}
+
+int apply_parallelism_flags(const ParallelismFlags& flags, DeploymentConfig& config) {
+  config.tp = flags.tp;
+  config.pp = flags.pp;
+  const int group = flags.tp * flags.pp;
+  const int gpus = flags.gpus == 0 ? group : flags.gpus;
+  if (gpus < 1 || gpus % group != 0) {
+    throw InputError(fmt::format("--gpus {} is not a multiple of --tp {} x --pp {}", gpus, flags.tp, flags.pp));
+  }
+  config.replicas = gpus / group;
+  return gpus;
+}
+
+void add_format_flags(CLI::App& command, FormatFlags& flags) {
+  command.add_option("--weights", flags.weights,
+                     "Format of the linear layers' weights: bf16, fp8, int8, int4_g128, nvfp4, ... (default: bf16, "
+                     "fp16 on a GPU without bf16)");
+  command.add_option("--kv", flags.kv, "Format of the KV cache (default: as for --weights)");
+  command.add_option("--embeddings", flags.embeddings,
+                     "Format of the embedding table and output head (default: as for --weights)");
+}
+
+void apply_format_flags(const FormatFlags& flags, const GpuSpec& gpu, DeploymentConfig& config) {
+  config.activations = default_activation_dtype(gpu);
+  const auto format = [&](const std::optional<std::string>& flag, std::string_view name) {
+    return flag ? parse_storage_dtype(*flag, name) : config.activations;
+  };
+  config.weights = format(flags.weights, "--weights");
+  config.kv = format(flags.kv, "--kv");
+  config.embeddings = format(flags.embeddings, "--embeddings");
+}
+
+void add_deployment_flags(CLI::App& command, DeploymentFlags& flags) {
+  command
+      .add_option("--reserve-gb", flags.reserve_gb,
+                  "GB per GPU for the CUDA context, NCCL buffers, cuBLAS workspace and allocator slack")
+      ->capture_default_str()
+      ->group("Memory");
+  command
+      .add_option("--workspace-gb", flags.workspace_gb,
+                  "GB per GPU for activations of the step in flight (prefill chunk, logits, CUDA graphs)")
+      ->capture_default_str()
+      ->group("Memory");
+  command
+      .add_option("--scale-up-latency-us", flags.scale_up_latency_us,
+                  "Latency per collective step on the scale-up link (an assumption; calibrate with NCCL tests)")
+      ->capture_default_str()
+      ->group("Links");
+  command
+      .add_option("--scale-out-gbps", flags.scale_out_gbps,
+                  "Scale-out network per GPU and direction in GB/s (50 = one 400 Gb/s NIC per GPU)")
+      ->capture_default_str()
+      ->group("Links");
+  command
+      .add_option("--scale-out-latency-us", flags.scale_out_latency_us,
+                  "Latency per collective step on the scale-out network (assumption)")
+      ->capture_default_str()
+      ->group("Links");
+  command
+      .add_option("--scale-up-domain", flags.scale_up_domain,
+                  "GPUs on one scale-up link (8 for HGX/DGX, 72 for NVL72); larger groups use the scale-out network")
+      ->capture_default_str()
+      ->group("Links");
+  command
+      .add_option("--efficiency", flags.efficiency,
+                  "Fractions of the peak FLOP/s and bandwidth kernels reach, e.g. compute=0.7,memory=0.8")
+      ->capture_default_str()
+      ->group("Model");
+  command
+      .add_option("--calibration", flags.calibration,
+                  "A calibration file (roofline calibrate): each op's expected time from the efficiency its best "
+                  "measured implementation reached at that size, and its measured collectives (bench --suite "
+                  "collectives) for TP all-reduces and PP transfers; the roofline times stay beside them")
+      ->group("Model");
+}
+
+std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config) {
+  const auto non_negative = [](double v, std::string_view flag) {
+    if (!(v >= 0) || !std::isfinite(v)) throw InputError(fmt::format("{} {}: must be a number >= 0", flag, v));
+    return v;
+  };
+  config.reserve_bytes = non_negative(flags.reserve_gb, "--reserve-gb") * 1e9;
+  config.workspace_bytes = non_negative(flags.workspace_gb, "--workspace-gb") * 1e9;
+  config.scale_up_latency_s = non_negative(flags.scale_up_latency_us, "--scale-up-latency-us") * 1e-6;
+  if (!(flags.scale_out_gbps > 0) || !std::isfinite(flags.scale_out_gbps)) {
+    throw InputError(fmt::format("--scale-out-gbps {}: must be a positive number", flags.scale_out_gbps));
+  }
+  config.scale_out = {fmt::format("scale-out {:g} GB/s", flags.scale_out_gbps), flags.scale_out_gbps * 1e9,
+                      non_negative(flags.scale_out_latency_us, "--scale-out-latency-us") * 1e-6};
+  if (flags.scale_up_domain < 1) {
+    throw InputError(fmt::format("--scale-up-domain {}: must be at least 1", flags.scale_up_domain));
+  }
+  config.scale_up_domain = flags.scale_up_domain;
+  if (!flags.calibration) return std::nullopt;
+  std::optional<Calibration> calibration = load_calibration(*flags.calibration);
+  config.collectives = std::make_shared<const CollectiveTables>(calibration->collectives);
+  config.collectives_gpu = calibration->gpu_id;
+  return calibration;
+}
+
+std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file) {
+  if (config.collectives_gpu != gpu.id) {
+    return fmt::format("--calibration {} is for {}, not {}: its measured collectives are not used (ring model)", file,
+                       config.collectives_gpu, gpu.id);
+  }
+  if (config.collectives->empty()) return fmt::format("--calibration {} holds no measured collectives", file);
+  std::vector<std::string> tables;
+  for (const CollectiveTable& t : config.collectives->tables)
+    tables.push_back(fmt::format("{} x{}", name_of(t.op), t.ranks));
+  return fmt::format(
+      "TP all-reduces, the logits all-gather and PP transfers within the scale-up domain are charged from the measured "
+      "collectives of {} ({}) where they cover the op and GPU count, the ring model elsewhere",
+      file, fmt::join(tables, ", "));
+}
+
+nlohmann::json deployment_flags_json(const DeploymentFlags& flags) {
+  return {{"reserve_gb", flags.reserve_gb},
+          {"workspace_gb", flags.workspace_gb},
+          {"scale_up_latency_us", flags.scale_up_latency_us},
+          {"scale_out_gbps", flags.scale_out_gbps},
+          {"scale_out_latency_us", flags.scale_out_latency_us},
+          {"scale_up_domain", flags.scale_up_domain},
+          {"efficiency", flags.efficiency},
+          {"calibration", flags.calibration ? nlohmann::json(*flags.calibration) : nullptr}};
+}
+
+void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibration>& calibration, TimeOptions& time) {
+  time.efficiency = parse_efficiency(flags.efficiency, "--efficiency");
+  if (!calibration) return;
+  if (flags.efficiency != DeploymentFlags{}.efficiency) {
+    throw InputError("--efficiency and --calibration both set the expected time: give one of them");
+  }
+  time.calibration = &*calibration;
+}
+
+std::string calibration_note(const Calibration& calibration) {
+  std::vector<std::string> sources;
+  for (const CalibrationSource& s : calibration.sources) sources.push_back(s.file);
+  return fmt::format(
+      "expected times calibrated with {} (learnt on {} from {}): each op's roofline time divided by the efficiency "
+      "the best measured implementation of its table reached at that size (interpolated in log(size), clamped at the "
+      "ends), the lookup of op --calibration; ops no table covers keep the roofline (see each op's calibration "
+      "note)",
+      calibration.file, calibration.gpu_id, fmt::join(sources, ", "));
+}
+
+}  // namespace roofline::cli

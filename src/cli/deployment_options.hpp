@@ -1,0 +1,77 @@
+#pragma once
+
+// The flags that describe one deployment of a model, shared by llm, plan and train (as
+// model_options.hpp is for the model): the GPUs and how the model splits over them, the storage
+// formats, memory reserve, links, efficiency and calibration. Each group adds its flags to a
+// command and turns their values into the library's DeploymentConfig and TimeOptions.
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "roofline/calibration.hpp"
+#include "roofline/deployment.hpp"
+#include "roofline/hardware.hpp"
+#include "roofline/llm.hpp"
+#include "roofline/report.hpp"
+
+namespace roofline::cli {
+
+// --gpu, --gpus, --tp, --pp: one GPU type and how many of it. `gpus_help` says what --gpus counts
+// for the command (llm: a multiple of TP x PP, default TP x PP; train: the job, required).
+struct ParallelismFlags {
+  std::string gpu;
+  int gpus = 0;  // 0: tp x pp (one replica), where the command allows it
+  int tp = 1;
+  int pp = 1;
+};
+void add_parallelism_flags(CLI::App& command, ParallelismFlags& flags, std::string_view gpus_help, bool gpus_required);
+// Sets the config's TP, PP and replicas; InputError when --gpus is not a multiple of TP x PP.
+// Returns the GPUs in all.
+int apply_parallelism_flags(const ParallelismFlags& flags, DeploymentConfig& config);
+
+// --weights, --kv, --embeddings: the storage formats; unset, the activation format (bf16, or
+// fp16 on a GPU without bf16).
+struct FormatFlags {
+  std::optional<std::string> weights;
+  std::optional<std::string> kv;
+  std::optional<std::string> embeddings;
+};
+void add_format_flags(CLI::App& command, FormatFlags& flags);
+// Sets the config's activation, weight, KV and embedding formats for `gpu` (InputError naming
+// the flag of a format that is not a storage format).
+void apply_format_flags(const FormatFlags& flags, const GpuSpec& gpu, DeploymentConfig& config);
+
+// The deployment flags shared by llm and plan: memory reserve, links, efficiency, calibration.
+struct DeploymentFlags {
+  double reserve_gb = default_reserve_gb;
+  double workspace_gb = default_workspace_gb;
+  double scale_up_latency_us = default_scale_up_latency_us;
+  double scale_out_gbps = default_scale_out_gbps;
+  double scale_out_latency_us = default_scale_out_latency_us;
+  int scale_up_domain = default_scale_up_domain;
+  std::string efficiency = "compute=1,memory=1";
+  // A calibration file (roofline calibrate): its efficiency tables set each op's expected time, and
+  // its measured collective tables charge TP and PP communication on its GPU (docs/collectives.md).
+  std::optional<std::string> calibration;
+};
+void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
+// Checks the values (InputError naming the flag), fills the config's memory and link fields, and
+// loads the calibration --calibration names, once (InputError naming the key of a bad file): its
+// measured collectives go into the config, and it is returned for its op tables (nullopt without
+// the flag).
+[[nodiscard]] std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config);
+// The report's note on --calibration's collectives: used on this GPU, or why not.
+[[nodiscard]] std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file);
+[[nodiscard]] nlohmann::json deployment_flags_json(const DeploymentFlags& flags);
+// Sets the expected time: --efficiency, or the op tables of the calibration apply_deployment_flags
+// loaded (InputError with both: both would set the expected time). `time` points into
+// `calibration`, which must outlive it (a temporary is refused).
+void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibration>& calibration, TimeOptions& time);
+void apply_time_flags(const DeploymentFlags&, const std::optional<Calibration>&&, TimeOptions&) = delete;
+// The report's note on a calibration: the file, where it was learnt, and how many ops of each
+// step a table covered.
+[[nodiscard]] std::string calibration_note(const Calibration& calibration);
+
+}  // namespace roofline::cli
