@@ -79,4 +79,13 @@ struct PlanResult {
 // Throws InputError for a workload that is not positive or a GPU without a price.
 [[nodiscard]] PlanResult plan_deployment(const ModelSpec& model, const Workload& workload, const PlanSpace& space);
 
+// The rejected candidates of a plan by reason, in the order of the reasons' names: how many, and
+// the first one as an example ("h100 TP 3 PP 1 bf16/bf16: --tp 3 does not divide ...").
+struct RejectionCount {
+  std::string reason;  // name_of(Rejection)
+  std::int64_t count = 0;
+  std::string example;
+};
+[[nodiscard]] std::vector<RejectionCount> rejection_summary(const PlanResult& result);
+
 }  // namespace roofline

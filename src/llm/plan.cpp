@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "roofline/error.hpp"
 
@@ -205,6 +206,21 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
     return a.tpot_s < b.tpot_s;
   });
   return result;
+}
+
+std::vector<RejectionCount> rejection_summary(const PlanResult& result) {
+  std::map<std::string, RejectionCount> by_reason;
+  for (const PlanCandidate& c : result.rejected) {
+    RejectionCount& entry = by_reason[std::string(name_of(c.rejection))];
+    if (entry.count++ == 0) {
+      entry.reason = name_of(c.rejection);
+      entry.example =
+          fmt::format("{} TP {} PP {} {}/{}: {}", c.gpu, c.tp, c.pp, name_of(c.weights), name_of(c.kv), c.reason);
+    }
+  }
+  std::vector<RejectionCount> out;
+  for (auto& [reason, entry] : by_reason) out.push_back(std::move(entry));
+  return out;
 }
 
 }  // namespace roofline

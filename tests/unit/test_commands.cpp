@@ -2,6 +2,7 @@
 #include "commands/attainable.hpp"
 #include "commands/hw.hpp"
 #include "commands/ridge.hpp"
+#include "deployment_options.hpp"
 #include "roofline/error.hpp"
 
 using namespace roofline;
@@ -105,4 +106,68 @@ TEST_CASE("hw show lists every figure with its source title") {
     }
   }
   CHECK(found);
+}
+
+TEST_CASE("deployment flags: GPUs, TP and PP make the replicas") {
+  DeploymentConfig config;
+  // 16 GPUs in groups of TP 4 x PP 2 = 8: two replicas.
+  CHECK(apply_parallelism_flags({"h100", 16, 4, 2}, config) == 16);
+  CHECK(config.tp == 4);
+  CHECK(config.pp == 2);
+  CHECK(config.replicas == 2);
+  // No --gpus: one replica of TP x PP.
+  CHECK(apply_parallelism_flags({"h100", 0, 2, 1}, config) == 2);
+  CHECK(config.replicas == 1);
+  CHECK_THROWS_WITH(apply_parallelism_flags({"h100", 12, 8, 1}, config),
+                    Contains("--gpus 12 is not a multiple of --tp 8 x --pp 1"));
+}
+
+TEST_CASE("deployment flags: formats default to the GPU's 16-bit activation format") {
+  DeploymentConfig config;
+  apply_format_flags({std::string("fp8"), std::nullopt, std::nullopt}, registry().find("h100"), config);
+  CHECK(config.activations == DType::bf16);
+  CHECK(config.weights == DType::fp8_e4m3);
+  CHECK(config.kv == DType::bf16);
+  CHECK(config.embeddings == DType::bf16);
+  // The V100 states no bf16 rate: everything unset is fp16.
+  apply_format_flags({}, registry().find("v100"), config);
+  CHECK(config.activations == DType::fp16);
+  CHECK(config.weights == DType::fp16);
+  CHECK_THROWS_WITH(
+      apply_format_flags({std::nullopt, std::string("tf32"), std::nullopt}, registry().find("h100"), config),
+      Contains("--kv tf32: tf32 is a math mode, not a storage format"));
+}
+
+TEST_CASE("deployment flags: memory and links in SI units, each bad value naming its flag") {
+  DeploymentFlags flags;
+  flags.reserve_gb = 4;
+  flags.scale_out_gbps = 100;
+  flags.scale_out_latency_us = 8;
+  DeploymentConfig config;
+  CHECK_FALSE(apply_deployment_flags(flags, config));  // no --calibration
+  CHECK(config.reserve_bytes == 4e9);
+  CHECK(config.workspace_bytes == 2e9);  // the default 2 GB
+  CHECK(config.scale_out.name == "scale-out 100 GB/s");
+  CHECK(config.scale_out.bandwidth_bytes_per_s == 100e9);
+  CHECK(config.scale_out.latency_s == Approx(8e-6));
+
+  DeploymentFlags negative;
+  negative.workspace_gb = -1;
+  CHECK_THROWS_WITH(apply_deployment_flags(negative, config), Contains("--workspace-gb -1: must be a number >= 0"));
+  DeploymentFlags no_network;
+  no_network.scale_out_gbps = 0;
+  CHECK_THROWS_WITH(apply_deployment_flags(no_network, config), Contains("--scale-out-gbps 0: must be a positive"));
+  DeploymentFlags no_domain;
+  no_domain.scale_up_domain = 0;
+  CHECK_THROWS_WITH(apply_deployment_flags(no_domain, config), Contains("--scale-up-domain 0: must be at least 1"));
+
+  // --efficiency and --calibration both set the expected time.
+  DeploymentFlags both;
+  both.efficiency = "compute=0.7,memory=0.8";
+  both.calibration = std::string(ROOFLINE_SOURCE_DIR) + "/docs/results/2026-11-30-h200-run3/calibration.json";
+  const std::optional<Calibration> calibration = apply_deployment_flags(both, config);
+  REQUIRE(calibration);
+  CHECK(config.collectives_gpu == calibration->gpu_id);
+  TimeOptions time;
+  CHECK_THROWS_WITH(apply_time_flags(both, calibration, time), Contains("give one of them"));
 }

@@ -1,10 +1,11 @@
-// The figures `roofline llm` reports, from the library function that computes them: the batch
-// that fits and what each weight/KV format buys at the same deployment (the levers), derived by
-// hand in each test.
+// The figures `roofline llm` and `roofline plan` report, from the library functions that compute
+// them: the batch that fits, what each weight/KV format buys at the same deployment (the levers),
+// and the planner's rejections by reason, derived by hand in each test.
 #include "catch.hpp"
 #include "llm_fixture.hpp"
 #include "roofline/error.hpp"
 #include "roofline/llm_report.hpp"
+#include "roofline/plan.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;
@@ -96,4 +97,29 @@ TEST_CASE("llm report: op counts of a step, and how many a calibration set") {
   step.groups[0].ops[2].calibration = OpCalibration{false, "", 0, false, "no table"};
   CHECK(op_count(step) == 4);             // ops of each group once, whatever its count
   CHECK(calibrated_op_count(step) == 1);  // a calibration that was not applied does not count
+}
+
+TEST_CASE("plan: rejected candidates counted by reason, in name order, the first of each the example") {
+  PlanResult result;
+  const auto rejected = [&](std::string gpu, int tp, Rejection why, std::string reason) {
+    PlanCandidate c;
+    c.gpu = std::move(gpu);
+    c.tp = tp;
+    c.weights = DType::fp8_e4m3;
+    c.rejection = why;
+    c.reason = std::move(reason);
+    result.rejected.push_back(c);
+  };
+  rejected("v100", 1, Rejection::format, "v100 has no fp8_e4m3 tensor rate");
+  rejected("h100", 3, Rejection::sharding, "--tp 3 does not divide the 32 attention heads of llama-3.1-8b");
+  rejected("a100-80gb", 1, Rejection::format, "a100-80gb has no fp8_e4m3 tensor rate");
+  const std::vector<RejectionCount> summary = rejection_summary(result);
+  REQUIRE(summary.size() == 2);
+  CHECK(summary[0].reason == "format");  // "format" sorts before "sharding"
+  CHECK(summary[0].count == 2);
+  CHECK(summary[0].example == "v100 TP 1 PP 1 fp8_e4m3/bf16: v100 has no fp8_e4m3 tensor rate");
+  CHECK(summary[1].reason == "sharding");
+  CHECK(summary[1].count == 1);
+  CHECK(summary[1].example ==
+        "h100 TP 3 PP 1 fp8_e4m3/bf16: --tp 3 does not divide the 32 attention heads of llama-3.1-8b");
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "roofline/basis.hpp"
 #include "roofline/error.hpp"
 #include "roofline/roofline.hpp"
 
@@ -48,14 +49,16 @@ Report run_attainable(const AttainableOptions& options, const HardwareRegistry& 
 
   std::vector<AttainableRow> rows;
   for (const GpuSpec& gpu : gpus) {
-    const auto peak = gpu.matrix_peak_flops(dtype);
-    if (!peak) {
+    const Roofs roofs = Roofs::of(gpu);
+    const std::optional<PeakClass> peak_class = roofs.matrix_class(dtype);
+    if (!peak_class) {
       throw InputError(fmt::format("--dtype {}: {} states no peak rate for this format", name_of(dtype), gpu.id));
     }
-    const double bandwidth = gpu.memory_bandwidth_bytes_per_s();
+    const double peak = *roofs.peak(*peak_class);
+    const double bandwidth = roofs.bandwidth;
     for (double ai : intensities) {
-      rows.push_back({gpu.id, std::string(name_of(dtype)), ai, *peak / 1e12, gpu.memory_bandwidth_tbps,
-                      ridge_point(*peak, bandwidth), attainable(*peak, bandwidth, ai)});
+      rows.push_back({gpu.id, std::string(name_of(dtype)), ai, peak / 1e12, gpu.memory_bandwidth_tbps,
+                      ridge_point(peak, bandwidth), attainable(peak, bandwidth, ai)});
     }
   }
   report.tables.push_back(Table::from_rows<AttainableRow>(

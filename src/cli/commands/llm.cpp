@@ -196,18 +196,11 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
   const ModelSpec& model = in.model;
   const DeploymentConfig& config = in.config;
   const std::optional<Calibration>& calibration = in.calibration;
-  const int gpus = in.gpus;
-  const std::int64_t prompt = in.query.prompt;
   const Sharding& sharding = r.sharding;
   const MemoryPlan& memory = r.memory;
   const StageMemory& heaviest = memory.heaviest();
   const StepTime& decode = r.decode;
   const StepTime& first = r.prefill;
-  const std::int64_t batch = r.batch;
-  const double cap_gb = memory.capacity_bytes / 1e9;
-  const double tokens_per_s = r.tokens_per_s;
-  const double tokens_per_s_roofline = r.tokens_per_s_roofline;
-  const std::int64_t max_requests = r.max_requests;
   const std::string replication =
       sharding.kv_replication > 1 ? fmt::format(", each KV head kept on {:g} GPUs", sharding.kv_replication) : "";
   const std::string per_gpu_kv =
@@ -235,19 +228,20 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
       {"kv_per_request_gpu_gb", "KV cache per request per GPU", heaviest.kv_bytes_per_request / 1e9, "GB",
        fmt::format("x {} tokens, {} layers on this stage", memory.cached_tokens, heaviest.layers.layers())},
       {"free_for_kv_gb", "memory left for KV per GPU", heaviest.free_bytes / 1e9, "GB",
-       fmt::format("{:.0f} capacity - weights - {:.1f} reserve - {:.1f} workspace", cap_gb, config.reserve_bytes / 1e9,
-                   config.workspace_bytes / 1e9)},
-      {"max_requests", "max concurrent requests", max_requests, "requests",
+       fmt::format("{:.0f} capacity - weights - {:.1f} reserve - {:.1f} workspace", memory.capacity_bytes / 1e9,
+                   config.reserve_bytes / 1e9, config.workspace_bytes / 1e9)},
+      {"max_requests", "max concurrent requests", r.max_requests, "requests",
        "floor(memory left / KV per request per GPU)"},
-      {"batch", "batch (concurrent requests)", batch, "requests", options.batch == "max" ? "--batch max" : "--batch"},
+      {"batch", "batch (concurrent requests)", r.batch, "requests", options.batch == "max" ? "--batch max" : "--batch"},
       {"tpot_ms", "time per output token", decode.time_s * 1e3, "ms",
        fmt::format("one decode step, all {} layers{}", model.layers,
                    options.parallelism.pp > 1 ? fmt::format(" through {} stages", options.parallelism.pp) : "")},
       {"ttft_ms", "time to first token", first.time_s * 1e3, "ms",
-       fmt::format("prefill of {} tokens, no queueing", prompt)},
-      {"tokens_per_s", "tokens/s, deployment", tokens_per_s, "tokens/s",
-       fmt::format("{} replica(s) x batch {} / TPOT", config.replicas, batch)},
-      {"tokens_per_s_per_gpu", "tokens/s per GPU", tokens_per_s / gpus, "tokens/s", fmt::format("/ {} GPUs", gpus)},
+       fmt::format("prefill of {} tokens, no queueing", in.query.prompt)},
+      {"tokens_per_s", "tokens/s, deployment", r.tokens_per_s, "tokens/s",
+       fmt::format("{} replica(s) x batch {} / TPOT", config.replicas, r.batch)},
+      {"tokens_per_s_per_gpu", "tokens/s per GPU", r.tokens_per_s / in.gpus, "tokens/s",
+       fmt::format("/ {} GPUs", in.gpus)},
       {"decode_bottleneck", "decode bottleneck", std::string(decode.bottleneck()), "",
        fmt::format("{:.0f}% of the step", 100.0 * decode.bottleneck_share())},
       {"prefill_bottleneck", "prefill bottleneck", std::string(first.bottleneck()), "",
@@ -268,7 +262,7 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
                                            {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3,
                                             "ms", "the same prefill at the roofline bound"},
                                            {"tokens_per_s_roofline", "tokens/s, deployment, roofline",
-                                            tokens_per_s_roofline, "tokens/s", "at the roofline TPOT"},
+                                            r.tokens_per_s_roofline, "tokens/s", "at the roofline TPOT"},
                                            {"calibration", "calibration", calibration->file, "",
                                             fmt::format("learnt on {}", calibration->gpu_id)}});
   }
@@ -285,19 +279,12 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
   const std::optional<Calibration>& calibration = in.calibration;
   const int gpus = in.gpus;
   const std::int64_t prompt = in.query.prompt;
-  const LlmQuery& query = in.query;
-  const Sharding& sharding = r.sharding;
   const MemoryPlan& memory = r.memory;
   const StageMemory& heaviest = memory.heaviest();
   const StepTime& decode = r.decode;
   const StepTime& first = r.prefill;
-  const std::int64_t batch = r.batch;
-  const double tokens_per_s = r.tokens_per_s;
-  const double tokens_per_s_roofline = r.tokens_per_s_roofline;
-  const std::int64_t max_requests = r.max_requests;
   const AllReduceCompare& ar_decode = r.allreduce_decode;
   const AllReduceCompare& ar_prefill = r.allreduce_prefill;
-  const LinkSpec& up = r.scale_up;
   Report report;
   report.kind = "llm";
   report.inputs = {{"model", model_summary(model)},
@@ -340,7 +327,7 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
   };
   report.tables.push_back(
       op_table("decode",
-               fmt::format("One decode step on one GPU: batch {}, {} tokens cached per request ({})", batch,
+               fmt::format("One decode step on one GPU: batch {}, {} tokens cached per request ({})", r.batch,
                            memory.cached_tokens, timing),
                decode));
   report.tables.push_back(
@@ -348,9 +335,9 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
 
   const auto layers = static_cast<double>(model.layers);
   std::vector<AllReduceRow> ar_rows{
-      {"decode", up.name, ar_decode.message_bytes, ar_decode.scale_up_s, layers, decode.time_s},
+      {"decode", r.scale_up.name, ar_decode.message_bytes, ar_decode.scale_up_s, layers, decode.time_s},
       {"decode", config.scale_out.name, ar_decode.message_bytes, ar_decode.scale_out_s, layers, decode.time_s},
-      {"prefill", up.name, ar_prefill.message_bytes, ar_prefill.scale_up_s, layers, first.time_s},
+      {"prefill", r.scale_up.name, ar_prefill.message_bytes, ar_prefill.scale_up_s, layers, first.time_s},
       {"prefill", config.scale_out.name, ar_prefill.message_bytes, ar_prefill.scale_out_s, layers, first.time_s},
   };
   report.tables.push_back(Table::from_rows<AllReduceRow>(
@@ -363,7 +350,7 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
     report.tables.push_back(Table::from_rows<FormatLever>(
         "levers",
         fmt::format("What each format buys at the same deployment ({}; batch {})", "weights x KV cache",
-                    query.batch == 0 ? "max that fits" : fmt::format("{} or what fits", query.batch)),
+                    in.query.batch == 0 ? "max that fits" : fmt::format("{} or what fits", in.query.batch)),
         lever_columns, r.levers));
   }
 
@@ -372,14 +359,14 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
                           {"kv_per_token_gpu_bytes", r.kv_bytes_per_token_gpu},
                           {"kv_per_request_model_bytes", memory.kv_bytes_per_request_model},
                           {"kv_per_request_gpu_bytes", heaviest.kv_bytes_per_request},
-                          {"kv_replication", sharding.kv_replication},
+                          {"kv_replication", r.sharding.kv_replication},
                           {"free_for_kv_bytes", heaviest.free_bytes},
-                          {"max_requests", max_requests},
-                          {"batch", batch},
+                          {"max_requests", r.max_requests},
+                          {"batch", r.batch},
                           {"tpot_ms", decode.time_s * 1e3},
                           {"ttft_ms", first.time_s * 1e3},
-                          {"tokens_per_s", tokens_per_s},
-                          {"tokens_per_s_per_gpu", tokens_per_s / gpus},
+                          {"tokens_per_s", r.tokens_per_s},
+                          {"tokens_per_s_per_gpu", r.tokens_per_s / gpus},
                           {"decode_bottleneck", decode.bottleneck()},
                           {"prefill_bottleneck", first.bottleneck()},
                           {"tp_allreduce_decode_scale_up_us", ar_decode.scale_up_s * 1e6},
@@ -387,7 +374,7 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
   if (calibration) {
     report.extra_results["tpot_roofline_ms"] = decode.roofline_s * 1e3;
     report.extra_results["ttft_roofline_ms"] = first.roofline_s * 1e3;
-    report.extra_results["tokens_per_s_roofline"] = tokens_per_s_roofline;
+    report.extra_results["tokens_per_s_roofline"] = r.tokens_per_s_roofline;
     report.extra_results["calibration"] = {
         {"file", calibration->file},      {"gpu", calibration->gpu_id},
         {"decode_ops", op_count(decode)}, {"decode_ops_calibrated", calibrated_op_count(decode)},

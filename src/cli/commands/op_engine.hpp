@@ -1,47 +1,27 @@
 #pragma once
 
-// Internal to the op subcommands: per-GPU roofs, the timing columns every operation reports, and
-// the two ways rows leave a command: collected into a report table (table, JSON) or streamed as
-// CSV without holding them.
+// Internal to the op subcommands: an operation's time on a GPU's roofs, the timing columns every
+// operation reports, and the two ways rows leave a command: collected into a report table (table,
+// JSON) or streamed as CSV (op_csv.hpp) without holding them.
 
 #include <array>
-#include <bit>
-#include <cstring>
 #include <initializer_list>
-#include <memory>
 #include <optional>
 #include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "op.hpp"
+#include "op_cell.hpp"
+#include "op_csv.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/ops.hpp"
 #include "roofline/report.hpp"
 #include "roofline/sweep.hpp"
 
 namespace roofline::cli::op_detail {
-
-// Which outputs show a column: every one, JSON and CSV only (the human table stays narrow), only
-// when an expected time is asked for (--efficiency or --calibration), or only with --calibration.
-enum class Show : std::uint8_t { always, detail, expected, calibrated };
-
-// A cell as the op commands produce it: like report.hpp's Cell, but text is a view (every text of
-// an op row lives in a static table or in the command's plan), so producing a row allocates
-// nothing. That matters when a sweep streams millions of rows; report tables convert (to_cell).
-using OpCell = std::variant<std::monostate, bool, std::int64_t, double, std::string_view>;
-[[nodiscard]] Cell to_cell(const OpCell& cell);
-
-// Like report.hpp's ColumnOf: the header and how to read the value from a row, defined together.
-template <class Row>
-struct OpColumn {
-  Column column;
-  OpCell (*value)(const Row&);
-  Show show = Show::always;
-};
 
 // "HBM bandwidth", or the peak that binds ("bf16 tensor peak", "fp32 vector peak").
 [[nodiscard]] std::string_view binding_name(const std::optional<PeakClass>& peak, Bound bound);
@@ -62,16 +42,6 @@ struct Timing {
 // `roofs` must outlive the timing (it points to them).
 [[nodiscard]] Timing time_on(const OpCost& cost, const Roofs& roofs, const MathRoof& math,
                              const std::optional<Efficiency>& efficiency);
-
-[[nodiscard]] inline OpCell number_if(bool valid, double value) {
-  return valid ? OpCell{value} : OpCell{};
-}
-[[nodiscard]] inline OpCell text(std::string_view value) {
-  return OpCell{value};
-}
-[[nodiscard]] inline OpCell integer(std::int64_t value) {
-  return OpCell{value};
-}
 
 // The columns every operation with one roofline time reports; Row has a member `Timing t`.
 template <class Row>
@@ -173,103 +143,6 @@ template <class Row, class Generate>
   });
   return table;
 }
-
-// Writes CSV rows through a buffer that is flushed in large chunks. Cells come out exactly as
-// the report's CSV printer writes them (write_csv_cell); numbers take a faster path with the same
-// output (format_csv_number), and a column whose value repeats one of its two most recent values
-// reuses its text (a GPU's peak and bandwidth, a data type, a slowly swept size).
-class CsvStream {
- public:
-  explicit CsvStream(std::ostream& out) : out_(out), storage_(new char[capacity]), end_(storage_.get()) {}
-  CsvStream(const CsvStream&) = delete;
-  CsvStream& operator=(const CsvStream&) = delete;
-  ~CsvStream() = default;
-
-  template <class Row>
-  void header(const std::vector<const OpColumn<Row>*>& columns) {
-    std::string text;
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      if (i > 0) text += ',';
-      write_csv_cell(text, Cell{std::string(columns[i]->column.key)});
-    }
-    text += '\n';
-    put(text.data(), text.size());
-    memo_.assign(columns.size(), Memo{});
-  }
-  template <class Row>
-  void row(const std::vector<const OpColumn<Row>*>& columns, const Row& row) {
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      if (room() < cell_room) flush();
-      if (i > 0) *end_++ = ',';
-      const OpCell cell = columns[i]->value(row);
-      Memo& memo = memo_[i];
-      if (!memo.off) {
-        if (const Seen* seen = memo.find(cell)) {
-          std::memcpy(end_, seen->text.data(), seen->size);
-          end_ += seen->size;
-          ++memo.hits;
-          continue;
-        }
-      }
-      append(memo, cell);
-    }
-    if (room() < cell_room) flush();
-    *end_++ = '\n';
-    ++rows_;
-  }
-  // Writes what is buffered; call once at the end (a destructor must not throw).
-  void flush();
-  [[nodiscard]] std::uint64_t rows() const { return rows_; }
-
- private:
-  // A column's two most recent distinct cells and their texts (kept only when short): sweeps
-  // repeat a GPU's figures on every row, and attention's standard and flash rows alternate. A
-  // column whose values repeat less than once in three rows stops being remembered: comparing and
-  // copying would only cost time.
-  struct Seen {
-    OpCell cell;
-    std::array<char, 48> text{};
-    std::size_t size = 0;
-    bool valid = false;
-  };
-  struct Memo {
-    std::array<Seen, 2> seen{};
-    std::size_t next = 0;  // the slot the next new text replaces
-    bool off = false;
-    std::uint64_t hits = 0;
-    std::uint64_t misses = 0;
-    [[nodiscard]] const Seen* find(const OpCell& cell) const {
-      for (const Seen& s : seen) {
-        if (s.valid && same(s.cell, cell)) return &s;
-      }
-      return nullptr;
-    }
-    // Equal cells write equal texts: numbers compare by their bits (0.0 and -0.0 differ in text).
-    [[nodiscard]] static bool same(const OpCell& a, const OpCell& b) {
-      const double* x = std::get_if<double>(&a);
-      const double* y = std::get_if<double>(&b);
-      if (x != nullptr && y != nullptr) return std::bit_cast<std::uint64_t>(*x) == std::bit_cast<std::uint64_t>(*y);
-      return a == b;
-    }
-  };
-  void append(Memo& memo, const OpCell& cell);
-  void put(const char* data, std::size_t size);  // any length
-  [[nodiscard]] std::size_t room() const { return capacity - static_cast<std::size_t>(end_ - storage_.get()); }
-
-  static constexpr std::size_t capacity = 1 << 17;
-  static constexpr std::size_t cell_room = 64;  // a number, a separator or a remembered text fits
-  std::ostream& out_;
-  std::unique_ptr<char[]> storage_;
-  char* end_;
-  std::vector<Memo> memo_;
-  std::uint64_t rows_ = 0;
-  std::uint64_t flushes_ = 0;
-};
-
-// Writes a number as write_csv_cell does (fmt's shortest round-trip "{}") to `out` (room for 32
-// characters) and returns the end, faster: whole numbers below 1e15 (byte and FLOP counts) as
-// integers, others through a compiled format.
-char* format_csv_number(char* out, double value);
 
 // Notes every op report carries: how time is bounded, which peak bounds the math (`math`,
 // described by `math_text`), the GPUs that state no such peak, and the block scales of the data

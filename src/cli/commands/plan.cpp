@@ -39,16 +39,10 @@ constexpr std::array<ColumnOf<RankedRow>, 16> ranked_columns{{
     {{"bottleneck", "decode bottleneck", 0}, [](const RankedRow& r) { return Cell{r.c.bottleneck}; }},
 }};
 
-struct ReasonRow {
-  std::string reason;
-  std::int64_t count = 0;
-  std::string example;
-};
-
-constexpr std::array<ColumnOf<ReasonRow>, 3> reason_columns{{
-    {{"reason", "rejected for", 0}, [](const ReasonRow& r) { return Cell{r.reason}; }},
-    {{"count", "candidates", 0}, [](const ReasonRow& r) { return Cell{r.count}; }},
-    {{"example", "example", 0}, [](const ReasonRow& r) { return Cell{r.example}; }},
+constexpr std::array<ColumnOf<RejectionCount>, 3> reason_columns{{
+    {{"reason", "rejected for", 0}, [](const RejectionCount& r) { return Cell{r.reason}; }},
+    {{"count", "candidates", 0}, [](const RejectionCount& r) { return Cell{r.count}; }},
+    {{"example", "example", 0}, [](const RejectionCount& r) { return Cell{r.example}; }},
 }};
 
 // `calibrated`: the times are calibrated, so the roofline's are added beside them.
@@ -175,22 +169,16 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
 
   const PlanResult result = plan_deployment(model, workload, space);
 
-  std::map<std::string, std::pair<std::int64_t, std::string>> reasons;
-  for (const PlanCandidate& c : result.rejected) {
-    auto& [count, example] = reasons[std::string(name_of(c.rejection))];
-    if (count++ == 0) {
-      example = fmt::format("{} TP {} PP {} {}/{}: {}", c.gpu, c.tp, c.pp, name_of(c.weights), name_of(c.kv), c.reason);
-    }
-  }
+  const std::vector<RejectionCount> reasons = rejection_summary(result);
   if (result.ranked.empty()) {
     std::vector<std::string> parts;
-    for (const auto& [reason, entry] : reasons) parts.push_back(fmt::format("{} {}", entry.first, reason));
+    for (const RejectionCount& r : reasons) parts.push_back(fmt::format("{} {}", r.count, r.reason));
     std::string example;
     std::int64_t most = 0;
-    for (const auto& [reason, entry] : reasons) {
-      if (entry.first > most) {
-        most = entry.first;
-        example = entry.second;
+    for (const RejectionCount& r : reasons) {
+      if (r.count > most) {
+        most = r.count;
+        example = r.example;
       }
     }
     throw InputError(
@@ -235,12 +223,10 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
                   "first",
                   model.id, options.rps, options.prompt, options.output, options.tpot_ms, options.ttft_ms),
       ranked_columns, ranked));
-  std::vector<ReasonRow> reason_rows;
-  for (const auto& [reason, entry] : reasons) reason_rows.push_back({reason, entry.first, entry.second});
-  report.tables.push_back(Table::from_rows<ReasonRow>(
+  report.tables.push_back(Table::from_rows<RejectionCount>(
       "rejection_summary",
       fmt::format("{} of {} configurations rejected", result.rejected.size(), result.configurations), reason_columns,
-      reason_rows));
+      reasons));
 
   nlohmann::json runners_up = nlohmann::json::array();
   for (std::size_t i = 1; i < shown; ++i) runners_up.push_back(candidate_json(result.ranked[i], calibrated));

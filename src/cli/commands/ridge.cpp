@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "commands.hpp"
+#include "roofline/basis.hpp"
 #include "roofline/roofline.hpp"
 #include "roofline/text.hpp"
 
@@ -55,19 +56,20 @@ RidgeRow make_row(const GpuSpec& gpu, std::optional<PeakClass> peak) {
                std::nullopt,
                std::nullopt,
                std::nullopt};
+  const Roofs roofs = Roofs::of(gpu);
   if (peak) {
-    if (auto flops = gpu.peak_flops(*peak)) {
+    if (auto flops = roofs.peak(*peak)) {
       row.peak_tflops = *flops / 1e12;
-      row.ridge = ridge_point(*flops, gpu.memory_bandwidth_bytes_per_s());
+      row.ridge = ridge_point(*flops, roofs.bandwidth);
     }
   }
   return row;
 }
 
 // The 16-bit tensor rate: bf16, or fp16 where the GPU has no bf16 (V100).
-std::optional<PeakClass> sixteen_bit_peak(const GpuSpec& gpu) {
-  if (gpu.peak_flops(PeakClass::bf16)) return PeakClass::bf16;
-  if (gpu.peak_flops(PeakClass::fp16)) return PeakClass::fp16;
+std::optional<PeakClass> sixteen_bit_peak(const Roofs& roofs) {
+  if (roofs.peak(PeakClass::bf16)) return PeakClass::bf16;
+  if (roofs.peak(PeakClass::fp16)) return PeakClass::fp16;
   return std::nullopt;
 }
 
@@ -89,8 +91,10 @@ Report run_ridge(const RidgeOptions& options, const HardwareRegistry& registry) 
   if (memory_wall) {
     std::stable_sort(gpus.begin(), gpus.end(),
                      [](const GpuSpec& a, const GpuSpec& b) { return a.release_year < b.release_year; });
-    for (const GpuSpec& gpu : gpus)
-      rows.push_back(make_row(gpu, dtype ? gpu.matrix_peak_class(*dtype) : sixteen_bit_peak(gpu)));
+    for (const GpuSpec& gpu : gpus) {
+      const Roofs roofs = Roofs::of(gpu);
+      rows.push_back(make_row(gpu, dtype ? roofs.matrix_class(*dtype) : sixteen_bit_peak(roofs)));
+    }
     const auto first =
         std::find_if(rows.begin(), rows.end(), [](const RidgeRow& r) { return r.peak_tflops.has_value(); });
     if (first != rows.end()) {
@@ -108,13 +112,14 @@ Report run_ridge(const RidgeOptions& options, const HardwareRegistry& registry) 
     report.notes.push_back("growth columns are relative to the oldest GPU with a peak in this format");
   } else {
     for (const GpuSpec& gpu : gpus) {
+      const Roofs roofs = Roofs::of(gpu);
       if (dtype) {
-        rows.push_back(make_row(gpu, gpu.matrix_peak_class(*dtype)));
+        rows.push_back(make_row(gpu, roofs.matrix_class(*dtype)));
         continue;
       }
       for (std::size_t i = 0; i < peak_class_names.size(); ++i) {
         const auto peak = static_cast<PeakClass>(i);
-        if (gpu.peak_flops(peak)) rows.push_back(make_row(gpu, peak));
+        if (roofs.peak(peak)) rows.push_back(make_row(gpu, peak));
       }
     }
     report.tables.push_back(Table::from_rows<RidgeRow>(
