@@ -1,8 +1,9 @@
 #pragma once
 
-// Device helpers shared by the tensor-core kernels: the PTX spelling of a storage format, cp.async, ldmatrix,
-// mma.sync (sm_80+), and the Hopper pieces (mbarrier, TMA, wgmma; sm_90a). Each is a thin wrapper
-// over one PTX instruction so that the kernels read as the algorithm.
+// Device helpers shared by the tensor-core kernels: the PTX spelling of a storage format, cp.async,
+// ldmatrix, mma.sync (sm_80+), and the Hopper pieces (mbarrier, TMA, wgmma fences; sm_90a; the wgmma
+// instructions are in wgmma.cuh). Each is a thin wrapper over one PTX instruction so that the kernels
+// read as the algorithm.
 
 #include <cstdint>
 
