@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -24,12 +26,15 @@ class SchemaValidator {
   [[nodiscard]] std::vector<SchemaViolation> validate(const nlohmann::json& document) const;
 
  private:
-  void check_keywords(const nlohmann::json& schema, const std::string& where) const;
+  // Checks every keyword is supported and compiles each "pattern" once (compiling a std::regex
+  // costs more than validating a whole document).
+  void prepare(const nlohmann::json& schema, const std::string& where);
   void validate_node(const nlohmann::json& schema, const nlohmann::json& value, const std::string& pointer,
                      std::vector<SchemaViolation>& out) const;
   [[nodiscard]] const nlohmann::json& resolve(const nlohmann::json& schema) const;
 
   nlohmann::json schema_;
+  std::map<std::string, std::regex, std::less<>> patterns_;
 };
 
 }  // namespace roofline
