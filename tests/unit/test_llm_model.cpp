@@ -1,19 +1,17 @@
 // Model presets, the Hugging Face config reader and parameter counts.
 #include "catch.hpp"
+#include "fixture.hpp"
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
-#include "roofline/model.hpp"
+#include "roofline/hf_config.hpp"
+#include "roofline/model_presets.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;
+using fixture::models;
 using nlohmann::json;
 
 namespace {
-
-const ModelRegistry& models() {
-  static const ModelRegistry r = ModelRegistry::bundled_only();
-  return r;
-}
 
 json bundled(std::string_view path) {
   for (const EmbeddedFile& file : bundled_model_files()) {
