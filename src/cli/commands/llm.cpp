@@ -140,10 +140,6 @@ struct LeverRow {
   std::string bottleneck;
 };
 
-Cell optional_cell(const std::optional<double>& v) {
-  return v ? Cell{*v} : Cell{};
-}
-
 constexpr std::array<ColumnOf<LeverRow>, 8> lever_columns{{
     {{"weights", "weights", 0}, [](const LeverRow& r) { return Cell{std::string(name_of(r.weights))}; }},
     {{"kv", "KV", 0}, [](const LeverRow& r) { return Cell{std::string(name_of(r.kv))}; }},

@@ -107,10 +107,6 @@ Placed place(const ncu::Kernel& k, const GpuSpec& gpu) {
   return p;
 }
 
-Cell optional_cell(const std::optional<double>& value, double scale = 1.0) {
-  return value ? Cell{*value * scale} : Cell{};
-}
-
 constexpr std::array<ColumnOf<Placed>, 29> kernel_columns{{
     {{"id", "ID", 0}, [](const Placed& p) { return Cell{p.kernel->id}; }},
     {{"kernel", "kernel", 0}, [](const Placed& p) { return Cell{p.kernel->short_name}; }},
