@@ -1,6 +1,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "catch.hpp"
 #include "fixture.hpp"
@@ -47,6 +50,26 @@ TEST_CASE("every bundled hardware file loads and the ids are unique") {
     CHECK(gpu.origin == "bundled:hardware/" + gpu.id + ".json");
     CHECK(gpu.memory_bandwidth_tbps > 0);
   }
+}
+
+TEST_CASE("the build indexes each bundled file by the id and aliases it states, the schema by none") {
+  // hardware/h100-sxm.json: "id": "h100-sxm", "aliases": ["h100", "h100-sxm5", "h100-sxm5-80gb"].
+  bool found_h100 = false;
+  for (const EmbeddedFile& file : bundled_hardware_files()) {
+    INFO(file.path);
+    if (file.path == "hardware/schema.json") {
+      CHECK(file.id.empty());
+      CHECK(file.aliases.empty());
+    } else if (file.path == "hardware/h100-sxm.json") {
+      found_h100 = true;
+      CHECK(file.id == "h100-sxm");
+      CHECK(std::vector<std::string_view>(file.aliases.begin(), file.aliases.end()) ==
+            std::vector<std::string_view>{"h100", "h100-sxm5", "h100-sxm5-80gb"});
+    } else {
+      CHECK(file.path == "hardware/" + std::string(file.id) + ".json");
+    }
+  }
+  CHECK(found_h100);
 }
 
 TEST_CASE("H100 SXM figures read into SI units") {
