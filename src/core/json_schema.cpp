@@ -111,7 +111,8 @@ void SchemaValidator::prepare(const json& schema, const std::string& where) {
       prepare(sub, where + "/" + key);
     } else if (key == "pattern") {
       const auto& text = sub.get_ref<const std::string&>();
-      if (!patterns_.contains(text)) patterns_.emplace(text, std::regex(text, std::regex::ECMAScript));
+      if (!patterns_.contains(text))
+        patterns_.emplace(text, std::basic_regex<char, PatternTraits>(text, std::regex::ECMAScript));
     }
   }
 }
