@@ -14,7 +14,7 @@
 
 #include "commands/plan.hpp"
 #include "roofline/error.hpp"
-#include "roofline/model.hpp"
+#include "roofline/model_presets.hpp"
 
 namespace {
 

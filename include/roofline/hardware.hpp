@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "roofline/dtype.hpp"
+#include "roofline/embedded_file.hpp"
 
 namespace roofline {
 
@@ -83,12 +84,21 @@ struct HardwareSearch {
 
 // All known GPUs: the bundled database, then user directories (a user file with a bundled id
 // replaces the bundled one). Throws InputError (exit 2) on any invalid user file.
+//
+// What is validated when: every user file (--hardware-dir, ROOFLINE_HARDWARE_PATH) is parsed and
+// validated by load(), whichever GPU is asked for, so that a broken file is reported at once. The
+// bundled files are indexed by the id and aliases the build read from them (EmbeddedFile), and
+// each is parsed and validated the first time it is asked for: by find() for one GPU, by all()
+// (and resolve_list("all")) for every one. Names that clash (an alias naming two GPUs) are an
+// error of load() either way. A first look-up fills the registry's cache: share one registry
+// between threads only after all() was called.
 class HardwareRegistry {
  public:
   [[nodiscard]] static HardwareRegistry load(const HardwareSearch& search);
   [[nodiscard]] static HardwareRegistry bundled_only() { return load(HardwareSearch{}); }
 
-  [[nodiscard]] const std::vector<GpuSpec>& all() const { return gpus_; }
+  // Every GPU, each parsed and validated.
+  [[nodiscard]] const std::vector<GpuSpec>& all() const;
   // Finds a GPU by id or alias, case-insensitively; throws InputError with a suggestion.
   [[nodiscard]] const GpuSpec& find(std::string_view name) const;
   // "all", or a comma-separated list of names; keeps the order given, drops repeats.
@@ -99,7 +109,15 @@ class HardwareRegistry {
   void add(GpuSpec spec);
 
  private:
-  std::vector<GpuSpec> gpus_;
+  void add_bundled(const EmbeddedFile& file);
+  void add_entry(GpuSpec spec, std::string_view unparsed);
+  // The GPU at `index`, parsed and validated if it was still a bundled file's index entry.
+  const GpuSpec& loaded(std::size_t index) const;
+
+  // In registry order; a bundled GPU not asked for yet holds only its id, aliases and origin, and
+  // its file's text waits in unparsed_ (empty once parsed, and for GPUs given whole).
+  mutable std::vector<GpuSpec> gpus_;
+  mutable std::vector<std::string_view> unparsed_;
   std::vector<std::string> notes_;
 };
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -28,5 +29,9 @@ inline constexpr std::size_t max_json_depth = 256;
 // Throws InputError "<origin>: JSON nested deeper than 256 levels" when arrays and objects in
 // `text` (strings skipped) nest deeper than max_json_depth. Runs in one pass without recursion.
 void check_json_depth(std::string_view text, const std::string& origin);
+
+// `text` parsed as JSON after check_json_depth; throws InputError "<origin>: malformed JSON: <what
+// the parser says, without its exception code>".
+[[nodiscard]] nlohmann::json parse_json_document(std::string_view text, const std::string& origin);
 
 }  // namespace roofline

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,22 @@ struct SchemaViolation {
 // exclusiveMinimum, exclusiveMaximum. Annotations ($schema, $id, title, description) are
 // ignored; any other keyword is rejected when the validator is built, so that a schema can
 // never rely on a rule that is silently skipped. Numbers must also be finite.
+// std::regex_traits<char>, except that a character's primary sort key (used only by equivalence
+// classes, [[=a=]]) is computed directly as the C locale's: the character, lower-cased. libstdc++
+// computes it through two locale facets and a strxfrm for each of the 256 characters of every
+// bracket expression it compiles, which made compiling a schema's patterns cost more than
+// validating a document.
+struct PatternTraits : std::regex_traits<char> {
+  template <typename Iterator>
+  [[nodiscard]] string_type transform_primary(Iterator first, Iterator last) const {
+    string_type key(first, last);
+    for (char& c : key) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    return key;
+  }
+};
+
 class SchemaValidator {
  public:
   explicit SchemaValidator(nlohmann::json schema);
@@ -24,12 +42,15 @@ class SchemaValidator {
   [[nodiscard]] std::vector<SchemaViolation> validate(const nlohmann::json& document) const;
 
  private:
-  void check_keywords(const nlohmann::json& schema, const std::string& where) const;
+  // Checks every keyword is supported and compiles each "pattern" once (compiling a std::regex
+  // costs more than validating a whole document).
+  void prepare(const nlohmann::json& schema, const std::string& where);
   void validate_node(const nlohmann::json& schema, const nlohmann::json& value, const std::string& pointer,
                      std::vector<SchemaViolation>& out) const;
   [[nodiscard]] const nlohmann::json& resolve(const nlohmann::json& schema) const;
 
   nlohmann::json schema_;
+  std::map<std::string, std::basic_regex<char, PatternTraits>, std::less<>> patterns_;
 };
 
 }  // namespace roofline

@@ -1,12 +1,10 @@
 #pragma once
 
 // LLM architectures: the shapes that decide weight bytes, KV-cache bytes and the FLOPs of every
-// layer. Presets live in models/*.json (validated by models/schema.json and embedded in the
-// binary); users add their own with --models-dir, or read a Hugging Face config.json directly.
+// layer. Two readers make them: the presets of models/*.json (roofline/model_presets.hpp) and a
+// Hugging Face config.json (roofline/hf_config.hpp).
 
 #include <cstdint>
-#include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,35 +112,9 @@ struct ParameterCounts {
 };
 [[nodiscard]] ParameterCounts count_parameters(const ModelSpec& model);
 
-// Parses and validates a roofline model document (models/schema.json plus the rules the schema
-// cannot state). Throws InputError naming `origin` and the key.
-[[nodiscard]] ModelSpec load_model_document(std::string_view text, const std::string& origin);
-
-// Reads a Hugging Face config.json (transformers' PretrainedConfig as saved next to the weights).
-// Supported: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2/v3 and
-// other model_types that share their keys; a "text_config" block (multimodal checkpoints) is
-// read instead of the top level. Throws InputError naming the file and the key at fault.
-[[nodiscard]] ModelSpec read_hf_config(const std::filesystem::path& path);
-[[nodiscard]] ModelSpec parse_hf_config(std::string_view text, const std::string& origin);
-
-// The JSON Schema of model files (the embedded models/schema.json).
-[[nodiscard]] const nlohmann::json& model_schema();
-
-// Bundled presets, then *.json of each --models-dir (a user file with a bundled id replaces it).
-class ModelRegistry {
- public:
-  [[nodiscard]] static ModelRegistry load(const std::vector<std::filesystem::path>& directories);
-  [[nodiscard]] static ModelRegistry bundled_only() { return load({}); }
-
-  [[nodiscard]] const std::vector<ModelSpec>& all() const { return models_; }
-  // By id or alias, case-insensitively; throws InputError with a suggestion and the known ids.
-  [[nodiscard]] const ModelSpec& find(std::string_view name) const;
-  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
-
- private:
-  void add(ModelSpec model);
-  std::vector<ModelSpec> models_;
-  std::vector<std::string> notes_;
-};
+// The rules of a model the schema cannot state (kind-specific fields, divisibility, the size
+// bounds above), shared by both readers (roofline/model_presets.hpp, roofline/hf_config.hpp).
+// Throws InputError "<origin>: <key>: <problem>".
+void check_model(const ModelSpec& model, const std::string& origin);
 
 }  // namespace roofline

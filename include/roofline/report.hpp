@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,9 @@ enum class Format : std::uint8_t { table, json, csv };
 
 // One value of a table; monostate prints as empty (CSV/table) or null (JSON).
 using Cell = std::variant<std::monostate, bool, std::int64_t, double, std::string>;
+
+// `value` x `scale` (a unit change), or an empty cell where there is no value.
+[[nodiscard]] Cell optional_cell(const std::optional<double>& value, double scale = 1.0);
 
 // A column: its JSON key (carrying the unit, e.g. "bandwidth_tbps"), the header a person reads,
 // and how many decimals the human table shows. Key and header are string literals (static).

@@ -4,6 +4,7 @@
 #include <array>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "commands/commands.hpp"
 #include "roofline/error.hpp"
@@ -16,7 +17,17 @@ int main(int argc, char** argv) {
       "roofline"};
   app.set_version_flag("--version", roofline::tool_version);
   app.require_subcommand(1);
-  for (const auto& setup : roofline::cli::command_setups) setup(app);
+  // Only the command named first is set up when there is one: setting up all twelve, with their
+  // hundreds of options, cost as much CPU as answering a what-if query. Anything else (--help,
+  // --version, a misspelt command) gets them all, so that help and errors list every command.
+  const std::string_view first = argc > 1 ? argv[1] : "";
+  const auto* named = std::find_if(roofline::cli::command_setups.begin(), roofline::cli::command_setups.end(),
+                                   [&](const roofline::cli::CommandSetup& c) { return c.name == first; });
+  if (named != roofline::cli::command_setups.end()) {
+    named->setup(app);
+  } else {
+    for (const roofline::cli::CommandSetup& command : roofline::cli::command_setups) command.setup(app);
+  }
 
   try {
     app.parse(argc, argv);

@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "roofline/deployment.hpp"
-#include "roofline/model.hpp"
+#include "roofline/hf_config.hpp"
+#include "roofline/model_presets.hpp"
 #include "roofline/report.hpp"
 
 namespace roofline::cli {

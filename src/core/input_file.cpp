@@ -74,4 +74,16 @@ void check_json_depth(std::string_view text, const std::string& origin) {
   }
 }
 
+nlohmann::json parse_json_document(std::string_view text, const std::string& origin) {
+  check_json_depth(text, origin);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    // nlohmann's messages start with "[json.exception.parse_error.101] "; the rest is for people.
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError(fmt::format("{}: malformed JSON: {}", origin, what));
+  }
+}
+
 }  // namespace roofline

@@ -97,18 +97,22 @@ std::string short_text(const json& value) {
 }  // namespace
 
 SchemaValidator::SchemaValidator(json schema) : schema_(std::move(schema)) {
-  check_keywords(schema_, "#");
+  prepare(schema_, "#");
 }
 
-void SchemaValidator::check_keywords(const json& schema, const std::string& where) const {
+void SchemaValidator::prepare(const json& schema, const std::string& where) {
   if (schema.is_boolean()) return;
   if (!schema.is_object()) throw std::logic_error("schema at " + where + " is not an object");
   for (const auto& [key, sub] : schema.items()) {
     if (!keyword_supported(key)) throw std::logic_error("unsupported JSON Schema keyword '" + key + "' at " + where);
     if (key == "properties" || key == "definitions") {
-      for (const auto& [name, child] : sub.items()) check_keywords(child, where + "/" + key + "/" + name);
+      for (const auto& [name, child] : sub.items()) prepare(child, where + "/" + key + "/" + name);
     } else if (key == "additionalProperties" || key == "items") {
-      check_keywords(sub, where + "/" + key);
+      prepare(sub, where + "/" + key);
+    } else if (key == "pattern") {
+      const auto& text = sub.get_ref<const std::string&>();
+      if (!patterns_.contains(text))
+        patterns_.emplace(text, std::basic_regex<char, PatternTraits>(text, std::regex::ECMAScript));
     }
   }
 }
@@ -179,8 +183,12 @@ void SchemaValidator::validate_node(const json& raw_schema, const json& value, c
       fail(fmt::format("must have at least {} characters", it->get<std::size_t>()));
     }
     if (auto it = schema.find("pattern"); it != schema.end()) {
-      const std::regex pattern(it->get<std::string>(), std::regex::ECMAScript);
-      if (!std::regex_search(text, pattern)) fail(fmt::format("'{}' does not match {}", text, it->get<std::string>()));
+      const auto& source = it->get_ref<const std::string&>();
+      const auto pattern = patterns_.find(source);
+      if (pattern == patterns_.end()) throw std::logic_error("pattern at " + pointer + " was not compiled");
+      if (!std::regex_search(text, pattern->second)) {
+        fail(fmt::format("'{}' does not match {}", text, source));
+      }
     }
   }
   if (value.is_array()) {

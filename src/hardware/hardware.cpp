@@ -9,7 +9,6 @@
 #include <set>
 #include <sstream>
 
-#include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
 #include "roofline/input_file.hpp"
 #include "roofline/json_schema.hpp"
@@ -212,22 +211,59 @@ HardwareSearch HardwareSearch::from_flag_and_environment(const std::optional<std
 }
 
 void HardwareRegistry::add(GpuSpec spec) {
+  add_entry(std::move(spec), {});
+}
+
+void HardwareRegistry::add_entry(GpuSpec spec, std::string_view unparsed) {
   const auto same_id = std::find_if(gpus_.begin(), gpus_.end(), [&](const GpuSpec& g) { return g.id == spec.id; });
   if (same_id != gpus_.end()) {
     notes_.push_back(fmt::format("{} replaces {} (same id '{}')", spec.origin, same_id->origin, spec.id));
+    unparsed_[static_cast<std::size_t>(same_id - gpus_.begin())] = unparsed;
     *same_id = std::move(spec);
     return;
   }
   gpus_.push_back(std::move(spec));
+  unparsed_.push_back(unparsed);
+}
+
+void HardwareRegistry::add_bundled(const EmbeddedFile& file) {
+  const std::string origin = "bundled:" + std::string(file.path);
+  if (file.id.empty()) {
+    // The build found no id: parse it now, to say what is wrong with it.
+    LoadResult result = load_hardware_document(file.contents, origin);
+    if (!result.spec) throw std::logic_error(describe_errors(result.errors));
+    add(std::move(*result.spec));
+    return;
+  }
+  GpuSpec entry;
+  entry.id = file.id;
+  entry.aliases.assign(file.aliases.begin(), file.aliases.end());
+  entry.origin = origin;
+  add_entry(std::move(entry), file.contents);
+}
+
+const GpuSpec& HardwareRegistry::loaded(std::size_t index) const {
+  GpuSpec& gpu = gpus_[index];
+  if (unparsed_[index].empty()) return gpu;
+  LoadResult result = load_hardware_document(unparsed_[index], gpu.origin);
+  if (!result.spec) throw std::logic_error(describe_errors(result.errors));
+  if (result.spec->id != gpu.id || result.spec->aliases != gpu.aliases) {
+    throw std::logic_error(gpu.origin + ": id or aliases differ from the build's index; rebuild");
+  }
+  gpu = std::move(*result.spec);
+  unparsed_[index] = {};
+  return gpu;
+}
+
+const std::vector<GpuSpec>& HardwareRegistry::all() const {
+  for (std::size_t i = 0; i < gpus_.size(); ++i) static_cast<void>(loaded(i));
+  return gpus_;
 }
 
 HardwareRegistry HardwareRegistry::load(const HardwareSearch& search) {
   HardwareRegistry registry;
   for (const EmbeddedFile& file : bundled_hardware_files()) {
-    if (file.path.ends_with("schema.json")) continue;
-    LoadResult result = load_hardware_document(file.contents, "bundled:" + std::string(file.path));
-    if (!result.spec) throw std::logic_error(describe_errors(result.errors));
-    registry.add(std::move(*result.spec));
+    if (!file.path.ends_with("schema.json")) registry.add_bundled(file);
   }
   for (const std::filesystem::path& dir : search.directories) {
     std::error_code ec;
@@ -252,7 +288,7 @@ HardwareRegistry HardwareRegistry::load(const HardwareSearch& search) {
       registry.add(std::move(*result.spec));
     }
   }
-  // A name must lead to one GPU only.
+  // A name must lead to one GPU only (the index entries carry their names, so nothing is parsed).
   std::map<std::string, std::string> owner;
   for (const GpuSpec& gpu : registry.gpus_) owner.emplace(gpu.id, gpu.id);
   for (const GpuSpec& gpu : registry.gpus_) {
@@ -268,11 +304,12 @@ HardwareRegistry HardwareRegistry::load(const HardwareSearch& search) {
 
 const GpuSpec& HardwareRegistry::find(std::string_view name) const {
   const std::string wanted = to_lower(name);
-  for (const GpuSpec& gpu : gpus_) {
-    if (gpu.id == wanted) return gpu;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    if (gpus_[i].id == wanted) return loaded(i);
   }
-  for (const GpuSpec& gpu : gpus_) {
-    if (std::find(gpu.aliases.begin(), gpu.aliases.end(), wanted) != gpu.aliases.end()) return gpu;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    const std::vector<std::string>& aliases = gpus_[i].aliases;
+    if (std::find(aliases.begin(), aliases.end(), wanted) != aliases.end()) return loaded(i);
   }
   std::vector<std::string> names;
   for (const GpuSpec& gpu : gpus_) {
@@ -288,7 +325,7 @@ const GpuSpec& HardwareRegistry::find(std::string_view name) const {
 std::vector<const GpuSpec*> HardwareRegistry::resolve_list(std::string_view list) const {
   std::vector<const GpuSpec*> out;
   if (to_lower(list) == "all") {
-    for (const GpuSpec& gpu : gpus_) out.push_back(&gpu);
+    for (const GpuSpec& gpu : all()) out.push_back(&gpu);
     return out;
   }
   for (const std::string& name : split(list, ',')) {

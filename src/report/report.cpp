@@ -169,6 +169,10 @@ std::string Report::schema() const {
   return fmt::format("roofline.{}.v{}", kind, schema_version);
 }
 
+Cell optional_cell(const std::optional<double>& value, double scale) {
+  return value ? Cell{*value * scale} : Cell{};
+}
+
 void write_csv_cell(std::string& out, const Cell& cell) {
   std::visit(
       [&out](const auto& value) {

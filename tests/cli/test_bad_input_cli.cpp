@@ -23,30 +23,6 @@ namespace {
 
 const std::string source_dir = ROOFLINE_SOURCE_DIR;
 
-CommandResult roofline(const std::string& args) {
-  return run_command(std::string(ROOFLINE_BINARY) + " " + args);
-}
-
-std::filesystem::path scratch(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("roofline-bad-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-void write(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-// Bad input: exit 2, one line on stderr that says `what`, nothing on stdout.
-void expect_bad_input(const CommandResult& result, const std::string& what) {
-  INFO("stderr: " << result.err);
-  CHECK(result.exit_code == 2);
-  CHECK(result.out.empty());
-  CHECK_THAT(result.err, Contains(what));
-  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
-}
-
 // The names in `dir`, hidden ones (a temporary file of the atomic writer) included.
 std::vector<std::string> entries(const std::filesystem::path& dir) {
   std::vector<std::string> names;
@@ -77,12 +53,12 @@ std::optional<std::string> without_root_bypass() {
 
 TEST_CASE("bad input: malformed JSON") {
   const auto dir = scratch("malformed");
-  write(dir / "gpu.json", R"({"schema": "roofline.hardware.v1", "id": })");
+  write_file(dir / "gpu.json", R"({"schema": "roofline.hardware.v1", "id": })");
   expect_bad_input(roofline("ridge --gpu h100 --hardware-dir " + dir.string()), "gpu.json: malformed JSON");
-  write(dir / "config.json", R"({"model_type": "llama",, "hidden_size": 4096})");
+  write_file(dir / "config.json", R"({"model_type": "llama",, "hidden_size": 4096})");
   expect_bad_input(roofline("llm --hf-config " + (dir / "config.json").string() + " --gpu h100 --context 1024"),
                    "config.json: malformed JSON");
-  write(dir / "cal.json", "{\"schema\": \"roofline.calibration.v1\" ]");
+  write_file(dir / "cal.json", "{\"schema\": \"roofline.calibration.v1\" ]");
   expect_bad_input(roofline("op gemm --m 1 --n 1 --k 1 --gpu h200 --calibration " + (dir / "cal.json").string()),
                    "cal.json: not valid JSON");
   std::filesystem::remove_all(dir);
@@ -91,22 +67,22 @@ TEST_CASE("bad input: malformed JSON") {
 TEST_CASE("bad input: truncated JSON") {
   const auto dir = scratch("truncated");
   const std::string whole = user_gpu().dump(2);
-  write(dir / "gpu.json", whole.substr(0, whole.rfind(',', whole.size() / 2) + 1));  // cut after a value
+  write_file(dir / "gpu.json", whole.substr(0, whole.rfind(',', whole.size() / 2) + 1));  // cut after a value
   const CommandResult result = roofline("ridge --gpu h100 --hardware-dir " + dir.string());
   expect_bad_input(result, "malformed JSON");
   CHECK_THAT(result.err, Contains("unexpected end of input"));
   const std::string memory = slurp(std::filesystem::path(source_dir) / "tests/data/bench/h200-memory-2026-11-30.json");
-  write(dir / "bench.json", memory.substr(0, memory.size() - 100));
+  write_file(dir / "bench.json", memory.substr(0, memory.size() - 100));
   expect_bad_input(roofline("validate --measured " + (dir / "bench.json").string()), "not valid JSON");
   std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("bad input: an empty file") {
   const auto dir = scratch("empty");
-  write(dir / "config.json", "");
+  write_file(dir / "config.json", "");
   expect_bad_input(roofline("llm --hf-config " + (dir / "config.json").string() + " --gpu h100 --context 1024"),
                    "config.json: malformed JSON");
-  write(dir / "bench.json", "");
+  write_file(dir / "bench.json", "");
   expect_bad_input(roofline("validate --measured " + (dir / "bench.json").string()), "bench.json: is empty");
   std::filesystem::remove_all(dir);
 }
@@ -114,7 +90,7 @@ TEST_CASE("bad input: an empty file") {
 TEST_CASE("bad input: a huge file") {
   // 17 MiB of spaces, made sparse by resize_file: the cap is checked before anything is read.
   const auto dir = scratch("huge");
-  write(dir / "gpu.json", "{}");
+  write_file(dir / "gpu.json", "{}");
   std::filesystem::resize_file(dir / "gpu.json", std::uintmax_t{17} << 20);
   expect_bad_input(roofline("ridge --gpu h100 --hardware-dir " + dir.string()),
                    "gpu.json: 17825792 bytes, more than the 16 MiB an input file may have");
@@ -129,16 +105,16 @@ TEST_CASE("bad input: deeply nested JSON") {
   // 100,000 deep), by every JSON loader.
   const auto dir = scratch("nested");
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  write(dir / "gpu.json", deep);
+  write_file(dir / "gpu.json", deep);
   expect_bad_input(roofline("ridge --gpu h100 --hardware-dir " + dir.string()),
                    "gpu.json: JSON nested deeper than 256 levels");
-  write(dir / "config.json", R"({"model_type": "llama", "x": )" + deep + "}");
+  write_file(dir / "config.json", R"({"model_type": "llama", "x": )" + deep + "}");
   expect_bad_input(roofline("llm --hf-config " + (dir / "config.json").string() + " --gpu h100 --context 1024"),
                    "nested deeper than 256");
-  write(dir / "cal.json", deep);
+  write_file(dir / "cal.json", deep);
   expect_bad_input(roofline("op gemm --m 1 --n 1 --k 1 --gpu h200 --calibration " + (dir / "cal.json").string()),
                    "nested deeper than 256");
-  write(dir / "bench.json", deep);
+  write_file(dir / "bench.json", deep);
   expect_bad_input(roofline("validate --measured " + (dir / "bench.json").string()), "nested deeper than 256");
   std::filesystem::remove_all(dir);
 }
@@ -148,9 +124,9 @@ TEST_CASE("bad input: binary garbage") {
   std::mt19937 random(12345);
   std::string bytes(4096, '\0');
   for (char& c : bytes) c = static_cast<char>(random() & 0xff);
-  write(dir / "gpu.json", bytes);
+  write_file(dir / "gpu.json", bytes);
   expect_bad_input(roofline("ridge --gpu h100 --hardware-dir " + dir.string()), "gpu.json: malformed JSON");
-  write(dir / "ncu.csv", bytes);
+  write_file(dir / "ncu.csv", bytes);
   expect_bad_input(roofline("profile --from-csv " + (dir / "ncu.csv").string()), "ncu.csv");
   std::filesystem::remove_all(dir);
 }
@@ -159,9 +135,9 @@ TEST_CASE("bad input: wrong types") {
   const auto dir = scratch("types");
   json spec = user_gpu();
   spec["memory"]["bandwidth_tbps"]["value"] = "fast";
-  write(dir / "gpu.json", spec.dump());
+  write_file(dir / "gpu.json", spec.dump());
   expect_bad_input(roofline("ridge --gpu my-gpu --hardware-dir " + dir.string()), "/memory/bandwidth_tbps/value");
-  write(dir / "config.json", R"({"model_type": "llama", "hidden_size": "4096", "intermediate_size": 14336,
+  write_file(dir / "config.json", R"({"model_type": "llama", "hidden_size": "4096", "intermediate_size": 14336,
     "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256})");
   expect_bad_input(roofline("llm --hf-config " + (dir / "config.json").string() + " --gpu h100 --context 1024"),
                    "hidden_size");
@@ -173,12 +149,12 @@ TEST_CASE("bad input: unknown keys") {
   const auto dir = scratch("unknown");
   json spec = user_gpu();
   spec["memory"]["bandwith_tbps"] = spec["memory"]["bandwidth_tbps"];  // a typo is not silently ignored
-  write(dir / "gpu.json", spec.dump());
+  write_file(dir / "gpu.json", spec.dump());
   expect_bad_input(roofline("ridge --gpu my-gpu --hardware-dir " + dir.string()), "bandwith_tbps");
   json model = json::parse(slurp(std::filesystem::path(source_dir) / "models/mistral-7b.json"));
   model["layer"] = 32;
   std::filesystem::create_directories(dir / "models");
-  write(dir / "models" / "mistral-7b.json", model.dump());
+  write_file(dir / "models" / "mistral-7b.json", model.dump());
   expect_bad_input(
       roofline("llm --model mistral-7b --models-dir " + (dir / "models").string() + " --gpu h100 --context 1024"),
       "/layer: is not a known key (did you mean 'layers'?)");
@@ -195,7 +171,7 @@ TEST_CASE("bad input: NaN and infinities") {
   REQUIRE(at != std::string::npos);
   const std::size_t value = with_nan.find("\"value\":", at) + 8;
   with_nan.replace(value, with_nan.find_first_of(",}", value) - value, "NaN");
-  write(dir / "gpu.json", with_nan);
+  write_file(dir / "gpu.json", with_nan);
   expect_bad_input(roofline("ridge --gpu my-gpu --hardware-dir " + dir.string()), "malformed JSON");
   expect_bad_input(roofline("ridge --gpu h100 --set hbm_bandwidth_tbps=nan"), "hbm_bandwidth_tbps");
   expect_bad_input(roofline("ridge --gpu h100 --set bf16_tflops=inf"), "bf16_tflops");
@@ -216,11 +192,11 @@ TEST_CASE("bad input: zero, negative and overflowing sizes") {
   expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h100 --context 4096 --batch -1"), "--batch");
   expect_bad_input(roofline("attainable --gpu h100 --ai 0"), "--ai");
   const auto dir = scratch("sizes");
-  write(dir / "config.json", R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+  write_file(dir / "config.json", R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
     "num_attention_heads": 32, "num_hidden_layers": -32, "num_key_value_heads": 8, "vocab_size": 128256})");
   expect_bad_input(roofline("llm --hf-config " + (dir / "config.json").string() + " --gpu h100 --context 1024"),
                    "num_hidden_layers");
-  write(dir / "config.json", R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+  write_file(dir / "config.json", R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
     "num_attention_heads": 32, "num_hidden_layers": 1e300, "num_key_value_heads": 8, "vocab_size": 128256})");
   expect_bad_input(roofline("llm --hf-config " + (dir / "config.json").string() + " --gpu h100 --context 1024"),
                    "num_hidden_layers");
@@ -247,14 +223,14 @@ TEST_CASE("bad input: an unreadable folder or file") {
   }
   const auto dir = scratch("unreadable");
   std::filesystem::create_directories(dir / "locked");
-  write(dir / "locked" / "gpu.json", user_gpu().dump());
+  write_file(dir / "locked" / "gpu.json", user_gpu().dump());
   std::filesystem::permissions(dir / "locked", std::filesystem::perms::none);
   const CommandResult folder =
       run_command(*prefix + ROOFLINE_BINARY + " ridge --gpu h100 --hardware-dir " + (dir / "locked").string());
   expect_bad_input(folder, "locked");
   CHECK_THAT(folder.err, Contains("ermission denied"));
   std::filesystem::permissions(dir / "locked", std::filesystem::perms::owner_all);
-  write(dir / "config.json", "{}");
+  write_file(dir / "config.json", "{}");
   std::filesystem::permissions(dir / "config.json", std::filesystem::perms::none);
   const CommandResult file = run_command(*prefix + ROOFLINE_BINARY + " llm --gpu h100 --context 1024 --hf-config " +
                                          (dir / "config.json").string());
@@ -274,7 +250,7 @@ TEST_CASE("bad input: a directory where a file is expected") {
 
 TEST_CASE("bad input: conflicting flags") {
   const auto dir = scratch("conflict");
-  write(dir / "config.json", "{}");
+  write_file(dir / "config.json", "{}");
   expect_bad_input(
       roofline("llm --model llama-3.1-8b --hf-config " + (dir / "config.json").string() + " --gpu h100 --context 1024"),
       "--model and --hf-config: give one of them, not both");
@@ -311,7 +287,7 @@ TEST_CASE("bad input: an output path that cannot be written") {
 TEST_CASE("bad input: a failed run leaves no output file and no temporary file") {
   const auto dir = scratch("failed-run");
   const std::string memory = source_dir + "/tests/data/bench/h200-memory-2026-11-30.json";
-  write(dir / "broken.json", "{\"schema\": ");
+  write_file(dir / "broken.json", "{\"schema\": ");
   for (const std::string& args :
        {"ridge --gpu nope -o " + (dir / "r.json").string(),
         "op gemm --m 1:1048576:+1 --n 8 --k 8 --gpu nope --format csv -o " + (dir / "sweep.csv").string(),
@@ -329,7 +305,7 @@ TEST_CASE("bad input: a failed run leaves no output file and no temporary file")
     CHECK(entries(dir) == std::vector<std::string>{"broken.json"});
   }
   // A file that exists stays as it was.
-  write(dir / "r.json", "earlier report\n");
+  write_file(dir / "r.json", "earlier report\n");
   CHECK(roofline("ridge --gpu nope --format json -o " + (dir / "r.json").string()).exit_code == 2);
   CHECK(slurp(dir / "r.json") == "earlier report\n");
   std::filesystem::remove_all(dir);

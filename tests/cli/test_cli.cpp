@@ -8,20 +8,7 @@
 using Catch::Matchers::Contains;
 using nlohmann::json;
 
-namespace {
-
-CommandResult roofline(const std::string& args) {
-  return run_command(std::string(ROOFLINE_BINARY) + " " + args);
-}
-
-std::filesystem::path scratch(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("roofline-cli-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("ridge prints 295.3 FLOP/byte for H100 bf16, as table and as JSON") {
   const CommandResult table = roofline("ridge --gpu h100 --dtype bf16");

@@ -9,24 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-CommandResult roofline(const std::string& args) {
-  return run_command(std::string(ROOFLINE_BINARY) + " " + args);
-}
-
-std::filesystem::path scratch(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("roofline-llm-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-json report(const std::string& args) {
-  const CommandResult r = roofline(args + " --format json");
-  INFO(args << "\n" << r.err);
-  REQUIRE(r.exit_code == 0);
-  return json::parse(r.out);
-}
-
 const char* plan_70b =
     "plan --model llama-3.1-70b --gpus h100,h200,a100-sxm4-80gb --rps 5 --prompt 2048 --output 256 --tpot-ms 50 "
     "--ttft-ms 2000 --price h100=2.5,h200=3.5 --price a100=1.5";
@@ -34,7 +16,7 @@ const char* plan_70b =
 }  // namespace
 
 TEST_CASE("llm: Llama 3 70B, FP8 weights and KV, TP 8 on H100, 4096 tokens") {
-  const json r = report("llm --model llama-3-70b --gpu h100 --tp 8 --weights fp8 --kv fp8 --context 4096");
+  const json r = json_report("llm --model llama-3-70b --gpu h100 --tp 8 --weights fp8 --kv fp8 --context 4096");
   CHECK(r.at("schema") == "roofline.llm.v1");
   const json& res = r.at("results");
   // 2 x 80 layers x 8 KV heads x 128 x 1 B = 163,840 B per token; x 4096 = 671,088,640 B per request
@@ -56,7 +38,7 @@ TEST_CASE("llm: Llama 3 70B, FP8 weights and KV, TP 8 on H100, 4096 tokens") {
 }
 
 TEST_CASE("llm: the levers table shows what each format buys") {
-  const json r = report("llm --model llama-3.1-70b --gpu h100 --tp 8 --context 4096 --batch 1");
+  const json r = json_report("llm --model llama-3.1-70b --gpu h100 --tp 8 --context 4096 --batch 1");
   const json& levers = r.at("results").at("levers");
   REQUIRE(levers.size() == 10);
   double bf16 = 0;
@@ -96,7 +78,7 @@ TEST_CASE("llm --hf-config reads a config.json, and a malformed one names the fi
   std::ofstream(good) << R"({"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
       "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 32768,
       "max_position_embeddings": 32768, "sliding_window": null, "tie_word_embeddings": false})";
-  const json r = report("llm --hf-config " + good.string() + " --gpu h100 --context 8192 --batch 8");
+  const json r = json_report("llm --hf-config " + good.string() + " --gpu h100 --context 8192 --batch 8");
   CHECK(r.at("inputs").at("model").at("file") == "hf-config:" + good.string());
   // No window: all 8192 tokens cached; 2 x 32 x 8 x 128 x 2 B x 8192 = 1,073,741,824 B.
   CHECK(r.at("results").at("kv_per_request_model_bytes").get<double>() == 1073741824.0);
@@ -121,7 +103,7 @@ TEST_CASE("a models directory adds a model and replaces a preset of the same id"
   doc["aliases"] = json::array();
   doc["layers"] = 2;
   std::ofstream(dir / "tiny.json") << doc.dump();
-  const json r = report("train --model tiny --models-dir " + dir.string() + " --gpu h100 --gpus 1");
+  const json r = json_report("train --model tiny --models-dir " + dir.string() + " --gpu h100 --gpus 1");
   CHECK(r.at("inputs").at("model").at("layers") == 2);
   doc["id"] = "llama-3.1-8b";
   std::ofstream(dir / "tiny.json") << doc.dump();
@@ -137,15 +119,15 @@ TEST_CASE("a models directory adds a model and replaces a preset of the same id"
 }
 
 TEST_CASE("train: the book's 70B example, and suggestions when it does not fit") {
-  const json fits = report("train --model llama-3.1-70b --gpu h100 --gpus 64 --tp 8 --zero 3");
+  const json fits = json_report("train --model llama-3.1-70b --gpu h100 --gpus 64 --tp 8 --zero 3");
   CHECK(fits.at("results").at("fits") == true);
-  const json no = report("train --model llama-3.1-70b --gpu h100 --gpus 8 --tp 8");
+  const json no = json_report("train --model llama-3.1-70b --gpu h100 --gpus 8 --tp 8");
   CHECK(no.at("results").at("fits") == false);
   CHECK_THAT(no.at("results").at("suggestions").at(0).get<std::string>(), Contains("--gpus 16"));
 }
 
 TEST_CASE("plan: a chosen configuration, runners-up and every rejected candidate with a reason") {
-  const json r = report(plan_70b);
+  const json r = json_report(plan_70b);
   CHECK(r.at("schema") == "roofline.plan.v1");
   const json& res = r.at("results");
   const json& chosen = res.at("chosen");
@@ -201,8 +183,9 @@ TEST_CASE("llm and plan --calibration: calibrated op times from the H200 tables,
                    cal)
               .exit_code == 0);
 
-  const json bare = report("llm --model llama-3.1-70b --gpu h200 --tp 2 --context 4096 --batch 16");
-  const json r = report("llm --model llama-3.1-70b --gpu h200 --tp 2 --context 4096 --batch 16 --calibration " + cal);
+  const json bare = json_report("llm --model llama-3.1-70b --gpu h200 --tp 2 --context 4096 --batch 16");
+  const json r =
+      json_report("llm --model llama-3.1-70b --gpu h200 --tp 2 --context 4096 --batch 16 --calibration " + cal);
   CHECK(r.at("inputs").at("deployment").at("calibration") == cal);
   CHECK(bare.at("inputs").at("deployment").at("calibration").is_null());
   const json& res = r.at("results");
@@ -242,7 +225,7 @@ TEST_CASE("llm and plan --calibration: calibrated op times from the H200 tables,
   CHECK_THAT(notes, Contains("calibrated with " + cal));
 
   // The planner: candidates timed with calibrated times, the roofline's in the JSON beside them.
-  const json p = report(
+  const json p = json_report(
       "plan --model llama-3.1-70b --gpus h200 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
       "--price all=3 --calibration " +
       cal);
@@ -250,7 +233,7 @@ TEST_CASE("llm and plan --calibration: calibrated op times from the H200 tables,
   CHECK(chosen.at("tpot_ms").get<double>() > chosen.at("tpot_roofline_ms").get<double>());
   CHECK(chosen.at("ttft_ms").get<double>() > chosen.at("ttft_roofline_ms").get<double>());
   CHECK_THAT(p.at("notes").dump(), Contains("ranked with calibrated times"));
-  const json mixed = report(
+  const json mixed = json_report(
       "plan --model llama-3.1-70b --gpus h200,h100 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
       "--price all=3 --calibration " +
       cal);
@@ -279,8 +262,8 @@ TEST_CASE("llm and plan --calibration with op tables and measured collectives: o
                            "docs/results/2026-11-30-h200x2-collectives/calibration-h200-with-collectives.json")
                               .string();
   const std::string deployment = "llm --model llama-3.1-70b --gpu h200 --tp 2 --context 8192 --batch 32 --no-levers";
-  const json bare = report(deployment);
-  const json r = report(deployment + " --calibration " + cal);
+  const json bare = json_report(deployment);
+  const json r = json_report(deployment + " --calibration " + cal);
   const auto decode_op = [](const json& from, const std::string& name) {
     for (const json& op : from.at("results").at("decode")) {
       if (op.at("name") == name) return op;
@@ -316,7 +299,7 @@ TEST_CASE("llm and plan --calibration with op tables and measured collectives: o
   CHECK_THAT(notes, Contains("calibrated with " + cal));
 
   // plan reads the same file for both: its notes name the collectives and the calibrated ranking.
-  const json p = report(
+  const json p = json_report(
       "plan --model llama-3.1-70b --gpus h200 --tp 2 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 "
       "--ttft-ms 2000 --price all=3 --calibration " +
       cal);

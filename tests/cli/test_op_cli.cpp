@@ -11,7 +11,7 @@ using nlohmann::json;
 namespace {
 
 CommandResult op(const std::string& args) {
-  return run_command(std::string(ROOFLINE_BINARY) + " op " + args);
+  return roofline("op " + args);
 }
 
 std::size_t count_lines(const std::string& text) {

@@ -19,27 +19,9 @@ const std::string memory = (source / "tests/data/bench/h200-memory-2026-11-30.js
 const std::string compute = (source / "tests/data/bench/h200-compute-2026-11-30.jsonl").string();
 const std::string ncu_raw = (source / "tests/data/ncu/ncu-raw.csv").string();
 
-CommandResult roofline(const std::string& args) {
-  return run_command(std::string(ROOFLINE_BINARY) + " " + args);
-}
-
 // Runs from the source tree, so that paths in the output are the relative ones the docs show.
 CommandResult roofline_in_source(const std::string& args) {
   return run_command("cd " + source.string() + " && " + std::string(ROOFLINE_BINARY) + " " + args);
-}
-
-std::filesystem::path scratch(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("roofline-validate-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-void expect_bad_input(const CommandResult& result, const std::string& message) {
-  CHECK(result.exit_code == 2);
-  CHECK(result.out.empty());
-  CHECK_THAT(result.err, Contains(message));
-  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
 }
 
 const json* row_with(const json& rows, const std::string& key, const std::string& value) {

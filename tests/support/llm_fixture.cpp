@@ -4,16 +4,6 @@
 
 namespace roofline::llm_fixture {
 
-const ModelRegistry& models() {
-  static const ModelRegistry r = ModelRegistry::bundled_only();
-  return r;
-}
-
-const HardwareRegistry& gpus() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
-
 const StepOp& find_op(const StepTime& step, std::string_view group, std::string_view name) {
   for (const LayerGroup& g : step.groups) {
     if (g.name != group) continue;

@@ -3,13 +3,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "catch.hpp"
+
+// What the end-to-end tests (tests/cli) share: running a command line, and the binary under test
+// (ROOFLINE_BINARY) with its reports, scratch folders and the bad-input answer.
 
 // Runs a shell command line and captures its exit code, stdout and stderr.
 struct CommandResult {
@@ -47,4 +54,38 @@ inline CommandResult run_command(const std::string& command_line) {
     }
   }
   return result;
+}
+
+// The binary under test with `args` (a shell command line: quote what needs it).
+inline CommandResult roofline(const std::string& args) {
+  return run_command(std::string(ROOFLINE_BINARY) + " " + args);
+}
+
+// The JSON report of `args` (--format json is added); fails the test unless it exits 0.
+inline nlohmann::json json_report(const std::string& args) {
+  const CommandResult r = roofline(args + " --format json");
+  INFO(args << "\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
+// An empty folder of the system's temporary directory, private to this test process.
+inline std::filesystem::path scratch(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("roofline-cli-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Bad input: exit 2, one line on stderr that says `what`, nothing on stdout.
+inline void expect_bad_input(const CommandResult& result, const std::string& what) {
+  INFO("stderr: " << result.err);
+  CHECK(result.exit_code == 2);
+  CHECK(result.out.empty());
+  CHECK_THAT(result.err, Catch::Matchers::Contains(what));
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
 }

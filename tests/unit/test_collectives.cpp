@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "catch.hpp"
+#include "fixture.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/collective_tables.hpp"
 #include "roofline/collective_validation.hpp"
@@ -14,18 +15,10 @@
 
 using namespace roofline;
 using Catch::Matchers::Contains;
+using fixture::gpus;
+using fixture::models;
 
 namespace {
-
-const HardwareRegistry& gpus() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
-
-const ModelRegistry& models() {
-  static const ModelRegistry r = ModelRegistry::bundled_only();
-  return r;
-}
 
 // An all-reduce over 2 ranks: 1 KiB in 10 us, 4 KiB in 20 us.
 CollectiveTables two_point_table() {

@@ -1,8 +1,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "catch.hpp"
+#include "fixture.hpp"
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
 #include "roofline/hardware.hpp"
@@ -39,7 +43,7 @@ std::filesystem::path temp_dir(const std::string& name) {
 }  // namespace
 
 TEST_CASE("every bundled hardware file loads and the ids are unique") {
-  const HardwareRegistry registry = HardwareRegistry::bundled_only();
+  const HardwareRegistry& registry = fixture::gpus();
   CHECK(registry.all().size() >= 1);
   for (const GpuSpec& gpu : registry.all()) {
     INFO(gpu.id);
@@ -48,8 +52,28 @@ TEST_CASE("every bundled hardware file loads and the ids are unique") {
   }
 }
 
+TEST_CASE("the build indexes each bundled file by the id and aliases it states, the schema by none") {
+  // hardware/h100-sxm.json: "id": "h100-sxm", "aliases": ["h100", "h100-sxm5", "h100-sxm5-80gb"].
+  bool found_h100 = false;
+  for (const EmbeddedFile& file : bundled_hardware_files()) {
+    INFO(file.path);
+    if (file.path == "hardware/schema.json") {
+      CHECK(file.id.empty());
+      CHECK(file.aliases.empty());
+    } else if (file.path == "hardware/h100-sxm.json") {
+      found_h100 = true;
+      CHECK(file.id == "h100-sxm");
+      CHECK(std::vector<std::string_view>(file.aliases.begin(), file.aliases.end()) ==
+            std::vector<std::string_view>{"h100", "h100-sxm5", "h100-sxm5-80gb"});
+    } else {
+      CHECK(file.path == "hardware/" + std::string(file.id) + ".json");
+    }
+  }
+  CHECK(found_h100);
+}
+
 TEST_CASE("H100 SXM figures read into SI units") {
-  const HardwareRegistry registry = HardwareRegistry::bundled_only();
+  const HardwareRegistry& registry = fixture::gpus();
   const GpuSpec& h100 = registry.find("h100");
   CHECK(h100.id == "h100-sxm");
   CHECK(h100.units == 132);
@@ -64,7 +88,7 @@ TEST_CASE("H100 SXM figures read into SI units") {
 }
 
 TEST_CASE("names resolve by id or alias, case-insensitively, with suggestions") {
-  const HardwareRegistry registry = HardwareRegistry::bundled_only();
+  const HardwareRegistry& registry = fixture::gpus();
   CHECK(registry.find("H100").id == "h100-sxm");
   CHECK(registry.find("h100-SXM5").id == "h100-sxm");
   CHECK_THROWS_AS(registry.find("h1000"), InputError);
@@ -125,7 +149,7 @@ TEST_CASE("malformed JSON (NaN is not JSON) is reported with its position") {
 }
 
 TEST_CASE("physics check: bandwidth from bus width x pin rate, peak from units x clock x rate") {
-  GpuSpec h100 = HardwareRegistry::bundled_only().find("h100");
+  GpuSpec h100 = fixture::gpus().find("h100");
   // 5120 bits x 5.23 Gbit/s / 8 = 3347 GB/s = 3.347 TB/s, within 3% of 3.35: no bandwidth warning.
   // bf16: 132 SMs x 1980 MHz x 4096 = 1070.5 TFLOP/s vs 989.4 stated: +8.2% -> warning.
   // fp32: 132 x 1980 MHz x 256 = 66.9 TFLOP/s vs 67: -0.1% -> no warning.
@@ -154,7 +178,7 @@ TEST_CASE("physics check: bandwidth from bus width x pin rate, peak from units x
 }
 
 TEST_CASE("what-if overrides change a figure and are validated") {
-  const HardwareRegistry registry = HardwareRegistry::bundled_only();
+  const HardwareRegistry& registry = fixture::gpus();
   const GpuSpec& h100 = registry.find("h100");
   const std::vector<std::string> set{"hbm_bandwidth_tbps=8", "bf16_tflops=2000", "l2_mb=100"};
   const GpuSpec what_if = apply_overrides(h100, set);

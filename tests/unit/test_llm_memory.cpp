@@ -1,6 +1,7 @@
 // Sharding, weight and KV-cache bytes, capacity, collectives and training memory, against
 // values derived by hand in each test.
 #include "catch.hpp"
+#include "fixture.hpp"
 #include "roofline/comm.hpp"
 #include "roofline/deployment.hpp"
 #include "roofline/error.hpp"
@@ -8,17 +9,10 @@
 
 using namespace roofline;
 using Catch::Matchers::Contains;
+using fixture::gpus;
+using fixture::models;
 
 namespace {
-
-const ModelRegistry& models() {
-  static const ModelRegistry r = ModelRegistry::bundled_only();
-  return r;
-}
-const HardwareRegistry& gpus() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
 
 std::string shard_error(const ModelSpec& m, int tp, int pp = 1) {
   try {

@@ -1,19 +1,17 @@
 // Model presets, the Hugging Face config reader and parameter counts.
 #include "catch.hpp"
+#include "fixture.hpp"
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
-#include "roofline/model.hpp"
+#include "roofline/hf_config.hpp"
+#include "roofline/model_presets.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;
+using fixture::models;
 using nlohmann::json;
 
 namespace {
-
-const ModelRegistry& models() {
-  static const ModelRegistry r = ModelRegistry::bundled_only();
-  return r;
-}
 
 json bundled(std::string_view path) {
   for (const EmbeddedFile& file : bundled_model_files()) {
@@ -50,6 +48,17 @@ const char* llama_70b_config = R"({
   "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 500000.0})";
 
 }  // namespace
+
+TEST_CASE("a preset is found by an alias the build indexed, before any preset is parsed") {
+  // models/llama-3.1-70b.json: "aliases": ["llama3.1-70b", "llama-3-70b", "llama3-70b", "llama-3.3-70b"].
+  const ModelRegistry fresh = ModelRegistry::bundled_only();
+  const ModelSpec& m = fresh.find("LLAMA-3.3-70B");
+  CHECK(m.id == "llama-3.1-70b");
+  CHECK(m.layers == 80);  // parsed on the way: the index entry holds names only
+  CHECK(m.aliases == std::vector<std::string>{"llama3.1-70b", "llama-3-70b", "llama3-70b", "llama-3.3-70b"});
+  CHECK_THROWS_WITH(fresh.find("mistal-7b"), Contains("did you mean 'mistral-7b'?") &&
+                                                 Contains("known: deepseek-v3, llama-3.1-405b, llama-3.1-70b"));
+}
 
 TEST_CASE("every preset loads, cites a source, and its parameter count matches the stated one") {
   REQUIRE(models().all().size() == 7);

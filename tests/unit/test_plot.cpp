@@ -3,6 +3,7 @@
 
 #include "catch.hpp"
 #include "commands/plot.hpp"
+#include "fixture.hpp"
 #include "roofline/error.hpp"
 #include "roofline/plot.hpp"
 
@@ -286,13 +287,6 @@ TEST_CASE("a chart without roofs or with values a log axis cannot show is bad in
   }
 }
 
-namespace {
-const HardwareRegistry& registry() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
-}  // namespace
-
 TEST_CASE("plot: roofs from the hardware file, points and extra roofs from flags") {
   cli::PlotOptions options;
   options.gpu = "h100";
@@ -300,7 +294,7 @@ TEST_CASE("plot: roofs from the hardware file, points and extra roofs from flags
   options.points = {"GEMV batch 1:1:3.35", "a:b:2:4"};
   options.measured_points = {"cuBLAS GEMV:1:3.03"};
   options.l2_tbps = "10";
-  const Chart chart = cli::make_chart(options, registry().find("h100"));
+  const Chart chart = cli::make_chart(options, fixture::gpus().find("h100"));
   REQUIRE(chart.compute_roofs.size() == 4);
   CHECK(chart.compute_roofs[0].label == "bf16");
   CHECK(chart.compute_roofs[1].peak_flops == Approx(1978.9e12));
@@ -319,11 +313,11 @@ TEST_CASE("plot: roofs from the hardware file, points and extra roofs from flags
   // Without --dtype: every peak H100 states (8), and only HBM: no invented L2 or shared memory.
   cli::PlotOptions plain;
   plain.gpu = "h100";
-  const Chart all = cli::make_chart(plain, registry().find("h100"));
+  const Chart all = cli::make_chart(plain, fixture::gpus().find("h100"));
   CHECK(all.compute_roofs.size() == 8);
   CHECK(all.memory_roofs.size() == 1);
 
-  const auto json = to_json(cli::run_plot(options, registry()));
+  const auto json = to_json(cli::run_plot(options, fixture::gpus()));
   CHECK(json.at("results").at("compute_roofs").at(0).at("ridge_flop_per_byte").get<double>() ==
         Approx(295.343).epsilon(1e-5));
   // L2: 1978.9 / 10 = 197.89 FLOP/B under the highest roof (fp8).
@@ -336,7 +330,7 @@ TEST_CASE("plot rejects bad points, unknown formats and lists of GPUs") {
     cli::PlotOptions options;
     options.gpu = "h100";
     change(options);
-    return cli::run_plot_svg(options, registry());
+    return cli::run_plot_svg(options, fixture::gpus());
   };
   for (const char* bad : {"x:0:1", "x:1:-2", "x:1", ":1:2", "1:2", "x:1,2:3", "x:nan:1", "x:1:inf"}) {
     INFO(bad);

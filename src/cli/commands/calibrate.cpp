@@ -16,10 +16,6 @@
 namespace roofline::cli {
 namespace {
 
-Cell optional_cell(const std::optional<double>& value, double scale = 1.0) {
-  return value ? Cell{*value * scale} : Cell{};
-}
-
 struct TableRow {
   const CalibrationTable* table = nullptr;
   double efficiency_min = 0;

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <array>
+#include <string_view>
 
 namespace roofline::cli {
 
@@ -19,10 +20,25 @@ void setup_validate_command(CLI::App& app);
 void setup_calibrate_command(CLI::App& app);
 void setup_profile_command(CLI::App& app);
 
+// Each subcommand's name (as setup_*_command registers it) and its setup.
+struct CommandSetup {
+  std::string_view name;
+  void (*setup)(CLI::App& app);
+};
+
 inline constexpr std::array command_setups{
-    &setup_hw_command,   &setup_ridge_command,    &setup_attainable_command, &setup_op_command,
-    &setup_plot_command, &setup_bench_command,    &setup_llm_command,        &setup_train_command,
-    &setup_plan_command, &setup_validate_command, &setup_calibrate_command,  &setup_profile_command,
+    CommandSetup{"hw", &setup_hw_command},
+    CommandSetup{"ridge", &setup_ridge_command},
+    CommandSetup{"attainable", &setup_attainable_command},
+    CommandSetup{"op", &setup_op_command},
+    CommandSetup{"plot", &setup_plot_command},
+    CommandSetup{"bench", &setup_bench_command},
+    CommandSetup{"llm", &setup_llm_command},
+    CommandSetup{"train", &setup_train_command},
+    CommandSetup{"plan", &setup_plan_command},
+    CommandSetup{"validate", &setup_validate_command},
+    CommandSetup{"calibrate", &setup_calibrate_command},
+    CommandSetup{"profile", &setup_profile_command},
 };
 
 }  // namespace roofline::cli

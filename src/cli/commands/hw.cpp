@@ -14,10 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-Cell optional_cell(const std::optional<double>& value) {
-  return value ? Cell{*value} : Cell{};
-}
-
 constexpr std::array<ColumnOf<GpuSpec>, 11> list_columns{{
     {{"id", "id", 0}, [](const GpuSpec& g) { return Cell{g.id}; }},
     {{"name", "name", 0}, [](const GpuSpec& g) { return Cell{g.name}; }},

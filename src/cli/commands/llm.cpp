@@ -130,10 +130,6 @@ constexpr std::array<ColumnOf<AllReduceRow>, 7> allreduce_columns{{
      [](const AllReduceRow& r) { return Cell{r.step_s > 0 ? 2.0 * r.one_s * r.layers / r.step_s : 0.0}; }},
 }};
 
-Cell optional_cell(const std::optional<double>& v) {
-  return v ? Cell{*v} : Cell{};
-}
-
 constexpr std::array<ColumnOf<FormatLever>, 8> lever_columns{{
     {{"weights", "weights", 0}, [](const FormatLever& r) { return Cell{std::string(name_of(r.weights))}; }},
     {{"kv", "KV", 0}, [](const FormatLever& r) { return Cell{std::string(name_of(r.kv))}; }},

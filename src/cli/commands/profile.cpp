@@ -32,10 +32,6 @@ std::optional<double> ratio(double flops, const std::optional<double>& bytes) {
   return flops / *bytes;
 }
 
-Cell optional_cell(const std::optional<double>& value, double scale = 1.0) {
-  return value ? Cell{*value * scale} : Cell{};
-}
-
 constexpr std::array<ColumnOf<Placement>, 29> kernel_columns{{
     {{"id", "ID", 0}, [](const Placement& p) { return Cell{p.kernel->id}; }},
     {{"kernel", "kernel", 0}, [](const Placement& p) { return Cell{p.kernel->short_name}; }},

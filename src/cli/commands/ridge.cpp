@@ -24,10 +24,6 @@ struct RidgeRow {
   std::optional<double> bandwidth_growth;  // memory wall: x the first GPU's bandwidth
 };
 
-Cell optional_cell(const std::optional<double>& value) {
-  return value ? Cell{*value} : Cell{};
-}
-
 constexpr std::array<ColumnOf<RidgeRow>, 5> ridge_columns{{
     {{"gpu", "GPU", 0}, [](const RidgeRow& r) { return Cell{r.gpu}; }},
     {{"peak_class", "peak", 0}, [](const RidgeRow& r) { return Cell{r.peak}; }},

@@ -23,10 +23,6 @@
 namespace roofline::cli {
 namespace {
 
-Cell optional_cell(const std::optional<double>& value, double scale = 1.0) {
-  return value ? Cell{*value * scale} : Cell{};
-}
-
 std::string_view prediction_kind(const Prediction& p) {
   if (!p.basis) return p.none.ceiling ? "none (a ceiling)" : "none";
   return p.calibrated ? "roofline + calibration" : "roofline";
