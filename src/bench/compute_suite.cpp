@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "roofline/calibration_tables.hpp"
+
 namespace roofline::bench::compute {
 
 std::string_view id_name(GemmImpl impl) {
@@ -230,6 +232,40 @@ T param_as(const BenchmarkResult& r, std::string_view key) {
   const Cell c = r.parameter(key);
   if (const T* v = std::get_if<T>(&c)) return *v;
   return T{};
+}
+
+// Rebuilt from the recorded shape: a GEMM from m, n, k (batch 1 where the run recorded none),
+// an attention from its heads, dims and mask (kv_seq = seq where not recorded).
+BasisOrReason recorded_basis(const RecordedResult& m) {
+  if (m.group == "peak") return NoBasis{"a compute ceiling: itself a measured roof", true};
+  if (m.group != "gemm" && m.group != "attention") {
+    return NoBasis{fmt::format("group '{}' has no prediction in this build", m.group), false};
+  }
+  const DType dtype = m.dtype("dtype");
+  const std::string problem_id(m.id.substr(0, m.id.rfind('.')));
+  if (m.group == "gemm") {
+    const std::int64_t batch = m.has("batch") ? m.whole("batch") : 1;
+    Basis b = gemm_basis({m.whole("m"), m.whole("n"), m.whole("k"), batch, dtype, dtype, dtype});
+    b.table = calibration_tables::implementation(b.best_table, m.kernel);
+    b.problem = problem_id;
+    return b;
+  }
+  AttentionShape shape;
+  shape.batch = m.whole("batch");
+  shape.heads = m.whole("heads");
+  shape.kv_heads = m.whole("kv_heads");
+  shape.head_dim = m.whole("head_dim");
+  shape.seq = m.whole("seq");
+  shape.kv_seq = m.has("kv_seq") ? m.whole("kv_seq") : shape.seq;
+  shape.causal = m.flag("causal");
+  shape.act = dtype;
+  shape.kv = dtype;
+  const roofline::AttentionImpl impl =
+      m.kernel.starts_with("flash") ? roofline::AttentionImpl::flash : roofline::AttentionImpl::standard;
+  Basis b = attention_basis(shape, impl);
+  b.table = attention_implementation_table(m.kernel, dtype, shape.head_dim, shape.causal);
+  b.problem = calibration_tables::problem(b.best_table, problem_id);
+  return b;
 }
 
 }  // namespace
@@ -468,7 +504,8 @@ const SuiteInfo& suite() {
                               group_layouts,
                               suite_targets,
                               &list_cases,
-                              &derived_tables};
+                              &derived_tables,
+                              &recorded_basis};
   return info;
 }
 

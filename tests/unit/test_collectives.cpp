@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "catch.hpp"
+#include "roofline/calibrate.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/collective_tables.hpp"
 #include "roofline/collective_validation.hpp"

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "catch.hpp"
+#include "roofline/calibrate.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
 #include "roofline/layer_suite.hpp"
@@ -45,8 +46,8 @@ const Calibration& h200_calibration() {
   return cal;
 }
 
-Basis basis_of(const Measurement& m, const MeasuredRun& run) {
-  const BasisOrReason b = benchmark_basis(m, run);
+Basis basis_of(const Measurement& m) {
+  const BasisOrReason b = benchmark_basis(m);
   REQUIRE(std::holds_alternative<Basis>(b));
   return std::get<Basis>(b);
 }
@@ -131,7 +132,7 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
   const Roofs roofs = Roofs::of(registry().find("h200"));
 
   // triad on 1 GiB fp32 arrays (2^28 elements): 2 read + 1 written = 3 GiB, 2 FLOPs each.
-  const Basis triad = basis_of(*run.find("stream.triad.16B.tile"), run);
+  const Basis triad = basis_of(*run.find("stream.triad.16B.tile"));
   CHECK(triad.cost.bytes() == 3.0 * 1073741824);
   CHECK(triad.cost.flops == 2.0 * 268435456);
   CHECK(triad.table == "stream.triad.16B.tile");
@@ -143,7 +144,7 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
   CHECK(t.bound == Bound::memory);
 
   // GEMV 8192 x 8192 bf16 batch 1: W 2 x 8192^2 B, x and y 2 x 8192 B each = 134250496 B, 27.969 us.
-  const Basis gemv = basis_of(*run.find("gemv.bf16.8192x8192.b1.mma"), run);
+  const Basis gemv = basis_of(*run.find("gemv.bf16.8192x8192.b1.mma"));
   CHECK(gemv.roof_bytes == 134250496.0);
   CHECK(gemv.table == "gemv.bf16.mma");
   CHECK(gemv.best_table == "gemv.bf16");
@@ -152,13 +153,13 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
 
   // Stride 32 words = 128 B apart: every access its own sector. 2 GiB / 4 / 32 - 1 = 16777215
   // accesses, 16777215 x 32 B moved = 536870880 B, 111.85 us.
-  const Basis strided = basis_of(*run.find("access.strided.s32"), run);
+  const Basis strided = basis_of(*run.find("access.strided.s32"));
   CHECK(strided.roof_bytes == 536870880.0);
   CHECK(strided.cost.bytes() == 16777215.0 * 4);
   CHECK(strided.series == 32.0);
   CHECK(ideal_time(strided, roofs).time_s == Approx(111.848e-6).epsilon(1e-4));
 
-  const BasisOrReason l2 = benchmark_basis(*run.find("hierarchy.l2.read"), run);
+  const BasisOrReason l2 = benchmark_basis(*run.find("hierarchy.l2.read"));
   REQUIRE(std::holds_alternative<NoBasis>(l2));
   CHECK(std::get<NoBasis>(l2).ceiling);
 }
@@ -168,7 +169,7 @@ TEST_CASE("bases of compute benchmarks: GEMM and attention from their parameters
   const Roofs roofs = Roofs::of(registry().find("h200"));
   // 4096^3 bf16: 2 x 4096^3 FLOPs at 989.4 TFLOP/s = 138.91 us; 3 x 4096^2 x 2 B = 100663296 B
   // at 4.8 TB/s = 20.97 us: compute-bound.
-  const Basis gemm = basis_of(*run.find("gemm.bf16.4096x4096x4096.wgmma"), run);
+  const Basis gemm = basis_of(*run.find("gemm.bf16.4096x4096x4096.wgmma"));
   CHECK(gemm.cost.flops == 2.0 * 4096 * 4096 * 4096);
   CHECK(gemm.roof_bytes == 3.0 * 4096 * 4096 * 2);
   CHECK(gemm.table == "gemm.bf16.wgmma");
@@ -177,12 +178,12 @@ TEST_CASE("bases of compute benchmarks: GEMM and attention from their parameters
   CHECK(g.bound == Bound::compute);
   CHECK(g.time_s == Approx(138.91e-6).epsilon(1e-4));
   // Causal attention B4 H32 N4096 d128: 4 d x N (N + 1) / 2 pairs x B H = 512 x 8390656 x 128 FLOPs.
-  const Basis flash = basis_of(*run.find("attention.bf16.b4.h32.kv32.n4096.d128.causal.flash_wgmma"), run);
+  const Basis flash = basis_of(*run.find("attention.bf16.b4.h32.kv32.n4096.d128.causal.flash_wgmma"));
   CHECK(flash.cost.flops == Approx(512.0 * 8390656 * 128));
   CHECK(flash.table == "attention.flash_wgmma.bf16.d128.causal");
   CHECK(flash.best_table == "attention.flash.bf16.d128.causal");
   CHECK(ideal_time(flash, roofs).time_s == Approx(555.78e-6).epsilon(1e-4));
-  CHECK(std::get<NoBasis>(benchmark_basis(*run.find("peak.fma_fp32"), run)).ceiling);
+  CHECK(std::get<NoBasis>(benchmark_basis(*run.find("peak.fma_fp32"))).ceiling);
 }
 
 TEST_CASE("interpolation: linear in log(x), across series in log(series), clamped at the ends") {
@@ -506,13 +507,13 @@ TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention
     m.status = "passed";
     m.timing = MeasuredTiming{1e-6, 1e-6, 1e-6, 30};
     run.results.push_back(m);
-    const Basis b = basis_of(m, run);
+    const Basis b = basis_of(m);
     CHECK(b.table == "attention.decode.bf16.d128");
     const double ideal = ideal_time(b, roofs).time_s;
     run.results.back().timing = MeasuredTiming{3 * ideal, 3 * ideal, 3 * ideal, 30};
   }
   // Batch 1, 2048 positions: q and o 16384 B each, K and V 8388608 B: 8421376 B at 4.8 TB/s.
-  const Basis first = basis_of(run.results[0], run);
+  const Basis first = basis_of(run.results[0]);
   CHECK(first.cost.bytes() == 8421376.0);
   CHECK(ideal_time(first, roofs).time_s == Approx(8421376.0 / 4.8e12));
 
