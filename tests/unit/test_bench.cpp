@@ -960,3 +960,24 @@ TEST_CASE("the memcpy ceiling is reported as measured, and flagged when a copy k
   for (const std::string& note : flagged.notes) warned = warned || note.find("WARNING") != std::string::npos;
   CHECK(warned);
 }
+
+TEST_CASE("the registry holds every suite once, in run order, each able to rebuild the basis of its results") {
+  std::vector<std::string_view> names;
+  std::set<std::string_view> groups;
+  std::size_t group_count = 0;
+  for (const SuiteInfo& suite : suites()) {
+    names.push_back(suite.name);
+    CHECK(suite.basis != nullptr);
+    CHECK(suite.cases != nullptr);
+    for (const GroupLayout& layout : suite.groups) {
+      groups.insert(layout.name);
+      ++group_count;
+    }
+  }
+  CHECK(names == std::vector<std::string_view>{"memory", "compute", "layer", "collectives"});
+  // A measured result finds its suite by its group: no group may belong to two suites.
+  CHECK(groups.size() == group_count);
+  // Only the layer suite is validated against the tables rather than learnt by calibrate.
+  CHECK(find_suite("layer").not_learnt.starts_with("the decoder layer"));
+  CHECK(find_suite("memory").not_learnt.empty());
+}

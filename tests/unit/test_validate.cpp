@@ -8,6 +8,7 @@
 #include "catch.hpp"
 #include "roofline/calibrate.hpp"
 #include "roofline/calibration.hpp"
+#include "roofline/calibration_tables.hpp"
 #include "roofline/error.hpp"
 #include "roofline/layer_suite.hpp"
 #include "roofline/measured.hpp"
@@ -537,4 +538,75 @@ TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention
   CHECK(std::get<CalibratedTime>(t).table == "attention.decode.bf16.d128");
   CHECK(std::get<CalibratedTime>(t).efficiency == Approx(1.0 / 3));
   CHECK_FALSE(std::get<CalibratedTime>(t).clamped);
+}
+
+namespace {
+
+Measurement recorded(std::string group, std::string id, nlohmann::json parameters) {
+  Measurement m;
+  m.suite = "memory";
+  m.group = std::move(group);
+  m.id = std::move(id);
+  m.kernel = m.id.substr(m.id.rfind('.') + 1);
+  m.status = "passed";
+  m.parameters = std::move(parameters);
+  m.where = "run.json /results/x/0";
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a memory benchmark is predicted from the parameters its run recorded, not from today's case table") {
+  // A triad over 1000 fp32 elements: no case of today's table has that size. 2 arrays read and
+  // 1 written x 1000 x 4 B = 12000 B; 2 FLOPs per element.
+  const Basis triad = basis_of(
+      recorded("stream", "stream.triad.16B.tile", {{"op", "triad"}, {"vector_bytes", 16}, {"elements", 1000}}));
+  CHECK(triad.cost.bytes() == 12000.0);
+  CHECK(triad.cost.flops == 2000.0);
+  CHECK(triad.table == "stream.triad.16B.tile");
+  CHECK(triad.problem == "stream.r2w1.1000");
+
+  // A ladder case keeps its kernel's table: 64 KiB arrays are 16384 elements.
+  const Basis ladder = basis_of(
+      recorded("stream", "stream.copy.16B.tile.64KiB", {{"op", "copy"}, {"vector_bytes", 16}, {"elements", 16384}}));
+  CHECK(ladder.table == "stream.copy.16B.tile");
+  CHECK(ladder.cost.bytes() == 2.0 * 65536);
+
+  // GEMV 4096 x 1024, batch 3, bf16 (not a shape of today's table): W 2 x 4096 x 1024 = 8388608 B,
+  // x 2 x 3 x 1024 = 6144 B, y 2 x 3 x 4096 = 24576 B: 8419328 B.
+  const Basis gemv = basis_of(
+      recorded("gemv", "gemv.bf16.4096x1024.b3.mma", {{"dtype", "bf16"}, {"m", 4096}, {"k", 1024}, {"batch", 3}}));
+  CHECK(gemv.roof_bytes == 8419328.0);
+  CHECK(gemv.table == "gemv.bf16.mma");
+  CHECK(gemv.problem == "gemv.bf16.4096x1024.b3");
+
+  // 1000 reads 8 words (one 32-byte sector) apart: 4000 useful bytes, 1000 sectors moved.
+  const Basis strided = basis_of(
+      recorded("access", "access.strided.s8", {{"pattern", "strided"}, {"stride_elements", 8}, {"accesses", 1000}}));
+  CHECK(strided.cost.bytes() == 4000.0);
+  CHECK(strided.roof_bytes == 32000.0);
+  CHECK(strided.series == 8.0);
+
+  // A parameter the basis needs and the run did not record names the file, the benchmark and the key.
+  CHECK_THROWS_WITH(
+      benchmark_basis(recorded("gemv", "gemv.bf16.4096x1024.b3.mma", {{"dtype", "bf16"}, {"m", 4096}, {"batch", 3}})),
+      Contains("run.json /results/x/0: benchmark gemv.bf16.4096x1024.b3.mma has no whole-number parameter 'k'"));
+}
+
+TEST_CASE("calibration table names are made by one module") {
+  namespace tables = calibration_tables;
+  CHECK(tables::gemm(DType::bf16, DType::bf16) == "gemm.bf16");
+  CHECK(tables::gemm(DType::fp16, DType::int4) == "gemm.fp16.wint4");
+  CHECK(tables::gemv(DType::bf16, DType::bf16) == "gemv.bf16");
+  CHECK(tables::gemv(DType::bf16, DType::fp8_e4m3) == "gemv.bf16.wfp8_e4m3");
+  CHECK(tables::stream(2, 1) == "stream.r2w1");
+  CHECK(tables::stream(2, 0) == "stream.r2w0");
+  CHECK(tables::attention("flash", DType::bf16, DType::bf16, 128, true) == "attention.flash.bf16.d128.causal");
+  CHECK(tables::attention("flashwgmma", DType::bf16, DType::fp8_e4m3, 64, false) ==
+        "attention.flashwgmma.bf16.kvfp8_e4m3.d64.full");
+  CHECK(tables::decode_attention(DType::bf16, DType::bf16, 128) == "attention.decode.bf16.d128");
+  CHECK(tables::access_strided() == "access.strided");
+  CHECK(tables::access_random("gather") == "access.gather");
+  CHECK(tables::implementation("gemv.bf16", "mma") == "gemv.bf16.mma");
+  CHECK(tables::gemv_problem(DType::bf16, DType::bf16, 8192, 8192, 1) == "gemv.bf16.8192x8192.b1");
 }
