@@ -1,6 +1,8 @@
 // The host side of the benchmarks: statistics, the sector model, the case tables of the memory,
 // compute and layer suites and their model costs, sizes, targets, hardware matching, test data,
 // and result -> report conversion.
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 
@@ -980,4 +982,33 @@ TEST_CASE("the registry holds every suite once, in run order, each able to rebui
   // Only the layer suite is validated against the tables rather than learnt by calibrate.
   CHECK(find_suite("layer").not_learnt.starts_with("the decoder layer"));
   CHECK(find_suite("memory").not_learnt.empty());
+}
+
+TEST_CASE("the bench report schema states exactly the columns of every result table, and requires them") {
+  // A column is declared once, in its suite's GroupLayout; the schema (docs/schema/bench.v1) must
+  // follow. The value types are checked where sample reports are validated against the schema
+  // (tests/cli/check_report_schemas.py); here, that no column is missing or extra, and which are
+  // required.
+  std::ifstream in(std::filesystem::path(ROOFLINE_SOURCE_DIR) / "docs/schema/bench.v1.schema.json");
+  const nlohmann::json schema = nlohmann::json::parse(in);
+  const nlohmann::json& groups = schema["properties"]["results"]["properties"];
+  for (const SuiteInfo& suite : suites()) {
+    for (const GroupLayout& layout : suite.groups) {
+      INFO(suite.name << " group " << layout.name);
+      REQUIRE(groups.contains(std::string(layout.name)));
+      const std::string ref = groups[std::string(layout.name)]["items"]["$ref"].get<std::string>();
+      const nlohmann::json& row = schema["definitions"][ref.substr(ref.rfind('/') + 1)];
+      std::set<std::string> declared;
+      for (const auto& column : layout.columns) declared.emplace(column.column.key);
+      std::set<std::string> stated;
+      for (const auto& [key, value] : row["properties"].items()) stated.insert(key);
+      CHECK(stated == declared);
+      // A column added after runs were committed stays optional, so that those runs still validate:
+      // the layer stages' "table" (the implementation table each stage ran) came after run 2.
+      std::set<std::string> expected_required = declared;
+      if (layout.name == "layer_stages") expected_required.erase("table");
+      std::set<std::string> required(row["required"].begin(), row["required"].end());
+      CHECK(required == expected_required);
+    }
+  }
 }
