@@ -13,6 +13,7 @@
 //     (e.g. attention by sequence length), and its targets,
 //   - a runner in the CUDA part that times and verifies each case.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -251,6 +252,18 @@ inline constexpr C moved_bytes{{"moved_bytes", "moved bytes (model)", 0}, &cells
 inline constexpr C sector_bandwidth_tbps{{"sector_bandwidth_tbps", "moved TB/s", 3}, &cells::sector_bandwidth_tbps};
 inline constexpr C sector_efficiency{{"sector_efficiency", "useful/moved", 3}, &cells::sector_efficiency};
 inline constexpr C detail{{"detail", "detail", 0}, &cells::detail};
+
+// How the timed launches went, in the order every result table shows them.
+inline constexpr std::array<C, 7> timing{median_us, min_us, max_us, spread_pct, samples, launches_per_sample, graph};
+
+// A column table composed of parts: join(std::to_array<C>({id, ...}), timing, std::to_array<C>({...})).
+template <std::size_t... N>
+constexpr std::array<C, (N + ...)> join(const std::array<C, N>&... parts) {
+  std::array<C, (N + ...)> out{};
+  std::size_t at = 0;
+  ((std::copy(parts.begin(), parts.end(), out.begin() + static_cast<std::ptrdiff_t>(at)), at += N), ...);
+  return out;
+}
 }  // namespace columns
 
 // How the harness times a case.
