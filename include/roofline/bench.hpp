@@ -13,6 +13,7 @@
 //     (e.g. attention by sequence length), and its targets,
 //   - a runner in the CUDA part that times and verifies each case.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,8 @@
 #include <vector>
 
 #include "roofline/access.hpp"
+#include "roofline/basis.hpp"
+#include "roofline/dtype.hpp"
 #include "roofline/hardware.hpp"
 #include "roofline/ops.hpp"
 #include "roofline/report.hpp"
@@ -93,6 +96,9 @@ struct BenchmarkResult {
   [[nodiscard]] std::optional<double> sector_bandwidth() const;
 };
 
+// The result with this id, or null.
+[[nodiscard]] const BenchmarkResult* find_result(std::span<const BenchmarkResult> results, std::string_view id);
+
 // Fills ceiling_fraction and reference_speedup from the other results of the run.
 void relate(std::vector<BenchmarkResult>& results);
 
@@ -138,6 +144,25 @@ struct CaseInfo {
   bool quick = false;
 };
 
+// A result as a run recorded it: what its suite rebuilds the model's basis from (never from
+// today's case table, whose sizes and shapes may have moved on since the run).
+struct RecordedResult {
+  std::string_view group;
+  std::string_view id;
+  std::string_view kernel;               // the last word of the id: the implementation that ran
+  const nlohmann::json& parameters;      // the result table's parameter columns, by key
+  std::optional<double> recorded_bytes;  // the model bytes the run counted, where it recorded them
+  std::string_view where;                // "FILE /results/gemv/3", for messages
+
+  [[nodiscard]] bool has(std::string_view key) const;
+  // The parameter as a whole non-negative number, a text, a storage format, or a flag (true/false
+  // or 1/0); InputError naming `where`, the id and the key when the run did not record it so.
+  [[nodiscard]] std::int64_t whole(std::string_view key) const;
+  [[nodiscard]] std::string text(std::string_view key) const;
+  [[nodiscard]] DType dtype(std::string_view key) const;
+  [[nodiscard]] bool flag(std::string_view key) const;
+};
+
 struct SuiteInfo {
   std::string_view name;
   std::string_view description;
@@ -146,9 +171,14 @@ struct SuiteInfo {
   std::vector<CaseInfo> (*cases)();  // every case, in run order
   // Tables built from several results at once (e.g. attention by sequence length); may be null.
   std::vector<Table> (*derived_tables)(std::span<const BenchmarkResult> results) = nullptr;
+  // The model's basis of a result of this suite, rebuilt from what the run recorded.
+  BasisOrReason (*basis)(const RecordedResult& recorded) = nullptr;
+  // Why calibrate learns no table from this suite's results; empty where it does.
+  std::string_view not_learnt = {};
 };
 
-// Every suite the tool knows, in the order `--suite all` runs them.
+// Every suite the tool knows, in the order `--suite all` runs them (src/bench/suites.cpp: one
+// line per suite; the CUDA runners register under the same names in src/bench/cuda/runner.cpp).
 [[nodiscard]] std::span<const SuiteInfo> suites();
 // A suite by name, or InputError naming --suite.
 [[nodiscard]] const SuiteInfo& find_suite(std::string_view name);
@@ -170,7 +200,7 @@ Cell param(const BenchmarkResult& r) {
 }
 
 // Columns every result table can use; suites compose their layouts from these and add their
-// own parameter columns. The cell functions are defined in src/bench/bench.cpp.
+// own parameter columns. The cell functions are defined in src/bench/columns.cpp.
 namespace cells {
 Cell id(const BenchmarkResult& r);
 Cell implementation(const BenchmarkResult& r);
@@ -220,6 +250,18 @@ inline constexpr C moved_bytes{{"moved_bytes", "moved bytes (model)", 0}, &cells
 inline constexpr C sector_bandwidth_tbps{{"sector_bandwidth_tbps", "moved TB/s", 3}, &cells::sector_bandwidth_tbps};
 inline constexpr C sector_efficiency{{"sector_efficiency", "useful/moved", 3}, &cells::sector_efficiency};
 inline constexpr C detail{{"detail", "detail", 0}, &cells::detail};
+
+// How the timed launches went, in the order every result table shows them.
+inline constexpr std::array<C, 7> timing{median_us, min_us, max_us, spread_pct, samples, launches_per_sample, graph};
+
+// A column table composed of parts: join(std::to_array<C>({id, ...}), timing, std::to_array<C>({...})).
+template <std::size_t... N>
+constexpr std::array<C, (N + ...)> join(const std::array<C, N>&... parts) {
+  std::array<C, (N + ...)> out{};
+  std::size_t at = 0;
+  ((std::copy(parts.begin(), parts.end(), out.begin() + static_cast<std::ptrdiff_t>(at)), at += N), ...);
+  return out;
+}
 }  // namespace columns
 
 // How the harness times a case.
@@ -278,18 +320,6 @@ struct DeviceInfo {
     return 2.0 * memory_clock_max_mhz * 1e6 * memory_bus_bits / 8.0;
   }
 };
-
-// Which hardware file describes a device, matched by its name (see match_hardware()).
-struct HardwareMatch {
-  const GpuSpec* spec = nullptr;
-  std::string detail;  // how it matched, or why nothing did
-};
-
-// Matches the device name the driver reports ("NVIDIA H200", "NVIDIA H100 80GB HBM3",
-// "NVIDIA A100-SXM4-40GB") to a spec file: every word of the device name (except "nvidia")
-// must appear among the spec's id, aliases, name, memory type and "<capacity>gb". Several
-// candidates: the one with an alias equal to the device's model word; otherwise none.
-[[nodiscard]] HardwareMatch match_hardware(std::string_view device_name, const HardwareRegistry& registry);
 
 // Everything a run produced.
 struct BenchRun {

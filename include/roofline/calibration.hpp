@@ -1,7 +1,8 @@
 #pragma once
 
 // Calibration: how far real kernels on one GPU stay from the roofline, learnt from a bench run
-// and applied to the model's predictions.
+// (roofline/calibrate.hpp) and applied to the model's predictions (here: the tables, their
+// lookup and their file, with no dependence on benchmarks or measured runs).
 //
 // Every measured benchmark with a prediction (roofline/validate.hpp) gives one point of its
 // table: x = the roofline's lower-bound time of the problem on the calibration's roofs (so that
@@ -33,7 +34,6 @@
 #include "roofline/basis.hpp"
 #include "roofline/collective_tables.hpp"
 #include "roofline/hardware.hpp"
-#include "roofline/measured.hpp"
 
 namespace roofline {
 
@@ -78,6 +78,9 @@ struct Interpolated {
 [[nodiscard]] std::optional<Interpolated> measured_problem(const CalibrationTable& table, std::string_view problem,
                                                            std::optional<double> series);
 
+// Sorts a table's points by series, then x, then benchmark (the order interpolation reads).
+void sort_points(CalibrationTable& table);
+
 // Ceilings measured in the run: the roofs as this GPU delivers them.
 struct MeasuredCeilings {
   std::optional<double> stream_bytes_per_s;  // the fastest stream kernel: achievable HBM bandwidth
@@ -86,9 +89,6 @@ struct MeasuredCeilings {
   std::optional<double> smem_bytes_per_s;
   std::array<std::optional<double>, peak_class_names.size()> peaks{};  // FLOP/s of the peak probes
 };
-
-// The ceilings the runs measured (the best of each where several runs measured one).
-[[nodiscard]] MeasuredCeilings measured_ceilings(std::span<const MeasuredRun> runs);
 
 struct CalibrationSource {
   std::string file;
@@ -114,22 +114,6 @@ struct Calibration {
 
   [[nodiscard]] const CalibrationTable* table(std::string_view name) const;
 };
-
-// A benchmark that did not become a point, and why.
-struct Skipped {
-  std::string id;
-  std::string reason;
-};
-
-struct CalibrationBuild {
-  Calibration calibration;
-  std::vector<Skipped> skipped;
-};
-
-// Learns the tables from runs of one GPU (all runs must name the same device; the caller checks
-// it against `gpu`), and the collective tables from the collectives suite's results. Throws
-// InputError when no benchmark gives a point.
-[[nodiscard]] CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuSpec& gpu);
 
 [[nodiscard]] nlohmann::json to_json(const Calibration& calibration);
 // Validates against the embedded schema, then the meaning (sorted points, known peak classes);

@@ -80,7 +80,12 @@ constexpr void for_each_gemm_case(F&& f) {
     for (GemmImpl impl : gemm_ladder) {
       const bool cuda_core = impl == GemmImpl::naive || impl == GemmImpl::smem_tiled;
       if (cuda_core && !cuda_cores) continue;
-      f(GemmCase{impl, s.m, s.n, s.k, dtype, quick && (!cuda_core || quick_cuda_cores)});
+      f(GemmCase{.impl = impl,
+                 .m = s.m,
+                 .n = s.n,
+                 .k = s.k,
+                 .dtype = dtype,
+                 .quick = quick && (!cuda_core || quick_cuda_cores)});
     }
   };
   // The ladder at every square size (the naive kernel at 8192^3 takes about a second a launch).
@@ -103,7 +108,17 @@ template <typename F>
 constexpr void for_each_attention_case(F&& f) {
   const auto all = [&f](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,
                         DType dtype, bool quick) {
-    for (AttentionImpl impl : attention_impls) f(AttentionCase{impl, b, h, hkv, n, d, causal, dtype, quick});
+    for (AttentionImpl impl : attention_impls) {
+      f(AttentionCase{.impl = impl,
+                      .batch = b,
+                      .heads = h,
+                      .kv_heads = hkv,
+                      .seq = n,
+                      .head_dim = d,
+                      .causal = causal,
+                      .dtype = dtype,
+                      .quick = quick});
+    }
   };
   // Standard vs flash by N at 16K tokens per batch (B = 16384 / N), 32 heads: the source texts' table.
   // The target shape (B 4, H 32, N 4096, d 128, causal) is part of --quick.

@@ -130,4 +130,16 @@ class HardwareRegistry {
 // The JSON Schema of hardware files (the embedded hardware/schema.json).
 [[nodiscard]] const nlohmann::json& hardware_schema();
 
+// Which hardware file describes a device, matched by its name (see match_hardware()).
+struct HardwareMatch {
+  const GpuSpec* spec = nullptr;
+  std::string detail;  // how it matched, or why nothing did
+};
+
+// Matches the device name the driver reports ("NVIDIA H200", "NVIDIA H100 80GB HBM3",
+// "NVIDIA A100-SXM4-40GB") to a spec file: every word of the device name (except "nvidia")
+// must appear among the spec's id, aliases, name, memory type and "<capacity>gb". Several
+// candidates: the one with an alias equal to the device's model word; otherwise none.
+[[nodiscard]] HardwareMatch match_hardware(std::string_view device_name, const HardwareRegistry& registry);
+
 }  // namespace roofline

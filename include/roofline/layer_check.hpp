@@ -64,17 +64,6 @@ struct LayerCheck {
 [[nodiscard]] std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Roofs& roofs,
                                                    const Calibration* calibration);
 
-// The case of this build's layer suite with that id (a layer's or a stage's "layer" parameter).
-[[nodiscard]] const bench::layer::Case* layer_case(std::string_view id);
-
-// A stage of a layer-suite run as a benchmark of validate: the op it ran (the op of this build's
-// layer description with its id's last word, or a stage of the runs recorded before the layer ran
-// that description: see layer_check.cpp), predicted from the table of the implementation that ran
-// it where the run recorded one (parameter "table"), else from the operation's best table. Its
-// pattern (layer.<pattern>) says it is a layer stage, so that the stages are summarised apart from
-// the microbenchmarks they are predicted from.
-[[nodiscard]] BasisOrReason layer_stage_basis(const Measurement& stage);
-
 // The calibration table of the implementation that ran a stage (its "table" parameter), or "" where
 // the run records none (the layer's own kernels, runs before the parameter existed).
 [[nodiscard]] std::string recorded_table(const Measurement& stage);

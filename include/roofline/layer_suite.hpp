@@ -149,6 +149,19 @@ inline constexpr std::array<KernelOfKind, layer_kernel_count> layer_kernels{{
 // "swiglu", ffn_down "down").
 [[nodiscard]] std::string stage_word(std::string_view op_name);
 [[nodiscard]] std::string stage_id(const Case& c, std::string_view op_name);  // <case id>.<stage word>: ....kvwrite
+// The case a layer id names (case_id's inverse), or null.
+[[nodiscard]] const Case* find_case(std::string_view id);
+// The stage word of a stage id: its last word ("kvwrite").
+[[nodiscard]] std::string stage_word_of(std::string_view stage_id);
+
+// What a recorded stage ran: the op of this build's description with that stage word, or, for a
+// stage that earlier runs recorded and the description no longer has (RMSNorm and the residual
+// adds apart, the prefill's Q/K/V split), its basis as those runs counted it.
+struct StageOperation {
+  std::string name;
+  Basis basis;
+};
+[[nodiscard]] std::optional<StageOperation> stage_operation(const Case& c, std::string_view word);
 
 // What runs a stage: a description of the kernel, and where a microbenchmark times that same
 // kernel, the word that names its implementation in the calibration ("stag", "cublas", "wgmma",

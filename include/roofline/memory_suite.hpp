@@ -7,6 +7,7 @@
 // (src/bench/cuda/memory_runner.cpp) times and verifies these cases; everything here is host
 // code and unit-tested without a GPU.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -75,7 +76,19 @@ struct GemvShapeMK {
 // Square 8192 and 16384 (the targets), and LLaMA-3-70B's FFN projections (hidden 8192,
 // intermediate 28672): the up/gate matrix (28672 x 8192) and the down matrix (8192 x 28672).
 inline constexpr std::array<GemvShapeMK, 4> gemv_shapes{{{8192, 8192}, {16384, 16384}, {28672, 8192}, {8192, 28672}}};
-inline constexpr std::array<DType, 2> gemv_dtypes{DType::bf16, DType::fp16};
+// The formats GEMV runs in (weights and activations alike), each with its own choice of cases: the
+// batches --quick keeps at the quick shape, and whether the tuned tensor-core variants (stag,
+// pipe, pdl) and the cuBLAS-direct and read checks run. A new format states its own.
+struct GemvFormat {
+  DType dtype;
+  std::array<std::int64_t, 4> quick_batches;  // 0: unused
+  bool tuned;
+};
+inline constexpr std::array<GemvFormat, 2> gemv_formats{{
+    {.dtype = DType::bf16, .quick_batches = {1, 2, 8, 64}, .tuned = true},
+    {.dtype = DType::fp16, .quick_batches = {1, 0, 0, 0}, .tuned = false},
+}};
+inline constexpr GemvShapeMK gemv_quick_shape{8192, 8192};
 // The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
 inline constexpr std::int64_t gemv_tuned_max_batch = 16;
 inline constexpr float stream_scalar = 0.4F;
@@ -101,56 +114,74 @@ inline constexpr std::array<std::int64_t, 3> decode_attention_contexts{2048, 819
 // Calls f(case) for every case, in run order.
 template <typename F>
 constexpr void for_each_case(F&& f) {
-  f(Case{Kernel::memcpy_d2d, Variant::runtime, 16, 0, 0, 0, 0, DType::fp32, true});
-  f(Case{Kernel::memcpy_d2d, Variant::graph, 16, 0, 0, 0, 0, DType::fp32, true});
-  for (Kernel op : {Kernel::copy, Kernel::scale, Kernel::add, Kernel::triad}) {
-    for (int width : {4, 8, 16}) f(Case{op, Variant::tile, width, 0, 0, 0, 0, DType::fp32, width == 16 || width == 4});
-    f(Case{op, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, op == Kernel::copy || op == Kernel::triad});
-    if (op == Kernel::copy || op == Kernel::triad) f(Case{op, Variant::streaming, 16, 0, 0, 0, 0, DType::fp32, false});
+  using enum Kernel;
+  f(Case{.kernel = memcpy_d2d, .variant = Variant::runtime, .vector_bytes = 16, .quick = true});
+  f(Case{.kernel = memcpy_d2d, .variant = Variant::graph, .vector_bytes = 16, .quick = true});
+  for (Kernel op : {copy, scale, add, triad}) {
+    for (int width : {4, 8, 16}) {
+      f(Case{.kernel = op, .variant = Variant::tile, .vector_bytes = width, .quick = width == 16 || width == 4});
+    }
+    f(Case{.kernel = op, .variant = Variant::persistent, .vector_bytes = 16, .quick = op == copy || op == triad});
+    if (op == copy || op == triad) f(Case{.kernel = op, .variant = Variant::streaming, .vector_bytes = 16});
   }
-  for (int width : {4, 8, 16}) f(Case{Kernel::dot, Variant::persistent, width, 0, 0, 0, 0, DType::fp32, width != 8});
+  for (int width : {4, 8, 16}) {
+    f(Case{.kernel = dot, .variant = Variant::persistent, .vector_bytes = width, .quick = width != 8});
+  }
   for (std::int64_t bytes : stream_ladder_bytes) {
     const bool quick = bytes == (std::int64_t{64} << 10);
-    f(Case{Kernel::copy, Variant::tile, 16, 0, 0, 0, 0, DType::fp32, quick, bytes});
-    f(Case{Kernel::add, Variant::tile, 16, 0, 0, 0, 0, DType::fp32, false, bytes});
-    f(Case{Kernel::dot, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, false, bytes});
+    f(Case{.kernel = copy, .variant = Variant::tile, .vector_bytes = 16, .quick = quick, .array_bytes = bytes});
+    f(Case{.kernel = add, .variant = Variant::tile, .vector_bytes = 16, .array_bytes = bytes});
+    f(Case{.kernel = dot, .variant = Variant::persistent, .vector_bytes = 16, .array_bytes = bytes});
   }
   for (std::int64_t s : strides) {
-    f(Case{Kernel::strided_read, Variant::persistent, 4, s, 0, 0, 0, DType::fp32,
-           s == 1 || s == 3 || s == 8 || s == 32 || s == 256});
+    f(Case{.kernel = strided_read,
+           .variant = Variant::persistent,
+           .vector_bytes = 4,
+           .stride = s,
+           .quick = s == 1 || s == 3 || s == 8 || s == 32 || s == 256});
   }
-  f(Case{Kernel::gather, Variant::persistent, 4, 0, 0, 0, 0, DType::fp32, true});
-  f(Case{Kernel::scatter, Variant::persistent, 4, 0, 0, 0, 0, DType::fp32, true});
-  for (DType dtype : gemv_dtypes) {
+  f(Case{.kernel = gather, .variant = Variant::persistent, .vector_bytes = 4, .quick = true});
+  f(Case{.kernel = scatter, .variant = Variant::persistent, .vector_bytes = 4, .quick = true});
+  for (const GemvFormat& format : gemv_formats) {
     for (const GemvShapeMK& shape : gemv_shapes) {
       for (std::int64_t batch : gemv_batches) {
-        const bool quick_shape = shape.m == 8192 && shape.k == 8192;
         const bool quick =
-            quick_shape &&
-            (dtype == DType::bf16 ? (batch == 1 || batch == 2 || batch == 8 || batch == 64) : batch == 1);
-        f(Case{Kernel::gemv, Variant::mma, 0, 0, shape.m, shape.k, batch, dtype, quick});
-        if (dtype == DType::bf16 && batch <= gemv_tuned_max_batch) {
-          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) {
-            f(Case{Kernel::gemv, v, 0, 0, shape.m, shape.k, batch, dtype, quick});
-          }
+            shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k &&
+            std::find(format.quick_batches.begin(), format.quick_batches.end(), batch) != format.quick_batches.end();
+        const auto gemv_case = [&](Variant v, std::int64_t b) {
+          return Case{.kernel = Kernel::gemv,
+                      .variant = v,
+                      .m = shape.m,
+                      .k = shape.k,
+                      .batch = b,
+                      .dtype = format.dtype,
+                      .quick = quick};
+        };
+        f(gemv_case(Variant::mma, batch));
+        if (format.tuned && batch <= gemv_tuned_max_batch) {
+          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v, batch));
         }
-        if (batch <= 4) f(Case{Kernel::gemv, Variant::simt, 0, 0, shape.m, shape.k, batch, dtype, quick});
-        f(Case{Kernel::gemv, Variant::cublas, 0, 0, shape.m, shape.k, batch, dtype, quick});
-        if (dtype == DType::bf16 && batch == 1) {
-          f(Case{Kernel::gemv, Variant::cublasdirect, 0, 0, shape.m, shape.k, 1, dtype, quick});
-          f(Case{Kernel::gemv, Variant::read, 0, 0, shape.m, shape.k, 1, dtype, quick});
+        if (batch <= 4) f(gemv_case(Variant::simt, batch));
+        f(gemv_case(Variant::cublas, batch));
+        if (format.tuned && batch == 1) {
+          f(gemv_case(Variant::cublasdirect, 1));
+          f(gemv_case(Variant::read, 1));
         }
       }
     }
   }
   for (std::int64_t batch : decode_attention_batches) {
     for (std::int64_t context : decode_attention_contexts) {
-      f(Case{Kernel::decode_attention, Variant::flashdecode, 0, 0, 0, 0, batch, DType::bf16,
-             batch == 1 && context == 2048, 0, context});
+      f(Case{.kernel = decode_attention,
+             .variant = Variant::flashdecode,
+             .batch = batch,
+             .dtype = DType::bf16,
+             .quick = batch == 1 && context == 2048,
+             .context = context});
     }
   }
-  f(Case{Kernel::l2_read, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, true});
-  f(Case{Kernel::smem_read, Variant::persistent, 16, 0, 0, 0, 0, DType::fp32, true});
+  f(Case{.kernel = l2_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
+  f(Case{.kernel = smem_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
 }
 
 constexpr std::size_t case_count() {

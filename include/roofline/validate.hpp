@@ -22,9 +22,11 @@ namespace roofline {
                                          const std::optional<std::string>& gpu_flag);
 
 // ---- Bases of benchmarks ----
-// Rebuilt from what the run recorded: memory-suite cases from today's case table at the sizes of
-// the run's device (a byte count that no longer matches the recorded one is noted), compute
-// results from their parameters.
-[[nodiscard]] BasisOrReason benchmark_basis(const Measurement& m, const MeasuredRun& run);
+// Rebuilt by the suite that recorded it (SuiteInfo::basis) from the parameters the run recorded,
+// never from today's case table: a result keeps its prediction when a suite's sizes change. A
+// parameter the basis needs and the run did not record is an InputError naming the file, the
+// benchmark and the parameter; a memory result whose recorded byte count no longer matches the
+// model's is noted.
+[[nodiscard]] BasisOrReason benchmark_basis(const Measurement& m);
 
 }  // namespace roofline

@@ -91,6 +91,10 @@ std::string compact_size(std::int64_t bytes) {
   return text;
 }
 
+BasisOrReason recorded_basis(const RecordedResult& /*recorded*/) {
+  return NoBasis{"a collective: compared with the ring model under collectives"};
+}
+
 }  // namespace
 
 std::string case_id(const Case& c) {
@@ -137,7 +141,11 @@ const SuiteInfo& suite() {
   static const SuiteInfo info{"collectives",
                               "NCCL all-reduce, all-gather and reduce-scatter across the GPUs of this host (or one "
                               "GPU per MPI rank), 8 B to 8 GiB: algorithm and bus bandwidth next to the ring model",
-                              group_layouts, std::span<const Target>{}, &list_cases};
+                              group_layouts,
+                              std::span<const Target>{},
+                              &list_cases,
+                              nullptr,
+                              &recorded_basis};
   return info;
 }
 

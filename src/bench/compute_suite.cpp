@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "roofline/calibration_tables.hpp"
+
 namespace roofline::bench::compute {
 
 std::string_view id_name(GemmImpl impl) {
@@ -47,85 +49,74 @@ std::string tile_text(int m, int n) {
 using C = ColumnOf<BenchmarkResult>;
 namespace col = columns;
 
-constexpr std::array<C, 25> gemm_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"kernel", "kernel", 0}, &param<"kernel">},
-    {{"dtype", "dtype", 0}, &param<"dtype">},
-    {{"m", "m", 0}, &param<"m">},
-    {{"n", "n", 0}, &param<"n">},
-    {{"k", "k", 0}, &param<"k">},
-    {{"tile", "tile", 0}, &param<"tile">},
-    col::model_flops,
-    {{"model_bytes", "HBM bytes (tiled model)", 0}, &cells::model_bytes},
-    {{"min_bytes", "min bytes", 0}, &param<"min_bytes">},
-    {{"naive_bytes", "naive bytes", 0}, &param<"naive_bytes">},
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::tflops,
-    {{"bandwidth_tbps", "model TB/s", 3}, &cells::bandwidth_tbps},
-    {{"pct_of_cublas", "% cuBLAS", 1}, &cells::pct_of_reference},
-    col::pct_of_peak,
-    col::detail,
-}};
+constexpr auto gemm_columns = columns::join(std::to_array<C>({
+                                                col::id,
+                                                col::implementation,
+                                                col::status,
+                                                {{"kernel", "kernel", 0}, &param<"kernel">},
+                                                {{"dtype", "dtype", 0}, &param<"dtype">},
+                                                {{"m", "m", 0}, &param<"m">},
+                                                {{"n", "n", 0}, &param<"n">},
+                                                {{"k", "k", 0}, &param<"k">},
+                                                {{"tile", "tile", 0}, &param<"tile">},
+                                                col::model_flops,
+                                                {{"model_bytes", "HBM bytes (tiled model)", 0}, &cells::model_bytes},
+                                                {{"min_bytes", "min bytes", 0}, &param<"min_bytes">},
+                                                {{"naive_bytes", "naive bytes", 0}, &param<"naive_bytes">},
+                                            }),
+                                            columns::timing,
+                                            std::to_array<C>({
+                                                col::tflops,
+                                                {{"bandwidth_tbps", "model TB/s", 3}, &cells::bandwidth_tbps},
+                                                {{"pct_of_cublas", "% cuBLAS", 1}, &cells::pct_of_reference},
+                                                col::pct_of_peak,
+                                                col::detail,
+                                            }));
 
-constexpr std::array<C, 28> attention_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"kernel", "kernel", 0}, &param<"kernel">},
-    {{"dtype", "dtype", 0}, &param<"dtype">},
-    {{"causal", "causal", 0}, &param<"causal">},
-    {{"head_dim", "d", 0}, &param<"head_dim">},
-    {{"batch", "B", 0}, &param<"batch">},
-    {{"heads", "H", 0}, &param<"heads">},
-    {{"kv_heads", "Hkv", 0}, &param<"kv_heads">},
-    {{"seq", "N", 0}, &param<"seq">},
-    {{"tile", "tile", 0}, &param<"tile">},
-    col::model_flops,
-    {{"executed_flops", "executed FLOPs", 0}, &param<"executed_flops">},
-    {{"model_bytes", "HBM bytes (model)", 0}, &cells::model_bytes},
-    {{"scores_bytes", "S/P bytes", 0}, &param<"scores_bytes">},
-    {{"kv_load_bytes", "K/V tile loads", 0}, &param<"kv_load_bytes">},
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::tflops,
-    {{"speedup_vs_standard", "x standard", 2}, &cells::reference_speedup},
-    col::pct_of_peak,
-    col::detail,
-}};
+constexpr auto attention_columns =
+    columns::join(std::to_array<C>({
+                      col::id,
+                      col::implementation,
+                      col::status,
+                      {{"kernel", "kernel", 0}, &param<"kernel">},
+                      {{"dtype", "dtype", 0}, &param<"dtype">},
+                      {{"causal", "causal", 0}, &param<"causal">},
+                      {{"head_dim", "d", 0}, &param<"head_dim">},
+                      {{"batch", "B", 0}, &param<"batch">},
+                      {{"heads", "H", 0}, &param<"heads">},
+                      {{"kv_heads", "Hkv", 0}, &param<"kv_heads">},
+                      {{"seq", "N", 0}, &param<"seq">},
+                      {{"tile", "tile", 0}, &param<"tile">},
+                      col::model_flops,
+                      {{"executed_flops", "executed FLOPs", 0}, &param<"executed_flops">},
+                      {{"model_bytes", "HBM bytes (model)", 0}, &cells::model_bytes},
+                      {{"scores_bytes", "S/P bytes", 0}, &param<"scores_bytes">},
+                      {{"kv_load_bytes", "K/V tile loads", 0}, &param<"kv_load_bytes">},
+                  }),
+                  columns::timing,
+                  std::to_array<C>({
+                      col::tflops,
+                      {{"speedup_vs_standard", "x standard", 2}, &cells::reference_speedup},
+                      col::pct_of_peak,
+                      col::detail,
+                  }));
 
-constexpr std::array<C, 18> peak_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"kernel", "kernel", 0}, &param<"kernel">},
-    {{"dtype", "dtype", 0}, &param<"dtype">},
-    {{"blocks", "blocks", 0}, &param<"blocks">},
-    {{"threads", "threads", 0}, &param<"threads">},
-    {{"iterations", "iterations", 0}, &param<"iterations">},
-    col::model_flops,
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::tflops,
-    col::detail,
-}};
+constexpr auto peak_columns = columns::join(std::to_array<C>({
+                                                col::id,
+                                                col::implementation,
+                                                col::status,
+                                                {{"kernel", "kernel", 0}, &param<"kernel">},
+                                                {{"dtype", "dtype", 0}, &param<"dtype">},
+                                                {{"blocks", "blocks", 0}, &param<"blocks">},
+                                                {{"threads", "threads", 0}, &param<"threads">},
+                                                {{"iterations", "iterations", 0}, &param<"iterations">},
+                                                col::model_flops,
+                                            }),
+                                            columns::timing,
+                                            std::to_array<C>({
+                                                col::tflops,
+                                                col::detail,
+                                            }));
 
 const std::array<GroupLayout, 3> group_layouts{{
     {"peak", "Compute ceilings: FMA (fp32) and tensor-core (bf16) probes, arithmetic only", peak_columns},
@@ -230,6 +221,40 @@ T param_as(const BenchmarkResult& r, std::string_view key) {
   const Cell c = r.parameter(key);
   if (const T* v = std::get_if<T>(&c)) return *v;
   return T{};
+}
+
+// Rebuilt from the recorded shape: a GEMM from m, n, k (batch 1 where the run recorded none),
+// an attention from its heads, dims and mask (kv_seq = seq where not recorded).
+BasisOrReason recorded_basis(const RecordedResult& m) {
+  if (m.group == "peak") return NoBasis{"a compute ceiling: itself a measured roof", true};
+  if (m.group != "gemm" && m.group != "attention") {
+    return NoBasis{fmt::format("group '{}' has no prediction in this build", m.group), false};
+  }
+  const DType dtype = m.dtype("dtype");
+  const std::string problem_id(m.id.substr(0, m.id.rfind('.')));
+  if (m.group == "gemm") {
+    const std::int64_t batch = m.has("batch") ? m.whole("batch") : 1;
+    Basis b = gemm_basis({m.whole("m"), m.whole("n"), m.whole("k"), batch, dtype, dtype, dtype});
+    b.table = calibration_tables::implementation(b.best_table, m.kernel);
+    b.problem = problem_id;
+    return b;
+  }
+  AttentionShape shape;
+  shape.batch = m.whole("batch");
+  shape.heads = m.whole("heads");
+  shape.kv_heads = m.whole("kv_heads");
+  shape.head_dim = m.whole("head_dim");
+  shape.seq = m.whole("seq");
+  shape.kv_seq = m.has("kv_seq") ? m.whole("kv_seq") : shape.seq;
+  shape.causal = m.flag("causal");
+  shape.act = dtype;
+  shape.kv = dtype;
+  const roofline::AttentionImpl impl =
+      m.kernel.starts_with("flash") ? roofline::AttentionImpl::flash : roofline::AttentionImpl::standard;
+  Basis b = attention_basis(shape, impl);
+  b.table = attention_implementation_table(m.kernel, dtype, shape.head_dim, shape.causal);
+  b.problem = calibration_tables::problem(b.best_table, problem_id);
+  return b;
 }
 
 }  // namespace
@@ -468,7 +493,8 @@ const SuiteInfo& suite() {
                               group_layouts,
                               suite_targets,
                               &list_cases,
-                              &derived_tables};
+                              &derived_tables,
+                              &recorded_basis};
   return info;
 }
 

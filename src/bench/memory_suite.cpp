@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <utility>
 
+#include "roofline/calibration_tables.hpp"
 #include "roofline/layer_suite.hpp"
 
 namespace roofline::bench::memory {
@@ -43,121 +46,124 @@ OpCost word_reads(std::int64_t words) {
   return elementwise_cost({words, 1, 0, 0, DType::fp32});
 }
 
+// Gather and scatter: an index and a value read, a value written per access.
+OpCost random_access_cost(std::int64_t accesses) {
+  return elementwise_cost({accesses, 2, 1, 0, DType::fp32});
+}
+
+// Indices and the contiguous side stream; the table side is random.
+SectorTraffic random_access_sectors(std::int64_t accesses) {
+  SectorTraffic t = contiguous_traffic(accesses, word_bytes);
+  t += random_traffic(accesses, word_bytes);
+  t += contiguous_traffic(accesses, word_bytes);
+  return t;
+}
+
+// The GEMV floor reads W alone, as 4-byte words.
+OpCost gemv_read_cost(std::int64_t m, std::int64_t k, DType weights) {
+  return word_reads(m * k * static_cast<std::int64_t>(bytes_per_element(weights)) / word_bytes);
+}
+
+// The decoder layer's decode attention stage, at any shape (its cost with the kernel's tiles).
+OpCost decode_attention_cost(const AttentionShape& shape) {
+  return flash_attention_cost(shape, layer::attention_tiling(layer::Phase::decode)).hbm;
+}
+
 using C = ColumnOf<BenchmarkResult>;
 namespace col = columns;
 
-constexpr std::array<C, 18> stream_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"op", "op", 0}, &param<"op">},
-    {{"vector_bytes", "width [B]", 0}, &param<"vector_bytes">},
-    {{"elements", "elements", 0}, &param<"elements">},
-    col::model_bytes,
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::bandwidth_tbps,
-    col::best_bandwidth_tbps,
-    col::pct_of_ceiling,
-    col::detail,
-}};
+constexpr auto stream_columns = columns::join(std::to_array<C>({
+                                                  col::id,
+                                                  col::implementation,
+                                                  col::status,
+                                                  {{"op", "op", 0}, &param<"op">},
+                                                  {{"vector_bytes", "width [B]", 0}, &param<"vector_bytes">},
+                                                  {{"elements", "elements", 0}, &param<"elements">},
+                                                  col::model_bytes,
+                                              }),
+                                              columns::timing,
+                                              std::to_array<C>({
+                                                  col::bandwidth_tbps,
+                                                  col::best_bandwidth_tbps,
+                                                  col::pct_of_ceiling,
+                                                  col::detail,
+                                              }));
 
-constexpr std::array<C, 21> access_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"pattern", "pattern", 0}, &param<"pattern">},
-    {{"stride_elements", "stride", 0}, &param<"stride_elements">},
-    {{"accesses", "accesses", 0}, &param<"accesses">},
-    col::model_bytes,
-    col::moved_bytes,
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::bandwidth_tbps,
-    col::sector_bandwidth_tbps,
-    col::sector_efficiency,
-    col::best_bandwidth_tbps,
-    col::pct_of_ceiling,
-    col::detail,
-}};
+constexpr auto access_columns = columns::join(std::to_array<C>({
+                                                  col::id,
+                                                  col::implementation,
+                                                  col::status,
+                                                  {{"pattern", "pattern", 0}, &param<"pattern">},
+                                                  {{"stride_elements", "stride", 0}, &param<"stride_elements">},
+                                                  {{"accesses", "accesses", 0}, &param<"accesses">},
+                                                  col::model_bytes,
+                                                  col::moved_bytes,
+                                              }),
+                                              columns::timing,
+                                              std::to_array<C>({
+                                                  col::bandwidth_tbps,
+                                                  col::sector_bandwidth_tbps,
+                                                  col::sector_efficiency,
+                                                  col::best_bandwidth_tbps,
+                                                  col::pct_of_ceiling,
+                                                  col::detail,
+                                              }));
 
-constexpr std::array<C, 21> gemv_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"dtype", "dtype", 0}, &param<"dtype">},
-    {{"m", "m", 0}, &param<"m">},
-    {{"k", "k", 0}, &param<"k">},
-    {{"batch", "batch", 0}, &param<"batch">},
-    col::model_bytes,
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::bandwidth_tbps,
-    col::best_bandwidth_tbps,
-    col::tflops,
-    col::pct_of_ceiling,
-    {{"speedup_vs_cublas", "x cuBLAS", 2}, &cells::reference_speedup},
-    col::detail,
-}};
+constexpr auto gemv_columns = columns::join(std::to_array<C>({
+                                                col::id,
+                                                col::implementation,
+                                                col::status,
+                                                {{"dtype", "dtype", 0}, &param<"dtype">},
+                                                {{"m", "m", 0}, &param<"m">},
+                                                {{"k", "k", 0}, &param<"k">},
+                                                {{"batch", "batch", 0}, &param<"batch">},
+                                                col::model_bytes,
+                                            }),
+                                            columns::timing,
+                                            std::to_array<C>({
+                                                col::bandwidth_tbps,
+                                                col::best_bandwidth_tbps,
+                                                col::tflops,
+                                                col::pct_of_ceiling,
+                                                {{"speedup_vs_cublas", "x cuBLAS", 2}, &cells::reference_speedup},
+                                                col::detail,
+                                            }));
 
-constexpr std::array<C, 17> hierarchy_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"level", "level", 0}, &param<"level">},
-    {{"footprint_bytes", "footprint", 0}, &param<"footprint_bytes">},
-    col::model_bytes,
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::bandwidth_tbps,
-    col::best_bandwidth_tbps,
-    col::pct_of_ceiling,
-    col::detail,
-}};
+constexpr auto hierarchy_columns = columns::join(std::to_array<C>({
+                                                     col::id,
+                                                     col::implementation,
+                                                     col::status,
+                                                     {{"level", "level", 0}, &param<"level">},
+                                                     {{"footprint_bytes", "footprint", 0}, &param<"footprint_bytes">},
+                                                     col::model_bytes,
+                                                 }),
+                                                 columns::timing,
+                                                 std::to_array<C>({
+                                                     col::bandwidth_tbps,
+                                                     col::best_bandwidth_tbps,
+                                                     col::pct_of_ceiling,
+                                                     col::detail,
+                                                 }));
 
-constexpr std::array<C, 21> decode_attention_columns{{
-    col::id,
-    col::implementation,
-    col::status,
-    {{"dtype", "dtype", 0}, &param<"dtype">},
-    {{"batch", "batch", 0}, &param<"batch">},
-    {{"context", "context", 0}, &param<"context">},
-    {{"heads", "heads", 0}, &param<"heads">},
-    {{"kv_heads", "KV heads", 0}, &param<"kv_heads">},
-    {{"head_dim", "d", 0}, &param<"head_dim">},
-    col::model_flops,
-    col::model_bytes,
-    col::median_us,
-    col::min_us,
-    col::max_us,
-    col::spread_pct,
-    col::samples,
-    col::launches_per_sample,
-    col::graph,
-    col::bandwidth_tbps,
-    col::pct_of_ceiling,
-    col::detail,
-}};
+constexpr auto decode_attention_columns = columns::join(std::to_array<C>({
+                                                            col::id,
+                                                            col::implementation,
+                                                            col::status,
+                                                            {{"dtype", "dtype", 0}, &param<"dtype">},
+                                                            {{"batch", "batch", 0}, &param<"batch">},
+                                                            {{"context", "context", 0}, &param<"context">},
+                                                            {{"heads", "heads", 0}, &param<"heads">},
+                                                            {{"kv_heads", "KV heads", 0}, &param<"kv_heads">},
+                                                            {{"head_dim", "d", 0}, &param<"head_dim">},
+                                                            col::model_flops,
+                                                            col::model_bytes,
+                                                        }),
+                                                        columns::timing,
+                                                        std::to_array<C>({
+                                                            col::bandwidth_tbps,
+                                                            col::pct_of_ceiling,
+                                                            col::detail,
+                                                        }));
 
 const std::array<GroupLayout, 5> group_layouts{{
     {"stream", "Streaming: cudaMemcpy and BabelStream kernels (fp32; bandwidth = bytes read + written / median time)",
@@ -213,7 +219,7 @@ layer::Case decode_layer_case(const Case& c) {
 }
 
 std::string gemv_problem(const Case& c) {
-  return fmt::format("gemv.{}.{}x{}.b{}", name_of(c.dtype), c.m, c.k, c.batch);
+  return calibration_tables::gemv_problem(c.dtype, c.dtype, c.m, c.k, c.batch);
 }
 
 }  // namespace
@@ -361,19 +367,15 @@ OpCost case_cost(const Case& c, const Sizes& s) {
   switch (c.kernel) {
     case Kernel::strided_read: return word_reads(strided_accesses(c.stride, s));
     case Kernel::gather:
-    case Kernel::scatter:
-      // An index and a value read, a value written per access.
-      return elementwise_cost({s.gather_accesses, 2, 1, 0, DType::fp32});
+    case Kernel::scatter: return random_access_cost(s.gather_accesses);
     case Kernel::gemv:
-      // The floor reads W alone, as 4-byte words.
-      if (c.variant == Variant::read)
-        return word_reads(c.m * c.k * static_cast<std::int64_t>(bytes_per_element(c.dtype)) / word_bytes);
+      if (c.variant == Variant::read) return gemv_read_cost(c.m, c.k, c.dtype);
       return gemv_cost({c.m, c.k, c.batch, c.dtype, c.dtype});
     case Kernel::l2_read: return word_reads(s.l2_passes * s.l2_blocks * s.l2_slice_bytes / word_bytes);
     case Kernel::smem_read:
       // Each thread reads 16 bytes (4 words) per round.
       return word_reads(static_cast<std::int64_t>(s.smem_blocks) * s.smem_rounds * smem_threads * 4);
-    case Kernel::decode_attention: return layer::attention_cost(decode_layer_case(c));
+    case Kernel::decode_attention: return decode_attention_cost(decode_attention_shape(c));
     default: return elementwise_cost(stream_shape(c.kernel, stream_elements(c, s)));
   }
 }
@@ -382,13 +384,7 @@ std::optional<SectorTraffic> case_sectors(const Case& c, const Sizes& s) {
   switch (c.kernel) {
     case Kernel::strided_read: return strided_traffic(strided_accesses(c.stride, s), c.stride, word_bytes);
     case Kernel::gather:
-    case Kernel::scatter: {
-      // Indices and the contiguous side stream; the table side is random.
-      SectorTraffic t = contiguous_traffic(s.gather_accesses, word_bytes);
-      t += random_traffic(s.gather_accesses, word_bytes);
-      t += contiguous_traffic(s.gather_accesses, word_bytes);
-      return t;
-    }
+    case Kernel::scatter: return random_access_sectors(s.gather_accesses);
     default: return std::nullopt;
   }
 }
@@ -445,12 +441,140 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
   return r;
 }
 
+namespace {
+
+// ---- bases of recorded results -----------------------------------------------------------------
+// Every basis below is rebuilt from the parameters the run recorded (its element counts, access
+// counts and shapes) and the id's last word (the variant that ran): never from today's case table
+// at today's sizes, so that a run keeps its prediction when the suite's sizes change.
+
+std::optional<Kernel> stream_kernel_named(std::string_view op) {
+  for (Kernel k : {Kernel::memcpy_d2d, Kernel::copy, Kernel::scale, Kernel::add, Kernel::triad, Kernel::dot}) {
+    if (kernel_name(k) == op) return k;
+  }
+  return std::nullopt;
+}
+
+BasisOrReason stream_basis(const RecordedResult& m) {
+  const std::optional<Kernel> kernel = stream_kernel_named(m.text("op"));
+  if (!kernel) return NoBasis{"not a case of this build's memory suite", false};
+  const std::int64_t elements = m.whole("elements");
+  const ElementwiseShape shape = stream_shape(*kernel, elements);
+  Basis b = vector_basis(
+      elementwise_cost(shape), shape.inputs, shape.outputs, DType::fp32,
+      fmt::format("elementwise_cost{{{} elements, {} in, {} out, fp32}}", elements, shape.inputs, shape.outputs));
+  b.pattern = "stream";
+  // One table per kernel across the size ladder (its points span the sizes): a ladder case's id
+  // is the id of the kernel at the suite's size followed by its array size.
+  const std::string ladder_suffix = fmt::format(".{}", size_name(elements * word_bytes));
+  b.table = m.id.ends_with(ladder_suffix) ? std::string(m.id.substr(0, m.id.size() - ladder_suffix.size()))
+                                          : std::string(m.id);
+  // copy, scale and cudaMemcpy of the same arrays are one problem to the model
+  b.problem = calibration_tables::problem(b.best_table, std::to_string(elements));
+  return b;
+}
+
+BasisOrReason access_basis(const RecordedResult& m) {
+  const std::string pattern = m.text("pattern");
+  const std::int64_t accesses = m.whole("accesses");
+  Basis b;
+  SectorTraffic sectors;
+  if (pattern == "strided") {
+    const std::int64_t stride = m.whole("stride_elements");
+    b.cost = word_reads(accesses);
+    sectors = strided_traffic(accesses, stride, word_bytes);
+    b.pattern = "access.strided";
+    b.table = calibration_tables::access_strided();
+    b.series = static_cast<double>(stride);
+    b.series_name = "stride";
+  } else if (pattern == kernel_name(Kernel::gather) || pattern == kernel_name(Kernel::scatter)) {
+    b.cost = random_access_cost(accesses);
+    sectors = random_access_sectors(accesses);
+    b.pattern = "access.random";
+    b.table = calibration_tables::access_random(pattern);
+  } else {
+    return NoBasis{"not a case of this build's memory suite", false};
+  }
+  b.roof_bytes = sectors.moved_bytes();
+  b.model =
+      fmt::format("{:.0f} useful bytes in {:.0f} sectors of 32 B (access.hpp)", sectors.useful_bytes, sectors.sectors);
+  return b;
+}
+
+AttentionShape recorded_decode_attention(const RecordedResult& m) {
+  AttentionShape shape;
+  shape.batch = m.whole("batch");
+  shape.heads = m.whole("heads");
+  shape.kv_heads = m.whole("kv_heads");
+  shape.head_dim = m.whole("head_dim");
+  shape.seq = 1;
+  shape.kv_seq = m.whole("context");
+  shape.causal = false;  // one query row sees its whole cache
+  shape.act = m.dtype("dtype");
+  shape.kv = shape.act;
+  return shape;
+}
+
+// The basis, and the suite's count of the bytes one launch moves (what the run recorded, unless
+// the model's formula changed since).
+std::pair<BasisOrReason, OpCost> memory_basis(const RecordedResult& m) {
+  if (m.group == "hierarchy") {
+    if (m.text("level") == "L2") {
+      return {NoBasis{"the L2 ceiling: itself a roof (hardware files state no L2 bandwidth)", true}, {}};
+    }
+    return {NoBasis{"the shared-memory ceiling: itself a roof (hardware files state no such bandwidth)", true}, {}};
+  }
+  if (m.group == "stream") {
+    BasisOrReason b = stream_basis(m);
+    const OpCost cost = std::holds_alternative<Basis>(b) ? std::get<Basis>(b).cost : OpCost{};
+    return {std::move(b), cost};
+  }
+  if (m.group == "access") {
+    BasisOrReason b = access_basis(m);
+    const OpCost cost = std::holds_alternative<Basis>(b) ? std::get<Basis>(b).cost : OpCost{};
+    return {std::move(b), cost};
+  }
+  if (m.group == "gemv") {
+    const DType dtype = m.dtype("dtype");
+    const GemvShape shape{m.whole("m"), m.whole("k"), m.whole("batch"), dtype, dtype};
+    Basis b = gemv_basis(shape);
+    b.table = calibration_tables::implementation(b.best_table, m.kernel);
+    const OpCost cost =
+        m.kernel == variant_name(Variant::read) ? gemv_read_cost(shape.m, shape.k, shape.weight) : gemv_cost(shape);
+    return {std::move(b), cost};
+  }
+  if (m.group == "decode_attention") {
+    // The layer's decode attention stage and this benchmark share one basis, so that the table
+    // calibrate learns here is the one the stage and llm's decode steps look up.
+    const AttentionShape shape = recorded_decode_attention(m);
+    const OpCost cost = decode_attention_cost(shape);
+    return {flash_step_basis(shape, cost), cost};
+  }
+  return {NoBasis{"not a case of this build's memory suite", false}, {}};
+}
+
+BasisOrReason recorded_basis(const RecordedResult& m) {
+  auto [basis, cost] = memory_basis(m);
+  if (Basis* b = std::get_if<Basis>(&basis);
+      b != nullptr && m.recorded_bytes && std::abs(*m.recorded_bytes - cost.bytes()) > 1e-9 * cost.bytes()) {
+    b->note = fmt::format("the run recorded {:.0f} model bytes; today's model counts {:.0f}", *m.recorded_bytes,
+                          cost.bytes());
+  }
+  return basis;
+}
+
+}  // namespace
+
 const SuiteInfo& suite() {
   static const SuiteInfo info{
       "memory",
       "HBM streaming (cudaMemcpy, BabelStream, a size ladder), strided and random access, GEMV vs cuBLAS, decode "
       "attention, L2 and shared memory",
-      group_layouts, suite_targets, &list_cases};
+      group_layouts,
+      suite_targets,
+      &list_cases,
+      nullptr,
+      &recorded_basis};
   return info;
 }
 

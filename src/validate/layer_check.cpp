@@ -7,13 +7,6 @@
 
 namespace roofline {
 
-const bench::layer::Case* layer_case(std::string_view id) {
-  for (const bench::layer::Case& c : bench::layer::cases) {
-    if (bench::layer::case_id(c) == id) return &c;
-  }
-  return nullptr;
-}
-
 std::optional<double> LayerCheck::roofline_error() const {
   if (!timed() || !(roofline_s > 0)) return std::nullopt;
   return roofline_s / measurement->timing->median_s - 1;
@@ -36,50 +29,9 @@ std::string recorded_table(const Measurement& stage) {
 
 namespace {
 
-// The stages that runs recorded before the layer ran the ops of the decoder-step description (up
-// to 2026-11-30 run 3) and that it no longer has: RMSNorm without the residual, the residual adds
-// of their own, and the prefill's move of Q, K and V to head-major. Their bases, as those runs
-// counted them, keep the committed runs validating with the numbers they were taken with.
-std::optional<Basis> earlier_stage_basis(const bench::layer::Case& c, std::string_view word) {
-  const ModelSpec& m = bench::layer::layer_model();
-  const std::int64_t rows = bench::layer::tokens(c);
-  if (word == "rmsnorm1" || word == "rmsnorm2")
-    return norm_basis({rows, m.hidden, NormKind::rmsnorm, false, DType::bf16});
-  if (word == "residual1" || word == "residual2") {
-    const ElementwiseFnInfo& add = info(ElementwiseFn::add);
-    return elementwise_basis({rows * m.hidden, add.inputs, add.outputs, add.flops_per_element, DType::bf16});
-  }
-  if (word == "qkvsplit") {
-    const AttentionSpec& a = m.attention;
-    return elementwise_basis({rows * (a.heads + 2 * a.kv_heads) * a.head_dim, 1, 1, 0.0, DType::bf16});
-  }
-  return std::nullopt;
-}
-
-std::string last_word(std::string_view id) {
-  const std::size_t dot = id.rfind('.');
-  return std::string(dot == std::string_view::npos ? id : id.substr(dot + 1));
-}
-
 std::string parameter_text(const Measurement& m, const char* key) {
   const auto it = m.parameters.find(key);
   return it != m.parameters.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// A stage's name and basis: the op of this build's description with the stage's word, else an
-// earlier run's stage.
-struct StageOperation {
-  std::string name;
-  Basis basis;
-};
-
-std::optional<StageOperation> stage_operation(const bench::layer::Case& c, const std::string& word) {
-  for (bench::layer::StagePlan& plan : bench::layer::stages(c)) {
-    if (bench::layer::stage_word(plan.name) == word)
-      return StageOperation{std::string(plan.name), std::move(plan.basis)};
-  }
-  if (std::optional<Basis> earlier = earlier_stage_basis(c, word)) return StageOperation{word, std::move(*earlier)};
-  return std::nullopt;
 }
 
 // The stages a run recorded for the layer `layer_id`, in the order it ran them.
@@ -93,25 +45,13 @@ std::vector<const Measurement*> recorded_stages(const MeasuredRun& run, const st
 
 }  // namespace
 
-BasisOrReason layer_stage_basis(const Measurement& stage) {
-  const bench::layer::Case* c = layer_case(parameter_text(stage, "layer"));
-  if (c == nullptr) return NoBasis{"not a stage of this build's layer suite", false};
-  std::optional<StageOperation> op = stage_operation(*c, last_word(stage.id));
-  if (!op) return NoBasis{"not a stage of this build's layer suite", false};
-  Basis b = std::move(op->basis);
-  b.pattern = fmt::format("layer.{}", b.pattern);
-  const std::string ran = recorded_table(stage);
-  b.table = ran.empty() ? b.best_table : ran;
-  return b;
-}
-
 std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Roofs& roofs,
                                      const Calibration* calibration) {
   std::vector<LayerCheck> out;
   for (const MeasuredRun& run : runs) {
     for (const Measurement& m : run.results) {
       if (m.group != "layer") continue;
-      const bench::layer::Case* c = layer_case(m.id);
+      const bench::layer::Case* c = bench::layer::find_case(m.id);
       if (c == nullptr) continue;
       LayerCheck check;
       check.run = &run;
@@ -119,7 +59,8 @@ std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Ro
       check.layer = *c;
       // The stages the run recorded; a layer recorded without them is predicted from this build's.
       std::vector<std::pair<std::string, const Measurement*>> words;
-      for (const Measurement* stage : recorded_stages(run, m.id)) words.emplace_back(last_word(stage->id), stage);
+      for (const Measurement* stage : recorded_stages(run, m.id))
+        words.emplace_back(bench::layer::stage_word_of(stage->id), stage);
       if (words.empty()) {
         for (const bench::layer::StagePlan& plan : bench::layer::stages(*c)) {
           words.emplace_back(bench::layer::stage_word(plan.name), nullptr);
@@ -128,7 +69,7 @@ std::vector<LayerCheck> check_layers(std::span<const MeasuredRun> runs, const Ro
       double stages_measured = 0;
       bool all_measured = true;
       for (const auto& [word, timed] : words) {
-        std::optional<StageOperation> op = stage_operation(*c, word);
+        std::optional<bench::layer::StageOperation> op = bench::layer::stage_operation(*c, word);
         if (!op) {
           all_measured = false;
           continue;

@@ -29,7 +29,7 @@ std::vector<Prediction> predict(std::span<const MeasuredRun> runs, const Roofs& 
       Prediction p;
       p.run = &run;
       p.measurement = &m;
-      BasisOrReason basis = benchmark_basis(m, run);
+      BasisOrReason basis = benchmark_basis(m);
       if (NoBasis* none = std::get_if<NoBasis>(&basis)) {
         p.none = std::move(*none);
         out.push_back(std::move(p));

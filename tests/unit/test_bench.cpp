@@ -1,11 +1,14 @@
 // The host side of the benchmarks: statistics, the sector model, the case tables of the memory,
 // compute and layer suites and their model costs, sizes, targets, hardware matching, test data,
 // and result -> report conversion.
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 
 #include "bench_sample.hpp"
 #include "catch.hpp"
+#include "fixture.hpp"
 #include "roofline/access.hpp"
 #include "roofline/bench.hpp"
 #include "roofline/bench_runner.hpp"
@@ -474,7 +477,7 @@ TEST_CASE("warm-up, batches and samples follow the launch time") {
 // ---- hardware matching -------------------------------------------------------------------------
 
 TEST_CASE("device names match hardware files") {
-  const HardwareRegistry registry = HardwareRegistry::bundled_only();
+  const HardwareRegistry& registry = fixture::gpus();
   const auto id_of = [&registry](std::string_view name) -> std::string {
     const HardwareMatch m = match_hardware(name, registry);
     return m.spec == nullptr ? "" : m.spec->id;
@@ -534,9 +537,9 @@ TEST_CASE("a --filter that matches nothing is bad input, before any GPU is touch
   options.suites = select_suites("memory");
   options.filters = {"no-such-case"};
   if (cuda_benchmarks_built()) {
-    CHECK_THROWS_AS(run_benchmarks(options, HardwareRegistry::bundled_only()), InputError);
+    CHECK_THROWS_AS(run_benchmarks(options, fixture::gpus()), InputError);
   } else {
-    CHECK_THROWS_AS(run_benchmarks(options, HardwareRegistry::bundled_only()), NoDeviceError);
+    CHECK_THROWS_AS(run_benchmarks(options, fixture::gpus()), NoDeviceError);
   }
 }
 
@@ -916,4 +919,54 @@ TEST_CASE("the memcpy ceiling is reported as measured, and flagged when a copy k
   bool warned = false;
   for (const std::string& note : flagged.notes) warned = warned || note.find("WARNING") != std::string::npos;
   CHECK(warned);
+}
+
+TEST_CASE("the registry holds every suite once, in run order, each able to rebuild the basis of its results") {
+  std::vector<std::string_view> names;
+  std::set<std::string_view> groups;
+  std::size_t group_count = 0;
+  for (const SuiteInfo& suite : suites()) {
+    names.push_back(suite.name);
+    CHECK(suite.basis != nullptr);
+    CHECK(suite.cases != nullptr);
+    for (const GroupLayout& layout : suite.groups) {
+      groups.insert(layout.name);
+      ++group_count;
+    }
+  }
+  CHECK(names == std::vector<std::string_view>{"memory", "compute", "layer", "collectives"});
+  // A measured result finds its suite by its group: no group may belong to two suites.
+  CHECK(groups.size() == group_count);
+  // Only the layer suite is validated against the tables rather than learnt by calibrate.
+  CHECK(find_suite("layer").not_learnt.starts_with("the decoder layer"));
+  CHECK(find_suite("memory").not_learnt.empty());
+}
+
+TEST_CASE("the bench report schema states exactly the columns of every result table, and requires them") {
+  // A column is declared once, in its suite's GroupLayout; the schema (docs/schema/bench.v1) must
+  // follow. The value types are checked where sample reports are validated against the schema
+  // (tests/cli/check_report_schemas.py); here, that no column is missing or extra, and which are
+  // required.
+  std::ifstream in(std::filesystem::path(ROOFLINE_SOURCE_DIR) / "docs/schema/bench.v1.schema.json");
+  const nlohmann::json schema = nlohmann::json::parse(in);
+  const nlohmann::json& groups = schema["properties"]["results"]["properties"];
+  for (const SuiteInfo& suite : suites()) {
+    for (const GroupLayout& layout : suite.groups) {
+      INFO(suite.name << " group " << layout.name);
+      REQUIRE(groups.contains(std::string(layout.name)));
+      const std::string ref = groups[std::string(layout.name)]["items"]["$ref"].get<std::string>();
+      const nlohmann::json& row = schema["definitions"][ref.substr(ref.rfind('/') + 1)];
+      std::set<std::string> declared;
+      for (const auto& column : layout.columns) declared.emplace(column.column.key);
+      std::set<std::string> stated;
+      for (const auto& [key, value] : row["properties"].items()) stated.insert(key);
+      CHECK(stated == declared);
+      // A column added after runs were committed stays optional, so that those runs still validate:
+      // the layer stages' "table" (the implementation table each stage ran) came after run 2.
+      std::set<std::string> expected_required = declared;
+      if (layout.name == "layer_stages") expected_required.erase("table");
+      std::set<std::string> required(row["required"].begin(), row["required"].end());
+      CHECK(required == expected_required);
+    }
+  }
 }

@@ -5,6 +5,7 @@
 
 #include "catch.hpp"
 #include "fixture.hpp"
+#include "roofline/calibrate.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/collective_tables.hpp"
 #include "roofline/collective_validation.hpp"

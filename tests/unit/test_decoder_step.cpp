@@ -9,6 +9,7 @@
 #include "roofline/layer_check.hpp"
 #include "roofline/layer_suite.hpp"
 #include "roofline/llm.hpp"
+#include "roofline/validate.hpp"
 
 using namespace roofline;
 using llm_fixture::gpus;
@@ -135,7 +136,7 @@ TEST_CASE("stages of runs recorded before the layer ran the description keep the
     m.group = "layer_stages";
     m.id = "layer.decode.b1.ctx4096.roofline." + word;
     m.parameters = {{"layer", "layer.decode.b1.ctx4096.roofline"}};
-    return layer_stage_basis(m);
+    return benchmark_basis(m);
   };
   // Residual add of 8192 bf16 elements: 2 read, 1 written, 1 FLOP each.
   const BasisOrReason add = stage("residual1");

@@ -6,6 +6,7 @@
 
 #include "catch.hpp"
 #include "llm_fixture.hpp"
+#include "roofline/calibrate.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
 #include "roofline/layer_check.hpp"
@@ -206,7 +207,7 @@ TEST_CASE("decoder-layer check: the layer predicted as the sum of its stages, ca
   // heads per K/V head), so the roofline of the layer is the model's bytes of the layer over
   // 4.8 TB/s. The QKV GEMV reads 10240 x 8192 bf16 weights (167,772,160 B) + x (16,384 B) and
   // writes y (20,480 B): 167,809,024 B.
-  const bench::layer::Case& c = *layer_case("layer.decode.b1.ctx4096.roofline");
+  const bench::layer::Case& c = *bench::layer::find_case("layer.decode.b1.ctx4096.roofline");
   const double roofline = bench::layer::layer_cost(c).bytes() / 4.8e12;
   // Measured: twice the roofline end to end, 1 us per stage inside the layer.
   const std::vector<MeasuredRun> runs{synthetic_layer_run(2 * roofline, 1e-6)};
@@ -280,7 +281,7 @@ TEST_CASE("decoder-layer check: stages take the table of the kernel that ran the
   const MeasuredRun& run = runs.front();
   const Measurement* qkv = run.find("layer.decode.b1.ctx4096.roofline.qkv");
   REQUIRE(qkv != nullptr);
-  const BasisOrReason basis = benchmark_basis(*qkv, run);
+  const BasisOrReason basis = benchmark_basis(*qkv);
   REQUIRE(std::holds_alternative<Basis>(basis));
   CHECK(std::get<Basis>(basis).table == "gemv.bf16.stag");
   CHECK(std::get<Basis>(basis).best_table == "gemv.bf16");
@@ -295,10 +296,10 @@ TEST_CASE("decoder-layer check: stages take the table of the kernel that ran the
 TEST_CASE("layer-suite results in validate and calibrate: stages predicted, never learnt") {
   const std::vector<MeasuredRun> runs{synthetic_layer_run(1e-3, 1e-5)};
   const MeasuredRun& run = runs.front();
-  const BasisOrReason layer = benchmark_basis(run.results.front(), run);
+  const BasisOrReason layer = benchmark_basis(run.results.front());
   REQUIRE(std::holds_alternative<NoBasis>(layer));
   CHECK_THAT(std::get<NoBasis>(layer).reason, Contains("sum of its stages"));
-  const BasisOrReason stage = benchmark_basis(run.results[2], run);  // qkv
+  const BasisOrReason stage = benchmark_basis(run.results[2]);  // qkv
   REQUIRE(std::holds_alternative<Basis>(stage));
   CHECK(std::get<Basis>(stage).pattern == "layer.gemv");
   CHECK(std::get<Basis>(stage).table == "gemv.bf16");

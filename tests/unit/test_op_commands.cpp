@@ -7,6 +7,7 @@
 #include "catch.hpp"
 #include "commands/op.hpp"
 #include "commands/op_engine.hpp"
+#include "fixture.hpp"
 #include "roofline/error.hpp"
 
 using namespace roofline;
@@ -14,11 +15,6 @@ using namespace roofline::cli;
 using Catch::Matchers::Contains;
 
 namespace {
-
-const HardwareRegistry& registry() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
 
 // The JSON report (table output leaves out the detail columns).
 template <class Options>
@@ -61,7 +57,7 @@ std::vector<std::string> lines(const std::string& text) {
 }  // namespace
 
 TEST_CASE("op gemm 4096^3 bf16 on H100: AI 1365.3, compute-bound, 138.9 us") {
-  const auto rows = rows_of(run_json(gemm(), registry()), "gemm");
+  const auto rows = rows_of(run_json(gemm(), fixture::gpus()), "gemm");
   REQUIRE(rows.size() == 1);
   const auto& r = rows[0];
   CHECK(number(r, "flops") == 137438953472.0);
@@ -81,18 +77,18 @@ TEST_CASE("op gemm: mixed types run the math in the activation type") {
   GemmOptions o = gemm();
   o.m = "16";
   o.weights = "int4";  // W4A16: bf16 math, int4 bytes
-  auto r = rows_of(run_json(o, registry()), "gemm")[0];
+  auto r = rows_of(run_json(o, fixture::gpus()), "gemm")[0];
   CHECK(r.at("peak_class") == "bf16");
   CHECK(number(r, "read_bytes") == 131072.0 + 8388608.0);
   o.act = "fp8";  // W4A8: the fp8 rate, 1978.9 TFLOP/s on H100
-  r = rows_of(run_json(o, registry()), "gemm")[0];
+  r = rows_of(run_json(o, fixture::gpus()), "gemm")[0];
   CHECK(r.at("peak_class") == "fp8");
   CHECK(number(r, "peak_tflops") == Approx(1978.9));
   // int4 math on H100, which states no int4 rate: the time columns are empty, with a note.
   o.op.dtype = "int4";
   o.act.reset();
   o.weights.reset();
-  const Report report = run_json(o, registry());
+  const Report report = run_json(o, fixture::gpus());
   CHECK(rows_of(report, "gemm")[0].at("time_us").is_null());
   CHECK_THAT(fmt::format("{}", fmt::join(report.notes, "|")), Contains("h100-sxm states no peak"));
 }
@@ -101,7 +97,7 @@ TEST_CASE("op gemm sweeps: one row per point of the cartesian product, GPUs oute
   GemmOptions o = gemm("h100,h200");
   o.m = "1024,2048,4096";
   o.k = "1024:4096:+1024";
-  const auto rows = rows_of(run_json(o, registry()), "gemm");
+  const auto rows = rows_of(run_json(o, fixture::gpus()), "gemm");
   REQUIRE(rows.size() == 2 * 3 * 4);
   CHECK(rows[0].at("gpu") == "h100-sxm");
   CHECK(rows[0].at("m") == 1024);
@@ -114,9 +110,9 @@ TEST_CASE("op gemm sweeps: one row per point of the cartesian product, GPUs oute
 TEST_CASE("what-ifs (--set) reach every op kind") {
   const auto memory_time = [](auto options, const char* table) {
     options.op.what_if = {"hbm_bandwidth_tbps=8"};
-    const double what_if = number(rows_of(run_json(options, registry()), table)[0], "memory_time_us");
+    const double what_if = number(rows_of(run_json(options, fixture::gpus()), table)[0], "memory_time_us");
     options.op.what_if.clear();
-    const double bundled = number(rows_of(run_json(options, registry()), table)[0], "memory_time_us");
+    const double bundled = number(rows_of(run_json(options, fixture::gpus()), table)[0], "memory_time_us");
     // H100's 3.35 TB/s -> 8 TB/s: memory time x 3.35 / 8.
     CHECK(what_if == Approx(bundled * 3.35 / 8));
   };
@@ -141,15 +137,15 @@ TEST_CASE("what-ifs (--set) reach every op kind") {
   // Compute what-if: bf16 at 2000 TFLOP/s halves (about) the GEMM's compute-bound time.
   GemmOptions g = gemm();
   g.op.what_if = {"bf16_tflops=2000"};
-  CHECK(number(rows_of(run_json(g, registry()), "gemm")[0], "time_us") == Approx(137438953472.0 / 2000e12 * 1e6));
+  CHECK(number(rows_of(run_json(g, fixture::gpus()), "gemm")[0], "time_us") == Approx(137438953472.0 / 2000e12 * 1e6));
   // fuse: its own column names.
   FuseOptions f;
   f.op.gpus = "h100";
   f.chain = "gelu";
   f.rows = f.hidden = "4096";
-  const double before = number(rows_of(run_json(f, registry()), "fuse")[0], "fused_time_us");
+  const double before = number(rows_of(run_json(f, fixture::gpus()), "fuse")[0], "fused_time_us");
   f.op.what_if = {"hbm_bandwidth_tbps=6.7"};
-  CHECK(number(rows_of(run_json(f, registry()), "fuse")[0], "fused_time_us") == Approx(before / 2));
+  CHECK(number(rows_of(run_json(f, fixture::gpus()), "fuse")[0], "fused_time_us") == Approx(before / 2));
 }
 
 TEST_CASE("an efficiency (--efficiency) adds the expected time") {
@@ -157,12 +153,12 @@ TEST_CASE("an efficiency (--efficiency) adds the expected time") {
   o.op.gpus = "h100";
   o.m = o.k = "8192";
   o.op.efficiency = "compute=0.8,memory=0.9";
-  const auto r = rows_of(run_json(o, registry()), "gemv")[0];
+  const auto r = rows_of(run_json(o, fixture::gpus()), "gemv")[0];
   // 40.075 us / 0.9 = 44.528 us; 134,217,728 FLOPs / 44.528 us = 3.014 TFLOP/s.
   CHECK(number(r, "expected_time_us") == Approx(44.528).epsilon(1e-4));
   CHECK(number(r, "expected_tflops") == Approx(3.0142).epsilon(1e-4));
   o.op.efficiency = "compute=1.2";
-  CHECK_THROWS_AS(run_op(o, registry()), InputError);
+  CHECK_THROWS_AS(run_op(o, fixture::gpus()), InputError);
 }
 
 TEST_CASE("elementwise, norm and softmax are bounded by the vector fp32 peak") {
@@ -171,7 +167,7 @@ TEST_CASE("elementwise, norm and softmax are bounded by the vector fp32 peak") {
   e.elements = "1000000";
   e.fn = "gelu";
   e.op.dtype = "fp32";
-  auto r = rows_of(run_json(e, registry()), "elementwise")[0];
+  auto r = rows_of(run_json(e, fixture::gpus()), "elementwise")[0];
   CHECK(r.at("function") == "gelu");
   CHECK(r.at("inputs") == 1);
   CHECK(number(r, "flops_per_element") == 9);
@@ -180,29 +176,29 @@ TEST_CASE("elementwise, norm and softmax are bounded by the vector fp32 peak") {
   CHECK(number(r, "ridge_flop_per_byte") == Approx(20.0));
   CHECK(number(r, "attainable_tflops") == Approx(3.76875));
   e.inputs = "3";  // overrides the function's count
-  CHECK(rows_of(run_json(e, registry()), "elementwise")[0].at("inputs") == 3);
+  CHECK(rows_of(run_json(e, fixture::gpus()), "elementwise")[0].at("inputs") == 3);
   e.op.dtype = "fp64";
-  CHECK(rows_of(run_json(e, registry()), "elementwise")[0].at("peak_class") == "fp64");
+  CHECK(rows_of(run_json(e, fixture::gpus()), "elementwise")[0].at("peak_class") == "fp64");
 
   NormOptions n;
   n.op.gpus = "h100";
   n.rows = "4096";
   n.hidden = "8192";
   n.kind = "layernorm";
-  r = rows_of(run_json(n, registry()), "norm")[0];
+  r = rows_of(run_json(n, fixture::gpus()), "norm")[0];
   CHECK(number(r, "flops") == 234897408.0);
   CHECK(r.at("binding") == "HBM bandwidth");
 
   SoftmaxOptions s;
   s.op.gpus = "h100";
   s.rows = s.cols = "4096";
-  r = rows_of(run_json(s, registry()), "softmax")[0];
+  r = rows_of(run_json(s, fixture::gpus()), "softmax")[0];
   CHECK(number(r, "intensity_flop_per_byte") == Approx(1.25).epsilon(1e-4));
   CHECK(r.at("peak_class") == "fp32");
 }
 
 TEST_CASE("op attention prints both implementations and the reduction factor") {
-  const auto rows = rows_of(run_json(attention(), registry()), "attention");
+  const auto rows = rows_of(run_json(attention(), fixture::gpus()), "attention");
   REQUIRE(rows.size() == 2);
   const auto& standard = rows[0];
   const auto& flash = rows[1];
@@ -229,32 +225,32 @@ TEST_CASE("op attention prints both implementations and the reduction factor") {
   o.heads = "64";
   o.kv_heads = "8";
   o.causal = true;
-  const auto only_flash = rows_of(run_json(o, registry()), "attention");
+  const auto only_flash = rows_of(run_json(o, fixture::gpus()), "attention");
   REQUIRE(only_flash.size() == 1);
   CHECK(only_flash[0].at("tile_kv") == 64);
   CHECK(only_flash[0].at("kv_heads") == 8);
   // 64 heads x 4,296,015,872 causal FLOPs.
   CHECK(number(only_flash[0], "flops") == 64 * 4296015872.0);
   o.impl = "fast";
-  CHECK_THROWS_WITH(run_op(o, registry()), Contains("--impl"));
+  CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("--impl"));
 }
 
 TEST_CASE("op attention validates the sweep before any row") {
   AttentionOptions o = attention();
   o.heads = "32,40";
   o.kv_heads = "8,16";
-  CHECK_THROWS_WITH(run_op(o, registry()), Contains("--kv-heads 16 does not divide --heads 40"));
+  CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("--kv-heads 16 does not divide --heads 40"));
   o = attention();
   o.causal = true;
   o.seq = "1024,8192";
   o.kv_seq = "4096";
-  CHECK_THROWS_WITH(run_op(o, registry()), Contains("--seq 8192 exceeds --kv-seq 4096"));
+  CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("--seq 8192 exceeds --kv-seq 4096"));
   o = attention();
   o.tile = "2000000";
-  CHECK_THROWS_AS(run_op(o, registry()), InputError);
+  CHECK_THROWS_AS(run_op(o, fixture::gpus()), InputError);
   o = attention();
   o.seq = "3000000000";
-  CHECK_THROWS_WITH(run_op(o, registry()), Contains("64 bits"));
+  CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("64 bits"));
 }
 
 TEST_CASE("op fuse: summary and per-step tables") {
@@ -262,7 +258,7 @@ TEST_CASE("op fuse: summary and per-step tables") {
   o.op.gpus = "h100";
   o.chain = "linear,gelu,layernorm";
   o.rows = o.hidden = "4096";
-  const Report report = run_json(o, registry());
+  const Report report = run_json(o, fixture::gpus());
   const auto r = rows_of(report, "fuse")[0];
   CHECK(number(r, "unfused_bytes") == 234897408.0);
   CHECK(number(r, "fused_bytes") == 100679680.0);
@@ -279,18 +275,18 @@ TEST_CASE("op fuse: summary and per-step tables") {
   CHECK(steps[1].at("output_on_chip") == true);
   CHECK(steps[2].at("output_on_chip") == false);
   o.chain = "";
-  CHECK_THROWS_WITH(run_op(o, registry()), Contains("empty"));
+  CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("empty"));
   o.chain = "linear,dropout";
-  CHECK_THROWS_WITH(run_op(o, registry()), Contains("unknown element 'dropout'"));
+  CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("unknown element 'dropout'"));
 }
 
 TEST_CASE("table and JSON cap the rows; CSV streams them with the same cells") {
   GemmOptions o = gemm();
   o.m = "1:400";
   o.n = "1:300";
-  CHECK_THROWS_WITH(run_op(o, registry()), Contains("use --format csv"));
+  CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("use --format csv"));
   std::ostringstream out, notes;
-  CHECK(stream_op_csv(o, registry(), out, notes) == 120000);
+  CHECK(stream_op_csv(o, fixture::gpus(), out, notes) == 120000);
   const auto text = lines(out.str());
   REQUIRE(text.size() == 120001);
   CHECK(text[0].starts_with("gpu,m,n,k,batch,act_dtype,weight_dtype,out_dtype,flops,read_bytes,"));
@@ -302,16 +298,16 @@ TEST_CASE("table and JSON cap the rows; CSV streams them with the same cells") {
   o.n = "3:5";
   o.op.common.format = "csv";
   std::ostringstream streamed, ignored, printed;
-  (void)stream_op_csv(o, registry(), streamed, ignored);
-  make_printer(Format::csv)->print(run_op(o, registry()), printed);
+  (void)stream_op_csv(o, fixture::gpus(), streamed, ignored);
+  make_printer(Format::csv)->print(run_op(o, fixture::gpus()), printed);
   CHECK(streamed.str() == printed.str());
 
   AttentionOptions a = attention();
   a.seq = "1024:32768:x2";
   a.op.common.format = "csv";
   std::ostringstream a_streamed, a_printed;
-  CHECK(stream_op_csv(a, registry(), a_streamed, ignored) == 12);  // 6 lengths x 2 implementations
-  make_printer(Format::csv)->print(run_op(a, registry()), a_printed);
+  CHECK(stream_op_csv(a, fixture::gpus(), a_streamed, ignored) == 12);  // 6 lengths x 2 implementations
+  make_printer(Format::csv)->print(run_op(a, fixture::gpus()), a_printed);
   CHECK(a_streamed.str() == a_printed.str());
 }
 
@@ -325,8 +321,8 @@ TEST_CASE("streamed CSV survives long texts and many buffer flushes") {
   o.rows = "1:1500";
   o.hidden = "4096";
   std::ostringstream streamed, notes, printed;
-  CHECK(stream_op_csv(o, registry(), streamed, notes) == 3000);
-  make_printer(Format::csv)->print(run_op(o, registry()), printed);
+  CHECK(stream_op_csv(o, fixture::gpus(), streamed, notes) == 3000);
+  make_printer(Format::csv)->print(run_op(o, fixture::gpus()), printed);
   CHECK(streamed.str().size() > 1'000'000);
   CHECK(streamed.str() == printed.str());
 }

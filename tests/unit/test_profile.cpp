@@ -6,6 +6,7 @@
 
 #include "catch.hpp"
 #include "commands/profile.hpp"
+#include "fixture.hpp"
 #include "roofline/error.hpp"
 #include "roofline/ncu.hpp"
 #include "roofline/placement.hpp"
@@ -112,7 +113,7 @@ TEST_CASE("ncu: what is not a raw table is bad input naming the problem") {
 }
 
 TEST_CASE("profile report: bound and % of the roof on the H200's hardware file") {
-  const HardwareRegistry registry = HardwareRegistry::bundled_only();
+  const HardwareRegistry& registry = fixture::gpus();
   cli::ProfileOptions options;
   options.from_csv = "raw";
   options.common.format = "json";
@@ -161,7 +162,7 @@ TEST_CASE("profile: the ncu command line") {
 }
 
 TEST_CASE("placement: the GEMM on the H200's roofs, bound by the bf16 tensor peak") {
-  const Roofs roofs = Roofs::of(HardwareRegistry::bundled_only().find("h200"));
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
   const ncu::Placement gemm = ncu::place(sample_kernels().at(2), roofs);
   CHECK(gemm.pipe == "tensor bf16_dst_fp32");
   CHECK(gemm.peak_class == PeakClass::bf16);

@@ -6,7 +6,10 @@
 #include <sstream>
 
 #include "catch.hpp"
+#include "fixture.hpp"
+#include "roofline/calibrate.hpp"
 #include "roofline/calibration.hpp"
+#include "roofline/calibration_tables.hpp"
 #include "roofline/error.hpp"
 #include "roofline/layer_suite.hpp"
 #include "roofline/measured.hpp"
@@ -22,11 +25,6 @@ namespace {
 
 const std::filesystem::path data = std::filesystem::path(ROOFLINE_SOURCE_DIR) / "tests/data/bench";
 
-const HardwareRegistry& registry() {
-  static const HardwareRegistry r = HardwareRegistry::bundled_only();
-  return r;
-}
-
 const MeasuredRun& memory_run() {
   static const MeasuredRun run = load_measured(data / "h200-memory-2026-11-30.json");
   return run;
@@ -40,13 +38,13 @@ const MeasuredRun& compute_run() {
 const Calibration& h200_calibration() {
   static const Calibration cal = [] {
     const std::vector<MeasuredRun> runs{memory_run(), compute_run()};
-    return build_calibration(runs, registry().find("h200")).calibration;
+    return build_calibration(runs, fixture::gpus().find("h200")).calibration;
   }();
   return cal;
 }
 
-Basis basis_of(const Measurement& m, const MeasuredRun& run) {
-  const BasisOrReason b = benchmark_basis(m, run);
+Basis basis_of(const Measurement& m) {
+  const BasisOrReason b = benchmark_basis(m);
   REQUIRE(std::holds_alternative<Basis>(b));
   return std::get<Basis>(b);
 }
@@ -101,7 +99,7 @@ TEST_CASE("measured: the compute selftest lines become gemm, attention and peak 
   CHECK(unsupported->status == "not_supported");
   CHECK_FALSE(unsupported->timed());
   CHECK(run.find("peak.wgmma_bf16") != nullptr);
-  CHECK(&gpu_of_runs(std::span(&run, 1), registry(), std::nullopt) == &registry().find("h200-sxm"));
+  CHECK(&gpu_of_runs(std::span(&run, 1), fixture::gpus(), std::nullopt) == &fixture::gpus().find("h200-sxm"));
 }
 
 TEST_CASE("measured: a malformed file names the file and the key") {
@@ -128,10 +126,10 @@ TEST_CASE("measured: a malformed file names the file and the key") {
 
 TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run's sizes") {
   const MeasuredRun& run = memory_run();
-  const Roofs roofs = Roofs::of(registry().find("h200"));
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
 
   // triad on 1 GiB fp32 arrays (2^28 elements): 2 read + 1 written = 3 GiB, 2 FLOPs each.
-  const Basis triad = basis_of(*run.find("stream.triad.16B.tile"), run);
+  const Basis triad = basis_of(*run.find("stream.triad.16B.tile"));
   CHECK(triad.cost.bytes() == 3.0 * 1073741824);
   CHECK(triad.cost.flops == 2.0 * 268435456);
   CHECK(triad.table == "stream.triad.16B.tile");
@@ -143,7 +141,7 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
   CHECK(t.bound == Bound::memory);
 
   // GEMV 8192 x 8192 bf16 batch 1: W 2 x 8192^2 B, x and y 2 x 8192 B each = 134250496 B, 27.969 us.
-  const Basis gemv = basis_of(*run.find("gemv.bf16.8192x8192.b1.mma"), run);
+  const Basis gemv = basis_of(*run.find("gemv.bf16.8192x8192.b1.mma"));
   CHECK(gemv.roof_bytes == 134250496.0);
   CHECK(gemv.table == "gemv.bf16.mma");
   CHECK(gemv.best_table == "gemv.bf16");
@@ -152,23 +150,23 @@ TEST_CASE("bases of memory-suite benchmarks use the model's formulas at the run'
 
   // Stride 32 words = 128 B apart: every access its own sector. 2 GiB / 4 / 32 - 1 = 16777215
   // accesses, 16777215 x 32 B moved = 536870880 B, 111.85 us.
-  const Basis strided = basis_of(*run.find("access.strided.s32"), run);
+  const Basis strided = basis_of(*run.find("access.strided.s32"));
   CHECK(strided.roof_bytes == 536870880.0);
   CHECK(strided.cost.bytes() == 16777215.0 * 4);
   CHECK(strided.series == 32.0);
   CHECK(ideal_time(strided, roofs).time_s == Approx(111.848e-6).epsilon(1e-4));
 
-  const BasisOrReason l2 = benchmark_basis(*run.find("hierarchy.l2.read"), run);
+  const BasisOrReason l2 = benchmark_basis(*run.find("hierarchy.l2.read"));
   REQUIRE(std::holds_alternative<NoBasis>(l2));
   CHECK(std::get<NoBasis>(l2).ceiling);
 }
 
 TEST_CASE("bases of compute benchmarks: GEMM and attention from their parameters") {
   const MeasuredRun& run = compute_run();
-  const Roofs roofs = Roofs::of(registry().find("h200"));
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
   // 4096^3 bf16: 2 x 4096^3 FLOPs at 989.4 TFLOP/s = 138.91 us; 3 x 4096^2 x 2 B = 100663296 B
   // at 4.8 TB/s = 20.97 us: compute-bound.
-  const Basis gemm = basis_of(*run.find("gemm.bf16.4096x4096x4096.wgmma"), run);
+  const Basis gemm = basis_of(*run.find("gemm.bf16.4096x4096x4096.wgmma"));
   CHECK(gemm.cost.flops == 2.0 * 4096 * 4096 * 4096);
   CHECK(gemm.roof_bytes == 3.0 * 4096 * 4096 * 2);
   CHECK(gemm.table == "gemm.bf16.wgmma");
@@ -177,12 +175,12 @@ TEST_CASE("bases of compute benchmarks: GEMM and attention from their parameters
   CHECK(g.bound == Bound::compute);
   CHECK(g.time_s == Approx(138.91e-6).epsilon(1e-4));
   // Causal attention B4 H32 N4096 d128: 4 d x N (N + 1) / 2 pairs x B H = 512 x 8390656 x 128 FLOPs.
-  const Basis flash = basis_of(*run.find("attention.bf16.b4.h32.kv32.n4096.d128.causal.flash_wgmma"), run);
+  const Basis flash = basis_of(*run.find("attention.bf16.b4.h32.kv32.n4096.d128.causal.flash_wgmma"));
   CHECK(flash.cost.flops == Approx(512.0 * 8390656 * 128));
   CHECK(flash.table == "attention.flash_wgmma.bf16.d128.causal");
   CHECK(flash.best_table == "attention.flash.bf16.d128.causal");
   CHECK(ideal_time(flash, roofs).time_s == Approx(555.78e-6).epsilon(1e-4));
-  CHECK(std::get<NoBasis>(benchmark_basis(*run.find("peak.fma_fp32"), run)).ceiling);
+  CHECK(std::get<NoBasis>(benchmark_basis(*run.find("peak.fma_fp32"))).ceiling);
 }
 
 TEST_CASE("interpolation: linear in log(x), across series in log(series), clamped at the ends") {
@@ -278,7 +276,8 @@ TEST_CASE("calibration from the H200 runs: tables, best implementation, leave-on
 
 TEST_CASE("calibrated predictions reproduce the measured benchmarks of the H200 runs within 10%") {
   const std::vector<MeasuredRun> runs{memory_run(), compute_run()};
-  const std::vector<Prediction> predictions = predict(runs, Roofs::of(registry().find("h200")), &h200_calibration());
+  const std::vector<Prediction> predictions =
+      predict(runs, Roofs::of(fixture::gpus().find("h200")), &h200_calibration());
   int checked = 0;
   for (const Prediction& p : predictions) {
     if (!p.predicted()) continue;
@@ -333,7 +332,7 @@ TEST_CASE("calibration file: round trip, and the loader names the key of a malfo
 
 TEST_CASE("expected time of an operation under a calibration (what op, llm and plan call)") {
   const Calibration& cal = h200_calibration();
-  const GpuSpec& h200 = registry().find("h200");
+  const GpuSpec& h200 = fixture::gpus().find("h200");
   // GEMV 8192^2 batch 1 is a measured size: the fastest implementation's time, cuBLAS's 33.2165 us.
   CalibratedOrNot t = expected_time(cal, h200, GemvShape{8192, 8192, 1, DType::bf16, DType::bf16});
   REQUIRE(std::holds_alternative<CalibratedTime>(t));
@@ -346,7 +345,7 @@ TEST_CASE("expected time of an operation under a calibration (what op, llm and p
   CHECK(std::get<CalibratedTime>(t).ideal_s == Approx(277.82e-6).epsilon(1e-4));
   CHECK(std::get<CalibratedTime>(t).efficiency > 0.75);
   // Another GPU, a format nobody measured: no calibration, and why.
-  t = expected_time(cal, registry().find("h100"), GemvShape{8192, 8192, 1, DType::bf16, DType::bf16});
+  t = expected_time(cal, fixture::gpus().find("h100"), GemvShape{8192, 8192, 1, DType::bf16, DType::bf16});
   CHECK_THAT(std::get<NotCalibrated>(t).reason, Contains("for h200-sxm, not h100-sxm"));
   t = expected_time(cal, h200, GemvShape{8192, 8192, 1, DType::int4, DType::bf16});
   CHECK_THAT(std::get<NotCalibrated>(t).reason, Contains("no table gemv.bf16.wint4"));
@@ -484,7 +483,7 @@ TEST_CASE("decode attention takes its own table, shared by the layer stage and t
 }
 
 TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention benchmark; the layer stage uses it") {
-  const GpuSpec& h200 = registry().find("h200");
+  const GpuSpec& h200 = fixture::gpus().find("h200");
   const Roofs roofs = Roofs::of(h200);
   MeasuredRun run;
   run.file = "decode.json";
@@ -506,13 +505,13 @@ TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention
     m.status = "passed";
     m.timing = MeasuredTiming{1e-6, 1e-6, 1e-6, 30};
     run.results.push_back(m);
-    const Basis b = basis_of(m, run);
+    const Basis b = basis_of(m);
     CHECK(b.table == "attention.decode.bf16.d128");
     const double ideal = ideal_time(b, roofs).time_s;
     run.results.back().timing = MeasuredTiming{3 * ideal, 3 * ideal, 3 * ideal, 30};
   }
   // Batch 1, 2048 positions: q and o 16384 B each, K and V 8388608 B: 8421376 B at 4.8 TB/s.
-  const Basis first = basis_of(run.results[0], run);
+  const Basis first = basis_of(run.results[0]);
   CHECK(first.cost.bytes() == 8421376.0);
   CHECK(ideal_time(first, roofs).time_s == Approx(8421376.0 / 4.8e12));
 
@@ -537,4 +536,75 @@ TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention
   CHECK(std::get<CalibratedTime>(t).table == "attention.decode.bf16.d128");
   CHECK(std::get<CalibratedTime>(t).efficiency == Approx(1.0 / 3));
   CHECK_FALSE(std::get<CalibratedTime>(t).clamped);
+}
+
+namespace {
+
+Measurement recorded(std::string group, std::string id, nlohmann::json parameters) {
+  Measurement m;
+  m.suite = "memory";
+  m.group = std::move(group);
+  m.id = std::move(id);
+  m.kernel = m.id.substr(m.id.rfind('.') + 1);
+  m.status = "passed";
+  m.parameters = std::move(parameters);
+  m.where = "run.json /results/x/0";
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a memory benchmark is predicted from the parameters its run recorded, not from today's case table") {
+  // A triad over 1000 fp32 elements: no case of today's table has that size. 2 arrays read and
+  // 1 written x 1000 x 4 B = 12000 B; 2 FLOPs per element.
+  const Basis triad = basis_of(
+      recorded("stream", "stream.triad.16B.tile", {{"op", "triad"}, {"vector_bytes", 16}, {"elements", 1000}}));
+  CHECK(triad.cost.bytes() == 12000.0);
+  CHECK(triad.cost.flops == 2000.0);
+  CHECK(triad.table == "stream.triad.16B.tile");
+  CHECK(triad.problem == "stream.r2w1.1000");
+
+  // A ladder case keeps its kernel's table: 64 KiB arrays are 16384 elements.
+  const Basis ladder = basis_of(
+      recorded("stream", "stream.copy.16B.tile.64KiB", {{"op", "copy"}, {"vector_bytes", 16}, {"elements", 16384}}));
+  CHECK(ladder.table == "stream.copy.16B.tile");
+  CHECK(ladder.cost.bytes() == 2.0 * 65536);
+
+  // GEMV 4096 x 1024, batch 3, bf16 (not a shape of today's table): W 2 x 4096 x 1024 = 8388608 B,
+  // x 2 x 3 x 1024 = 6144 B, y 2 x 3 x 4096 = 24576 B: 8419328 B.
+  const Basis gemv = basis_of(
+      recorded("gemv", "gemv.bf16.4096x1024.b3.mma", {{"dtype", "bf16"}, {"m", 4096}, {"k", 1024}, {"batch", 3}}));
+  CHECK(gemv.roof_bytes == 8419328.0);
+  CHECK(gemv.table == "gemv.bf16.mma");
+  CHECK(gemv.problem == "gemv.bf16.4096x1024.b3");
+
+  // 1000 reads 8 words (one 32-byte sector) apart: 4000 useful bytes, 1000 sectors moved.
+  const Basis strided = basis_of(
+      recorded("access", "access.strided.s8", {{"pattern", "strided"}, {"stride_elements", 8}, {"accesses", 1000}}));
+  CHECK(strided.cost.bytes() == 4000.0);
+  CHECK(strided.roof_bytes == 32000.0);
+  CHECK(strided.series == 8.0);
+
+  // A parameter the basis needs and the run did not record names the file, the benchmark and the key.
+  CHECK_THROWS_WITH(
+      benchmark_basis(recorded("gemv", "gemv.bf16.4096x1024.b3.mma", {{"dtype", "bf16"}, {"m", 4096}, {"batch", 3}})),
+      Contains("run.json /results/x/0: benchmark gemv.bf16.4096x1024.b3.mma has no whole-number parameter 'k'"));
+}
+
+TEST_CASE("calibration table names are made by one module") {
+  namespace tables = calibration_tables;
+  CHECK(tables::gemm(DType::bf16, DType::bf16) == "gemm.bf16");
+  CHECK(tables::gemm(DType::fp16, DType::int4) == "gemm.fp16.wint4");
+  CHECK(tables::gemv(DType::bf16, DType::bf16) == "gemv.bf16");
+  CHECK(tables::gemv(DType::bf16, DType::fp8_e4m3) == "gemv.bf16.wfp8_e4m3");
+  CHECK(tables::stream(2, 1) == "stream.r2w1");
+  CHECK(tables::stream(2, 0) == "stream.r2w0");
+  CHECK(tables::attention("flash", DType::bf16, DType::bf16, 128, true) == "attention.flash.bf16.d128.causal");
+  CHECK(tables::attention("flashwgmma", DType::bf16, DType::fp8_e4m3, 64, false) ==
+        "attention.flashwgmma.bf16.kvfp8_e4m3.d64.full");
+  CHECK(tables::decode_attention(DType::bf16, DType::bf16, 128) == "attention.decode.bf16.d128");
+  CHECK(tables::access_strided() == "access.strided");
+  CHECK(tables::access_random("gather") == "access.gather");
+  CHECK(tables::implementation("gemv.bf16", "mma") == "gemv.bf16.mma");
+  CHECK(tables::gemv_problem(DType::bf16, DType::bf16, 8192, 8192, 1) == "gemv.bf16.8192x8192.b1");
 }

@@ -1,10 +1,13 @@
 // run_benchmarks(): detects the device, picks the cases, runs each suite's runner and gathers
-// the results. A new suite adds its selection and runner below.
+// the results. A new suite adds its SuiteRun and one line in cuda_suites below.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <exception>
+#include <memory>
 #include <set>
 
 #include "collectives_runner.hpp"
@@ -58,73 +61,182 @@ std::string utc_now() {
                      tm.tm_min, tm.tm_sec);
 }
 
-// The cases each suite will run, decided before the GPU is touched.
-struct Selection {
-  std::vector<const memory::Case*> memory;
-  cuda::ComputeSelection compute;
-  std::vector<const layer::Case*> layers;
-  std::size_t layer_results = 0;  // a layer case records the layer and each of its stages
-  std::vector<const collectives::Case*> collectives;
-
-  [[nodiscard]] std::size_t results() const {
-    return memory.size() + compute.size() + layer_results + collectives.size();
-  }
-};
-
 bool wanted(const RunOptions& options, bool quick_case, const std::string& id) {
   return (!options.quick || quick_case) && selected_by_filters(id, options.filters);
 }
 
-Selection select_cases(const RunOptions& options, std::vector<std::string>& suite_names) {
-  Selection s;
-  for (const SuiteInfo* suite : options.suites) {
-    suite_names.emplace_back(suite->name);
-    if (suite->name == memory::suite().name) {
-      for (const memory::Case& c : memory::cases) {
-        if (wanted(options, c.quick, memory::case_id(c))) s.memory.push_back(&c);
-      }
-    } else if (suite->name == compute::suite().name) {
-      for (const compute::PeakCase& c : compute::peak_cases) {
-        if (wanted(options, c.quick, compute::case_id(c.impl))) s.compute.peaks.push_back(&c);
-      }
-      for (const compute::GemmCase& c : compute::gemm_cases) {
-        if (wanted(options, c.quick, compute::case_id(c))) s.compute.gemms.push_back(&c);
-      }
-      for (const compute::AttentionCase& c : compute::attention_cases) {
-        if (wanted(options, c.quick, compute::case_id(c))) s.compute.attention.push_back(&c);
-      }
-    } else if (suite->name == layer::suite().name) {
-      for (const layer::Case& c : layer::cases) {
-        if (wanted(options, c.quick, layer::case_id(c))) {
-          s.layers.push_back(&c);
-          s.layer_results += 1 + layer::stages(c).size();
-        }
-      }
-    } else if (suite->name == collectives::suite().name) {
-      for (const collectives::Case& c : collectives::cases) {
-        if (wanted(options, c.quick, collectives::case_id(c))) s.collectives.push_back(&c);
+// What a suite's part of a run needs from the run: the device, the policy and where results go.
+struct SuiteContext {
+  const RunOptions& options;
+  const BenchRun& run;  // device, policy, seed
+  int ranks = 1;        // GPUs a collective spans
+  std::optional<LinkSpec> link;
+};
+
+// One suite's part of a run: its cases, chosen before the GPU is touched.
+class SuiteRun {
+ public:
+  SuiteRun() = default;
+  SuiteRun(const SuiteRun&) = delete;
+  SuiteRun& operator=(const SuiteRun&) = delete;
+  virtual ~SuiteRun() = default;
+  // The results its cases record (a layer case records the layer and each of its stages).
+  [[nodiscard]] virtual std::size_t results() const = 0;
+  // Whether it needs several GPUs (the collectives); a run of such suites alone checks them first.
+  [[nodiscard]] virtual bool spans_gpus() const { return false; }
+  virtual void run(cuda::Context& ctx, const SuiteContext& s, cuda::Recorder& recorder,
+                   std::vector<std::string>& notes) const = 0;
+  // Every result its cases record, not yet run: the run fills in what it never reached.
+  [[nodiscard]] virtual std::vector<BenchmarkResult> planned(const SuiteContext& s) const = 0;
+};
+
+class MemoryRun final : public SuiteRun {
+ public:
+  explicit MemoryRun(const RunOptions& options) {
+    for (const memory::Case& c : memory::cases) {
+      if (wanted(options, c.quick, memory::case_id(c))) cases_.push_back(&c);
+    }
+  }
+  [[nodiscard]] std::size_t results() const override { return cases_.size(); }
+  void run(cuda::Context& ctx, const SuiteContext& s, cuda::Recorder& recorder,
+           std::vector<std::string>& notes) const override {
+    cuda::run_memory_suite(ctx, cases_, s.options.quick, s.run.seed, recorder, notes);
+  }
+  [[nodiscard]] std::vector<BenchmarkResult> planned(const SuiteContext& s) const override {
+    const memory::Sizes sizes = memory::plan_sizes(s.run.device.l2_bytes, s.run.device.sms, s.options.quick);
+    std::vector<BenchmarkResult> out;
+    for (const memory::Case* c : cases_) out.push_back(memory::make_result(*c, sizes));
+    return out;
+  }
+
+ private:
+  std::vector<const memory::Case*> cases_;
+};
+
+class ComputeRun final : public SuiteRun {
+ public:
+  explicit ComputeRun(const RunOptions& options) {
+    for (const compute::PeakCase& c : compute::peak_cases) {
+      if (wanted(options, c.quick, compute::case_id(c.impl))) selection_.peaks.push_back(&c);
+    }
+    for (const compute::GemmCase& c : compute::gemm_cases) {
+      if (wanted(options, c.quick, compute::case_id(c))) selection_.gemms.push_back(&c);
+    }
+    for (const compute::AttentionCase& c : compute::attention_cases) {
+      if (wanted(options, c.quick, compute::case_id(c))) selection_.attention.push_back(&c);
+    }
+  }
+  [[nodiscard]] std::size_t results() const override { return selection_.size(); }
+  void run(cuda::Context& ctx, const SuiteContext& s, cuda::Recorder& recorder,
+           std::vector<std::string>& notes) const override {
+    cuda::run_compute_suite(ctx, selection_, s.options.quick, s.run.seed, recorder, notes);
+  }
+  [[nodiscard]] std::vector<BenchmarkResult> planned(const SuiteContext& s) const override {
+    std::vector<BenchmarkResult> out;
+    for (const compute::PeakCase* c : selection_.peaks) {
+      out.push_back(compute::make_result(c->impl, cuda::peak_cost(c->impl, s.run.device.sms, s.options.quick)));
+    }
+    for (const compute::GemmCase* c : selection_.gemms) out.push_back(compute::make_result(*c));
+    for (const compute::AttentionCase* c : selection_.attention) out.push_back(compute::make_result(*c));
+    return out;
+  }
+
+ private:
+  cuda::ComputeSelection selection_;
+};
+
+class LayerRun final : public SuiteRun {
+ public:
+  explicit LayerRun(const RunOptions& options) {
+    for (const layer::Case& c : layer::cases) {
+      if (wanted(options, c.quick, layer::case_id(c))) {
+        cases_.push_back(&c);
+        results_ += 1 + layer::stages(c).size();
       }
     }
   }
-  return s;
-}
+  [[nodiscard]] std::size_t results() const override { return results_; }
+  void run(cuda::Context& ctx, const SuiteContext& s, cuda::Recorder& recorder,
+           std::vector<std::string>& notes) const override {
+    cuda::run_layer_suite(ctx, cases_, s.options.quick, s.run.seed, recorder, notes);
+  }
+  [[nodiscard]] std::vector<BenchmarkResult> planned(const SuiteContext& /*s*/) const override {
+    std::vector<BenchmarkResult> out;
+    for (const layer::Case* c : cases_) {
+      for (BenchmarkResult& r : layer::make_results(*c)) out.push_back(std::move(r));
+    }
+    return out;
+  }
 
-// Every result the selection records, not yet run: the run fills in what it never reached.
-std::vector<BenchmarkResult> planned_results(const Selection& s, const DeviceInfo& d, bool quick, int ranks,
-                                             const std::optional<LinkSpec>& link) {
-  std::vector<BenchmarkResult> planned;
-  const memory::Sizes sizes = memory::plan_sizes(d.l2_bytes, d.sms, quick);
-  for (const memory::Case* c : s.memory) planned.push_back(memory::make_result(*c, sizes));
-  for (const compute::PeakCase* c : s.compute.peaks) {
-    planned.push_back(compute::make_result(c->impl, cuda::peak_cost(c->impl, d.sms, quick)));
+ private:
+  std::vector<const layer::Case*> cases_;
+  std::size_t results_ = 0;
+};
+
+class CollectivesRun final : public SuiteRun {
+ public:
+  explicit CollectivesRun(const RunOptions& options) {
+    for (const collectives::Case& c : collectives::cases) {
+      if (wanted(options, c.quick, collectives::case_id(c))) cases_.push_back(&c);
+    }
   }
-  for (const compute::GemmCase* c : s.compute.gemms) planned.push_back(compute::make_result(*c));
-  for (const compute::AttentionCase* c : s.compute.attention) planned.push_back(compute::make_result(*c));
-  for (const layer::Case* c : s.layers) {
-    for (BenchmarkResult& r : layer::make_results(*c)) planned.push_back(std::move(r));
+  [[nodiscard]] std::size_t results() const override { return cases_.size(); }
+  [[nodiscard]] bool spans_gpus() const override { return true; }
+  void run(cuda::Context& /*ctx*/, const SuiteContext& s, cuda::Recorder& recorder,
+           std::vector<std::string>& notes) const override {
+    if (cuda::collectives_built()) {
+      cuda::run_collectives_suite(cases_, s.run.policy, s.options.mpi, s.run.device.index, s.link, recorder, notes);
+      return;
+    }
+    for (BenchmarkResult& r : planned(s)) {
+      r.disposition = Disposition::not_supported;
+      r.detail = cuda::collectives_missing();
+      recorder.record(std::move(r));
+    }
   }
-  for (const collectives::Case* c : s.collectives) planned.push_back(collectives::make_result(*c, ranks, link));
-  return planned;
+  [[nodiscard]] std::vector<BenchmarkResult> planned(const SuiteContext& s) const override {
+    std::vector<BenchmarkResult> out;
+    for (const collectives::Case* c : cases_) out.push_back(collectives::make_result(*c, s.ranks, s.link));
+    return out;
+  }
+
+ private:
+  std::vector<const collectives::Case*> cases_;
+};
+
+// The CUDA runners, one line per suite, under the names of the registry (src/bench/suites.cpp).
+struct CudaSuite {
+  std::string_view name;
+  std::unique_ptr<SuiteRun> (*select)(const RunOptions& options);
+};
+template <typename Run>
+std::unique_ptr<SuiteRun> select(const RunOptions& options) {
+  return std::make_unique<Run>(options);
+}
+constexpr std::array<CudaSuite, 4> cuda_suites{{
+    {"memory", &select<MemoryRun>},
+    {"compute", &select<ComputeRun>},
+    {"layer", &select<LayerRun>},
+    {"collectives", &select<CollectivesRun>},
+}};
+
+// The selected suites' runs, in the registry's order (whatever order --suite named them in).
+std::vector<std::unique_ptr<SuiteRun>> select_cases(const RunOptions& options, std::vector<std::string>& suite_names) {
+  for (const SuiteInfo* suite : options.suites) {
+    suite_names.emplace_back(suite->name);
+    if (std::none_of(cuda_suites.begin(), cuda_suites.end(),
+                     [suite](const CudaSuite& c) { return c.name == suite->name; })) {
+      throw InputError(fmt::format("--suite: suite '{}' has no CUDA runner in this build", suite->name));
+    }
+  }
+  std::vector<std::unique_ptr<SuiteRun>> selected;
+  for (const CudaSuite& c : cuda_suites) {
+    if (std::any_of(options.suites.begin(), options.suites.end(),
+                    [&c](const SuiteInfo* suite) { return suite->name == c.name; })) {
+      selected.push_back(c.select(options));
+    }
+  }
+  return selected;
 }
 
 }  // namespace
@@ -144,16 +256,21 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   run.seed =
       options.seed.value_or(static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()));
 
-  const Selection selection = select_cases(options, run.suites);
-  const std::size_t total = selection.results();
+  const std::vector<std::unique_ptr<SuiteRun>> selection = select_cases(options, run.suites);
+  std::size_t total = 0;
+  std::size_t spanning = 0;  // results of suites that need several GPUs
+  for (const auto& suite : selection) {
+    total += suite->results();
+    if (suite->spans_gpus()) spanning += suite->results();
+  }
   if (total == 0) throw InputError("--filter: no benchmark case matches (see roofline bench --list)");
 
-  const bool only_collectives = selection.results() == selection.collectives.size();
+  const bool only_collectives = total == spanning;
   if (only_collectives && !cuda::collectives_built()) {
     throw NoDeviceError(cuda::collectives_missing());  // before any GPU is touched
   }
   run.device = detect_this_device(options);
-  const int ranks = selection.collectives.empty() ? 1 : cuda::collective_ranks(options.mpi);
+  const int ranks = spanning == 0 ? 1 : cuda::collective_ranks(options.mpi);
   if (only_collectives && ranks < 2) {
     throw NoDeviceError(fmt::format(
         "the collectives suite needs at least 2 GPUs: this host has {} (across hosts: one GPU per rank under mpirun, "
@@ -198,29 +315,11 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   const std::optional<LinkSpec> link =
       spec != nullptr ? std::optional<LinkSpec>(collectives::model_link(*spec)) : std::nullopt;
   cuda::Recorder recorder(run.results, total, quiet);
+  const SuiteContext context{options, run, ranks, link};
   std::optional<std::string> hang;  // the message of a hang: the first case without a result hung
   try {
-    if (!selection.memory.empty()) {
-      cuda::run_memory_suite(ctx, selection.memory, options.quick, run.seed, recorder, run.notes);
-    }
-    if (selection.compute.size() > 0) {
-      cuda::run_compute_suite(ctx, selection.compute, options.quick, run.seed, recorder, run.notes);
-    }
-    if (!selection.layers.empty()) {
-      cuda::run_layer_suite(ctx, selection.layers, options.quick, run.seed, recorder, run.notes);
-    }
-    if (!selection.collectives.empty()) {
-      if (cuda::collectives_built()) {
-        cuda::run_collectives_suite(selection.collectives, run.policy, options.mpi, run.device.index, link, recorder,
-                                    run.notes);
-      } else {
-        for (const collectives::Case* c : selection.collectives) {
-          BenchmarkResult r = collectives::make_result(*c, ranks, link);
-          r.disposition = Disposition::not_supported;
-          r.detail = cuda::collectives_missing();
-          recorder.record(std::move(r));
-        }
-      }
+    for (const auto& suite : selection) {
+      if (suite->results() > 0) suite->run(ctx, context, recorder, run.notes);
     }
   } catch (const cuda::GpuHang& e) {
     run.context_lost = true;
@@ -235,7 +334,11 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   if (run.results.size() < total) {
     std::set<std::string> done;
     for (const BenchmarkResult& r : run.results) done.insert(r.id);
-    for (BenchmarkResult& r : planned_results(selection, d, options.quick, ranks, link)) {
+    std::vector<BenchmarkResult> planned;
+    for (const auto& suite : selection) {
+      for (BenchmarkResult& r : suite->planned(context)) planned.push_back(std::move(r));
+    }
+    for (BenchmarkResult& r : planned) {
       if (done.contains(r.id)) continue;
       if (hang) {
         r.disposition = Disposition::failed;

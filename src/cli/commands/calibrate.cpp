@@ -1,5 +1,7 @@
 // roofline calibrate: efficiency tables learnt from a bench run, written to a calibration file
 // that op (and llm and plan) read with --calibration. See docs/validate.md.
+#include "roofline/calibrate.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "roofline/calibrate.hpp"
 #include "roofline/calibration.hpp"
 #include "roofline/error.hpp"
 #include "roofline/op_spec.hpp"
@@ -232,7 +233,7 @@ ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const Har
     for (const Measurement& m : run.results) {
       const std::optional<const MeasuredFilter*> filter = kept(m.id, filters);
       if (!m.timed() || !filter) continue;
-      const BasisOrReason basis = benchmark_basis(m, run);
+      const BasisOrReason basis = benchmark_basis(m);
       const Basis* b = std::get_if<Basis>(&basis);
       if (b == nullptr || !(b->cost.flops > 0)) continue;
       const std::string label = *filter != nullptr && !(*filter)->label.empty() ? (*filter)->label : m.id;

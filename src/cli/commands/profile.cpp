@@ -109,7 +109,7 @@ const GpuSpec& gpu_of(const ProfileOptions& options, const std::vector<ncu::Kern
   if (device.empty()) {
     throw InputError(fmt::format("{}: the ncu table names no device: name the GPU with --gpu", source));
   }
-  const bench::HardwareMatch match = bench::match_hardware(device, registry);
+  const HardwareMatch match = match_hardware(device, registry);
   if (match.spec == nullptr) throw InputError(fmt::format("{}: {}", source, match.detail));
   return *match.spec;
 }

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "roofline/bench_runner.hpp"
+#include "roofline/calibrate.hpp"
 #include "roofline/collective_validation.hpp"
 #include "roofline/collectives_suite.hpp"
 #include "roofline/error.hpp"

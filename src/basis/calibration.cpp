@@ -7,13 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "roofline/collective_validation.hpp"
 #include "roofline/embedded_file.hpp"
 #include "roofline/error.hpp"
 #include "roofline/input_file.hpp"
 #include "roofline/json_schema.hpp"
-#include "roofline/memory_suite.hpp"
-#include "roofline/validate.hpp"
 #include "roofline/version.hpp"
 
 namespace roofline {
@@ -110,64 +107,6 @@ bool has_series(const CalibrationTable& table) {
   return !table.series_name.empty();
 }
 
-// The peak probes of the compute selftest, and the class each measures.
-std::optional<PeakClass> probe_class(std::string_view kernel) {
-  if (kernel.ends_with("fp32")) return PeakClass::fp32;
-  if (kernel.ends_with("bf16")) return PeakClass::bf16;
-  if (kernel.ends_with("fp16")) return PeakClass::fp16;
-  if (kernel.ends_with("fp64")) return PeakClass::fp64;
-  return std::nullopt;
-}
-
-void update_max(std::optional<double>& slot, double value) {
-  if (!slot || value > *slot) slot = value;
-}
-
-// What the run's hierarchy cases moved per second (their bytes from today's model at the run's sizes).
-std::optional<double> hierarchy_bandwidth(const Measurement& m, const MeasuredRun& run) {
-  namespace mem = bench::memory;
-  for (const mem::Case& c : mem::cases) {
-    if (mem::case_id(c) != m.id) continue;
-    const OpCost cost = mem::case_cost(c, mem::plan_sizes(run.l2_bytes, run.sms, run.quick));
-    return cost.bytes() / m.timing->median_s;
-  }
-  return std::nullopt;
-}
-
-void record_ceiling(MeasuredCeilings& ceilings, const Measurement& m, const MeasuredRun& run) {
-  if (m.id == "hierarchy.l2.read") {
-    if (auto bw = hierarchy_bandwidth(m, run)) update_max(ceilings.l2_bytes_per_s, *bw);
-  } else if (m.id == "hierarchy.smem.read") {
-    if (auto bw = hierarchy_bandwidth(m, run)) update_max(ceilings.smem_bytes_per_s, *bw);
-  } else if (m.group == "peak" && m.recorded_flops && *m.recorded_flops > 0) {
-    // A probe is a loop of FMAs: the op model has no formula for it, so its own count is used.
-    if (auto peak = probe_class(m.kernel)) {
-      update_max(ceilings.peaks[static_cast<std::size_t>(*peak)], *m.recorded_flops / m.timing->median_s);
-    }
-  }
-}
-
-void sort_points(CalibrationTable& table) {
-  std::sort(table.points.begin(), table.points.end(), [](const CalibrationPoint& a, const CalibrationPoint& b) {
-    const double sa = a.series.value_or(0);
-    const double sb = b.series.value_or(0);
-    if (sa != sb) return sa < sb;
-    if (a.ideal_s != b.ideal_s) return a.ideal_s < b.ideal_s;
-    return a.benchmark < b.benchmark;
-  });
-}
-
-void leave_one_out(CalibrationTable& table) {
-  for (std::size_t i = 0; i < table.points.size(); ++i) {
-    CalibrationPoint& p = table.points[i];
-    p.loo_error.reset();
-    if (auto e = interpolate(table, p.ideal_s, p.series, i)) {
-      // predicted time / measured time - 1 = (ideal / e) / (ideal / efficiency) - 1
-      p.loo_error = p.efficiency / e->efficiency - 1;
-    }
-  }
-}
-
 // ---- JSON ------------------------------------------------------------------------------------
 
 json peaks_to_json(const std::array<std::optional<double>, peak_class_names.size()>& peaks) {
@@ -194,6 +133,16 @@ std::optional<double> optional_tbps(const json& object, const char* key) {
 }
 
 }  // namespace
+
+void sort_points(CalibrationTable& table) {
+  std::sort(table.points.begin(), table.points.end(), [](const CalibrationPoint& a, const CalibrationPoint& b) {
+    const double sa = a.series.value_or(0);
+    const double sb = b.series.value_or(0);
+    if (sa != sb) return sa < sb;
+    if (a.ideal_s != b.ideal_s) return a.ideal_s < b.ideal_s;
+    return a.benchmark < b.benchmark;
+  });
+}
 
 // ---- interpolation ---------------------------------------------------------------------------
 
@@ -281,121 +230,9 @@ std::optional<Interpolated> measured_problem(const CalibrationTable& table, std:
   return out;
 }
 
-// ---- building --------------------------------------------------------------------------------
-
-MeasuredCeilings measured_ceilings(std::span<const MeasuredRun> runs) {
-  MeasuredCeilings ceilings;
-  for (const MeasuredRun& run : runs) {
-    for (const Measurement& m : run.results) {
-      if (!m.timed()) continue;
-      const BasisOrReason basis_or = benchmark_basis(m, run);
-      if (const NoBasis* none = std::get_if<NoBasis>(&basis_or)) {
-        if (none->ceiling) record_ceiling(ceilings, m, run);
-        continue;
-      }
-      const Basis& basis = std::get<Basis>(basis_or);
-      if (basis.pattern != "stream") continue;
-      const double bandwidth = basis.cost.bytes() / m.timing->median_s;
-      if (!ceilings.stream_bytes_per_s || bandwidth > *ceilings.stream_bytes_per_s) {
-        ceilings.stream_bytes_per_s = bandwidth;
-        ceilings.stream_benchmark = m.id;
-      }
-    }
-  }
-  return ceilings;
-}
-
 const CalibrationTable* Calibration::table(std::string_view name) const {
   const auto it = tables.find(std::string(name));
   return it == tables.end() ? nullptr : &it->second;
-}
-
-CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuSpec& gpu) {
-  CalibrationBuild out;
-  Calibration& cal = out.calibration;
-  cal.gpu_id = gpu.id;
-  cal.gpu_name = gpu.name;
-  cal.hardware_origin = gpu.origin;
-  cal.roofs = Roofs::of(gpu);
-  cal.ceilings = measured_ceilings(runs);
-
-  struct Best {
-    CalibrationPoint point;
-    std::string table;
-    std::string pattern;
-    std::string series_name;
-  };
-  std::map<std::pair<std::string, std::string>, Best> best;  // (best table, problem) -> fastest
-  for (const MeasuredRun& run : runs) {
-    CalibrationSource source{run.file, run.format, run.device_name, run.started_utc, run.quick, 0};
-    for (const Measurement& m : run.results) {
-      if (!m.timed()) {
-        out.skipped.push_back({m.id, m.status == "passed" ? "not timed" : fmt::format("status {}", m.status)});
-        continue;
-      }
-      if (const auto collective = collective_sample(m)) {
-        if (collective->ranks >= 2) {
-          ++source.points;
-        } else {
-          out.skipped.push_back({m.id, "a collective over one rank"});
-        }
-        continue;  // learnt into the collective tables below
-      }
-      if (m.suite == "layer") {
-        out.skipped.push_back({m.id, "the decoder layer and its stages: validated against the tables, not learnt"});
-        continue;
-      }
-      const BasisOrReason basis_or = benchmark_basis(m, run);
-      if (const NoBasis* none = std::get_if<NoBasis>(&basis_or)) {
-        out.skipped.push_back({m.id, none->ceiling ? none->reason + "; recorded among the ceilings" : none->reason});
-        continue;
-      }
-      const Basis& basis = std::get<Basis>(basis_or);
-      const IdealTime ideal = ideal_time(basis, cal.roofs);
-      if (!(ideal.time_s > 0)) {
-        out.skipped.push_back({m.id, "the model counts no work for it"});
-        continue;
-      }
-      CalibrationPoint p;
-      p.ideal_s = ideal.time_s;
-      p.series = basis.series;
-      p.efficiency = ideal.time_s / m.timing->median_s;
-      p.benchmark = m.id;
-      p.measured_s = m.timing->median_s;
-      p.spread = m.timing->spread();
-      CalibrationTable& table = cal.tables[basis.table];
-      table.name = basis.table;
-      table.pattern = basis.pattern;
-      table.series_name = basis.series_name;
-      table.points.push_back(p);
-      ++source.points;
-      if (!basis.best_table.empty() && basis.best_table != basis.table) {
-        const auto key = std::make_pair(basis.best_table, basis.problem.empty() ? m.id : basis.problem);
-        const auto it = best.find(key);
-        if (it == best.end() || p.efficiency > it->second.point.efficiency) {
-          best[key] = {p, basis.best_table, basis.pattern, basis.series_name};
-        }
-      }
-    }
-    cal.sources.push_back(std::move(source));
-  }
-  for (auto& [key, b] : best) {
-    CalibrationTable& table = cal.tables[b.table];
-    table.name = b.table;
-    table.pattern = b.pattern;
-    table.best = true;
-    table.series_name = b.series_name;
-    table.points.push_back(b.point);
-  }
-  cal.collectives = learn_collective_tables(runs);
-  if (cal.tables.empty() && cal.collectives.empty()) {
-    throw InputError("calibrate: no benchmark of the measured file(s) was timed and has a prediction");
-  }
-  for (auto& [name, table] : cal.tables) {
-    sort_points(table);
-    leave_one_out(table);
-  }
-  return out;
 }
 
 // ---- file ------------------------------------------------------------------------------------
