@@ -13,14 +13,18 @@ namespace {
 // is a layer stage, so that the stages are summarised apart from the microbenchmarks they are
 // predicted from.
 BasisOrReason stage_basis(const RecordedResult& m) {
-  const layer::Case* c = m.has("layer") ? layer::find_case(m.text("layer")) : nullptr;
+  const auto layer = m.parameters.find("layer");
+  const layer::Case* c =
+      layer != m.parameters.end() && layer->is_string() ? layer::find_case(layer->get<std::string>()) : nullptr;
   if (c == nullptr) return NoBasis{"not a stage of this build's layer suite", false};
   std::optional<layer::StageOperation> op = layer::stage_operation(*c, layer::stage_word_of(m.id));
   if (!op) return NoBasis{"not a stage of this build's layer suite", false};
   Basis b = std::move(op->basis);
   b.pattern = fmt::format("layer.{}", b.pattern);
-  const std::string ran = m.has("table") ? m.text("table") : std::string();
-  b.table = ran.empty() ? b.best_table : ran;
+  // The layer's own kernels record no table (a null cell).
+  const auto ran = m.parameters.find("table");
+  b.table = ran != m.parameters.end() && ran->is_string() ? ran->get<std::string>() : std::string();
+  if (b.table.empty()) b.table = b.best_table;
   return b;
 }
 
