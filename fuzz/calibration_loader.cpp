@@ -5,8 +5,8 @@
 #include <optional>
 #include <string_view>
 
-#include "roofline/calibration.hpp"
-#include "roofline/error.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

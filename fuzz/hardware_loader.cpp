@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "roofline/error.hpp"
-#include "roofline/hardware.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/hardware/hardware.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,12 +1,12 @@
 // Fuzzes the Hugging Face config.json reader (`--hf-config`) and the parameter counts of whatever
 // it accepts.
-#include "roofline/hf_config.hpp"
+#include "roofline/llm/hf_config.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

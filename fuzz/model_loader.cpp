@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "roofline/error.hpp"
-#include "roofline/model_presets.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/model_presets.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "commands/commands.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "blas_api.hpp"
 #include "compute_types.hpp"
 #include "gemm.hpp"
-#include "roofline/kernel_tiles.hpp"
+#include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::kernels {
 

@@ -11,7 +11,7 @@
 
 #include "blas_api.hpp"
 #include "compute_types.hpp"
-#include "roofline/kernel_tiles.hpp"
+#include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::kernels {
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-#include "roofline/dtype.hpp"
+#include "roofline/core/dtype.hpp"
 
 namespace roofline::kernels {
 

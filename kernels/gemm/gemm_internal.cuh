@@ -7,7 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "../gemm.hpp"
-#include "roofline/kernel_tiles.hpp"
+#include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::kernels::detail {
 

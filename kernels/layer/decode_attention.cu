@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "common.cuh"
-#include "roofline/kernel_tiles.hpp"
+#include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::kernels {
 namespace {

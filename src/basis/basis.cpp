@@ -1,13 +1,13 @@
 // The bases of operations (what op and llm predict, and what benchmarks are predicted by) and the
 // bare roofline's time of one.
-#include "roofline/basis.hpp"
+#include "roofline/basis/basis.hpp"
 
 #include <fmt/format.h>
 
 #include <array>
 #include <cmath>
 
-#include "roofline/calibration_tables.hpp"
+#include "roofline/basis/calibration_tables.hpp"
 
 namespace roofline {
 namespace {

@@ -1,4 +1,4 @@
-#include "roofline/calibration.hpp"
+#include "roofline/basis/calibration.hpp"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "roofline/embedded_file.hpp"
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
-#include "roofline/json_schema.hpp"
-#include "roofline/version.hpp"
+#include "roofline/core/embedded_file.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
+#include "roofline/core/json_schema.hpp"
+#include "roofline/core/version.hpp"
 
 namespace roofline {
 

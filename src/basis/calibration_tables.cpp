@@ -1,4 +1,4 @@
-#include "roofline/calibration_tables.hpp"
+#include "roofline/basis/calibration_tables.hpp"
 
 #include <fmt/format.h>
 

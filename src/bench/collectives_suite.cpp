@@ -1,9 +1,9 @@
-#include "roofline/collectives_suite.hpp"
+#include "roofline/bench/collectives_suite.hpp"
 
 #include <fmt/format.h>
 
-#include "roofline/collective_tables.hpp"
-#include "roofline/deployment.hpp"
+#include "roofline/llm/deployment.hpp"
+#include "roofline/model/collective_tables.hpp"
 
 namespace roofline::bench::collectives {
 namespace {

@@ -1,5 +1,5 @@
 // The columns every result table can use (roofline::bench::columns).
-#include "roofline/bench.hpp"
+#include "roofline/bench/bench.hpp"
 
 namespace roofline::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "roofline/compute_suite.hpp"
+#include "roofline/bench/compute_suite.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <map>
 #include <tuple>
 
-#include "roofline/calibration_tables.hpp"
+#include "roofline/basis/calibration_tables.hpp"
 
 namespace roofline::bench::compute {
 

@@ -1,8 +1,8 @@
-#include "roofline/layer_registration.hpp"
+#include "roofline/bench/layer_registration.hpp"
 
 #include <fmt/format.h>
 
-#include "roofline/layer_suite.hpp"
+#include "roofline/bench/layer_suite.hpp"
 
 namespace roofline::bench {
 namespace {

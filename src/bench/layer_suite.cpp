@@ -1,14 +1,14 @@
-#include "roofline/layer_suite.hpp"
+#include "roofline/bench/layer_suite.hpp"
 
 #include <fmt/format.h>
 
-#include "roofline/attention.hpp"
-#include "roofline/calibration_tables.hpp"
-#include "roofline/embedded_file.hpp"
-#include "roofline/error.hpp"
-#include "roofline/kernel_tiles.hpp"
-#include "roofline/model_presets.hpp"
-#include "roofline/ops.hpp"
+#include "roofline/basis/calibration_tables.hpp"
+#include "roofline/core/embedded_file.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/model_presets.hpp"
+#include "roofline/model/attention.hpp"
+#include "roofline/model/kernel_tiles.hpp"
+#include "roofline/model/ops.hpp"
 
 namespace roofline::bench::layer {
 namespace {

@@ -1,4 +1,4 @@
-#include "roofline/memory_suite.hpp"
+#include "roofline/bench/memory_suite.hpp"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <cmath>
 #include <utility>
 
-#include "roofline/calibration_tables.hpp"
-#include "roofline/layer_suite.hpp"
+#include "roofline/basis/calibration_tables.hpp"
+#include "roofline/bench/layer_suite.hpp"
 
 namespace roofline::bench::memory {
 namespace {

@@ -1,10 +1,10 @@
-#include "roofline/mpi.hpp"
+#include "roofline/bench/mpi.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 #if ROOFLINE_HAVE_MPI
 #include <mpi.h>

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "roofline/bench_runner.hpp"
-#include "roofline/error.hpp"
+#include "roofline/bench/bench_runner.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::bench {
 

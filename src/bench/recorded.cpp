@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "roofline/bench.hpp"
-#include "roofline/error.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::bench {
 

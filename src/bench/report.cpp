@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "roofline/bench.hpp"
+#include "roofline/bench/bench.hpp"
 
 namespace roofline::bench {
 namespace {

@@ -1,7 +1,7 @@
 // A benchmark result's rates, how results relate to their ceiling and reference, and targets.
 #include <map>
 
-#include "roofline/bench.hpp"
+#include "roofline/bench/bench.hpp"
 
 namespace roofline::bench {
 

@@ -5,14 +5,14 @@
 
 #include <algorithm>
 
-#include "roofline/bench.hpp"
-#include "roofline/bench_runner.hpp"
-#include "roofline/collectives_suite.hpp"
-#include "roofline/compute_suite.hpp"
-#include "roofline/error.hpp"
-#include "roofline/layer_registration.hpp"
-#include "roofline/memory_suite.hpp"
-#include "roofline/text.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/bench/bench_runner.hpp"
+#include "roofline/bench/collectives_suite.hpp"
+#include "roofline/bench/compute_suite.hpp"
+#include "roofline/bench/layer_registration.hpp"
+#include "roofline/bench/memory_suite.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline::bench {
 

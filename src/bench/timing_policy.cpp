@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "roofline/bench.hpp"
-#include "roofline/error.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::bench {
 

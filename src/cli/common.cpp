@@ -6,9 +6,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "roofline/error.hpp"
-#include "roofline/output_file.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
+#include "roofline/report/output_file.hpp"
 
 namespace roofline::cli {
 

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "model_options.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::cli {
 

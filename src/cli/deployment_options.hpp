@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include "roofline/calibration.hpp"
-#include "roofline/deployment.hpp"
-#include "roofline/hardware.hpp"
-#include "roofline/llm.hpp"
-#include "roofline/report.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/hardware/hardware.hpp"
+#include "roofline/llm/deployment.hpp"
+#include "roofline/llm/llm.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli {
 

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "commands/commands.hpp"
-#include "roofline/error.hpp"
-#include "roofline/version.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::cli {
 

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "roofline/deployment.hpp"
-#include "roofline/hf_config.hpp"
-#include "roofline/model_presets.hpp"
-#include "roofline/report.hpp"
+#include "roofline/llm/deployment.hpp"
+#include "roofline/llm/hf_config.hpp"
+#include "roofline/llm/model_presets.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli {
 

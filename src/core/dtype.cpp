@@ -1,12 +1,12 @@
-#include "roofline/dtype.hpp"
+#include "roofline/core/dtype.hpp"
 
 #include <fmt/format.h>
 
 #include <string>
 #include <vector>
 
-#include "roofline/error.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 namespace {

@@ -1,4 +1,4 @@
-#include "roofline/input_file.hpp"
+#include "roofline/core/input_file.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 

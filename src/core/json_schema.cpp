@@ -1,4 +1,4 @@
-#include "roofline/json_schema.hpp"
+#include "roofline/core/json_schema.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "roofline/text.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 namespace {

@@ -1,4 +1,4 @@
-#include "roofline/stats.hpp"
+#include "roofline/core/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

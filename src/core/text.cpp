@@ -1,4 +1,4 @@
-#include "roofline/text.hpp"
+#include "roofline/core/text.hpp"
 
 #include <algorithm>
 #include <cctype>

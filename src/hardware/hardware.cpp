@@ -1,4 +1,4 @@
-#include "roofline/hardware.hpp"
+#include "roofline/hardware/hardware.hpp"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,10 @@
 #include <set>
 #include <sstream>
 
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
-#include "roofline/json_schema.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
+#include "roofline/core/json_schema.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 namespace {

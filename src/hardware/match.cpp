@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "roofline/hardware.hpp"
+#include "roofline/hardware/hardware.hpp"
 
 namespace roofline {
 namespace {

@@ -1,11 +1,11 @@
 // One decoder step as a list of operations with their shapes (roofline/decoder_step.hpp).
-#include "roofline/decoder_step.hpp"
+#include "roofline/llm/decoder_step.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 namespace {

@@ -1,13 +1,13 @@
 // Hugging Face config.json: the shapes of a checkpoint, read into a ModelSpec.
-#include "roofline/hf_config.hpp"
+#include "roofline/llm/hf_config.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
 
 namespace roofline {
 namespace {

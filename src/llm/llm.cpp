@@ -1,13 +1,13 @@
-#include "roofline/llm.hpp"
+#include "roofline/llm/llm.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 
-#include "roofline/basis.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/error.hpp"
+#include "roofline/basis/basis.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 namespace {

@@ -1,10 +1,10 @@
-#include "roofline/llm_report.hpp"
+#include "roofline/llm/llm_report.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 namespace {

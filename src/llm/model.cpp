@@ -1,10 +1,10 @@
-#include "roofline/model.hpp"
+#include "roofline/llm/model.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 

@@ -1,5 +1,5 @@
 // The model presets: models/*.json (bundled, or from --models-dir) and their registry.
-#include "roofline/model_presets.hpp"
+#include "roofline/llm/model_presets.hpp"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
-#include "roofline/json_schema.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
+#include "roofline/core/json_schema.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 namespace {

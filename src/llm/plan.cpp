@@ -1,4 +1,4 @@
-#include "roofline/plan.hpp"
+#include "roofline/llm/plan.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <map>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 namespace {

@@ -1,11 +1,11 @@
-#include "roofline/train.hpp"
+#include "roofline/llm/train.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 namespace {

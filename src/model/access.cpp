@@ -1,4 +1,4 @@
-#include "roofline/access.hpp"
+#include "roofline/model/access.hpp"
 
 #include <stdexcept>
 #include <string>

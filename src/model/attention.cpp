@@ -1,4 +1,4 @@
-#include "roofline/attention.hpp"
+#include "roofline/model/attention.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <utility>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 namespace {

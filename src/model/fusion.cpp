@@ -1,11 +1,11 @@
-#include "roofline/fusion.hpp"
+#include "roofline/model/fusion.hpp"
 
 #include <fmt/format.h>
 
 #include <vector>
 
-#include "roofline/error.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 namespace {

@@ -1,4 +1,4 @@
-#include "roofline/ops.hpp"
+#include "roofline/model/ops.hpp"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "roofline/error.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 namespace {

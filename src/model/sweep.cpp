@@ -1,4 +1,4 @@
-#include "roofline/sweep.hpp"
+#include "roofline/model/sweep.hpp"
 
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "roofline/error.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 namespace {

@@ -5,8 +5,8 @@
 #include <array>
 #include <cmath>
 
-#include "roofline/error.hpp"
-#include "roofline/plot.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/plot/plot.hpp"
 
 namespace roofline::plot {
 namespace {

@@ -6,7 +6,7 @@
 #include <array>
 #include <cmath>
 
-#include "roofline/plot.hpp"
+#include "roofline/plot/plot.hpp"
 
 namespace roofline::plot {
 namespace {

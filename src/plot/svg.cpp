@@ -3,7 +3,7 @@
 
 #include <iterator>
 
-#include "roofline/plot.hpp"
+#include "roofline/plot/plot.hpp"
 
 namespace roofline::plot {
 namespace {

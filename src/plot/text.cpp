@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include "roofline/plot.hpp"
+#include "roofline/plot/plot.hpp"
 
 namespace roofline::plot {
 namespace {

@@ -1,4 +1,4 @@
-#include "roofline/ncu.hpp"
+#include "roofline/profile/ncu.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::ncu {
 namespace {

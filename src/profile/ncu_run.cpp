@@ -1,5 +1,5 @@
 // Running Nsight Compute: finding the executable, and a child process with its output captured.
-#include "roofline/ncu_run.hpp"
+#include "roofline/profile/ncu_run.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,8 +14,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "roofline/error.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 extern char** environ;
 

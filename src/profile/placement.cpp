@@ -1,4 +1,4 @@
-#include "roofline/placement.hpp"
+#include "roofline/profile/placement.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "roofline/output_file.hpp"
+#include "roofline/report/output_file.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -14,7 +14,7 @@
 #include <streambuf>
 #include <string>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 

@@ -1,4 +1,4 @@
-#include "roofline/report.hpp"
+#include "roofline/report/report.hpp"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <ostream>
 
-#include "roofline/error.hpp"
-#include "roofline/text.hpp"
-#include "roofline/version.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
+#include "roofline/core/version.hpp"
 
 namespace roofline {
 namespace {

@@ -2,9 +2,9 @@
 // rebuilt, by the suite that recorded it, from the parameters the run recorded.
 #include <fmt/format.h>
 
-#include "roofline/bench.hpp"
-#include "roofline/error.hpp"
-#include "roofline/validate.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/validate/validate.hpp"
 
 namespace roofline {
 

@@ -1,15 +1,15 @@
 // Learning a calibration from measured runs: each timed benchmark with a basis becomes a point of
 // its implementation's table and, when the fastest of its problem, of the best table.
-#include "roofline/calibrate.hpp"
+#include "roofline/validate/calibrate.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 
-#include "roofline/bench.hpp"
-#include "roofline/collective_validation.hpp"
-#include "roofline/error.hpp"
-#include "roofline/validate.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/validate/collective_validation.hpp"
+#include "roofline/validate/validate.hpp"
 
 namespace roofline {
 namespace {

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
-#include "roofline/collective_validation.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/validate/collective_validation.hpp"
 
 namespace roofline {
 namespace {

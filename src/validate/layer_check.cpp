@@ -1,5 +1,5 @@
 // The decoder layer, measured against the sum of its predicted stages.
-#include "roofline/layer_check.hpp"
+#include "roofline/validate/layer_check.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "roofline/measured.hpp"
+#include "roofline/validate/measured.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "roofline/bench.hpp"
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
 
 namespace roofline {
 namespace {

@@ -1,9 +1,9 @@
-#include "roofline/prediction.hpp"
+#include "roofline/validate/prediction.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "roofline/stats.hpp"
+#include "roofline/core/stats.hpp"
 
 namespace roofline {
 

@@ -1,4 +1,4 @@
-#include "roofline/regression.hpp"
+#include "roofline/validate/regression.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 

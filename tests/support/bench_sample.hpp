@@ -6,11 +6,11 @@
 
 #include <stdexcept>
 
-#include "roofline/bench.hpp"
-#include "roofline/collectives_suite.hpp"
-#include "roofline/compute_suite.hpp"
-#include "roofline/layer_suite.hpp"
-#include "roofline/memory_suite.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/bench/collectives_suite.hpp"
+#include "roofline/bench/compute_suite.hpp"
+#include "roofline/bench/layer_suite.hpp"
+#include "roofline/bench/memory_suite.hpp"
 
 namespace roofline::bench::sample {
 

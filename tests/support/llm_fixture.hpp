@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "fixture.hpp"
-#include "roofline/llm.hpp"
+#include "roofline/llm/llm.hpp"
 
 namespace roofline::llm_fixture {
 

@@ -3,8 +3,8 @@
 #include <random>
 
 #include "catch.hpp"
-#include "roofline/attention.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/model/attention.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

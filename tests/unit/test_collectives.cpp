@@ -5,14 +5,14 @@
 
 #include "catch.hpp"
 #include "fixture.hpp"
-#include "roofline/calibrate.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/collective_tables.hpp"
-#include "roofline/collective_validation.hpp"
-#include "roofline/collectives_suite.hpp"
-#include "roofline/comm.hpp"
-#include "roofline/error.hpp"
-#include "roofline/llm.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/bench/collectives_suite.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/llm.hpp"
+#include "roofline/model/collective_tables.hpp"
+#include "roofline/model/comm.hpp"
+#include "roofline/validate/calibrate.hpp"
+#include "roofline/validate/collective_validation.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

@@ -4,7 +4,7 @@
 #include "commands/ridge.hpp"
 #include "deployment_options.hpp"
 #include "fixture.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 using namespace roofline;
 using namespace roofline::cli;

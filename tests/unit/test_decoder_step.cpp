@@ -5,11 +5,11 @@
 
 #include "catch.hpp"
 #include "llm_fixture.hpp"
-#include "roofline/decoder_step.hpp"
-#include "roofline/layer_check.hpp"
-#include "roofline/layer_suite.hpp"
-#include "roofline/llm.hpp"
-#include "roofline/validate.hpp"
+#include "roofline/bench/layer_suite.hpp"
+#include "roofline/llm/decoder_step.hpp"
+#include "roofline/llm/llm.hpp"
+#include "roofline/validate/layer_check.hpp"
+#include "roofline/validate/validate.hpp"
 
 using namespace roofline;
 using llm_fixture::gpus;

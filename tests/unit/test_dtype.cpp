@@ -2,8 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
-#include "roofline/dtype.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/dtype.hpp"
+#include "roofline/core/error.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
-#include "roofline/output_file.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
+#include "roofline/report/output_file.hpp"
 
 using Catch::Matchers::Contains;
 using namespace roofline;

@@ -1,7 +1,7 @@
 // Fusion chains: parsing, and unfused vs fused traffic against hand-derived numbers.
 #include "catch.hpp"
-#include "roofline/error.hpp"
-#include "roofline/fusion.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/model/fusion.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

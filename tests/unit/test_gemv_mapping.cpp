@@ -17,7 +17,7 @@
 
 #include "catch.hpp"
 #include "kernels/gemv_mapping.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 
 using namespace roofline::kernels;
 

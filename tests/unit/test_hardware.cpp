@@ -7,9 +7,9 @@
 
 #include "catch.hpp"
 #include "fixture.hpp"
-#include "roofline/embedded_file.hpp"
-#include "roofline/error.hpp"
-#include "roofline/hardware.hpp"
+#include "roofline/core/embedded_file.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/hardware/hardware.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

@@ -1,7 +1,7 @@
 #include <limits>
 
 #include "catch.hpp"
-#include "roofline/json_schema.hpp"
+#include "roofline/core/json_schema.hpp"
 
 using namespace roofline;
 using nlohmann::json;

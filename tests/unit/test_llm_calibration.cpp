@@ -6,12 +6,12 @@
 
 #include "catch.hpp"
 #include "llm_fixture.hpp"
-#include "roofline/calibrate.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/error.hpp"
-#include "roofline/layer_check.hpp"
-#include "roofline/llm.hpp"
-#include "roofline/plan.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/llm.hpp"
+#include "roofline/llm/plan.hpp"
+#include "roofline/validate/calibrate.hpp"
+#include "roofline/validate/layer_check.hpp"
 
 using namespace roofline;
 using namespace roofline::llm_fixture;

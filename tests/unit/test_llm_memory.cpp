@@ -2,10 +2,10 @@
 // values derived by hand in each test.
 #include "catch.hpp"
 #include "fixture.hpp"
-#include "roofline/comm.hpp"
-#include "roofline/deployment.hpp"
-#include "roofline/error.hpp"
-#include "roofline/train.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/deployment.hpp"
+#include "roofline/llm/train.hpp"
+#include "roofline/model/comm.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

@@ -1,10 +1,10 @@
 // Model presets, the Hugging Face config reader and parameter counts.
 #include "catch.hpp"
 #include "fixture.hpp"
-#include "roofline/embedded_file.hpp"
-#include "roofline/error.hpp"
-#include "roofline/hf_config.hpp"
-#include "roofline/model_presets.hpp"
+#include "roofline/core/embedded_file.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/hf_config.hpp"
+#include "roofline/llm/model_presets.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

@@ -3,9 +3,9 @@
 // and the planner's rejections by reason, derived by hand in each test.
 #include "catch.hpp"
 #include "llm_fixture.hpp"
-#include "roofline/error.hpp"
-#include "roofline/llm_report.hpp"
-#include "roofline/plan.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/llm_report.hpp"
+#include "roofline/llm/plan.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

@@ -5,9 +5,9 @@
 
 #include "catch.hpp"
 #include "llm_fixture.hpp"
-#include "roofline/error.hpp"
-#include "roofline/llm.hpp"
-#include "roofline/plan.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/llm.hpp"
+#include "roofline/llm/plan.hpp"
 
 using namespace roofline;
 using namespace roofline::llm_fixture;

@@ -8,7 +8,7 @@
 #include "commands/op.hpp"
 #include "commands/op_engine.hpp"
 #include "fixture.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 using namespace roofline;
 using namespace roofline::cli;

@@ -1,8 +1,8 @@
 // The operation cost model against hand-derived numbers (derivations in the comments; the
 // formulas are derived in docs/formulas.md).
 #include "catch.hpp"
-#include "roofline/error.hpp"
-#include "roofline/ops.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/model/ops.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

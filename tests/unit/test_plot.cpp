@@ -4,8 +4,8 @@
 #include "catch.hpp"
 #include "commands/plot.hpp"
 #include "fixture.hpp"
-#include "roofline/error.hpp"
-#include "roofline/plot.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/plot/plot.hpp"
 
 using namespace roofline;
 using namespace roofline::plot;

@@ -7,9 +7,9 @@
 #include "catch.hpp"
 #include "commands/profile.hpp"
 #include "fixture.hpp"
-#include "roofline/error.hpp"
-#include "roofline/ncu.hpp"
-#include "roofline/placement.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/profile/ncu.hpp"
+#include "roofline/profile/placement.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

@@ -1,8 +1,8 @@
 #include <sstream>
 
 #include "catch.hpp"
-#include "roofline/error.hpp"
-#include "roofline/report.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/report/report.hpp"
 
 using namespace roofline;
 

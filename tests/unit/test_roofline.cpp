@@ -1,5 +1,5 @@
 #include "catch.hpp"
-#include "roofline/roofline.hpp"
+#include "roofline/core/roofline.hpp"
 
 using namespace roofline;
 

@@ -1,7 +1,7 @@
 // Sweep expressions: lists, geometric and arithmetic ranges, and their errors.
 #include "catch.hpp"
-#include "roofline/error.hpp"
-#include "roofline/sweep.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/model/sweep.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

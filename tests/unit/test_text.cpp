@@ -1,5 +1,5 @@
 #include "catch.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/text.hpp"
 
 using namespace roofline;
 

@@ -7,16 +7,16 @@
 
 #include "catch.hpp"
 #include "fixture.hpp"
-#include "roofline/calibrate.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/calibration_tables.hpp"
-#include "roofline/error.hpp"
-#include "roofline/layer_suite.hpp"
-#include "roofline/measured.hpp"
-#include "roofline/op_spec.hpp"
-#include "roofline/prediction.hpp"
-#include "roofline/regression.hpp"
-#include "roofline/validate.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/basis/calibration_tables.hpp"
+#include "roofline/basis/op_spec.hpp"
+#include "roofline/bench/layer_suite.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/validate/calibrate.hpp"
+#include "roofline/validate/measured.hpp"
+#include "roofline/validate/prediction.hpp"
+#include "roofline/validate/regression.hpp"
+#include "roofline/validate/validate.hpp"
 
 using namespace roofline;
 using Catch::Matchers::Contains;

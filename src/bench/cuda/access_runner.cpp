@@ -8,7 +8,7 @@
 
 #include "kernels/access.hpp"
 #include "memory_family.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 
 namespace roofline::bench::cuda::memory_family {
 namespace {

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "kernels/collectives.hpp"
-#include "roofline/collective_tables.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/model/collective_tables.hpp"
 
 #if ROOFLINE_HAVE_NCCL
 #include "nccl_library.hpp"

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "roofline/collectives_suite.hpp"
-#include "roofline/comm.hpp"
-#include "roofline/mpi.hpp"
+#include "roofline/bench/collectives_suite.hpp"
+#include "roofline/bench/mpi.hpp"
+#include "roofline/model/comm.hpp"
 
 namespace roofline::bench::cuda {
 

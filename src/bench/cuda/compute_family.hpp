@@ -12,7 +12,7 @@
 
 #include "harness.hpp"
 #include "kernels/storage_format.hpp"
-#include "roofline/compute_suite.hpp"
+#include "roofline/bench/compute_suite.hpp"
 #include "runner_support.hpp"
 
 namespace roofline::bench::cuda::compute_family {

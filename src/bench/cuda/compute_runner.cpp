@@ -15,7 +15,7 @@
 
 #include "compute_family.hpp"
 #include "kernels/peak.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 #include "storage_formats.hpp"
 
 namespace roofline::bench::cuda {

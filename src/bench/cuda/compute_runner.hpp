@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "roofline/compute_suite.hpp"
+#include "roofline/bench/compute_suite.hpp"
 
 namespace roofline::bench::cuda {
 

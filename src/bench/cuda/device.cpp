@@ -6,7 +6,7 @@
 #include <array>
 
 #include "harness.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::bench::cuda {
 namespace {

@@ -12,7 +12,7 @@
 #include "kernels/gemv.hpp"
 #include "memory_family.hpp"
 #include "memory_runner.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 #include "storage_formats.hpp"
 
 namespace roofline::bench::cuda::memory_family {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kernels/blas_api.hpp"
-#include "roofline/bench.hpp"
+#include "roofline/bench/bench.hpp"
 
 namespace roofline::bench::cuda {
 

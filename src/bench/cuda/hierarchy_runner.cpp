@@ -6,7 +6,7 @@
 
 #include "kernels/hierarchy.hpp"
 #include "memory_family.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 
 namespace roofline::bench::cuda::memory_family {
 

@@ -30,8 +30,8 @@
 #include "kernels/layer.hpp"
 #include "kernels/verify.hpp"
 #include "memory_runner.hpp"
-#include "roofline/compute_suite.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/compute_suite.hpp"
+#include "roofline/bench/testdata.hpp"
 
 namespace roofline::bench::cuda {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "roofline/layer_suite.hpp"
+#include "roofline/bench/layer_suite.hpp"
 
 namespace roofline::bench::cuda {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "roofline/memory_suite.hpp"
+#include "roofline/bench/memory_suite.hpp"
 #include "runner_support.hpp"
 
 namespace roofline::bench::cuda {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "memory_family.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 
 namespace roofline::bench::cuda {
 

@@ -7,7 +7,7 @@
 
 #include "harness.hpp"
 #include "kernels/gemv.hpp"
-#include "roofline/memory_suite.hpp"
+#include "roofline/bench/memory_suite.hpp"
 
 namespace roofline::bench::cuda {
 

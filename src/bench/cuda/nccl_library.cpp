@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::bench::cuda {
 

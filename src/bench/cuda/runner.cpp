@@ -15,11 +15,11 @@
 #include "harness.hpp"
 #include "layer_runner.hpp"
 #include "memory_runner.hpp"
-#include "roofline/bench_runner.hpp"
-#include "roofline/compute_suite.hpp"
-#include "roofline/error.hpp"
-#include "roofline/layer_suite.hpp"
-#include "roofline/memory_suite.hpp"
+#include "roofline/bench/bench_runner.hpp"
+#include "roofline/bench/compute_suite.hpp"
+#include "roofline/bench/layer_suite.hpp"
+#include "roofline/bench/memory_suite.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::bench {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 
 namespace roofline::bench::cuda {
 namespace {

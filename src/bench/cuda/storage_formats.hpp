@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "kernels/storage_format.hpp"
-#include "roofline/dtype.hpp"
+#include "roofline/core/dtype.hpp"
 
 namespace roofline::bench::cuda {
 

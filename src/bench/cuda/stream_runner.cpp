@@ -13,7 +13,7 @@
 
 #include "kernels/stream.hpp"
 #include "memory_family.hpp"
-#include "roofline/testdata.hpp"
+#include "roofline/bench/testdata.hpp"
 
 namespace roofline::bench::cuda::memory_family {
 namespace {

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "roofline/basis.hpp"
-#include "roofline/error.hpp"
-#include "roofline/roofline.hpp"
+#include "roofline/basis/basis.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/roofline.hpp"
 
 namespace roofline::cli {
 namespace {

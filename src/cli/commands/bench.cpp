@@ -12,10 +12,10 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "roofline/bench_runner.hpp"
-#include "roofline/error.hpp"
-#include "roofline/mpi.hpp"
-#include "roofline/output_file.hpp"
+#include "roofline/bench/bench_runner.hpp"
+#include "roofline/bench/mpi.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/report/output_file.hpp"
 
 namespace roofline::cli {
 namespace {

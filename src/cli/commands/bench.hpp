@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "../common.hpp"
-#include "roofline/bench.hpp"
-#include "roofline/report.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli {
 

@@ -1,6 +1,6 @@
 // roofline calibrate: efficiency tables learnt from a bench run, written to a calibration file
 // that op (and llm and plan) read with --calibration. See docs/validate.md.
-#include "roofline/calibrate.hpp"
+#include "roofline/validate/calibrate.hpp"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,11 @@
 #include <cmath>
 
 #include "commands.hpp"
-#include "roofline/error.hpp"
-#include "roofline/output_file.hpp"
-#include "roofline/stats.hpp"
-#include "roofline/text.hpp"
-#include "roofline/validate.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/stats.hpp"
+#include "roofline/core/text.hpp"
+#include "roofline/report/output_file.hpp"
+#include "roofline/validate/validate.hpp"
 #include "validate.hpp"
 
 namespace roofline::cli {

@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "commands.hpp"
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
 
 namespace roofline::cli {
 namespace {

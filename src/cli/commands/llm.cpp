@@ -8,10 +8,10 @@
 #include <cmath>
 
 #include "commands.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/error.hpp"
-#include "roofline/llm.hpp"
-#include "roofline/llm_report.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/llm.hpp"
+#include "roofline/llm/llm_report.hpp"
 
 namespace roofline::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "commands.hpp"
-#include "roofline/output_file.hpp"
+#include "roofline/report/output_file.hpp"
 
 namespace roofline::cli {
 

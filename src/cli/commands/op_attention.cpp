@@ -4,9 +4,9 @@
 
 #include "op.hpp"
 #include "op_engine.hpp"
-#include "roofline/attention.hpp"
-#include "roofline/error.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
+#include "roofline/model/attention.hpp"
 
 namespace roofline::cli {
 namespace {

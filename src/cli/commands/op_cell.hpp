@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "roofline/report.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli::op_detail {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "roofline/error.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::cli {
 

@@ -16,10 +16,10 @@
 #include "op.hpp"
 #include "op_cell.hpp"
 #include "op_csv.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/ops.hpp"
-#include "roofline/report.hpp"
-#include "roofline/sweep.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/model/ops.hpp"
+#include "roofline/model/sweep.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli::op_detail {
 

@@ -3,8 +3,8 @@
 
 #include "op.hpp"
 #include "op_engine.hpp"
-#include "roofline/error.hpp"
-#include "roofline/fusion.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/model/fusion.hpp"
 
 namespace roofline::cli {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "op.hpp"
 #include "op_engine.hpp"
-#include "roofline/dtype.hpp"
+#include "roofline/core/dtype.hpp"
 
 namespace roofline::cli {
 namespace {

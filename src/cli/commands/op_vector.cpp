@@ -4,8 +4,8 @@
 
 #include "op.hpp"
 #include "op_engine.hpp"
-#include "roofline/dtype.hpp"
-#include "roofline/error.hpp"
+#include "roofline/core/dtype.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline::cli {
 namespace {

@@ -7,9 +7,9 @@
 #include <map>
 
 #include "commands.hpp"
-#include "roofline/error.hpp"
-#include "roofline/plan.hpp"
-#include "roofline/text.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
+#include "roofline/llm/plan.hpp"
 
 namespace roofline::cli {
 namespace {

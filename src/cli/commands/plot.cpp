@@ -7,14 +7,14 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "roofline/calibrate.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/error.hpp"
-#include "roofline/op_spec.hpp"
-#include "roofline/output_file.hpp"
-#include "roofline/roofline.hpp"
-#include "roofline/text.hpp"
-#include "roofline/validate.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/basis/op_spec.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/roofline.hpp"
+#include "roofline/core/text.hpp"
+#include "roofline/report/output_file.hpp"
+#include "roofline/validate/calibrate.hpp"
+#include "roofline/validate/validate.hpp"
 
 namespace roofline::cli {
 namespace {

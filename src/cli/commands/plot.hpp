@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "../common.hpp"
-#include "roofline/hardware.hpp"
-#include "roofline/plot.hpp"
-#include "roofline/report.hpp"
+#include "roofline/hardware/hardware.hpp"
+#include "roofline/plot/plot.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli {
 

@@ -10,13 +10,13 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "roofline/bench.hpp"
-#include "roofline/error.hpp"
-#include "roofline/input_file.hpp"
-#include "roofline/ncu_run.hpp"
-#include "roofline/output_file.hpp"
-#include "roofline/placement.hpp"
-#include "roofline/plot.hpp"
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
+#include "roofline/plot/plot.hpp"
+#include "roofline/profile/ncu_run.hpp"
+#include "roofline/profile/placement.hpp"
+#include "roofline/report/output_file.hpp"
 
 namespace roofline::cli {
 namespace {

@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "commands.hpp"
-#include "roofline/basis.hpp"
-#include "roofline/roofline.hpp"
-#include "roofline/text.hpp"
+#include "roofline/basis/basis.hpp"
+#include "roofline/core/roofline.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline::cli {
 namespace {

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "../common.hpp"
-#include "roofline/hardware.hpp"
-#include "roofline/report.hpp"
+#include "roofline/hardware/hardware.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli {
 

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "roofline/error.hpp"
-#include "roofline/train.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/train.hpp"
 
 namespace roofline::cli {
 namespace {

@@ -7,8 +7,8 @@
 #include "../common.hpp"
 #include "../deployment_options.hpp"
 #include "../model_options.hpp"
-#include "roofline/hardware.hpp"
-#include "roofline/report.hpp"
+#include "roofline/hardware/hardware.hpp"
+#include "roofline/report/report.hpp"
 
 namespace roofline::cli {
 

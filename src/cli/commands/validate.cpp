@@ -9,17 +9,17 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "roofline/bench_runner.hpp"
-#include "roofline/calibrate.hpp"
-#include "roofline/collective_validation.hpp"
-#include "roofline/collectives_suite.hpp"
-#include "roofline/error.hpp"
-#include "roofline/layer_check.hpp"
-#include "roofline/output_file.hpp"
-#include "roofline/prediction.hpp"
-#include "roofline/regression.hpp"
-#include "roofline/text.hpp"
-#include "roofline/validate.hpp"
+#include "roofline/bench/bench_runner.hpp"
+#include "roofline/bench/collectives_suite.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
+#include "roofline/report/output_file.hpp"
+#include "roofline/validate/calibrate.hpp"
+#include "roofline/validate/collective_validation.hpp"
+#include "roofline/validate/layer_check.hpp"
+#include "roofline/validate/prediction.hpp"
+#include "roofline/validate/regression.hpp"
+#include "roofline/validate/validate.hpp"
 
 namespace roofline::cli {
 namespace {

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "../common.hpp"
-#include "roofline/calibration.hpp"
-#include "roofline/hardware.hpp"
-#include "roofline/measured.hpp"
-#include "roofline/report.hpp"
+#include "roofline/basis/calibration.hpp"
+#include "roofline/hardware/hardware.hpp"
+#include "roofline/report/report.hpp"
+#include "roofline/validate/measured.hpp"
 
 namespace roofline::cli {
 

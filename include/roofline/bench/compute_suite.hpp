@@ -1,0 +1,215 @@
+#pragma once
+
+// The compute suite, described as data: the GEMM ladder (naive -> shared-memory tiled -> mma.sync
+// -> wgmma, with cuBLAS as the in-run reference), attention forward (standard, materialised, vs
+// three flash kernels), and the compute-ceiling probes. Each case's FLOPs and bytes come from the
+// model's functions -- gemm_cost, gemm_naive_cost, gemm_tiled_cost with the tiles the kernel
+// actually uses (roofline/kernel_tiles.hpp), standard_attention_cost and flash_attention_cost --
+// so the report shows next to each time the HBM traffic the model predicts for that kernel. The
+// CUDA runner (src/bench/cuda/compute_runner.cpp) times and verifies the cases; everything here is
+// host code, unit-tested without a GPU.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/dtype.hpp"
+#include "roofline/model/attention.hpp"
+#include "roofline/model/kernel_tiles.hpp"
+
+namespace roofline::bench::compute {
+
+// ---- GEMM: C[m x n] = A[m x k] . B[n x k]^T, 16-bit operands, fp32 accumulation -----------------
+
+enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma };
+inline constexpr std::array<GemmImpl, 5> gemm_ladder{GemmImpl::naive, GemmImpl::smem_tiled, GemmImpl::mma_sync,
+                                                     GemmImpl::wgmma, GemmImpl::cublas};
+
+struct GemmCase {
+  GemmImpl impl = GemmImpl::cublas;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType dtype = DType::bf16;
+  bool quick = false;
+};
+
+// ---- attention forward ----------------------------------------------------------------------
+
+enum class AttentionImpl : std::uint8_t { standard, flash_w8r16, flash_w4r32, flash_wgmma };
+inline constexpr std::array<AttentionImpl, 4> attention_impls{AttentionImpl::standard, AttentionImpl::flash_w8r16,
+                                                              AttentionImpl::flash_w4r32, AttentionImpl::flash_wgmma};
+
+struct AttentionCase {
+  AttentionImpl impl = AttentionImpl::standard;
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;
+  std::int64_t kv_heads = 1;
+  std::int64_t seq = 1;
+  std::int64_t head_dim = 128;
+  bool causal = false;
+  DType dtype = DType::bf16;
+  bool quick = false;
+};
+
+// ---- compute-ceiling probes -----------------------------------------------------------------
+
+enum class PeakImpl : std::uint8_t { fma_fp32, mma_sync_bf16, wgmma_bf16 };
+struct PeakCase {
+  PeakImpl impl = PeakImpl::fma_fp32;
+  bool quick = true;
+};
+
+// ---- the case tables ------------------------------------------------------------------------
+
+struct GemmShapeMNK {
+  std::int64_t m;
+  std::int64_t n;
+  std::int64_t k;
+};
+
+template <typename F>
+constexpr void for_each_gemm_case(F&& f) {
+  const auto all = [&f](GemmShapeMNK s, DType dtype, bool quick, bool cuda_cores, bool quick_cuda_cores) {
+    for (GemmImpl impl : gemm_ladder) {
+      const bool cuda_core = impl == GemmImpl::naive || impl == GemmImpl::smem_tiled;
+      if (cuda_core && !cuda_cores) continue;
+      f(GemmCase{.impl = impl,
+                 .m = s.m,
+                 .n = s.n,
+                 .k = s.k,
+                 .dtype = dtype,
+                 .quick = quick && (!cuda_core || quick_cuda_cores)});
+    }
+  };
+  // The ladder at every square size (the naive kernel at 8192^3 takes about a second a launch).
+  for (std::int64_t n : {512, 1024, 2048, 4096, 8192}) {
+    all({n, n, n}, DType::bf16, n == 512 || n == 1024 || n == 4096, true, n <= 1024);
+  }
+  all({4096, 4096, 4096}, DType::fp16, false, false, false);
+  all({8192, 8192, 8192}, DType::fp16, false, false, false);
+  all({256, 512, 1024}, DType::fp16, true, true, true);
+  // Skinny shapes: decode-sized batches through a square layer, a short k, tall and narrow.
+  all({64, 8192, 8192}, DType::bf16, false, false, false);
+  all({128, 8192, 8192}, DType::bf16, false, false, false);
+  all({8192, 8192, 256}, DType::bf16, false, false, false);
+  all({16384, 1024, 4096}, DType::bf16, false, false, false);
+  // Ragged edges in m, n and k.
+  all({333, 264, 200}, DType::bf16, true, true, true);
+}
+
+template <typename F>
+constexpr void for_each_attention_case(F&& f) {
+  const auto all = [&f](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,
+                        DType dtype, bool quick) {
+    for (AttentionImpl impl : attention_impls) {
+      f(AttentionCase{.impl = impl,
+                      .batch = b,
+                      .heads = h,
+                      .kv_heads = hkv,
+                      .seq = n,
+                      .head_dim = d,
+                      .causal = causal,
+                      .dtype = dtype,
+                      .quick = quick});
+    }
+  };
+  // Standard vs flash by N at 16K tokens per batch (B = 16384 / N), 32 heads: the source texts' table.
+  // The target shape (B 4, H 32, N 4096, d 128, causal) is part of --quick.
+  for (std::int64_t d : {128, 64}) {
+    for (bool causal : {true, false}) {
+      for (std::int64_t n = 512; n <= 32768; n *= 2) {
+        const bool target = d == 128 && causal && n == 4096;
+        all(std::max<std::int64_t>(1, 16384 / n), 32, 32, n, d, causal, DType::bf16, target);
+      }
+    }
+  }
+  all(4, 32, 8, 4096, 128, true, DType::bf16, false);  // GQA: 4 query heads per KV head
+  all(4, 32, 8, 4096, 128, false, DType::bf16, false);
+  all(4, 32, 32, 4096, 128, true, DType::fp16, false);
+  all(4, 32, 32, 4096, 64, true, DType::fp16, false);
+  all(4, 32, 32, 32768, 128, true, DType::bf16, false);  // S would need 256 GiB: standard does not fit
+  // Small shapes of every path (--quick): whole tiles, and ragged ones (N = 1000) with GQA.
+  for (std::int64_t d : {64, 128}) {
+    for (bool causal : {false, true}) {
+      all(2, 4, 4, 256, d, causal, DType::bf16, true);
+      all(2, 4, 2, 1000, d, causal, DType::bf16, true);
+    }
+  }
+  all(1, 4, 4, 512, 128, true, DType::fp16, true);
+}
+
+inline constexpr std::array<PeakCase, 3> peak_cases{
+    {{PeakImpl::fma_fp32, true}, {PeakImpl::mma_sync_bf16, true}, {PeakImpl::wgmma_bf16, true}}};
+
+template <typename Case, typename ForEach>
+constexpr std::size_t count_of(ForEach for_each) {
+  std::size_t n = 0;
+  for_each([&n](const Case&) { ++n; });
+  return n;
+}
+
+inline constexpr auto gemm_cases = [] {
+  std::array<GemmCase, count_of<GemmCase>([](auto f) { for_each_gemm_case(f); })> table{};
+  std::size_t i = 0;
+  for_each_gemm_case([&](const GemmCase& c) { table[i++] = c; });
+  return table;
+}();
+
+inline constexpr auto attention_cases = [] {
+  std::array<AttentionCase, count_of<AttentionCase>([](auto f) { for_each_attention_case(f); })> table{};
+  std::size_t i = 0;
+  for_each_attention_case([&](const AttentionCase& c) { table[i++] = c; });
+  return table;
+}();
+
+// ---- names, tiles, costs ----------------------------------------------------------------------
+
+[[nodiscard]] std::string_view impl_name(GemmImpl impl);       // "mma_sync"
+[[nodiscard]] std::string_view impl_name(AttentionImpl impl);  // "flash_w8r16"
+[[nodiscard]] std::string_view impl_name(PeakImpl impl);       // "wgmma_bf16"
+// The implementation as the last word of a case id (and so of its calibration table): "mmasync".
+[[nodiscard]] std::string_view id_name(GemmImpl impl);
+[[nodiscard]] std::string_view id_name(AttentionImpl impl);  // "flashwgmma"
+[[nodiscard]] std::string case_id(const GemmCase& c);        // gemm.bf16.8192x8192x8192.wgmma
+[[nodiscard]] std::string case_id(const AttentionCase& c);   // attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma
+[[nodiscard]] std::string case_id(PeakImpl impl);            // peak.wgmma.bf16
+
+// The block tile of a GEMM kernel (nullopt for cuBLAS, whose tiles are its own).
+[[nodiscard]] std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl);
+// The tiles of a flash kernel at this head_dim (nullopt for standard attention).
+[[nodiscard]] std::optional<kernel_tiles::FlashTiling> tiling_of(AttentionImpl impl, std::int64_t head_dim);
+
+[[nodiscard]] GemmShape model_shape(const GemmCase& c);
+[[nodiscard]] AttentionShape model_shape(const AttentionCase& c);
+// The model's count of one launch: gemm_naive_cost (naive), gemm_tiled_cost with the kernel's
+// tiles (smem_tiled, mma_sync, wgmma), gemm_cost (cuBLAS: the minimum); standard_attention_cost or
+// flash_attention_cost (.hbm) for attention.
+[[nodiscard]] OpCost case_cost(const GemmCase& c);
+[[nodiscard]] OpCost case_cost(const AttentionCase& c);
+
+// Not-yet-run results: id, group, parameters, model cost, ceiling (the peak probe of the unit the
+// kernel runs on) and reference (cuBLAS for GEMMs, standard attention for flash).
+[[nodiscard]] BenchmarkResult make_result(const GemmCase& c);
+[[nodiscard]] BenchmarkResult make_result(const AttentionCase& c);
+// A probe's FLOPs and bytes are the kernel's own (kernels/peak.hpp: iterations x blocks x ...).
+[[nodiscard]] BenchmarkResult make_result(PeakImpl impl, const OpCost& probe_cost);
+
+// The tensor-core and FMA ceilings, measured in the same run.
+inline constexpr std::string_view tensor_peak_id = "peak.wgmma.bf16";
+inline constexpr std::string_view fma_peak_id = "peak.fma.fp32";
+
+// The table of the source texts: per attention problem (dtype, causal, d, B, H, Hkv, N) the
+// TFLOP/s of standard attention and of each flash kernel, and the HBM traffic the model predicts
+// for standard and for flash.
+[[nodiscard]] std::vector<Table> derived_tables(std::span<const BenchmarkResult> results);
+
+[[nodiscard]] const SuiteInfo& suite();
+
+}  // namespace roofline::bench::compute

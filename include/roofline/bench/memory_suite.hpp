@@ -1,0 +1,269 @@
+#pragma once
+
+// The memory suite, described as data: one constexpr table of cases (cudaMemcpy, the
+// BabelStream kernels, strided and random access, GEMV against cuBLAS, L2 and shared-memory
+// ceilings), the sizes each case runs at on a given device, and each case's bytes and FLOPs
+// from the model's own functions (ops.hpp, access.hpp). The CUDA runner
+// (src/bench/cuda/memory_runner.cpp) times and verifies these cases; everything here is host
+// code and unit-tested without a GPU.
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "roofline/bench/bench.hpp"
+#include "roofline/core/dtype.hpp"
+#include "roofline/model/attention.hpp"
+
+namespace roofline::bench::memory {
+
+enum class Kernel : std::uint8_t {
+  memcpy_d2d,        // cudaMemcpyAsync device to device: the in-run ceiling (runtime variant)
+  copy,              // out = x
+  scale,             // out = s * x
+  add,               // out = x + y
+  triad,             // out = x + s * y
+  dot,               // sum of x * y (read-only reduction)
+  strided_read,      // sum of x[i * stride]
+  gather,            // out[i] = table[index[i]]
+  scatter,           // table[index[i]] = value[i]
+  gemv,              // y[b, m] = sum_k W[m, k] x[b, k]; the read variant streams W's bytes only (the floor)
+  l2_read,           // repeated reads of a buffer a quarter of the L2's size
+  smem_read,         // repeated reads of shared memory
+  decode_attention,  // the decoder layer's flash-decoding attention over a KV cache (kernels/layer.hpp)
+};
+
+// Who wrote the code and how it is scheduled.
+enum class Variant : std::uint8_t {
+  runtime,       // the CUDA runtime (cudaMemcpyAsync), launched directly as a user calls it
+  graph,         // the same call captured into a CUDA graph, where it becomes a memcpy node
+  tile,          // one tile of vectors per thread block, as many blocks as tiles
+  persistent,    // one block per resident slot, looping over the tiles
+  streaming,     // persistent, with evict-first (cache-streaming) loads and stores
+  mma,           // GEMV on tensor cores (mma.sync, fp32 accumulation), split-K inside a block
+  stag,          // mma with each block starting its k sweep at a different offset (staggered)
+  pipe,          // stag with the loads of the next step issued before the current one is used
+  pdl,           // stag launched with programmatic dependent launch (its W loads overlap the previous kernel)
+  simt,          // GEMV on CUDA cores, one warp per row
+  cublas,        // cublasGemmEx, timed like every kernel (captured into CUDA graphs)
+  cublasdirect,  // the same call timed as launched directly (a check that the graph changes nothing)
+  read,          // a streaming read of W's bytes alone (no x, no y): the floor of any GEMV of that size
+  flashdecode,   // flash-decoding: the context split across blocks, the splits merged by a second kernel
+};
+
+struct Case {
+  Kernel kernel = Kernel::copy;
+  Variant variant = Variant::tile;
+  int vector_bytes = 0;     // stream kernels: bytes per load and store (4, 8, 16)
+  std::int64_t stride = 0;  // strided_read: elements between accesses
+  std::int64_t m = 0;       // gemv: rows of W (outputs per vector)
+  std::int64_t k = 0;       // gemv: columns of W (the reduction)
+  std::int64_t batch = 0;   // gemv: vectors
+  DType dtype = DType::fp32;
+  bool quick = false;            // part of --quick
+  std::int64_t array_bytes = 0;  // stream kernels: bytes per array (0: Sizes::stream_elements, the HBM size)
+  std::int64_t context = 0;      // decode_attention: KV positions per sequence, the new token's included
+};
+
+inline constexpr std::array<std::int64_t, 15> strides{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024};
+inline constexpr std::array<std::int64_t, 7> gemv_batches{1, 2, 4, 8, 16, 32, 64};
+struct GemvShapeMK {
+  std::int64_t m;
+  std::int64_t k;
+};
+// Square 8192 and 16384 (the targets), and LLaMA-3-70B's FFN projections (hidden 8192,
+// intermediate 28672): the up/gate matrix (28672 x 8192) and the down matrix (8192 x 28672).
+inline constexpr std::array<GemvShapeMK, 4> gemv_shapes{{{8192, 8192}, {16384, 16384}, {28672, 8192}, {8192, 28672}}};
+// The formats GEMV runs in (weights and activations alike), each with its own choice of cases: the
+// batches --quick keeps at the quick shape, and whether the tuned tensor-core variants (stag,
+// pipe, pdl) and the cuBLAS-direct and read checks run. A new format states its own.
+struct GemvFormat {
+  DType dtype;
+  std::array<std::int64_t, 4> quick_batches;  // 0: unused
+  bool tuned;
+};
+inline constexpr std::array<GemvFormat, 2> gemv_formats{{
+    {.dtype = DType::bf16, .quick_batches = {1, 2, 8, 64}, .tuned = true},
+    {.dtype = DType::fp16, .quick_batches = {1, 0, 0, 0}, .tuned = false},
+}};
+inline constexpr GemvShapeMK gemv_quick_shape{8192, 8192};
+// The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
+inline constexpr std::int64_t gemv_tuned_max_batch = 16;
+inline constexpr float stream_scalar = 0.4F;
+
+// The size ladder of the stream kernels: arrays from 4 KiB to 256 MiB, the sizes of a decoder
+// layer's norms, residual adds, K/V writes and SwiGLU (4 KiB: one token's K and V; 16 KiB: one
+// token's hidden state), where a kernel's fixed cost (launch, ramp-up, tail) is most of its time.
+// Launches read cold memory (the runner rotates copies), up to max_stream_rotation copies.
+inline constexpr std::array<std::int64_t, 9> stream_ladder_bytes{
+    std::int64_t{4} << 10,   std::int64_t{16} << 10, std::int64_t{64} << 10,
+    std::int64_t{256} << 10, std::int64_t{1} << 20,  std::int64_t{4} << 20,
+    std::int64_t{16} << 20,  std::int64_t{64} << 20, std::int64_t{256} << 20};
+// At most this many copies per rotation: every sample replays a whole rotation, and 4 KiB arrays
+// would want 30720 (a 30720-node graph per sample). Their copies then span 32 MiB, inside the L2,
+// so the smallest sizes may read from L2: as a decoder layer's small kernels do, which read what
+// the kernel before them wrote. Their time is the fixed cost either way.
+inline constexpr int max_stream_rotation = 4096;
+// Decode attention on LLaMA-3-70B's heads (bench::layer::llama3_70b), at contexts other than the
+// layer suite's 4096 so that the layer check interpolates between them.
+inline constexpr std::array<std::int64_t, 4> decode_attention_batches{1, 4, 16, 64};
+inline constexpr std::array<std::int64_t, 3> decode_attention_contexts{2048, 8192, 32768};
+
+// Calls f(case) for every case, in run order.
+template <typename F>
+constexpr void for_each_case(F&& f) {
+  using enum Kernel;
+  f(Case{.kernel = memcpy_d2d, .variant = Variant::runtime, .vector_bytes = 16, .quick = true});
+  f(Case{.kernel = memcpy_d2d, .variant = Variant::graph, .vector_bytes = 16, .quick = true});
+  for (Kernel op : {copy, scale, add, triad}) {
+    for (int width : {4, 8, 16}) {
+      f(Case{.kernel = op, .variant = Variant::tile, .vector_bytes = width, .quick = width == 16 || width == 4});
+    }
+    f(Case{.kernel = op, .variant = Variant::persistent, .vector_bytes = 16, .quick = op == copy || op == triad});
+    if (op == copy || op == triad) f(Case{.kernel = op, .variant = Variant::streaming, .vector_bytes = 16});
+  }
+  for (int width : {4, 8, 16}) {
+    f(Case{.kernel = dot, .variant = Variant::persistent, .vector_bytes = width, .quick = width != 8});
+  }
+  for (std::int64_t bytes : stream_ladder_bytes) {
+    const bool quick = bytes == (std::int64_t{64} << 10);
+    f(Case{.kernel = copy, .variant = Variant::tile, .vector_bytes = 16, .quick = quick, .array_bytes = bytes});
+    f(Case{.kernel = add, .variant = Variant::tile, .vector_bytes = 16, .array_bytes = bytes});
+    f(Case{.kernel = dot, .variant = Variant::persistent, .vector_bytes = 16, .array_bytes = bytes});
+  }
+  for (std::int64_t s : strides) {
+    f(Case{.kernel = strided_read,
+           .variant = Variant::persistent,
+           .vector_bytes = 4,
+           .stride = s,
+           .quick = s == 1 || s == 3 || s == 8 || s == 32 || s == 256});
+  }
+  f(Case{.kernel = gather, .variant = Variant::persistent, .vector_bytes = 4, .quick = true});
+  f(Case{.kernel = scatter, .variant = Variant::persistent, .vector_bytes = 4, .quick = true});
+  for (const GemvFormat& format : gemv_formats) {
+    for (const GemvShapeMK& shape : gemv_shapes) {
+      for (std::int64_t batch : gemv_batches) {
+        const bool quick =
+            shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k &&
+            std::find(format.quick_batches.begin(), format.quick_batches.end(), batch) != format.quick_batches.end();
+        const auto gemv_case = [&](Variant v, std::int64_t b) {
+          return Case{.kernel = Kernel::gemv,
+                      .variant = v,
+                      .m = shape.m,
+                      .k = shape.k,
+                      .batch = b,
+                      .dtype = format.dtype,
+                      .quick = quick};
+        };
+        f(gemv_case(Variant::mma, batch));
+        if (format.tuned && batch <= gemv_tuned_max_batch) {
+          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v, batch));
+        }
+        if (batch <= 4) f(gemv_case(Variant::simt, batch));
+        f(gemv_case(Variant::cublas, batch));
+        if (format.tuned && batch == 1) {
+          f(gemv_case(Variant::cublasdirect, 1));
+          f(gemv_case(Variant::read, 1));
+        }
+      }
+    }
+  }
+  for (std::int64_t batch : decode_attention_batches) {
+    for (std::int64_t context : decode_attention_contexts) {
+      f(Case{.kernel = decode_attention,
+             .variant = Variant::flashdecode,
+             .batch = batch,
+             .dtype = DType::bf16,
+             .quick = batch == 1 && context == 2048,
+             .context = context});
+    }
+  }
+  f(Case{.kernel = l2_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
+  f(Case{.kernel = smem_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
+}
+
+constexpr std::size_t case_count() {
+  std::size_t n = 0;
+  for_each_case([&n](const Case&) { ++n; });
+  return n;
+}
+
+// The table of cases.
+inline constexpr auto cases = [] {
+  std::array<Case, case_count()> table{};
+  std::size_t i = 0;
+  for_each_case([&](const Case& c) { table[i++] = c; });
+  return table;
+}();
+
+// Sizes of the buffers the cases run on, derived from the device (its L2 and SM count) so that
+// HBM figures come from buffers many times the L2 and ceilings from buffers that fit in it.
+struct Sizes {
+  std::int64_t stream_elements = 0;        // fp32 elements of each stream array
+  std::int64_t strided_span_bytes = 0;     // the buffer strided reads walk through
+  std::int64_t gather_table_elements = 0;  // u32 elements of the random-access table (a power of two)
+  std::int64_t gather_accesses = 0;        // accesses per launch
+  int gather_index_sets = 0;               // launches rotate through this many index arrays
+  int l2_blocks = 0;                       // thread blocks of the L2 kernel (one slice each)
+  std::int64_t l2_slice_bytes = 0;         // bytes each block reads per pass
+  int l2_passes = 0;                       // passes over the whole buffer per launch
+  int smem_blocks = 0;                     // thread blocks of the shared-memory kernel
+  int smem_rounds = 0;                     // rounds of reads per block (a multiple of 8)
+  std::int64_t rotation_floor_bytes = 0;   // a launch's rotating inputs span at least this much
+  std::int64_t l2_bytes = 0;               // the device's L2
+};
+inline constexpr std::int64_t smem_block_bytes = 32 * 1024;  // shared memory each block reads
+inline constexpr int smem_threads = 256;
+inline constexpr int l2_threads = 256;
+
+[[nodiscard]] Sizes plan_sizes(std::int64_t l2_bytes, int sms, bool quick);
+
+// How many distinct copies of an input of `bytes` launches must rotate through so that a copy
+// is evicted from L2 before it is read again: enough copies to span rotation_floor_bytes.
+[[nodiscard]] int rotation_count(std::int64_t bytes, const Sizes& sizes);
+
+// A ladder case's launches rotate through copies of its arrays placed one after another inside
+// the suite's x, y and out arrays (launch i uses copy i % copies): `wanted` is rotation_count of
+// the bytes one launch touches, `copies` as many of them as fit in the arrays (fewer under
+// --quick, whose arrays are 32 MiB). A case at the suite's size has one copy.
+struct StreamRotation {
+  int copies = 1;
+  int wanted = 1;
+};
+[[nodiscard]] StreamRotation stream_rotation(const Case& c, const Sizes& sizes);
+
+// Strided reads: accesses per launch, and how many sector offsets launches rotate through.
+[[nodiscard]] std::int64_t strided_accesses(std::int64_t stride, const Sizes& sizes);
+[[nodiscard]] int strided_offsets(std::int64_t stride);
+
+// fp32 elements of each array of a stream case: its own size on the ladder, else the suite's.
+[[nodiscard]] std::int64_t stream_elements(const Case& c, const Sizes& sizes);
+// "64KiB", "256MiB": a ladder size as it appears in case ids.
+[[nodiscard]] std::string size_name(std::int64_t bytes);
+
+// The attention of a decode_attention case: the layer suite's decode attention stage
+// (bench::layer::attention_shape) at the case's batch and context; its cost is that stage's.
+[[nodiscard]] AttentionShape decode_attention_shape(const Case& c);
+
+[[nodiscard]] std::string case_id(const Case& c);
+[[nodiscard]] std::string_view group_of(const Case& c);
+[[nodiscard]] std::string_view implementation_of(const Case& c);
+[[nodiscard]] std::string_view kernel_name(Kernel k);
+[[nodiscard]] std::string_view variant_name(Variant v);
+
+// The model's count of one launch: FLOPs and bytes read and written.
+[[nodiscard]] OpCost case_cost(const Case& c, const Sizes& sizes);
+// Sectors moved by one launch of an access-pattern case (nullopt for the others).
+[[nodiscard]] std::optional<SectorTraffic> case_sectors(const Case& c, const Sizes& sizes);
+
+// A not-yet-run result for `c`: id, group, parameters, model cost, ceiling and reference.
+[[nodiscard]] BenchmarkResult make_result(const Case& c, const Sizes& sizes);
+
+inline constexpr std::string_view ceiling_id = "memcpy.d2d";
+
+// The suite's description for the framework.
+[[nodiscard]] const SuiteInfo& suite();
+
+}  // namespace roofline::bench::memory

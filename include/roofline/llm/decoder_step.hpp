@@ -1,0 +1,189 @@
+#pragma once
+
+// One decoder step on one GPU of the tensor-parallel group, as a list of operations with their
+// shapes: what `llm` times (roofline, calibrated, collectives), what the layer benchmark runs
+// stage by stage on the GPU, and what `validate` predicts for that benchmark. One list, so that
+// what is measured is what is predicted.
+//
+// Each op says what it is (kind), how the model counts it (the model's own cost functions: gemv_cost,
+// norm_cost, flash_attention_cost, ...), in which formats (weights, activations, KV), on which math
+// unit, and what its time is spent on. Transfers between GPUs (the TP all-reduces, the logits
+// gather, pipeline sends) are ops too: they carry their message, their time comes from the link.
+//
+// What engines run (vLLM, TensorRT-LLM, SGLang), and so what the list says:
+//   - the residual add is fused into the next norm (fused add + RMSNorm): attn_norm and ffn_norm
+//     read the sub-layer output and the residual stream and write both the new stream and the
+//     normalised rows; a layer leaves its FFN output for the next layer's attn_norm to add;
+//   - rotary embedding is its own kernel on the new queries and keys (after qkv_proj), then the
+//     new keys and values are appended to the cache (kv_append), then attention;
+//   - attention kernels read token-major Q/K/V and write token-major outputs. A kernel that needs
+//     head-major tensors (StepKernels::head_major_prefill) makes rope write the queries head-major
+//     (the same bytes) and adds attn_merge, the move of the outputs back to token-major.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "roofline/basis/basis.hpp"
+#include "roofline/llm/deployment.hpp"
+#include "roofline/llm/model.hpp"
+#include "roofline/model/attention.hpp"
+#include "roofline/model/comm.hpp"
+#include "roofline/model/ops.hpp"
+
+namespace roofline {
+
+// What an op's time is spent on, for the bottleneck.
+enum class OpRole : std::uint8_t { weights, kv_cache, activations, tp_comm, pp_comm };
+[[nodiscard]] std::string_view name_of(OpRole role);
+
+// What an op is, for whoever runs it (the layer benchmark maps each kind to its kernel).
+enum class OpKind : std::uint8_t {
+  norm,              // RMSNorm / LayerNorm with the residual add fused
+  linear,            // x W: a GEMV per weight matrix at decode, a GEMM at prefill (per head: MLA's absorb)
+  routed_linear,     // the routed experts' GEMVs/GEMMs over the experts reached
+  rope,              // rotary embedding of the new queries and keys
+  kv_append,         // the new keys and values (or latents) into the cache
+  attention,         // flash attention over the cache (decode) or causal over the prompt (prefill)
+  latent_attention,  // multi-head latent attention's core (MLA)
+  activation,        // SwiGLU, GELU, ReLU, SiLU between the FFN's matrices
+  softmax,           // the router's softmax over the experts
+  embedding,         // the token embedding lookup
+  attn_merge,        // head-major attention outputs back to token-major (head-major kernels only)
+  all_reduce,        // TP all-reduce of a sub-layer's output
+  all_gather,        // the vocabulary-split logits gathered
+  send,              // activations to the next pipeline stage
+};
+[[nodiscard]] std::string_view name_of(OpKind kind);
+
+// The roof an op's FLOPs run into: the matrix units in the format of weights x activations, the
+// vector units in the activation format, or none (a transfer over a link).
+enum class MathUnit : std::uint8_t { matrix, vector, link };
+
+// The new keys and values (or MLA latents) read in the activation format and written into the
+// cache in the KV format.
+struct KvAppendShape {
+  std::int64_t elements = 0;
+  DType from = DType::bf16;
+  DType to = DType::bf16;
+};
+[[nodiscard]] OpCost kv_append_cost(const KvAppendShape& shape);
+
+// Multi-head latent attention's core, on one GPU's `heads` query heads. Decode runs it absorbed:
+// the heads attend to the cached latent directly (scores over kv_lora_rank + rope values, outputs
+// in the kv_lora_rank space), the latent read once for all heads. Prefill runs it expanded: W_UK
+// and W_UV have decompressed per-head keys (nope + rope wide) and values (v wide), which flash
+// attention reads once each. FLOPs are the matmul FLOPs, 2 x width per query-key pair and head for
+// scores and again for values; attention_pairs() (attention.hpp) counts the pairs.
+struct LatentAttentionShape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;  // query heads on this GPU
+  std::int64_t seq = 1;
+  std::int64_t kv_seq = 1;
+  bool causal = false;
+  bool absorbed = true;
+  std::int64_t kv_lora_rank = 512;
+  std::int64_t qk_nope_head_dim = 128;
+  std::int64_t qk_rope_head_dim = 64;
+  std::int64_t v_head_dim = 128;
+  DType act = DType::bf16;
+  DType kv = DType::bf16;  // the cached latent (absorbed form)
+};
+[[nodiscard]] OpCost latent_attention_cost(const LatentAttentionShape& shape);
+
+// The routed experts: `touched` of the experts receive at least one of `pairs` token-expert
+// pairs, each a [k x n] matrix.
+struct RoutedShape {
+  double touched = 0;
+  double pairs = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType weights = DType::bf16;
+  DType act = DType::bf16;
+  bool decode = true;
+};
+
+// A transfer between GPUs: `bytes` is the collective's message (all-reduce, all-gather) or what
+// one GPU sends (send); `group_gpus` the GPUs the group spans (for the link it takes).
+struct TransferShape {
+  double bytes = 0;
+  int ranks = 1;
+  int group_gpus = 1;
+};
+
+using OpShape = std::variant<GemvShape, GemmShape, NormShape, ElementwiseShape, SoftmaxShape, AttentionShape,
+                             LatentAttentionShape, KvAppendShape, RoutedShape, TransferShape>;
+
+struct DecoderOp {
+  std::string_view name;  // attn_norm, qkv_proj, rope, kv_append, attention, ..., ffn_allreduce
+  OpKind kind = OpKind::linear;
+  std::string_view model;  // the op model it is counted by, as llm reports it: gemv, gemm, norm, elementwise, ...
+  std::string shape_text;  // its shape, for people (empty unless asked for; transfers: without the link)
+  OpShape shape;
+  DType weights = DType::bf16;  // the matrices' format (matrix ops), else the activations'
+  DType activations = DType::bf16;
+  MathUnit unit = MathUnit::vector;
+  OpCost cost;  // one GPU (HBM traffic; zero for transfers between GPUs)
+  OpRole role = OpRole::weights;
+};
+
+// How the model counts an op for a calibration (its tables, roofs and series), or why no
+// benchmark measures it (routed experts, latent attention, transfers).
+[[nodiscard]] BasisOrReason basis_of(const DecoderOp& op);
+
+enum class StepPhase : std::uint8_t { decode, prefill };
+
+// What the step processes: decode, `tokens` requests with `context` tokens each in the cache
+// (the new one included); prefill, one prompt of `tokens` tokens (context = tokens).
+struct StepShape {
+  StepPhase phase = StepPhase::decode;
+  std::int64_t tokens = 1;
+  std::int64_t context = 1;
+  [[nodiscard]] bool decode() const { return phase == StepPhase::decode; }
+};
+
+// The formats of the step's tensors.
+struct StepFormats {
+  DType weights = DType::bf16;     // linear layers of the transformer blocks
+  DType embeddings = DType::bf16;  // embedding table and output head
+  DType activations = DType::bf16;
+  DType kv = DType::bf16;
+  [[nodiscard]] static StepFormats of(const DeploymentConfig& config);
+};
+
+// What the kernels that run attention decide of the counts: their tiles (the K/V re-reads of flash
+// attention), and whether prefill attention needs head-major tensors.
+struct StepKernels {
+  // Tiles of flash attention at decode and at prefill; unset: the tiles that fit the GPU's shared
+  // memory (`smem_per_unit_bytes`, default_flash_tiling), or the default tiles without it.
+  std::optional<FlashTiling> decode_tiles;
+  std::optional<FlashTiling> prefill_tiles;
+  double smem_per_unit_bytes = 0;
+  bool head_major_prefill = false;
+};
+
+struct DecoderLayer {
+  std::string_view name;   // layer, dense layer, moe layer, embedding + head, pipeline
+  std::int64_t count = 0;  // instances per step on the path through all stages
+  std::vector<DecoderOp> ops;
+};
+
+struct DescribeOptions {
+  bool text = true;  // format each op's shape_text (the planner skips it)
+  StepKernels kernels;
+};
+
+// The step: the dense layers, the MoE layers, embedding + head, and the pipeline sends, each with
+// its count. Throws InputError on a step too large to model.
+[[nodiscard]] std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& sharding,
+                                                      const StepFormats& formats, const StepShape& step,
+                                                      const DescribeOptions& options = {});
+// One transformer layer's ops (dense feed-forward, or mixture of experts).
+[[nodiscard]] std::vector<DecoderOp> describe_layer(const ModelSpec& model, const Sharding& sharding,
+                                                    const StepFormats& formats, const StepShape& step, bool moe_layer,
+                                                    const DescribeOptions& options = {});
+
+}  // namespace roofline

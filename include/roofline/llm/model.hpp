@@ -1,0 +1,120 @@
+#pragma once
+
+// LLM architectures: the shapes that decide weight bytes, KV-cache bytes and the FLOPs of every
+// layer. Two readers make them: the presets of models/*.json (roofline/model_presets.hpp) and a
+// Hugging Face config.json (roofline/hf_config.hpp).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/model/ops.hpp"  // NormKind
+
+namespace roofline {
+
+// Bounds on sizes, far beyond any real model or deployment, that keep every element count of a
+// step within 64-bit integers (a larger value is bad input, exit 2).
+inline constexpr std::int64_t max_tokens = std::int64_t{1} << 24;  // context, prompt, output, sequence
+inline constexpr std::int64_t max_batch = std::int64_t{1} << 20;   // concurrent requests
+inline constexpr std::int64_t max_width = std::int64_t{1} << 24;   // hidden, feed-forward, expert width
+inline constexpr std::int64_t max_heads = 4096;                    // heads, KV heads, head dims
+inline constexpr std::int64_t max_vocab = std::int64_t{1} << 27;
+inline constexpr std::int64_t max_experts = 4096;
+
+enum class AttentionKind : std::uint8_t { gqa, mla };
+enum class FfnKind : std::uint8_t { gated, plain };
+
+[[nodiscard]] std::string_view name_of(AttentionKind kind);
+[[nodiscard]] std::string_view name_of(FfnKind kind);
+
+struct AttentionSpec {
+  AttentionKind kind = AttentionKind::gqa;
+  std::int64_t heads = 0;
+  // Grouped-query attention (MHA when kv_heads == heads, MQA when 1).
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+  bool qkv_bias = false;
+  std::optional<std::int64_t> sliding_window;  // tokens each query sees and the cache keeps
+  // Multi-head latent attention (DeepSeek-V2/V3): the cache holds kv_lora_rank + qk_rope_head_dim
+  // values per token and layer, shared by all heads.
+  std::int64_t q_lora_rank = 0;  // 0: queries are projected from the hidden state directly
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+
+  // Width of one query (and key) head: head_dim, or nope + rope for MLA.
+  [[nodiscard]] std::int64_t qk_head_dim() const;
+  // Width of one value (and attention output) head.
+  [[nodiscard]] std::int64_t value_head_dim() const;
+};
+
+struct FfnSpec {
+  FfnKind kind = FfnKind::gated;
+  std::int64_t intermediate = 0;  // width of a dense feed-forward layer
+  std::string activation = "silu";
+};
+
+struct MoeSpec {
+  std::int64_t experts = 0;
+  std::int64_t experts_per_token = 0;
+  std::int64_t shared_experts = 0;
+  std::int64_t expert_intermediate = 0;
+  std::int64_t dense_layers = 0;  // leading layers with a dense feed-forward layer
+};
+
+struct ModelSpec {
+  std::string id;
+  std::vector<std::string> aliases;
+  std::string name;
+  std::string source_title;
+  std::string source_url;
+  std::string origin;  // "bundled:models/<id>.json", a path, or "hf-config:<path>"
+
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t vocab = 0;
+  bool tied_embeddings = false;
+  std::optional<std::int64_t> max_context;
+  NormKind norm = NormKind::rmsnorm;
+  AttentionSpec attention;
+  FfnSpec ffn;
+  std::optional<MoeSpec> moe;
+
+  std::optional<double> stated_total_parameters;
+  std::optional<double> stated_active_parameters;
+
+  // Layers whose feed-forward part is a mixture of experts (the others are dense).
+  [[nodiscard]] std::int64_t moe_layers() const { return moe ? layers - moe->dense_layers : 0; }
+  [[nodiscard]] std::int64_t dense_layers() const { return layers - moe_layers(); }
+  // Tokens of a request's context the KV cache keeps (sliding window caps it).
+  [[nodiscard]] std::int64_t cached_tokens(std::int64_t context) const;
+};
+
+// Parameter counts derived from the shapes (elements, not bytes). Biases are counted where the
+// model has them; norms have one weight vector (rmsnorm) or weight and bias (layernorm).
+struct ParameterCounts {
+  double embedding = 0;            // vocab x hidden
+  double lm_head = 0;              // vocab x hidden, 0 when tied
+  double attention_per_layer = 0;  // projections (and biases, MLA's latent norms)
+  double norms_per_layer = 0;      // the two norms of a layer
+  double dense_ffn_per_layer = 0;  // a dense feed-forward layer
+  double expert = 0;               // one routed or shared expert
+  double router_per_layer = 0;     // hidden x experts
+  double final_norm = 0;
+  double total = 0;   // everything stored
+  double active = 0;  // what one token uses: shared + experts_per_token routed experts
+
+  // Parameters per transformer layer, feed-forward included.
+  [[nodiscard]] double dense_layer() const { return attention_per_layer + norms_per_layer + dense_ffn_per_layer; }
+};
+[[nodiscard]] ParameterCounts count_parameters(const ModelSpec& model);
+
+// The rules of a model the schema cannot state (kind-specific fields, divisibility, the size
+// bounds above), shared by both readers (roofline/model_presets.hpp, roofline/hf_config.hpp).
+// Throws InputError "<origin>: <key>: <problem>".
+void check_model(const ModelSpec& model, const std::string& origin);
+
+}  // namespace roofline

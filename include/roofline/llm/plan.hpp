@@ -1,0 +1,91 @@
+#pragma once
+
+// Capacity planning: for a model and a workload (requests per second, prompt and output lengths,
+// latency targets), enumerate GPU type x TP x PP x weight format x KV format x batch, drop what
+// does not fit or misses a target, and rank the rest by cost per million output tokens.
+// docs/llm.md derives the throughput model.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/llm/deployment.hpp"
+#include "roofline/llm/llm.hpp"
+
+namespace roofline {
+
+struct Workload {
+  double requests_per_s = 0;
+  std::int64_t prompt = 0;  // tokens per request
+  std::int64_t output = 0;  // tokens generated per request
+  double tpot_s = 0;        // target time per output token
+  double ttft_s = 0;        // target time to first token
+};
+
+struct PlanSpace {
+  std::vector<GpuSpec> gpus;
+  std::map<std::string, double> usd_per_gpu_hour;  // by GPU id; every GPU needs one
+  std::vector<DType> weights{DType::bf16, DType::fp8_e4m3, DType::int4_g128, DType::nvfp4};
+  std::vector<DType> kv{DType::bf16, DType::fp8_e4m3};
+  std::vector<int> tp{1, 2, 4, 8};
+  std::vector<int> pp{1, 2, 4};
+  std::int64_t max_batch = 1024;  // concurrent requests per replica
+  DeploymentConfig base;          // reserve, workspace, links (tp/pp/formats are enumerated)
+  TimeOptions time{{}, false};    // with a calibration, candidates are timed and ranked by calibrated times
+};
+
+// Why a candidate was dropped.
+enum class Rejection : std::uint8_t { none, sharding, format, memory, ttft, tpot };
+[[nodiscard]] std::string_view name_of(Rejection reason);
+
+struct PlanCandidate {
+  std::string gpu;
+  int tp = 1;
+  int pp = 1;
+  DType weights = DType::bf16;
+  DType kv = DType::bf16;
+  Rejection rejection = Rejection::none;
+  std::string reason;  // empty when feasible
+
+  std::int64_t batch = 0;      // chosen concurrent requests per replica (0 when rejected before)
+  std::int64_t max_batch = 0;  // requests that fit in memory at prompt + output tokens
+  double weight_bytes_per_gpu = 0;
+  double kv_bytes_per_request_per_gpu = 0;
+  double ttft_s = 0;  // prefill of one prompt
+  double step_s = 0;  // one decode step at the batch, at the longest context
+  double tpot_s = 0;  // step_s plus the prefills interleaved with it
+  // The same three at the roofline bound (equal to the above without a calibration).
+  double ttft_roofline_s = 0;
+  double step_roofline_s = 0;
+  double tpot_roofline_s = 0;
+  double requests_per_s_per_replica = 0;
+  std::int64_t replicas = 0;
+  std::int64_t gpus_total = 0;
+  double usd_per_hour = 0;
+  double usd_per_million_output_tokens = 0;
+  double utilization = 0;  // load / capacity of the replicas bought
+  std::string bottleneck;  // of the decode step
+};
+
+struct PlanResult {
+  std::vector<PlanCandidate> ranked;    // feasible, cheapest first
+  std::vector<PlanCandidate> rejected;  // in enumeration order
+  std::int64_t configurations = 0;      // GPU x TP x PP x weights x KV
+  std::int64_t decode_evaluations = 0;  // decode steps modelled (one per batch tried)
+};
+
+// Throws InputError for a workload that is not positive or a GPU without a price.
+[[nodiscard]] PlanResult plan_deployment(const ModelSpec& model, const Workload& workload, const PlanSpace& space);
+
+// The rejected candidates of a plan by reason, in the order of the reasons' names: how many, and
+// the first one as an example ("h100 TP 3 PP 1 bf16/bf16: --tp 3 does not divide ...").
+struct RejectionCount {
+  std::string reason;  // name_of(Rejection)
+  std::int64_t count = 0;
+  std::string example;
+};
+[[nodiscard]] std::vector<RejectionCount> rejection_summary(const PlanResult& result);
+
+}  // namespace roofline
