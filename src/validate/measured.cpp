@@ -79,8 +79,9 @@ std::string suite_of_group(std::string_view group) {
   return {};
 }
 
-// Columns every bench result table carries that describe the outcome, not the problem.
-constexpr std::array<std::string_view, 22> bench_result_columns{"id",
+// Columns of the bench result tables that describe the outcome, not the problem (the rest are the
+// problem's parameters, which a regression check requires to be equal).
+constexpr std::array<std::string_view, 28> bench_result_columns{"id",
                                                                 "implementation",
                                                                 "status",
                                                                 "model_bytes",
@@ -101,7 +102,13 @@ constexpr std::array<std::string_view, 22> bench_result_columns{"id",
                                                                 "sector_efficiency",
                                                                 "tflops",
                                                                 "speedup_vs_cublas",
-                                                                "speedup_vs_reference"};
+                                                                "speedup_vs_reference",
+                                                                "speedup_vs_standard",
+                                                                "pct_of_peak",
+                                                                "pct_of_cublas",
+                                                                "share_pct",
+                                                                "direct_us",
+                                                                "stages_sum_us"};
 
 bool is_result_column(std::string_view key) {
   for (std::string_view c : bench_result_columns) {

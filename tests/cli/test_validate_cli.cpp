@@ -166,6 +166,30 @@ TEST_CASE("the committed H200 calibration is what calibrate writes today") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("regression check: outcome columns of the compute tables do not make a problem different") {
+  // Run 2's flash attention row against itself with the outcome columns a run derives from its own
+  // times changed (share of peak, speed-up over standard attention): the same problem, compared.
+  const auto dir = scratch("regression-outcome");
+  const std::string baseline = (source / "docs/results/2026-11-30-h200-run2/bench-compute.json").string();
+  const std::string id = "attn.bf16.causal.d128.b32h32kv32.n512.flashwgmma";
+  json report = json::parse(slurp(baseline));
+  for (json& row : report["results"]["attention"]) {
+    if (row["id"] != id) continue;
+    row["pct_of_peak"] = row["pct_of_peak"].get<double>() + 1;
+    row["speedup_vs_standard"] = row["speedup_vs_standard"].get<double>() + 1;
+  }
+  const std::string changed = (dir / "outcome.json").string();
+  std::ofstream(changed) << report.dump();
+  const CommandResult result =
+      roofline("validate --baseline " + baseline + " --measured " + changed + " --format json");
+  REQUIRE(result.exit_code == 0);
+  const json compared = json::parse(result.out);
+  const json* row = row_with(compared.at("results").at("benchmarks"), "id", id);
+  REQUIRE(row != nullptr);
+  CHECK(row->at("verdict") == "same");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("regression check: the real run against itself, and hand-made changes of one benchmark") {
   const auto dir = scratch("regression");
   const CommandResult same = roofline("validate --baseline " + memory + " --measured " + memory + " --format json");
