@@ -1,10 +1,12 @@
 # Decides whether MPI is used (ROOFLINE_HAVE_MPI): the collectives suite then runs one rank per
 # GPU under mpirun, NCCL bootstrapped through MPI. Optional: without it bench runs the suite on
-# the GPUs of one host only.
-set(ROOFLINE_MPI "AUTO" CACHE STRING "Use MPI for multi-host collectives: AUTO (where found), ON (required), OFF")
+# the GPUs of one host only. AUTO uses it only in builds with CUDA: the collectives suite is the
+# only user, and a host-only build linking Open MPI would pay its libraries' loading (1.5-2 ms, a
+# third of an `op` query: docs/results/2026-12-01-startup.md) on every command.
+set(ROOFLINE_MPI "AUTO" CACHE STRING "Use MPI for multi-host collectives: AUTO (where found, in builds with CUDA), ON (required), OFF")
 set_property(CACHE ROOFLINE_MPI PROPERTY STRINGS AUTO ON OFF)
 set(ROOFLINE_HAVE_MPI OFF)
-if(NOT ROOFLINE_MPI STREQUAL "OFF")
+if(ROOFLINE_MPI STREQUAL "ON" OR (ROOFLINE_MPI STREQUAL "AUTO" AND ROOFLINE_HAVE_CUDA))
   if(ROOFLINE_MPI STREQUAL "ON")
     find_package(MPI REQUIRED COMPONENTS CXX)
   else()
@@ -17,4 +19,6 @@ if(NOT ROOFLINE_MPI STREQUAL "OFF")
   else()
     message(STATUS "roofline: no MPI found; bench --mpi is unavailable")
   endif()
+elseif(ROOFLINE_MPI STREQUAL "AUTO")
+  message(STATUS "roofline: a host-only build: no MPI (bench --mpi needs a CUDA build)")
 endif()
