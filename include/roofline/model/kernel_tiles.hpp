@@ -1,6 +1,6 @@
 #pragma once
 
-// The tile shapes of the compute kernels (kernels/gemm, kernels/attention, kernels/layer.cu), in
+// The tile shapes of the compute kernels (kernels/gemm, kernels/attention, kernels/layer/), in
 // one place that the host code can read without CUDA: the kernels are built from these constants
 // (and static_assert the shapes their thread mappings assume), and the benchmarks hand the same
 // tiles to the model's traffic formulas (gemm_tiled_cost, flash_attention_cost), so the report's
@@ -53,7 +53,7 @@ inline constexpr FlashTiling flash_wgmma{
     128, flash_wgmma_block_n, 9, flash_wgmma_stages,
     32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (1 + 2 * flash_wgmma_stages) + 1024};
 
-// Decode attention (kernels/layer.cu): one block per (sequence, KV head, split of the context);
+// Decode attention (kernels/layer/decode_attention.cu): one block per (sequence, KV head, split of the context);
 // its 4 warps share 64-key K/V tiles (each warp takes 16 of the keys), 3 stages deep. The query
 // heads of one KV head are the rows of the mma tile, so a GQA group may have up to 16 heads.
 inline constexpr int decode_attention_block_n = 64;
