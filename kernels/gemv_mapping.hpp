@@ -9,12 +9,7 @@
 // Plain constexpr C++ for host and device: the kernel indexes its registers with these functions,
 // and tests/unit/test_gemv_mapping.cpp checks them against the PTX fragment layout.
 
-// The same spelling as roofline/testdata.hpp's (an identical redefinition is allowed).
-#if defined(__CUDACC__)
-#define ROOFLINE_HOST_DEVICE __host__ __device__
-#else
-#define ROOFLINE_HOST_DEVICE
-#endif
+#include "roofline/core/host_device.hpp"
 
 namespace roofline::kernels::gemv_mapping {
 

@@ -11,11 +11,7 @@
 #include <bit>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define ROOFLINE_HOST_DEVICE __host__ __device__
-#else
-#define ROOFLINE_HOST_DEVICE
-#endif
+#include "roofline/core/host_device.hpp"
 
 namespace roofline::testdata {
 
