@@ -14,10 +14,6 @@ namespace roofline::kernels {
 // A cudaStream_t; nullptr is the legacy default stream.
 using Stream = CUstream_st*;
 
-// The name the decoder-layer launchers (layer.hpp, split in parallel by the decoder-step work) still
-// use for StorageFormat; to be replaced there by StorageFormat once both land.
-using Half16 = StorageFormat;
-
 // A CUDA or cuBLAS call failed, or a kernel was launched with a shape it does not support.
 // The message names the call, the file and line, and the CUDA error string.
 class KernelError : public std::runtime_error {

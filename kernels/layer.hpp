@@ -30,25 +30,25 @@ struct HeadLayout {
 // The residual add fused into RMSNorm, as engines run it: h = x + residual (fp32 arithmetic,
 // stored in the 16-bit type as residual_out, the new residual stream), out[r] = h[r] /
 // sqrt(mean(h[r]^2) + eps) * gamma; hidden a multiple of 8.
-void add_rmsnorm(Half16 type, const void* x, const void* residual, const void* gamma, void* out, void* residual_out,
-                 int rows, int hidden, float eps, Stream stream);
+void add_rmsnorm(StorageFormat type, const void* x, const void* residual, const void* gamma, void* out,
+                 void* residual_out, int rows, int hidden, float eps, Stream stream);
 // Rotary embedding of the q and k heads of qkv rows (half-split pairs: element i with i + d/2,
 // rotated by position x theta^(-2i/d)); row r is token r % tokens_per_sequence of its sequence, at
 // position first_position + r % tokens_per_sequence. Keys are rotated in place; queries too, or,
 // with q_head_major (one sequence), written rotated to q_head_major [heads][tokens][d] for a
 // kernel that reads head-major queries. head_dim a multiple of 16.
-void rope(Half16 type, void* qkv, void* q_head_major, int tokens, HeadLayout layout, int tokens_per_sequence,
+void rope(StorageFormat type, void* qkv, void* q_head_major, int tokens, HeadLayout layout, int tokens_per_sequence,
           int first_position, float theta, Stream stream);
 // out[r][j] = silu(gate_up[r][j]) * gate_up[r][ffn + j], silu(g) = g / (1 + exp(-g)); ffn a multiple of 8.
-void swiglu(Half16 type, const void* gate_up, void* out, int rows, int ffn, Stream stream);
+void swiglu(StorageFormat type, const void* gate_up, void* out, int rows, int ffn, Stream stream);
 
 // k and v of each qkv row into the cache [sequences][kv_heads][context][d]: row r belongs to
 // sequence r / tokens_per_sequence at position first_position + r % tokens_per_sequence (decode:
 // one row per sequence at position context - 1; prefill: one sequence, positions 0 .. tokens - 1).
-void kv_append(Half16 type, const void* qkv, void* k_cache, void* v_cache, int tokens, HeadLayout layout,
+void kv_append(StorageFormat type, const void* qkv, void* k_cache, void* v_cache, int tokens, HeadLayout layout,
                int tokens_per_sequence, int context, int first_position, Stream stream);
 // Prefill: o [heads][tokens][d] -> out [tokens][heads d].
-void attn_merge(Half16 type, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream);
+void attn_merge(StorageFormat type, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream);
 
 // The attention output against its fp32 reference, normwise: P is rounded to 16 bits before
 // P.V, so about 2^-8 relative per term; what the layer and the decode-attention benchmark accept.
@@ -68,16 +68,17 @@ struct DecodeAttentionPlan {
 // Why decode_attention cannot run this shape, or nullptr.
 [[nodiscard]] const char* decode_attention_unsupported(HeadLayout layout, int context);
 // q from qkv rows (token b = sequence b); out [batch][heads d].
-void decode_attention(Half16 type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
+void decode_attention(StorageFormat type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
                       void* workspace, int batch, HeadLayout layout, int context, const DecodeAttentionPlan& plan,
                       Stream stream);
 
 // ---- fp32 references --------------------------------------------------------------------------
 
-void to_float(Half16 type, const void* in, float* out, std::int64_t elements, Stream stream);
+void to_float(StorageFormat type, const void* in, float* out, std::int64_t elements, Stream stream);
 // out[i][:] = in[rows[i]][:] as fp32 (rows: device array of nrows indices).
-void gather_rows_to_float(Half16 type, const void* in, const int* rows, int nrows, int cols, float* out, Stream stream);
-void rmsnorm_reference(const float* x, Half16 gamma_type, const void* gamma, float* out, int rows, int hidden,
+void gather_rows_to_float(StorageFormat type, const void* in, const int* rows, int nrows, int cols, float* out,
+                          Stream stream);
+void rmsnorm_reference(const float* x, StorageFormat gamma_type, const void* gamma, float* out, int rows, int hidden,
                        float eps, Stream stream);
 void add_reference(const float* a, const float* b, float* out, std::int64_t elements, Stream stream);
 void swiglu_reference(const float* gate_up, float* out, int rows, int ffn, Stream stream);
@@ -86,8 +87,9 @@ void rope_reference(float* qkv_f32, int tokens, HeadLayout layout, int tokens_pe
                     float theta, Stream stream);
 // Decode: query row r of qkv_f32 (sequence r, fp32) against keys 0..context-2 of the 16-bit cache
 // and key context-1 from qkv_f32's own k and v; out [batch][heads d].
-void decode_attention_reference(const float* qkv_f32, Half16 cache_type, const void* k_cache, const void* v_cache,
-                                float* out, int batch, HeadLayout layout, int context, Stream stream);
+void decode_attention_reference(const float* qkv_f32, StorageFormat cache_type, const void* k_cache,
+                                const void* v_cache, float* out, int batch, HeadLayout layout, int context,
+                                Stream stream);
 // Prefill, causal, one sequence of `tokens`: token rows[i] (< tokens) against keys 0..rows[i] from
 // qkv_f32; out [nrows][heads d].
 void prefill_attention_reference(const float* qkv_f32, const int* rows, int nrows, int tokens, float* out,

@@ -13,11 +13,6 @@ namespace roofline::kernels::ptx {
 
 // ---- storage formats -------------------------------------------------------------------------
 
-// The name layer.cu (which the decoder-step work is splitting in parallel) still uses for TraitsOf;
-// to be replaced there by TraitsOf once both land.
-template <typename T>
-using Half16Traits = TraitsOf<T>;
-
 // Expands INSTRUCTION(type) with the PTX operand-type name of element type T's storage format
 // ("bf16", "f16", "e4m3", "e5m2"). asm templates must be string literals, so each tensor-core
 // wrapper is an INSTRUCTION macro written once, and this picks its spelling per format.

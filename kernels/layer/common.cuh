@@ -30,15 +30,15 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const uint32_t word = words[i];
-    f[2 * i] = ptx::Half16Traits<T>::to_float(*reinterpret_cast<const T*>(&word));
+    f[2 * i] = TraitsOf<T>::to_float(*reinterpret_cast<const T*>(&word));
     const uint32_t high = word >> 16;
-    f[2 * i + 1] = ptx::Half16Traits<T>::to_float(*reinterpret_cast<const T*>(&high));
+    f[2 * i + 1] = TraitsOf<T>::to_float(*reinterpret_cast<const T*>(&high));
   }
 }
 template <typename T>
 __device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
-  return make_uint4(ptx::Half16Traits<T>::pack(f[0], f[1]), ptx::Half16Traits<T>::pack(f[2], f[3]),
-                    ptx::Half16Traits<T>::pack(f[4], f[5]), ptx::Half16Traits<T>::pack(f[6], f[7]));
+  return make_uint4(TraitsOf<T>::pack(f[0], f[1]), TraitsOf<T>::pack(f[2], f[3]), TraitsOf<T>::pack(f[4], f[5]),
+                    TraitsOf<T>::pack(f[6], f[7]));
 }
 
 inline void require_aligned(const void* p, const char* what) {
@@ -47,8 +47,8 @@ inline void require_aligned(const void* p, const char* what) {
 }
 
 template <typename F>
-void by_type(Half16 type, F&& f) {
-  if (type == Half16::bf16) {
+void by_type(StorageFormat type, F&& f) {
+  if (type == StorageFormat::bf16) {
     f(__nv_bfloat16{});
   } else {
     f(__half{});

@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     decode_attention_kernel(const T* __restrict__ qkv, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
                             float* __restrict__ part_o, float* __restrict__ part_ml, int heads, int kv_heads,
                             int context, int tiles_per_split, int splits, float scale_log2) {
-  using Traits = ptx::Half16Traits<T>;
+  using Traits = TraitsOf<T>;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem_q = ptx::smem_addr(smem);
   const uint32_t smem_k = smem_q + kDecodeQBytes;
@@ -251,8 +251,7 @@ __global__ void __launch_bounds__(kDecodeD)
   }
   const int b = bh / heads;
   const int h = bh % heads;
-  out[(static_cast<std::size_t>(b) * heads + h) * kDecodeD + col] =
-      ptx::Half16Traits<T>::from_float(l > 0.0f ? o / l : 0.0f);
+  out[(static_cast<std::size_t>(b) * heads + h) * kDecodeD + col] = TraitsOf<T>::from_float(l > 0.0f ? o / l : 0.0f);
 }
 
 }  // namespace
@@ -276,7 +275,7 @@ DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int cont
   return plan;
 }
 
-void decode_attention(Half16 type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
+void decode_attention(StorageFormat type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
                       void* workspace, int batch, HeadLayout layout, int context, const DecodeAttentionPlan& plan,
                       Stream stream) {
   if (const char* why = decode_attention_unsupported(layout, context))

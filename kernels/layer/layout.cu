@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void kv_append(Half16 /*type*/, const void* qkv, void* k_cache, void* v_cache, int tokens, HeadLayout layout,
+void kv_append(StorageFormat /*type*/, const void* qkv, void* k_cache, void* v_cache, int tokens, HeadLayout layout,
                int tokens_per_sequence, int context, int first_position, Stream stream) {
   detail::require(tokens >= 1 && tokens_per_sequence >= 1 && tokens % tokens_per_sequence == 0 &&
                       layout.head_dim % 8 == 0 && layout.kv_heads >= 1 && first_position >= 0 &&
@@ -68,7 +68,7 @@ void kv_append(Half16 /*type*/, const void* qkv, void* k_cache, void* v_cache, i
   ROOFLINE_CHECK_LAUNCH("kv_append_kernel");
 }
 
-void attn_merge(Half16 /*type*/, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream) {
+void attn_merge(StorageFormat /*type*/, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream) {
   detail::require(tokens >= 1 && heads >= 1 && head_dim % 8 == 0, "attn_merge: bad shape");
   require_aligned(o, "attn_merge");
   require_aligned(out, "attn_merge");

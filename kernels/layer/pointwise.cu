@@ -125,8 +125,8 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void add_rmsnorm(Half16 type, const void* x, const void* residual, const void* gamma, void* out, void* residual_out,
-                 int rows, int hidden, float eps, Stream stream) {
+void add_rmsnorm(StorageFormat type, const void* x, const void* residual, const void* gamma, void* out,
+                 void* residual_out, int rows, int hidden, float eps, Stream stream) {
   detail::require(rows >= 1 && hidden >= 8 && hidden % 8 == 0, "add_rmsnorm: rows >= 1 and hidden a multiple of 8");
   for (const void* p : {x, residual, gamma, static_cast<const void*>(out), static_cast<const void*>(residual_out)}) {
     require_aligned(p, "add_rmsnorm");
@@ -140,7 +140,7 @@ void add_rmsnorm(Half16 type, const void* x, const void* residual, const void* g
   ROOFLINE_CHECK_LAUNCH("add_rmsnorm_kernel");
 }
 
-void rope(Half16 type, void* qkv, void* q_head_major, int tokens, HeadLayout layout, int tokens_per_sequence,
+void rope(StorageFormat type, void* qkv, void* q_head_major, int tokens, HeadLayout layout, int tokens_per_sequence,
           int first_position, float theta, Stream stream) {
   detail::require(tokens >= 1 && tokens_per_sequence >= 1 && first_position >= 0 && layout.head_dim % 16 == 0 &&
                       theta > 1.0F && (q_head_major == nullptr || tokens_per_sequence == tokens),
@@ -158,7 +158,7 @@ void rope(Half16 type, void* qkv, void* q_head_major, int tokens, HeadLayout lay
   ROOFLINE_CHECK_LAUNCH("rope_kernel");
 }
 
-void swiglu(Half16 type, const void* gate_up, void* out, int rows, int ffn, Stream stream) {
+void swiglu(StorageFormat type, const void* gate_up, void* out, int rows, int ffn, Stream stream) {
   detail::require(rows >= 1 && ffn >= 8 && ffn % 8 == 0, "swiglu: rows >= 1 and ffn a multiple of 8");
   require_aligned(gate_up, "swiglu");
   require_aligned(out, "swiglu");

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(kThreads)
     to_float_kernel(const T* __restrict__ in, float* __restrict__ out, std::int64_t n) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
-    out[i] = ptx::Half16Traits<T>::to_float(in[i]);
+    out[i] = TraitsOf<T>::to_float(in[i]);
   }
 }
 
@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(kThreads)
     gather_rows_kernel(const T* __restrict__ in, const int* __restrict__ rows, int cols, float* __restrict__ out) {
   const T* from = in + static_cast<std::size_t>(rows[blockIdx.x]) * cols;
   float* to = out + static_cast<std::size_t>(blockIdx.x) * cols;
-  for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) to[c] = ptx::Half16Traits<T>::to_float(from[c]);
+  for (int c = static_cast<int>(threadIdx.x); c < cols; c += kThreads) to[c] = TraitsOf<T>::to_float(from[c]);
 }
 
 template <typename T>
@@ -43,8 +43,7 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) inv_rms = 1.0f / sqrtf(total / static_cast<float>(hidden) + eps);
   __syncthreads();
   for (int i = static_cast<int>(threadIdx.x); i < hidden; i += kThreads) {
-    out[static_cast<std::size_t>(blockIdx.x) * hidden + i] =
-        row[i] * inv_rms * ptx::Half16Traits<T>::to_float(gamma[i]);
+    out[static_cast<std::size_t>(blockIdx.x) * hidden + i] = row[i] * inv_rms * TraitsOf<T>::to_float(gamma[i]);
   }
 }
 
@@ -117,12 +116,10 @@ struct DecodeKv {
   int context;
   int head_dim;
   __device__ float key(int j, int d) const {
-    return j == context - 1 ? k_new[d]
-                            : ptx::Half16Traits<T>::to_float(k_cache[static_cast<std::size_t>(j) * head_dim + d]);
+    return j == context - 1 ? k_new[d] : TraitsOf<T>::to_float(k_cache[static_cast<std::size_t>(j) * head_dim + d]);
   }
   __device__ float value(int j, int d) const {
-    return j == context - 1 ? v_new[d]
-                            : ptx::Half16Traits<T>::to_float(v_cache[static_cast<std::size_t>(j) * head_dim + d]);
+    return j == context - 1 ? v_new[d] : TraitsOf<T>::to_float(v_cache[static_cast<std::size_t>(j) * head_dim + d]);
   }
 };
 
@@ -194,7 +191,7 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void to_float(Half16 type, const void* in, float* out, std::int64_t elements, Stream stream) {
+void to_float(StorageFormat type, const void* in, float* out, std::int64_t elements, Stream stream) {
   detail::require(in != nullptr && out != nullptr && elements >= 1, "to_float: bad arguments");
   by_type(type, [&](auto tag) {
     using T = decltype(tag);
@@ -203,7 +200,7 @@ void to_float(Half16 type, const void* in, float* out, std::int64_t elements, St
   ROOFLINE_CHECK_LAUNCH("to_float_kernel");
 }
 
-void gather_rows_to_float(Half16 type, const void* in, const int* rows, int nrows, int cols, float* out,
+void gather_rows_to_float(StorageFormat type, const void* in, const int* rows, int nrows, int cols, float* out,
                           Stream stream) {
   detail::require(in != nullptr && rows != nullptr && out != nullptr && nrows >= 1 && cols >= 1,
                   "gather_rows_to_float: bad arguments");
@@ -215,7 +212,7 @@ void gather_rows_to_float(Half16 type, const void* in, const int* rows, int nrow
   ROOFLINE_CHECK_LAUNCH("gather_rows_kernel");
 }
 
-void rmsnorm_reference(const float* x, Half16 gamma_type, const void* gamma, float* out, int rows, int hidden,
+void rmsnorm_reference(const float* x, StorageFormat gamma_type, const void* gamma, float* out, int rows, int hidden,
                        float eps, Stream stream) {
   detail::require(x != nullptr && gamma != nullptr && out != nullptr && rows >= 1 && hidden >= 1,
                   "rmsnorm_reference: bad arguments");
@@ -248,8 +245,9 @@ std::size_t scores_bytes(int keys) {
 constexpr int kReferenceThreads = 128;
 }  // namespace
 
-void decode_attention_reference(const float* qkv_f32, Half16 cache_type, const void* k_cache, const void* v_cache,
-                                float* out, int batch, HeadLayout layout, int context, Stream stream) {
+void decode_attention_reference(const float* qkv_f32, StorageFormat cache_type, const void* k_cache,
+                                const void* v_cache, float* out, int batch, HeadLayout layout, int context,
+                                Stream stream) {
   detail::require(qkv_f32 != nullptr && k_cache != nullptr && v_cache != nullptr && out != nullptr && batch >= 1 &&
                       context >= 1 && layout.kv_heads >= 1 && layout.heads % layout.kv_heads == 0,
                   "decode_attention_reference: bad arguments");

@@ -32,6 +32,7 @@
 #include "memory_runner.hpp"
 #include "roofline/bench/compute_suite.hpp"
 #include "roofline/bench/testdata.hpp"
+#include "runner_support.hpp"
 
 namespace roofline::bench::cuda {
 namespace {
@@ -51,10 +52,6 @@ constexpr double attention_tolerance = kernels::attention_check_tolerance;
 constexpr double projection_tolerance = 2e-2;
 constexpr double output_tolerance = 3e-2;
 constexpr int prefill_sampled_rows = 32;
-
-std::size_t as_size(std::int64_t n) {
-  return static_cast<std::size_t>(n);
-}
 
 std::uint64_t seed_of(std::uint64_t run_seed, std::uint64_t stream, std::uint64_t sub) {
   return testdata::mix64(run_seed ^ (stream << 56) ^ (sub * 0x9E3779B97F4A7C15ULL));
@@ -80,7 +77,7 @@ struct Weights {
 };
 
 Weights make_weights(Context& ctx, const ModelSpec& m, std::uint64_t seed) {
-  const kernels::Half16 type = kernels::Half16::bf16;
+  const kernels::StorageFormat type = kernels::StorageFormat::bf16;
   Weights w;
   const auto matrix = [&](std::int64_t out, std::int64_t in, std::uint64_t stream, DeviceBuffer& half,
                           DeviceBuffer& full) {
@@ -137,7 +134,7 @@ class LayerCase {
  public:
   LayerCase(Context& ctx, const Case& c, const ModelSpec& m, const Weights& w, std::uint64_t seed)
       : ctx_(ctx), case_(c), model_(m), w_(w), layout_(head_layout(m)), tokens_(layer::tokens(c)) {
-    const kernels::Half16 type = kernels::Half16::bf16;
+    const kernels::StorageFormat type = kernels::StorageFormat::bf16;
     const auto activations = [&](std::int64_t cols) { return ctx.allocate(as_size(tokens_ * cols) * 2); };
     const std::int64_t ffn = m.ffn.intermediate;
     x_ = activations(m.hidden);
@@ -197,9 +194,10 @@ class LayerCase {
     }
     run_all(ctx_.stream());
     ctx_.wait("layer");
-    const std::uint64_t bad =
-        kernels::count_nonfinite(kernels::Half16::bf16, dn_.get(), as_size(tokens_ * model_.hidden), ctx_.stream()) +
-        kernels::count_nonfinite(kernels::Half16::bf16, attn_.get(), as_size(tokens_ * q_width(model_)), ctx_.stream());
+    const std::uint64_t bad = kernels::count_nonfinite(kernels::StorageFormat::bf16, dn_.get(),
+                                                       as_size(tokens_ * model_.hidden), ctx_.stream()) +
+                              kernels::count_nonfinite(kernels::StorageFormat::bf16, attn_.get(),
+                                                       as_size(tokens_ * q_width(model_)), ctx_.stream());
     const Reference ref = reference();
     const ErrorNorm e_attn = relative_error(rows_of_half(ctx_, attn_, q_width(model_), ref.rows), ref.attn);
     const ErrorNorm e_o = relative_error(rows_of_half(ctx_, o_, model_.hidden, ref.rows), ref.o);
@@ -256,7 +254,7 @@ class LayerCase {
     const ModelSpec& m = model_;
     const kernels::BlasApi& blas = ctx_.cublas();
     const cudaStream_t s = ctx_.stream();
-    const kernels::Half16 bf16 = kernels::Half16::bf16;
+    const kernels::StorageFormat bf16 = kernels::StorageFormat::bf16;
     const int hidden = static_cast<int>(m.hidden);
     const int ffn = static_cast<int>(m.ffn.intermediate);
     Reference ref;
@@ -352,7 +350,7 @@ class LayerCase {
     const int rows = static_cast<int>(shape.rows);
     const int hidden = static_cast<int>(shape.hidden);
     return {{"add + rmsnorm (roofline)", ""}, [=](cudaStream_t s) {
-              kernels::add_rmsnorm(kernels::Half16::bf16, px, pr, pg, po, ph, rows, hidden, rms_eps, s);
+              kernels::add_rmsnorm(kernels::StorageFormat::bf16, px, pr, pg, po, ph, rows, hidden, rms_eps, s);
             }};
   }
 
@@ -399,11 +397,11 @@ class LayerCase {
       const compute::GemmImpl impl = wgmma ? compute::GemmImpl::wgmma : compute::GemmImpl::mma_sync;
       return {
           {fmt::format("gemm {} (roofline)", kernels::gemm_kernel_name(kernel)), std::string(compute::id_name(impl))},
-          [=](cudaStream_t s) { kernels::gemm(kernel, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
+          [=](cudaStream_t s) { kernels::gemm(kernel, kernels::StorageFormat::bf16, pa, pw, pc, t, n, k, s); }};
     }
     const Cublas* blas = &ctx_.cublas();
     return {{"cublasGemmEx", std::string(compute::id_name(compute::GemmImpl::cublas))},
-            [=](cudaStream_t s) { kernels::cublas_gemm(*blas, kernels::Half16::bf16, pa, pw, pc, t, n, k, s); }};
+            [=](cudaStream_t s) { kernels::cublas_gemm(*blas, kernels::StorageFormat::bf16, pa, pw, pc, t, n, k, s); }};
   }
 
   // Keys in place; queries in place at decode (flash-decoding reads them from qkv), head-major at
@@ -417,7 +415,7 @@ class LayerCase {
     const int first = first_position();
     return {{case_.phase == Phase::decode ? "rope (roofline)" : "rope, queries to head-major (roofline)", ""},
             [=](cudaStream_t s) {
-              kernels::rope(kernels::Half16::bf16, qkv, q_out, t, layout, per_sequence, first, rope_theta, s);
+              kernels::rope(kernels::StorageFormat::bf16, qkv, q_out, t, layout, per_sequence, first, rope_theta, s);
             }};
   }
 
@@ -431,13 +429,13 @@ class LayerCase {
     const int context = static_cast<int>(case_.context);
     const int first = first_position();
     return {{"kv_append (roofline)", ""}, [=](cudaStream_t s) {
-              kernels::kv_append(kernels::Half16::bf16, qkv, kc, vc, t, layout, per_sequence, context, first, s);
+              kernels::kv_append(kernels::StorageFormat::bf16, qkv, kc, vc, t, layout, per_sequence, context, first, s);
             }};
   }
 
   StageRun attention(const StagePlan& plan) {
     const auto& shape = std::get<AttentionShape>(plan.op.shape);
-    const kernels::Half16 type = kernels::Half16::bf16;
+    const kernels::StorageFormat type = kernels::StorageFormat::bf16;
     const kernels::HeadLayout layout = layout_;
     void* attn = attn_.get();
     if (case_.phase == Phase::decode) {
@@ -483,7 +481,7 @@ class LayerCase {
     const int t = static_cast<int>(tokens_);
     const kernels::HeadLayout layout = layout_;
     return {{"attn_merge (roofline)", ""}, [=](cudaStream_t s) {
-              kernels::attn_merge(kernels::Half16::bf16, oh, attn, t, layout.heads, layout.head_dim, s);
+              kernels::attn_merge(kernels::StorageFormat::bf16, oh, attn, t, layout.heads, layout.head_dim, s);
             }};
   }
 
@@ -494,7 +492,7 @@ class LayerCase {
     const int t = static_cast<int>(tokens_);
     const int ffn = static_cast<int>(shape.elements / tokens_);
     return {{"swiglu (roofline)", ""},
-            [=](cudaStream_t s) { kernels::swiglu(kernels::Half16::bf16, gu, act, t, ffn, s); }};
+            [=](cudaStream_t s) { kernels::swiglu(kernels::StorageFormat::bf16, gu, act, t, ffn, s); }};
   }
 
   Context& ctx_;
