@@ -13,6 +13,8 @@
 #   memory    roofline bench --suite memory   (full sizes)
 #   compute   roofline bench --suite compute
 #   layer     roofline bench --suite layer
+#   torch     the library side of the FP8 comparisons (scripts/gpu/torch_fp8.py: torch._scaled_mm
+#             GEMMs, an FP8 LLaMA-70B layer in PyTorch ops), in torch-fp8.json
 #   sanitize  compute-sanitizer memcheck (leaks too) on the three quick suites with --check-only,
 #             racecheck on the cases whose kernels share data through shared memory
 #   summary   the compact summary (scripts/gpu/summarize.py), also written to summary.txt
@@ -27,9 +29,9 @@
 # fits one call; `scripts/gpu/run.sh sanitize summary` finishes it.
 #
 # Results: build/gpu-results/ (kept between calls on a warm machine), copied to $OUT at the end of
-# every phase: at most these 8 files, each far below 16 MiB:
+# every phase: at most these 9 files, each far below 16 MiB:
 #   summary.txt build.log ctest.log suites.log sanitize.log bench-memory.json bench-compute.json
-#   bench-layer.json
+#   bench-layer.json torch-fp8.json
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -52,7 +54,7 @@ record() { echo "$1 $2 $3" >> "$PHASES_FILE"; }
 publish() {
   local f
   for f in summary.txt build.log ctest.log suites.log sanitize.log bench-memory.json bench-compute.json \
-           bench-layer.json; do
+           bench-layer.json torch-fp8.json; do
     if [ -f "$RESULTS/$f" ]; then cp -f "$RESULTS/$f" "$OUT/$f"; fi
   done
 }
@@ -162,6 +164,13 @@ phase_memory() { run_suite memory; }
 phase_compute() { run_suite compute; }
 phase_layer() { run_suite layer; }
 
+phase_torch() {
+  timeout "$(deadline 25)" python3 scripts/gpu/torch_fp8.py "$RESULTS/torch-fp8.json" >> "$RESULTS/suites.log" 2>&1
+  local rc=$?
+  grep -E "^(gemm|layer) " "$RESULTS/suites.log" | tail -3 >&2
+  return $rc
+}
+
 phase_sanitize() {
   need_binary || return 1
   local sanitizer rc=0 r
@@ -235,8 +244,9 @@ for p in "${PHASES[@]}"; do
     memory) run_phase memory 90 phase_memory ;;
     compute) run_phase compute 150 phase_compute ;;
     layer) run_phase layer 70 phase_layer ;;
+    torch) run_phase torch 60 phase_torch ;;
     sanitize) run_phase sanitize 120 phase_sanitize ;;
     summary) phase_summary ;;
-    *) say "unknown phase '$p' (build test memory compute layer sanitize summary)"; exit 2 ;;
+    *) say "unknown phase '$p' (build test memory compute layer torch sanitize summary)"; exit 2 ;;
   esac
 done
