@@ -627,8 +627,8 @@ Report run_regression(const ValidateOptions& options, const MeasuredRun& baselin
 
 GateLimits gate_limits(const ValidateOptions& options) {
   GateLimits limits;
-  // An error can exceed 100% (a naive kernel 20x off its table); a share of the roofline above
-  // 100% would fail every kernel that does not beat the model.
+  // The error passes 100% when a kernel runs more than twice as fast as its table predicts; a
+  // share of the roofline above 100% would fail every kernel that does not beat the model.
   if (options.max_error) {
     limits.max_error = parse_percentage(*options.max_error, "--max-error", {.upper_pct = 1000, .upper_included = true});
   }
