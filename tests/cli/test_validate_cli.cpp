@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "catch.hpp"
 #include "run_binary.hpp"
@@ -389,6 +390,43 @@ TEST_CASE("gate: --max-error and --min-of-roofline on the real H200 runs, exit c
   expect_bad_input(roofline("validate --measured " + memory + " --gate-kinds layer"), "give --max-error");
   expect_bad_input(roofline("validate --measured " + memory + " --min-of-roofline 5 --gate-kinds layers"),
                    "'layers' is not a kind of result");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("scripts/trtllm-h100-comparison.py: the closed-form step beside TensorRT-LLM's H100 throughputs") {
+  const auto dir = scratch("trtllm");
+  const std::string table = (dir / "table.md").string();
+  const std::string script =
+      std::string(ROOFLINE_TEST_PYTHON) + " " + (source / "scripts/trtllm-h100-comparison.py").string();
+  const CommandResult r = run_command(script + " --roofline " + std::string(ROOFLINE_BINARY) + " -o " + table);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The published column, in the issue's order; each row's numbers as the script prints them.
+  const std::vector<double> published{15270, 3495, 22004, 4191, 7427, 8773, 17464};
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(slurp(table));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("| Llama")) continue;
+    std::vector<std::string> cells;
+    std::istringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell.substr(1, cell.size() - 2));
+    rows.push_back(cells);
+  }
+  REQUIRE(rows.size() == published.size());
+  const auto number = [](std::string text) {
+    std::erase(text, ',');
+    return std::stod(text);
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO(rows[i][0] << " TP " << rows[i][1] << " " << rows[i][2]);
+    CHECK(number(rows[i][8]) == published[i]);
+    // The bare roofline bounds time from below, so the step alone bounds throughput from above;
+    // charging each request its prefill can only lower it.
+    CHECK(number(rows[i][6]) > published[i]);
+    CHECK(number(rows[i][7]) <= number(rows[i][6]));
+    CHECK(rows[i][11] == "-");  // no calibration given
+  }
+  CHECK(run_command(script + " --roofline " + (dir / "none").string()).exit_code == 2);
   std::filesystem::remove_all(dir);
 }
 
