@@ -106,7 +106,7 @@ std::vector<Comparison> compare_runs(const MeasuredRun& baseline, const Measured
   return out;
 }
 
-double parse_tolerance(std::string_view text, std::string_view flag) {
+double parse_percentage(std::string_view text, std::string_view flag, PercentageRange range) {
   std::string body(text);
   if (!body.empty() && body.back() == '%') body.pop_back();
   double value = 0;
@@ -116,10 +116,16 @@ double parse_tolerance(std::string_view text, std::string_view flag) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (body.empty() || used != body.size() || !std::isfinite(value) || value <= 0 || value >= 100) {
-    throw InputError(fmt::format("{}: '{}' is not a percentage between 0 and 100 (e.g. 5%)", flag, text));
+  const bool below_upper = range.upper_included ? value <= range.upper_pct : value < range.upper_pct;
+  if (body.empty() || used != body.size() || !std::isfinite(value) || value <= 0 || !below_upper) {
+    throw InputError(
+        fmt::format("{}: '{}' is not a percentage between 0 and {:g} (e.g. 5%)", flag, text, range.upper_pct));
   }
   return value / 100;
+}
+
+double parse_tolerance(std::string_view text, std::string_view flag) {
+  return parse_percentage(text, flag, {.upper_pct = 100, .upper_included = false});
 }
 
 }  // namespace roofline

@@ -75,6 +75,12 @@ def data_cases(source, scratch):
         ["validate", "--measured", memory],
         ["validate", "--measured", memory, "--measured", compute, "--calibration", calibration],
         ["validate", "--measured", memory, "--baseline", memory, "--tolerance", "3%"],
+        # The gate: a passing one, with --baseline, and a failing one (exit 1, the whole report written).
+        ["validate", "--measured", memory, "--calibration", calibration, "--max-error", "10%", "--min-of-roofline",
+         "10%"],
+        ["validate", "--measured", memory, "--baseline", memory, "--min-of-roofline", "15%"],
+        ["validate", "--measured", memory, "--calibration", calibration, "--max-error", "10%", "--min-of-roofline",
+         "50%"],
         ["profile", "--from-csv", ncu_raw],
         ["plot", "--gpu", "h200", "--measured", memory, "--measured", compute, "--measured-filter",
          "gemv.bf16.8192x8192,gemm.bf16.4096x4096x4096", "--op", "gemm:m=4096,n=4096,k=4096", "--op",
@@ -126,11 +132,17 @@ def main() -> int:
     for command, label in commands:
         case = [label]
         run = subprocess.run(command, capture_output=True, text=True)
-        if run.returncode != 0:
+        # A gate that fails exits 1 after writing its whole report.
+        gate_failed = run.returncode == 1 and ("--max-error" in command or "--min-of-roofline" in command)
+        if run.returncode != 0 and not gate_failed:
             print(f"FAIL {' '.join(case)}: exit {run.returncode}: {run.stderr.strip()}")
             failures += 1
             continue
         report = json.loads(run.stdout)
+        if gate_failed and report["results"].get("gate_passed") is not False:
+            print(f"FAIL {' '.join(case)}: exit 1 but the report says the gate passed")
+            failures += 1
+            continue
         kind, version = report["schema"].split(".")[1:3]
         schema_path = schema_dir / f"{kind}.{version}.schema.json"
         if not schema_path.exists():

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "catch.hpp"
 #include "run_binary.hpp"
@@ -253,6 +254,179 @@ TEST_CASE("regression check: the real run against itself, and hand-made changes 
                    "give one of them");
   expect_bad_input(roofline("validate --measured " + (dir / "missing.json").string()), "missing.json: no such file");
   expect_bad_input(roofline("validate --measured " + memory + " --filter nosuchbenchmark"), "keeps no benchmark");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("gate: --max-error and --min-of-roofline on the real H200 runs, exit codes 0, 1 and 2") {
+  const auto dir = scratch("gate");
+  const std::string data = (source / "tests/data/bench").string();
+  // Run 1's calibration (in sample for run 1) and run 2's (out of sample for run 1).
+  const std::string cal1 = (dir / "run1.cal.json").string();
+  const std::string cal2 = (dir / "run2.cal.json").string();
+  REQUIRE(roofline("calibrate --measured " + memory + " --measured " + compute + " -o " + cal1).exit_code == 0);
+  REQUIRE(roofline("calibrate --measured " + data + "/h200-memory-2026-11-30-run2.json --measured " + data +
+                   "/h200-compute-2026-11-30-run2.json -o " + cal2)
+              .exit_code == 0);
+  const auto gate_row = [](const json& report, const std::string& check) {
+    const json* row = row_with(report.at("results").at("gate"), "check", check);
+    REQUIRE(row != nullptr);
+    return *row;
+  };
+
+  // A loose gate passes: run 1 against its own calibration, every one of the 175 predicted
+  // benchmarks within 10% and at 10% of the roofline or more (its slowest: scatter, 12.8%).
+  const CommandResult pass = roofline("validate --measured " + memory + " --calibration " + cal1 +
+                                      " --max-error 10% --min-of-roofline 10 --format json");
+  INFO(pass.err);
+  REQUIRE(pass.exit_code == 0);
+  const json passed = json::parse(pass.out);
+  CHECK(passed.at("results").at("gate_passed") == true);
+  CHECK(passed.at("results").at("offenders").empty());
+  CHECK(passed.at("inputs").at("max_error_pct") == Approx(10.0));
+  CHECK(passed.at("inputs").at("min_of_roofline_pct") == Approx(10.0));
+  const json error_gate = gate_row(passed, "max_error");
+  CHECK(error_gate.at("checked") == 175);
+  CHECK(error_gate.at("in_sample") == 175);  // learnt from this very run
+  CHECK(error_gate.at("out_of_sample") == 0);
+  CHECK(gate_row(passed, "min_of_roofline").at("checked") == 175);
+  // The two ceilings (L2, shared memory) are timed but predict nothing: not checked, with the reason.
+  const json* l2 = row_with(passed.at("results").at("not_checked"), "id", "hierarchy.l2.read");
+  REQUIRE(l2 != nullptr);
+  CHECK_THAT(l2->at("reason").get<std::string>(), Contains("a ceiling"));
+  CHECK(error_gate.at("not_checked") == 2);
+
+  // Out of sample, the same gate fails on one benchmark: run 1's memcpy.d2d was timed inside a CUDA
+  // graph (774.52 us, mis-measured), run 2 timed it directly, so run 2's table predicts 505.70 us:
+  // (505.70 - 774.52) / 774.52 = -34.7%, beyond 10%.
+  const CommandResult fail =
+      roofline("validate --measured " + memory + " --calibration " + cal2 + " --max-error 10% --format json");
+  CHECK(fail.exit_code == 1);
+  CHECK_THAT(fail.err, Contains("1 result(s) beyond a limit"));
+  const json failed = json::parse(fail.out);  // the whole report, written before the exit code
+  CHECK(failed.at("results").at("gate_passed") == false);
+  CHECK(failed.at("results").at("gate_offending_results") == 1);
+  const json& offenders = failed.at("results").at("offenders");
+  REQUIRE(offenders.size() == 1);
+  const json& memcpy = offenders.at(0);
+  CHECK(memcpy.at("id") == "memcpy.d2d");
+  CHECK(memcpy.at("kind") == "benchmark");
+  CHECK(memcpy.at("check") == "max_error");
+  CHECK(memcpy.at("sample") == "out_of_sample");
+  CHECK(memcpy.at("measured_us").get<double>() == Approx(774.52).epsilon(1e-4));
+  CHECK(memcpy.at("calibrated_us").get<double>() == Approx(505.70).epsilon(1e-4));
+  CHECK(memcpy.at("error_pct").get<double>() == Approx(-34.71).epsilon(1e-3));
+  CHECK(memcpy.at("limit_pct") == Approx(10.0));
+  CHECK(memcpy.at("roofline_us").is_null());
+  // The offender's numbers are the benchmarks table's.
+  const json* row = row_with(failed.at("results").at("benchmarks"), "id", "memcpy.d2d");
+  REQUIRE(row != nullptr);
+  CHECK(row->at("calibrated_error_pct").get<double>() == Approx(memcpy.at("error_pct").get<double>()));
+  CHECK(gate_row(failed, "max_error").at("out_of_sample") == 175);
+  CHECK_THAT(failed.at("notes").dump(), Contains("gate: 1 result offended"));
+  // A tight limit in the human table: the offenders have a section of their own.
+  const CommandResult table = roofline("validate --measured " + memory + " --calibration " + cal2 + " --max-error 10%");
+  CHECK(table.exit_code == 1);
+  CHECK_THAT(table.out, Contains("Offenders: beyond a limit"));
+  CHECK_THAT(table.out, Contains("|error| 34.7% > 10%"));
+
+  // The share of the roofline needs no calibration: scatter reaches 69.91 / 545.13 = 12.8%, strided
+  // access at stride 1024 3.50 / 18.06 = 19.4%; at 15% one offends, at 20% both.
+  const CommandResult share = roofline("validate --measured " + memory + " --min-of-roofline 15% --format json");
+  CHECK(share.exit_code == 1);
+  const json shares = json::parse(share.out);
+  REQUIRE(shares.at("results").at("offenders").size() == 1);
+  const json& scatter = shares.at("results").at("offenders").at(0);
+  CHECK(scatter.at("id") == "access.scatter");
+  CHECK(scatter.at("of_roofline_pct").get<double>() == Approx(12.82).epsilon(1e-3));
+  CHECK(scatter.at("of_roofline_pct").get<double>() ==
+        Approx(scatter.at("roofline_us").get<double>() / scatter.at("measured_us").get<double>() * 100));
+  CHECK(scatter.at("sample").is_null());
+  const CommandResult wider = roofline("validate --measured " + memory + " --min-of-roofline 20% --format json");
+  CHECK(wider.exit_code == 1);
+  CHECK(json::parse(wider.out).at("results").at("offenders").size() == 2);
+
+  // The decoder layers of run 2, out of sample (the layer suite is never learnt from): the 8
+  // prefill layers have a table for every stage and are within 5.6% (n512 cuBLAS: -5.55%); the 18
+  // decode layers have no table for decode attention in run 2's calibration, so are not checked.
+  const std::string layers = data + "/h200-layer-2026-11-30-run2.json";
+  const CommandResult layer_pass = roofline("validate --measured " + layers + " --calibration " + cal2 +
+                                            " --max-error 10% --gate-kinds layer --format json");
+  CHECK(layer_pass.exit_code == 0);
+  const json lp = json::parse(layer_pass.out);
+  CHECK(gate_row(lp, "max_error").at("checked") == 8);
+  CHECK(gate_row(lp, "max_error").at("out_of_sample") == 8);
+  CHECK(gate_row(lp, "max_error").at("not_checked") == 18);
+  const json* decode = row_with(lp.at("results").at("not_checked"), "id", "layer.decode.b1.ctx4096.roofline");
+  REQUIRE(decode != nullptr);
+  CHECK(decode->at("reason") == "stages without a table: attention");
+  const CommandResult layer_fail = roofline("validate --measured " + layers + " --calibration " + cal2 +
+                                            " --max-error 5% --gate-kinds layer --format json");
+  CHECK(layer_fail.exit_code == 1);
+  const json lf = json::parse(layer_fail.out).at("results").at("offenders");
+  REQUIRE(lf.size() == 1);
+  CHECK(lf.at(0).at("id") == "layer.prefill.n512.cublas");
+  CHECK(lf.at(0).at("kind") == "layer");
+
+  // With --baseline: the regression report gains the gate; run 1 against itself is no regression,
+  // but scatter is below 15% of its roofline.
+  const CommandResult both =
+      roofline("validate --baseline " + memory + " --measured " + memory + " --min-of-roofline 15% --format json");
+  CHECK(both.exit_code == 1);
+  const json regression = json::parse(both.out);
+  CHECK(regression.at("schema") == "roofline.regression.v1");
+  CHECK(regression.at("results").at("regressed") == false);
+  CHECK(regression.at("results").at("offenders").at(0).at("id") == "access.scatter");
+  CHECK(roofline("validate --baseline " + memory + " --measured " + memory + " --calibration " + cal1 +
+                 " --max-error 10% --min-of-roofline 10%")
+            .exit_code == 0);
+
+  // Bad input: one line, exit 2, nothing on stdout.
+  expect_bad_input(roofline("validate --measured " + memory + " --max-error 10%"), "give --calibration");
+  for (const char* bad : {"abc", "-1", "1001", "0"}) {
+    expect_bad_input(roofline("validate --measured " + memory + " --calibration " + cal1 + " --max-error " + bad),
+                     "--max-error: '" + std::string(bad) + "' is not a percentage");
+  }
+  expect_bad_input(roofline("validate --measured " + memory + " --min-of-roofline 101"), "--min-of-roofline");
+  expect_bad_input(roofline("validate --measured " + memory + " --gate-kinds layer"), "give --max-error");
+  expect_bad_input(roofline("validate --measured " + memory + " --min-of-roofline 5 --gate-kinds layers"),
+                   "'layers' is not a kind of result");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("scripts/trtllm-h100-comparison.py: the closed-form step beside TensorRT-LLM's H100 throughputs") {
+  const auto dir = scratch("trtllm");
+  const std::string table = (dir / "table.md").string();
+  const std::string script =
+      std::string(ROOFLINE_TEST_PYTHON) + " " + (source / "scripts/trtllm-h100-comparison.py").string();
+  const CommandResult r = run_command(script + " --roofline " + std::string(ROOFLINE_BINARY) + " -o " + table);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The published column, in the issue's order; each row's numbers as the script prints them.
+  const std::vector<double> published{15270, 3495, 22004, 4191, 7427, 8773, 17464};
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(slurp(table));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("| Llama")) continue;
+    std::vector<std::string> cells;
+    std::istringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell.substr(1, cell.size() - 2));
+    rows.push_back(cells);
+  }
+  REQUIRE(rows.size() == published.size());
+  const auto number = [](std::string text) {
+    std::erase(text, ',');
+    return std::stod(text);
+  };
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO(rows[i][0] << " TP " << rows[i][1] << " " << rows[i][2]);
+    CHECK(number(rows[i][8]) == published[i]);
+    // The bare roofline bounds time from below, so the step alone bounds throughput from above;
+    // charging each request its prefill can only lower it.
+    CHECK(number(rows[i][6]) > published[i]);
+    CHECK(number(rows[i][7]) <= number(rows[i][6]));
+    CHECK(rows[i][11] == "-");  // no calibration given
+  }
+  CHECK(run_command(script + " --roofline " + (dir / "none").string()).exit_code == 2);
   std::filesystem::remove_all(dir);
 }
 

@@ -13,6 +13,7 @@
 #include "roofline/bench/layer_suite.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/validate/calibrate.hpp"
+#include "roofline/validate/gate.hpp"
 #include "roofline/validate/measured.hpp"
 #include "roofline/validate/prediction.hpp"
 #include "roofline/validate/regression.hpp"
@@ -373,6 +374,130 @@ TEST_CASE("regression rule on hand-built spreads") {
     INFO(bad);
     CHECK_THROWS_AS(parse_tolerance(bad), InputError);
   }
+}
+
+TEST_CASE("gate: the decision on hand-derived numbers") {
+  // validate's error is relative to the measured time: measured 110 us, predicted 100 us gives
+  // (100 - 110) / 110 = -9.09% (-10 / 110), beyond a 5% limit. (Relative to the prediction the
+  // same pair would read 10 / 100 = 10%; validate has always reported the former.)
+  const Judgement miss = judge_max_error(110e-6, 100e-6, 0.05);
+  CHECK(miss.value == Approx(-10.0 / 110.0));
+  CHECK(miss.offends);
+  CHECK_FALSE(judge_max_error(110e-6, 100e-6, 0.10).offends);  // 9.09% <= 10%
+  // Exactly at the limit passes: measured 100, predicted 105 is +5% at a 5% limit.
+  CHECK(judge_max_error(100e-6, 105e-6, 0.05).value == Approx(0.05));
+  CHECK_FALSE(judge_max_error(100e-6, 105e-6, 0.05).offends);
+  CHECK(judge_max_error(100e-6, 94e-6, 0.05).offends);  // -6%: too fast for its table offends too
+
+  // Share of the roofline: a 100 us roofline measured at 200 us is 50%.
+  const Judgement half = judge_min_of_roofline(200e-6, 100e-6, 0.50);
+  CHECK(half.value == Approx(0.50));
+  CHECK_FALSE(half.offends);                                        // at the limit
+  CHECK(judge_min_of_roofline(200e-6, 100e-6, 0.60).offends);       // 50% < 60%
+  CHECK_FALSE(judge_min_of_roofline(90e-6, 100e-6, 0.99).offends);  // beating the roofline never offends
+
+  // Limits as the flags take them.
+  const PercentageRange error_range{.upper_pct = 1000, .upper_included = true};
+  CHECK(parse_percentage("10", "--max-error", error_range) == Approx(0.10));
+  CHECK(parse_percentage("10%", "--max-error", error_range) == Approx(0.10));
+  CHECK(parse_percentage("1000%", "--max-error", error_range) == Approx(10.0));
+  for (const char* bad : {"-1", "abc", "1001", "0", "", "10%%", "inf"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(parse_percentage(bad, "--max-error", error_range), Contains("--max-error"));
+  }
+}
+
+TEST_CASE("gate: offenders, results not checked, in sample and out of sample") {
+  // One run of four results: two timed with a basis, one a timed ceiling, one that failed.
+  MeasuredRun run;
+  run.file = "run.json";
+  run.format = "roofline.bench.v1";
+  run.device_name = "NVIDIA H200";
+  run.started_utc = "2026-11-30T10:00:00Z";
+  const auto timed = [](std::string id, std::string suite, double median_us) {
+    Measurement m;
+    m.id = std::move(id);
+    m.suite = std::move(suite);
+    m.group = "gemv";
+    m.status = "passed";
+    m.timing = MeasuredTiming{median_us * 1e-6, median_us * 1e-6, median_us * 1e-6, 10};
+    return m;
+  };
+  run.results.push_back(timed("slow", "memory", 110));
+  run.results.push_back(timed("close", "memory", 102));
+  run.results.push_back(timed("ceiling", "memory", 5));
+  Measurement failed = timed("failed", "memory", 1);
+  failed.status = "failed";
+  failed.timing.reset();
+  run.results.push_back(failed);
+
+  // Predictions as predict() makes them: calibrated 100 us for both timed problems, rooflines
+  // of 60 us (slow: 60 / 110 = 54.5%) and 90 us (close: 90 / 102 = 88.2%).
+  const auto predicted = [&](std::size_t i, double roofline_us) {
+    Prediction p;
+    p.run = &run;
+    p.measurement = &run.results[i];
+    p.basis = Basis{};
+    p.roofline.time_s = roofline_us * 1e-6;
+    CalibratedTime calibrated;
+    calibrated.time_s = 100e-6;
+    p.calibrated = calibrated;
+    return p;
+  };
+  std::vector<Prediction> predictions{predicted(0, 60), predicted(1, 90)};
+  Prediction ceiling;
+  ceiling.run = &run;
+  ceiling.measurement = &run.results[2];
+  ceiling.none = NoBasis{"the L2 ceiling", true};
+  predictions.push_back(ceiling);
+  Prediction not_run;
+  not_run.run = &run;
+  not_run.measurement = &run.results[3];
+  not_run.basis = Basis{};
+  predictions.push_back(not_run);
+
+  Calibration learnt_here;
+  learnt_here.sources.push_back({run.file, run.format, run.device_name, run.started_utc, false, 2});
+  GateInputs inputs;
+  inputs.predictions = predictions;
+  inputs.calibration = &learnt_here;
+  GateLimits limits;
+  limits.max_error = 0.05;
+  limits.min_of_roofline = 0.60;
+  const GateOutcome gate = run_gate(inputs, limits);
+  // slow: error (100 - 110) / 110 = -9.1% > 5%, and 54.5% < 60%; close: -2.0% and 88.2%, passes.
+  REQUIRE(gate.checked.size() == 4);
+  const std::vector<GateResult> offenders = gate.offenders();
+  REQUIRE(offenders.size() == 2);
+  CHECK(offenders[0].id == "slow");
+  CHECK(offenders[0].check == GateCheck::max_error);
+  CHECK(offenders[0].judgement.value == Approx(-10.0 / 110.0));
+  CHECK(offenders[0].sample == Sample::in_sample);  // the calibration lists this run, a suite it learns from
+  CHECK(offenders[1].check == GateCheck::min_of_roofline);
+  CHECK(offenders[1].judgement.value == Approx(60.0 / 110.0));
+  CHECK_FALSE(offenders[1].sample.has_value());
+  CHECK(gate.offending_results() == 1);
+  CHECK_FALSE(gate.passed());
+  // The ceiling is not checked, under each limit, with its reason; the failed result is not listed.
+  REQUIRE(gate.not_checked.size() == 2);
+  CHECK(gate.not_checked[0].id == "ceiling");
+  CHECK_THAT(gate.not_checked[0].reason, Contains("a ceiling"));
+
+  // A calibration learnt from another run: the same results are out of sample.
+  Calibration elsewhere = learnt_here;
+  elsewhere.sources[0].started_utc = "2026-12-01T10:00:00Z";
+  inputs.calibration = &elsewhere;
+  limits.min_of_roofline.reset();
+  CHECK(run_gate(inputs, limits).checked.at(0).sample == Sample::out_of_sample);
+  // The layer suite is never learnt from: out of sample even against its own run's calibration.
+  run.results[0].suite = "layer";
+  inputs.calibration = &learnt_here;
+  CHECK(run_gate(inputs, limits).checked.at(0).sample == Sample::out_of_sample);
+  // Judging only one kind of result: the layers here are none, so nothing is checked.
+  limits.kinds = {ResultKind::layer};
+  const GateOutcome only_layers = run_gate(inputs, limits);
+  CHECK(only_layers.checked.empty());
+  CHECK(only_layers.passed());
 }
 
 TEST_CASE("comparing runs: same, slower, failed, missing, added, a size that changed") {

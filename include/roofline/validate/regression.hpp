@@ -49,7 +49,15 @@ struct Comparison {
 [[nodiscard]] std::vector<Comparison> compare_runs(const MeasuredRun& baseline, const MeasuredRun& measured,
                                                    double tolerance);
 
-// Parses "5%" or "5" (percent) into 0.05; throws InputError naming `flag` unless 0 < x < 100.
+// A percentage as the flags take it, "5%" or "5", as a fraction (0.05). Throws InputError naming
+// `flag` unless 0 < x < upper_pct, or x <= upper_pct where the upper end is included.
+struct PercentageRange {
+  double upper_pct = 100;
+  bool upper_included = false;
+};
+[[nodiscard]] double parse_percentage(std::string_view text, std::string_view flag, PercentageRange range);
+
+// parse_percentage with 0 < x < 100.
 [[nodiscard]] double parse_tolerance(std::string_view text, std::string_view flag = "--tolerance");
 
 }  // namespace roofline

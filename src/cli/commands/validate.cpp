@@ -1,5 +1,6 @@
 // roofline validate: measured vs predicted for every benchmark of a run (bare roofline, and
-// calibrated with --calibration), or two runs compared for CI (--baseline). See docs/validate.md.
+// calibrated with --calibration), or two runs compared for CI (--baseline); either judged against
+// the limits of the gate (--max-error, --min-of-roofline). See docs/validate.md.
 #include "validate.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "roofline/report/output_file.hpp"
 #include "roofline/validate/calibrate.hpp"
 #include "roofline/validate/collective_validation.hpp"
+#include "roofline/validate/gate.hpp"
 #include "roofline/validate/layer_check.hpp"
 #include "roofline/validate/prediction.hpp"
 #include "roofline/validate/regression.hpp"
@@ -230,16 +232,8 @@ Table narrowed(Table table, std::initializer_list<std::string_view> keys) {
   return out;
 }
 
-bool same_source(const Calibration& calibration, std::span<const MeasuredRun> runs) {
-  for (const CalibrationSource& s : calibration.sources) {
-    for (const MeasuredRun& run : runs) {
-      if (s.device_name == run.device_name && s.format == run.format && s.started_utc == run.started_utc &&
-          (s.file == run.file || !s.started_utc.empty())) {
-        return true;
-      }
-    }
-  }
-  return false;
+bool learnt_from_any(const Calibration& calibration, std::span<const MeasuredRun> runs) {
+  return std::any_of(runs.begin(), runs.end(), [&](const MeasuredRun& run) { return learnt_from(calibration, run); });
 }
 
 // ---- regression ------------------------------------------------------------------------------
@@ -279,6 +273,94 @@ constexpr std::array<ColumnOf<VerdictCount>, 3> verdict_columns{{
     {{"regression", "fails the check", 0}, [](const VerdictCount& v) { return Cell{is_regression(v.verdict)}; }},
 }};
 
+// ---- the gate ------------------------------------------------------------------------------
+
+Cell when_check(const GateResult& r, GateCheck check, double value) {
+  return r.check == check ? Cell{value} : Cell{};
+}
+
+constexpr std::array<ColumnOf<GateResult>, 11> offender_columns{{
+    {{"id", "result", 0}, [](const GateResult& r) { return Cell{r.id}; }},
+    {{"kind", "kind", 0}, [](const GateResult& r) { return Cell{std::string(name_of(r.kind))}; }},
+    {{"check", "check", 0}, [](const GateResult& r) { return Cell{std::string(name_of(r.check))}; }},
+    {{"sample", "sample", 0},
+     [](const GateResult& r) { return r.sample ? Cell{std::string(name_of(*r.sample))} : Cell{}; }},
+    {{"measured_us", "measured [us]", 2}, [](const GateResult& r) { return Cell{r.measured_s * 1e6}; }},
+    {{"calibrated_us", "calibrated [us]", 2},
+     [](const GateResult& r) { return when_check(r, GateCheck::max_error, r.predicted_s * 1e6); }},
+    {{"error_pct", "error %", 1},
+     [](const GateResult& r) { return when_check(r, GateCheck::max_error, r.judgement.value * 100); }},
+    {{"roofline_us", "roofline [us]", 2},
+     [](const GateResult& r) { return when_check(r, GateCheck::min_of_roofline, r.predicted_s * 1e6); }},
+    {{"of_roofline_pct", "of roofline %", 1},
+     [](const GateResult& r) { return when_check(r, GateCheck::min_of_roofline, r.judgement.value * 100); }},
+    {{"limit_pct", "limit %", 1}, [](const GateResult& r) { return Cell{r.limit * 100}; }},
+    {{"rule", "fails because", 0},
+     [](const GateResult& r) {
+       return Cell{r.check == GateCheck::max_error
+                       ? fmt::format("|error| {:.1f}% > {:g}%", std::abs(r.judgement.value) * 100, r.limit * 100)
+                       : fmt::format("{:.1f}% of the roofline < {:g}%", r.judgement.value * 100, r.limit * 100)};
+     }},
+}};
+
+constexpr std::array<ColumnOf<NotChecked>, 4> not_checked_columns{{
+    {{"id", "result", 0}, [](const NotChecked& n) { return Cell{n.id}; }},
+    {{"kind", "kind", 0}, [](const NotChecked& n) { return Cell{std::string(name_of(n.kind))}; }},
+    {{"check", "check", 0}, [](const NotChecked& n) { return Cell{std::string(name_of(n.check))}; }},
+    {{"reason", "why not", 0}, [](const NotChecked& n) { return Cell{n.reason}; }},
+}};
+
+// One limit's count of the results it checked.
+struct GateSummary {
+  GateCheck check = GateCheck::max_error;
+  double limit = 0;
+  std::int64_t checked = 0;
+  std::int64_t offenders = 0;
+  std::int64_t in_sample = 0;  // of the checked (max error only)
+  std::int64_t out_of_sample = 0;
+  std::int64_t in_sample_offenders = 0;
+  std::int64_t not_checked = 0;
+};
+
+Cell when_max_error(const GateSummary& s, std::int64_t value) {
+  return s.check == GateCheck::max_error ? Cell{value} : Cell{};
+}
+
+constexpr std::array<ColumnOf<GateSummary>, 8> gate_summary_columns{{
+    {{"check", "check", 0}, [](const GateSummary& s) { return Cell{std::string(name_of(s.check))}; }},
+    {{"limit_pct", "limit %", 1}, [](const GateSummary& s) { return Cell{s.limit * 100}; }},
+    {{"checked", "checked", 0}, [](const GateSummary& s) { return Cell{s.checked}; }},
+    {{"offenders", "offenders", 0}, [](const GateSummary& s) { return Cell{s.offenders}; }},
+    {{"in_sample", "in sample", 0}, [](const GateSummary& s) { return when_max_error(s, s.in_sample); }},
+    {{"out_of_sample", "out of sample", 0}, [](const GateSummary& s) { return when_max_error(s, s.out_of_sample); }},
+    {{"in_sample_offenders", "offenders in sample", 0},
+     [](const GateSummary& s) { return when_max_error(s, s.in_sample_offenders); }},
+    {{"not_checked", "not checked", 0}, [](const GateSummary& s) { return Cell{s.not_checked}; }},
+}};
+
+std::vector<GateSummary> gate_summaries(const GateOutcome& gate) {
+  std::vector<GateSummary> out;
+  for (const auto& [check, limit] : {std::pair{GateCheck::max_error, gate.limits.max_error},
+                                     std::pair{GateCheck::min_of_roofline, gate.limits.min_of_roofline}}) {
+    if (!limit) continue;
+    GateSummary s{.check = check, .limit = *limit};
+    for (const GateResult& r : gate.checked) {
+      if (r.check != check) continue;
+      ++s.checked;
+      const bool in_sample = r.sample == Sample::in_sample;
+      if (r.sample) (in_sample ? s.in_sample : s.out_of_sample) += 1;
+      if (r.judgement.offends) {
+        ++s.offenders;
+        if (in_sample) ++s.in_sample_offenders;
+      }
+    }
+    s.not_checked = std::count_if(gate.not_checked.begin(), gate.not_checked.end(),
+                                  [check](const NotChecked& n) { return n.check == check; });
+    out.push_back(s);
+  }
+  return out;
+}
+
 // ---- running the suite -----------------------------------------------------------------------
 
 MeasuredRun run_suite_now(const ValidateOptions& options, const HardwareRegistry& registry) {
@@ -317,11 +399,15 @@ void run_validate_command(const ValidateOptions& raw) {
   ValidateOptions options = raw;
   options.filters = split_list(raw.filters, "--filter");
   (void)parse_tolerance(options.tolerance);  // a bad value is bad input before anything runs
+  const GateLimits limits = gate_limits(options);
   if (!options.baseline && options.tolerance_given) {
     throw InputError("--tolerance: compares two runs; give it with --baseline");
   }
-  if (options.baseline && options.calibration) {
-    throw InputError("--baseline compares two runs and --calibration predicts one: give one of them");
+  if (limits.max_error && !options.calibration) {
+    throw InputError("--max-error: limits the error of the calibrated prediction; give --calibration");
+  }
+  if (options.baseline && options.calibration && !limits.max_error) {
+    throw InputError("--baseline compares two runs and --calibration predicts one: give one of them (or --max-error)");
   }
   if (options.baseline && options.measured.size() > 1) {
     throw InputError("--baseline compares one run with another: give one --measured");
@@ -329,6 +415,7 @@ void run_validate_command(const ValidateOptions& raw) {
   const HardwareRegistry registry = load_registry(options.common);
   std::optional<Calibration> calibration;
   if (options.calibration) calibration = load_calibration(*options.calibration);
+  const Calibration* cal = calibration ? &*calibration : nullptr;
   std::optional<MeasuredRun> baseline;
   if (options.baseline) baseline = filter_runs({load_measured(*options.baseline)}, options.filters).front();
 
@@ -338,14 +425,33 @@ void run_validate_command(const ValidateOptions& raw) {
   } else {
     runs = load_runs(options.measured, options.filters);
   }
+  bool regressed = false;
+  Report report;
+  std::optional<Validation> validation;
+  if (!baseline || limits.any()) validation = validate_runs(runs, registry, options.gpu, cal);
   if (baseline) {
-    bool regressed = false;
-    const Report report = run_regression(options, *baseline, runs.front(), regressed);
-    emit(report, options.common);
-    if (regressed) throw CheckFailed("validate: a benchmark regressed (slower or failed); see the report");
-    return;
+    report = run_regression(options, *baseline, runs.front(), regressed);
+  } else {
+    report = run_validate(options, runs, *validation, cal);
   }
-  emit(run_validate(options, runs, registry, calibration ? &*calibration : nullptr), options.common);
+  std::optional<GateOutcome> gate;
+  if (limits.any()) {
+    gate = run_gate({.runs = runs,
+                     .predictions = validation->predictions,
+                     .layers = validation->layers,
+                     .collectives = validation->collectives,
+                     .calibration = cal},
+                    limits);
+    add_gate(report, *gate);
+  }
+  // The whole report first: a CI job wants it when the check fails.
+  emit(report, options.common);
+  std::vector<std::string> failures;
+  if (regressed) failures.emplace_back("a benchmark regressed (slower or failed)");
+  if (gate && !gate->passed()) {
+    failures.push_back(fmt::format("{} result(s) beyond a limit", gate->offending_results()));
+  }
+  if (!failures.empty()) throw CheckFailed(fmt::format("validate: {}; see the report", fmt::join(failures, " and ")));
 }
 
 }  // namespace
@@ -370,11 +476,25 @@ std::vector<MeasuredRun> load_runs(const std::vector<std::string>& files, const 
   return filter_runs(std::move(runs), filters);
 }
 
-Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun> runs, const HardwareRegistry& registry,
+Validation validate_runs(std::span<const MeasuredRun> runs, const HardwareRegistry& registry,
+                         const std::optional<std::string>& gpu, const Calibration* calibration) {
+  Validation v;
+  v.gpu = &gpu_of_runs(runs, registry, gpu);
+  v.roofs = Roofs::of(*v.gpu);
+  v.predictions = predict(runs, v.roofs, calibration);
+  v.layers = check_layers(runs, v.roofs, calibration);
+  v.link = bench::collectives::model_link(*v.gpu);
+  v.collectives = compare_collectives(runs, v.link, calibration != nullptr ? &calibration->collectives : nullptr);
+  return v;
+}
+
+Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun> runs, const Validation& validation,
                     const Calibration* calibration) {
-  const GpuSpec& gpu = gpu_of_runs(runs, registry, options.gpu);
-  const Roofs roofs = Roofs::of(gpu);
-  const std::vector<Prediction> predictions = predict(runs, roofs, calibration);
+  const GpuSpec& gpu = *validation.gpu;
+  const std::vector<Prediction>& predictions = validation.predictions;
+  const std::vector<LayerCheck>& layers = validation.layers;
+  const LinkSpec& link = validation.link;
+  const std::vector<CollectiveComparison>& collectives = validation.collectives;
 
   Report report;
   report.kind = "validate";
@@ -396,7 +516,6 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
   const std::vector<PatternSummary> patterns = summarize_patterns(predictions);
   report.tables.push_back(
       Table::from_rows<PatternSummary>("patterns", "Per access pattern", pattern_columns, patterns));
-  const std::vector<LayerCheck> layers = check_layers(runs, roofs, calibration);
   if (!layers.empty()) {
     Table table = Table::from_rows<LayerCheck>(
         "layers",
@@ -414,9 +533,6 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
   const std::vector<CeilingRow> ceilings = ceiling_rows(measured_ceilings(runs), gpu);
   report.tables.push_back(
       Table::from_rows<CeilingRow>("ceilings", "Measured ceilings vs the hardware file", ceiling_columns, ceilings));
-  const LinkSpec link = bench::collectives::model_link(gpu);
-  const std::vector<CollectiveComparison> collectives =
-      compare_collectives(runs, link, calibration != nullptr ? &calibration->collectives : nullptr);
   if (!collectives.empty()) {
     report.tables.push_back(Table::from_rows<CollectiveComparison>(
         "collectives",
@@ -441,7 +557,7 @@ Report run_validate(const ValidateOptions& options, std::span<const MeasuredRun>
         fmt::format("calibrated: the roofline time divided by the efficiency that {} learnt for the benchmark's own "
                     "implementation (its 'table'), interpolated at the benchmark's size",
                     calibration->file));
-    if (same_source(*calibration, runs)) {
+    if (learnt_from_any(*calibration, runs)) {
       report.notes.push_back(
           "in-sample: the calibration was learnt from this run, so its errors show how closely the tables reproduce "
           "their own points (points of equal size are averaged); `roofline calibrate` reports leave-one-out errors, "
@@ -509,12 +625,68 @@ Report run_regression(const ValidateOptions& options, const MeasuredRun& baselin
   return report;
 }
 
+GateLimits gate_limits(const ValidateOptions& options) {
+  GateLimits limits;
+  // The error passes 100% when a kernel runs more than twice as fast as its table predicts; a
+  // share of the roofline above 100% would fail every kernel that does not beat the model.
+  if (options.max_error) {
+    limits.max_error = parse_percentage(*options.max_error, "--max-error", {.upper_pct = 1000, .upper_included = true});
+  }
+  if (options.min_of_roofline) {
+    limits.min_of_roofline =
+        parse_percentage(*options.min_of_roofline, "--min-of-roofline", {.upper_pct = 100, .upper_included = true});
+  }
+  for (const std::string& kind : split_list(options.gate_kinds, "--gate-kinds")) {
+    limits.kinds.push_back(parse_result_kind(kind, "--gate-kinds"));
+  }
+  if (!limits.kinds.empty() && !limits.any()) {
+    throw InputError("--gate-kinds: chooses what the gate judges; give --max-error or --min-of-roofline");
+  }
+  return limits;
+}
+
+void add_gate(Report& report, const GateOutcome& gate) {
+  report.inputs["max_error_pct"] = gate.limits.max_error ? nlohmann::json(*gate.limits.max_error * 100) : nullptr;
+  report.inputs["min_of_roofline_pct"] =
+      gate.limits.min_of_roofline ? nlohmann::json(*gate.limits.min_of_roofline * 100) : nullptr;
+  const std::vector<GateSummary> summaries = gate_summaries(gate);
+  const std::vector<GateResult> offenders = gate.offenders();
+  report.tables.push_back(Table::from_rows<GateSummary>("gate", "The gate: results checked against each limit",
+                                                        gate_summary_columns, summaries));
+  report.tables.push_back(Table::from_rows<GateResult>(
+      "offenders",
+      "Offenders: beyond a limit (error = (calibrated - measured) / measured; of roofline = roofline / measured)",
+      offender_columns, offenders));
+  report.tables.push_back(Table::from_rows<NotChecked>(
+      "not_checked", "Not checked: timed results with no figure for a limit (not offenders)", not_checked_columns,
+      gate.not_checked));
+  report.extra_results["gate_passed"] = gate.passed();
+  std::vector<std::string> parts;
+  for (const GateSummary& s : summaries) {
+    parts.push_back(
+        s.check == GateCheck::max_error
+            ? fmt::format("max error {:g}%: {} of {} checked (in sample {} of {}, out of sample {} of {})",
+                          s.limit * 100, s.offenders, s.checked, s.in_sample_offenders, s.in_sample,
+                          s.offenders - s.in_sample_offenders, s.out_of_sample)
+            : fmt::format("min of roofline {:g}%: {} of {} checked", s.limit * 100, s.offenders, s.checked));
+  }
+  const std::size_t offending = gate.offending_results();
+  report.extra_results["gate_offending_results"] = offending;
+  report.notes.push_back(fmt::format("gate: {} {} offended ({}); {} not checked{}", offending,
+                                     offending == 1 ? "result" : "results", fmt::join(parts, "; "),
+                                     gate.not_checked.size(), gate.passed() ? "" : "; exit code 1"));
+  report.notes.push_back(
+      "gate: in sample = the calibration was learnt from the result's run, and its suite is one calibrate learns "
+      "from (the layer suite never is); results not timed are not checked");
+}
+
 void setup_validate_command(CLI::App& app) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* command = app.add_subcommand(
       "validate",
       "Measured vs predicted for every benchmark (bare roofline, and calibrated with --calibration); with --baseline, "
-      "two runs compared for CI (exit 1 on a regression)");
+      "two runs compared for CI (exit 1 on a regression); with --max-error / --min-of-roofline, a gate on measured "
+      "vs predicted (exit 1 when a result is beyond a limit)");
   command->add_option("--measured", options->measured,
                       "A bench JSON report (or compute selftest JSON lines); repeatable. Without it the suite runs "
                       "now (needs a GPU and a CUDA build: exit 3 otherwise)");
@@ -524,6 +696,15 @@ void setup_validate_command(CLI::App& app) {
                       "Compare --measured with this earlier run, benchmark by benchmark, instead of predicting");
   CLI::Option* tolerance = command->add_option(
       "--tolerance", options->tolerance, "With --baseline: the change of median that counts, in percent (default 5%)");
+  command->add_option("--max-error", options->max_error,
+                      "The gate: exit 1 when a result's calibrated prediction misses its measured time by more than "
+                      "this, |calibrated - measured| / measured, in percent (10 or 10%); needs --calibration");
+  command->add_option("--min-of-roofline", options->min_of_roofline,
+                      "The gate: exit 1 when a result reaches less than this share of the bare roofline (roofline "
+                      "time / measured time, the 'of roofline %'), in percent (50 or 50%)");
+  command->add_option("--gate-kinds", options->gate_kinds,
+                      "The gate: judge only these kinds of result (benchmark, layer_stage, layer, collective; "
+                      "comma-separated; default all)");
   command->add_option("--gpu", options->gpu, "The hardware file to predict with, when the run matched none");
   command->add_option("--filter", options->filters,
                       "Only benchmarks whose id contains one of these texts (comma-separated; repeatable)");
