@@ -1,8 +1,9 @@
 #pragma once
 
 // GEMM kernels for the compute suite, from the naive one up to Hopper's wgmma, plus cuBLAS as the
-// in-run reference; and the FP8 GEMM (wgmma, with cuBLASLt as its reference). Plain C++ launchers: callers need no nvcc (the cuBLAS entry points they take,
-// blas_api.hpp, bring the toolkit's cublas_v2.h for their types).
+// in-run reference; and the FP8 GEMM (wgmma, with cuBLASLt as its reference). Plain C++
+// launchers: callers need no nvcc (the cuBLAS and cuBLASLt entry points they take, blas_api.hpp,
+// bring the toolkit's cublas_v2.h and cublasLt.h for their types).
 //
 // Layout (all row-major, 16-bit elements, fp32 accumulation, the result rounded to the input type):
 //   C[m x n] = A[m x k] . B[n x k]^T
