@@ -75,7 +75,8 @@ double sampled_gemm_error(Context& ctx, kernels::StorageFormat format, const Gem
 // relative per element), plus Hopper's fp8 tensor-core accumulation, which keeps fewer bits than
 // fp32 (DeepSeek-V3 technical report, section 3.3.2: about 14 bits, a relative error up to about
 // 2% at k = 4096 in the worst case). A wrong tile, a lost k block or a missing scale is off by far
-// more (a lost k block of 64: about 12%; no scale: 33% with the scales below).
+// more (one lost 128-wide k stage of k = 8192: about 12%; a dropped scale: a third or more with the
+// scales below).
 constexpr double fp8_gemm_tolerance = 2e-2;
 // The per-tensor scales of the inputs: far from 1, so that a kernel that drops or misapplies one
 // fails the check.
