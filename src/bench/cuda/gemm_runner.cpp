@@ -178,7 +178,7 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
         record_not(recorder, std::move(result), Disposition::failed, reference_problem);
         continue;
       }
-      launch = [&, lt, call = args(c->rows_run(), c_out)](cudaStream_t s, int) {
+      launch = [lt, call = args(c->rows_run(), c_out)](cudaStream_t s, int) {
         kernels::cublaslt_gemm_fp8(*lt, call, s);
         return cudaSuccess;
       };
