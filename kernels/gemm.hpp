@@ -85,7 +85,10 @@ void gemm_fp8(GemmKernel kernel, const Fp8GemmArgs& args, Stream stream);
 // algorithm cuBLASLt's heuristic ranks first for the workspace lt.workspace_bytes. The
 // descriptors, layouts and algorithm are built on the first call of a shape (and scale pointers)
 // and cached in lt.plans, so that a later call is cublasLtMatmul alone. Throws KernelError when
-// cuBLASLt reports an error or has no algorithm for the shape.
+// cuBLASLt reports an error or has no algorithm for the shape. cuBLASLt's FP8 kernels want m, n
+// and k multiples of 16 (docs/compute-kernels.md): a caller with fewer tokens runs m rounded up
+// to 16 on an A and a C of that many rows (the compute suite's cublaslt_fp8_rows) and reads the
+// first m.
 void cublaslt_gemm_fp8(const BlasLtApi& lt, const Fp8GemmArgs& args, Stream stream);
 // The check operands of the FP8 GEMM: element i of stream `seed` is level / 8 with level in
 // [-8, 8] (fp8_check_level), exact in e4m3. A product of two is a multiple of 1/64 of at most 1,
