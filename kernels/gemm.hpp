@@ -1,16 +1,22 @@
 #pragma once
 
 // GEMM kernels for the compute suite, from the naive one up to Hopper's wgmma, plus cuBLAS as the
-// in-run reference. Plain C++ launchers: callers need no nvcc (the cuBLAS entry points they take,
-// blas_api.hpp, bring the toolkit's cublas_v2.h for their types).
+// in-run reference; and the FP8 GEMM (wgmma, with cuBLASLt as its reference). Plain C++
+// launchers: callers need no nvcc (the cuBLAS and cuBLASLt entry points they take, blas_api.hpp,
+// bring the toolkit's cublas_v2.h and cublasLt.h for their types).
 //
 // Layout (all row-major, 16-bit elements, fp32 accumulation, the result rounded to the input type):
 //   C[m x n] = A[m x k] . B[n x k]^T
 // B is stored n-major with k contiguous (a weight matrix of nn.Linear); in BLAS terms this is the
 // "TN" product, the layout cuBLAS is fastest in.
 
+#include <cstddef>
+#include <cstdint>
+
 #include "blas_api.hpp"
 #include "compute_types.hpp"
+#include "roofline/bench/testdata.hpp"
+#include "roofline/core/host_device.hpp"
 #include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::kernels {
@@ -47,6 +53,60 @@ bool gemm_kernel_supported(GemmKernel kernel, int device);
 // faults inside the kernel show up at the caller's next synchronisation.
 void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
           Stream stream = nullptr);
+
+// ---- FP8 -------------------------------------------------------------------------------------
+
+// FP8 GEMM as serving engines call it: e4m3 operands with per-tensor scales, fp32 accumulation,
+// bf16 output: C_bf16[m x n] = (*a_scale) * (*b_scale) * A_e4m3[m x k] . B_e4m3[n x k]^T
+// (B stored n-major with k contiguous, as every GEMM here). Scales are device pointers to one float.
+struct Fp8GemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  int m = 0;
+  int n = 0;
+  int k = 0;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+};
+
+// The formats of the FP8 GEMM: e4m3 operands, bf16 output.
+inline constexpr StorageFormat fp8_gemm_operand_format = StorageFormat::fp8_e4m3;
+inline constexpr StorageFormat fp8_gemm_output_format = StorageFormat::bf16;
+
+// The project's kernel (GemmKernel::wgmma only; sm_90a). Requires m >= 1, k % 16 == 0 (TMA's
+// 16-byte row stride of 8-bit rows), n % 8 == 0, 16-byte aligned operands and non-null scales;
+// anything else throws KernelError.
+void gemm_fp8(GemmKernel kernel, const Fp8GemmArgs& args, Stream stream);
+
+// cuBLASLt (loaded at run time, see BlasLtApi in kernels/blas_api.hpp): the in-run reference.
+// cublasLtMatmul in the "TN" layout cuBLASLt's FP8 kernels require, fp32 compute with fast
+// accumulation (no periodic promotion: the same arithmetic as the wgmma kernel's registers), the
+// algorithm cuBLASLt's heuristic ranks first for the workspace lt.workspace_bytes. The
+// descriptors, layouts and algorithm are built on the first call of a shape (and scale pointers)
+// and cached in lt.plans, so that a later call is cublasLtMatmul alone. Throws KernelError when
+// cuBLASLt reports an error or has no algorithm for the shape. cuBLASLt's FP8 kernels want m, n
+// and k multiples of 16 (docs/compute-kernels.md): a caller with fewer tokens runs m rounded up
+// to 16 on an A and a C of that many rows (the compute suite's cublaslt_fp8_rows) and reads the
+// first m.
+void cublaslt_gemm_fp8(const BlasLtApi& lt, const Fp8GemmArgs& args, Stream stream);
+// The check operands of the FP8 GEMM: element i of stream `seed` is level / 8 with level in
+// [-8, 8] (fp8_check_level), exact in e4m3. A product of two is a multiple of 1/64 of at most 1,
+// so a partial sum of a dot product is a multiple of 1/64 too, of typical size 0.375 sqrt(k) (63
+// at k = 28672, about 2^12 units): held exactly in the ~14 bits Hopper's fp8 tensor cores keep
+// while accumulating, or off by a few units at the rare largest sums, far below bf16's rounding.
+// The check then sees indexing, tiling and scaling, not the hardware's accumulation precision,
+// and the host recomputes any element from (seed, index).
+ROOFLINE_HOST_DEVICE constexpr int fp8_check_level(std::uint64_t seed, std::uint64_t index) {
+  return static_cast<int>(testdata::bits32(seed, index) % 17U) - 8;
+}
+inline constexpr double fp8_check_level_scale = 1.0 / 8.0;
+// Fills `count` e4m3 elements with the check operands of stream `seed`.
+void fill_fp8_check_operand(void* data, std::size_t count, std::uint64_t seed, Stream stream);
+
+// The plan cache of a loaded cuBLASLt (BlasLtApi::plans); it destroys its descriptors with lt's
+// entry points, so it must not outlive the library.
+std::shared_ptr<BlasLtPlans> make_blaslt_plans(const BlasLtApi& lt);
 
 // cuBLAS in the same layout (cublasGemmEx, fp32 compute, default algorithm): the reference every
 // kernel is checked and measured against. Throws KernelError when cuBLAS reports an error.
