@@ -252,6 +252,7 @@ Report make_report(const BenchRun& run, const nlohmann::json& inputs) {
 }
 
 Report readable(Report report) {
+  constexpr std::size_t clock_marker = static_cast<std::size_t>(-1);
   for (Table& table : report.tables) {
     const auto key_at = [&table](std::string_view key) {
       for (std::size_t i = 0; i < table.columns.size(); ++i) {
@@ -262,27 +263,24 @@ Report readable(Report report) {
     const std::size_t clock = key_at("sm_clock_mhz");
     const std::size_t throttled = key_at("throttled");
     if (clock == table.columns.size() || throttled == table.columns.size()) continue;  // not a result table
-    std::vector<Column> kept;
-    for (const Column& c : table.columns) {
-      if (c.key == "sm_clock_mhz") {
-        kept.push_back({"clock", "SM MHz", 0});
-      } else if (!is_measurement_column(c.key)) {
-        kept.push_back(c);
-      }
+    // The columns shown, by their place in the full table; the clock goes before the (long) detail.
+    std::vector<std::size_t> shown;
+    for (std::size_t i = 0; i < table.columns.size(); ++i) {
+      if (table.columns[i].key == "detail") shown.push_back(clock_marker);
+      if (!is_measurement_column(table.columns[i].key)) shown.push_back(i);
     }
+    if (std::find(shown.begin(), shown.end(), clock_marker) == shown.end()) shown.push_back(clock_marker);
+    std::vector<Column> columns;
+    for (std::size_t i : shown) columns.push_back(i == clock_marker ? Column{"clock", "SM MHz", 0} : table.columns[i]);
     for (std::vector<Cell>& row : table.rows) {
       std::vector<Cell> cells;
-      cells.reserve(kept.size());
-      for (std::size_t i = 0; i < row.size(); ++i) {
-        if (i == clock) {
-          cells.push_back(clock_cell(row[clock], row[throttled]));
-        } else if (!is_measurement_column(table.columns[i].key)) {
-          cells.push_back(std::move(row[i]));
-        }
+      cells.reserve(shown.size());
+      for (std::size_t i : shown) {
+        cells.push_back(i == clock_marker ? clock_cell(row[clock], row[throttled]) : std::move(row[i]));
       }
       row = std::move(cells);
     }
-    table.columns = std::move(kept);
+    table.columns = std::move(columns);
   }
   return report;
 }

@@ -12,6 +12,7 @@
 #include "catch.hpp"
 #include "roofline/bench/bench.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/validate/measured.hpp"
 
 using namespace roofline;
 using namespace roofline::bench;
@@ -384,4 +385,18 @@ TEST_CASE("the measurement fields are read back from a report, and runs without 
     }
   }
   CHECK(rows > 0);
+}
+
+TEST_CASE("validate reads the measurement fields as outcomes, never as parameters of the problem") {
+  BenchRun run = sample::sample_run();
+  for (BenchmarkResult& r : run.results) {
+    if (r.timing) r.timing->sm_clock_mhz = 1755.0;
+  }
+  const MeasuredRun measured =
+      measured_from_bench_report(to_json(make_report(run, nlohmann::json::object())), "sample.json");
+  REQUIRE(!measured.results.empty());
+  for (const Measurement& m : measured.results) {
+    INFO(m.id);
+    for (const auto& column : columns::measurement) CHECK_FALSE(m.parameters.contains(std::string(column.column.key)));
+  }
 }
