@@ -320,7 +320,10 @@ BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::functi
       ctx.wait("rotated launches");
       result.detail += "; checked only (--check-only), not timed";
     } else {
-      const ColdL2 cold_l2 = cold_l2_method(result.claims_hbm, result.cost.bytes(), rotation, ctx.device().l2_bytes);
+      // What a launch streams through L2: the sectors it moves where the suite models them (a
+      // strided read moves whole sectors for the words it uses), else its model bytes.
+      const double through_l2 = result.sectors ? result.sectors->moved_bytes() : result.cost.bytes();
+      const ColdL2 cold_l2 = cold_l2_method(result.claims_hbm, through_l2, rotation, ctx.device().l2_bytes);
       result.timing = ctx.time_launches(launch, rotation, mode, cold_l2);
       if (const std::string note = throttle_note(*result.timing, ctx.policy(), ctx.device().sm_clock_default_mhz);
           !note.empty()) {
