@@ -340,8 +340,8 @@ constexpr std::array<C, (N + ...)> join(const std::array<C, N>&... parts) {
 // How the harness times a case. Sampling stops on noise (nvbench's criterion): once at least
 // min_samples samples and min_time_s of sampled time are in, as soon as the relative standard
 // deviation of the samples is at most max_noise; else at `samples` samples or when the case's
-// budget (three quarters of max_case_s of sampled time) runs out. The defaults keep a full
-// suite within the time of the fixed 30 samples it took before (docs/bench.md).
+// budget (three quarters of max_case_s of sampled time) runs out. With the defaults a case keeps
+// at most the fixed 30 samples it took before, and 10 where its noise settles (docs/bench.md).
 struct TimingPolicy {
   int samples = 30;                // the most timed samples (each a batch of launches)
   int min_warmup_launches = 10;    // at least this many untimed launches first ...
@@ -394,8 +394,8 @@ struct SamplePlan {
 [[nodiscard]] SamplePlan sample_plan(const TimingPolicy& policy, double launch_s, int rotation,
                                      ColdL2 cold_l2 = ColdL2::not_claimed);
 
-// How a case keeps the L2 cold (ColdL2): from its claim, the model bytes of one launch, the input
-// sets its launches rotate through and the device's L2.
+// How a case keeps the L2 cold (ColdL2): from its claim, the bytes one launch streams through L2,
+// the input sets its launches rotate through and the device's L2.
 [[nodiscard]] ColdL2 cold_l2_method(bool claims_hbm, double bytes_per_launch, int rotation, std::int64_t l2_bytes);
 
 // ---- clocks, power and throttling -------------------------------------------------------------
