@@ -1,4 +1,6 @@
 // The columns every result table can use (roofline::bench::columns).
+#include <fmt/format.h>
+
 #include "roofline/bench/bench.hpp"
 
 namespace roofline::bench {
@@ -76,6 +78,37 @@ Cell sector_efficiency(const BenchmarkResult& r) {
 }
 Cell detail(const BenchmarkResult& r) {
   return Cell{r.detail};
+}
+Cell sm_clock_mhz(const BenchmarkResult& r) {
+  return r.timing ? optional_cell(r.timing->sm_clock_mhz) : Cell{};
+}
+Cell sm_clock_min_mhz(const BenchmarkResult& r) {
+  return r.timing ? optional_cell(r.timing->sm_clock_min_mhz) : Cell{};
+}
+Cell mem_clock_mhz(const BenchmarkResult& r) {
+  return r.timing ? optional_cell(r.timing->memory_clock_mhz) : Cell{};
+}
+Cell power_w(const BenchmarkResult& r) {
+  return r.timing ? optional_cell(r.timing->power_w) : Cell{};
+}
+Cell throttle_reasons(const BenchmarkResult& r) {
+  if (!r.timing || !r.timing->throttle_reasons) return Cell{};
+  return Cell{fmt::format("{}", fmt::join(*r.timing->throttle_reasons, ","))};
+}
+Cell throttled(const BenchmarkResult& r) {
+  return r.timing ? Cell{r.timing->throttled} : Cell{};
+}
+Cell retaken_samples(const BenchmarkResult& r) {
+  return r.timing ? Cell{std::int64_t{r.timing->retaken}} : Cell{};
+}
+Cell noise_pct(const BenchmarkResult& r) {
+  return r.timing ? Cell{r.timing->noise * 100} : Cell{};
+}
+Cell stopped_on(const BenchmarkResult& r) {
+  return r.timing ? Cell{std::string(name_of(r.timing->stopped_on))} : Cell{};
+}
+Cell cold_l2(const BenchmarkResult& r) {
+  return r.timing ? Cell{std::string(name_of(r.timing->cold_l2))} : Cell{};
 }
 }  // namespace cells
 }  // namespace roofline::bench

@@ -398,6 +398,7 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
   r.cost = case_cost(c, s);
   r.sectors = case_sectors(c, s);
   r.ceiling_id = std::string(ceiling_id);
+  r.claims_hbm = c.kernel != Kernel::l2_read && c.kernel != Kernel::smem_read;  // the cache ceilings read what L2 holds
   switch (c.kernel) {
     case Kernel::strided_read:
       r.parameters = {{"pattern", Cell{std::string("strided")}},

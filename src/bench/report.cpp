@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "roofline/bench/bench.hpp"
+#include "roofline/core/version.hpp"
 
 namespace roofline::bench {
 namespace {
@@ -12,7 +13,7 @@ Cell optional_mhz(const std::optional<double>& mhz) {
   return mhz ? Cell{*mhz} : Cell{};
 }
 
-constexpr std::array<ColumnOf<BenchRun>, 21> device_columns{{
+constexpr std::array<ColumnOf<BenchRun>, 23> device_columns{{
     {{"name", "device", 0}, [](const BenchRun& r) { return Cell{r.device.name}; }},
     {{"index", "index", 0}, [](const BenchRun& r) { return Cell{std::int64_t{r.device.index}}; }},
     {{"compute_capability", "cc", 0},
@@ -42,6 +43,12 @@ constexpr std::array<ColumnOf<BenchRun>, 21> device_columns{{
      [](const BenchRun& r) { return optional_mhz(r.device.memory_clock_start_mhz); }},
     {{"memory_clock_end_mhz", "mem clock end", 0},
      [](const BenchRun& r) { return optional_mhz(r.device.memory_clock_end_mhz); }},
+    {{"sm_clock_default_mhz", "SM clock default", 0},
+     [](const BenchRun& r) { return optional_mhz(r.device.sm_clock_default_mhz); }},
+    {{"sm_clock_default_source", "default from", 0},
+     [](const BenchRun& r) {
+       return r.device.sm_clock_default_source.empty() ? Cell{} : Cell{r.device.sm_clock_default_source};
+     }},
     {{"hardware_id", "hardware file", 0},
      [](const BenchRun& r) { return r.hardware_id ? Cell{*r.hardware_id} : Cell{}; }},
 }};
@@ -51,7 +58,12 @@ std::int64_t count_of(const BenchRun& run, Disposition d) {
                        [d](const BenchmarkResult& r) { return r.disposition == d; });
 }
 
-constexpr std::array<ColumnOf<BenchRun>, 15> run_columns{{
+std::int64_t throttled_count(const BenchRun& run) {
+  return std::count_if(run.results.begin(), run.results.end(),
+                       [](const BenchmarkResult& r) { return r.timing && r.timing->throttled; });
+}
+
+constexpr std::array<ColumnOf<BenchRun>, 21> run_columns{{
     {{"started_utc", "started (UTC)", 0}, [](const BenchRun& r) { return Cell{r.started_utc}; }},
     {{"duration_s", "duration [s]", 1}, [](const BenchRun& r) { return Cell{r.duration_s}; }},
     {{"suites", "suites", 0}, [](const BenchRun& r) { return Cell{fmt::format("{}", fmt::join(r.suites, ","))}; }},
@@ -60,6 +72,10 @@ constexpr std::array<ColumnOf<BenchRun>, 15> run_columns{{
     {{"seed", "seed", 0},
      [](const BenchRun& r) { return Cell{static_cast<std::int64_t>(r.seed & 0x7FFFFFFFFFFFFFFFULL)}; }},
     {{"samples", "samples", 0}, [](const BenchRun& r) { return Cell{std::int64_t{r.policy.samples}}; }},
+    {{"min_samples", "min samples", 0}, [](const BenchRun& r) { return Cell{std::int64_t{r.policy.min_samples}}; }},
+    {{"min_time_ms", "min time [ms]", 1}, [](const BenchRun& r) { return Cell{r.policy.min_time_s * 1e3}; }},
+    {{"max_noise_pct", "max noise %", 2}, [](const BenchRun& r) { return optional_cell(r.policy.max_noise, 100.0); }},
+    {{"keep_throttled", "keep throttled", 0}, [](const BenchRun& r) { return Cell{r.policy.keep_throttled}; }},
     {{"min_warmup_launches", "warm-up launches", 0},
      [](const BenchRun& r) { return Cell{std::int64_t{r.policy.min_warmup_launches}}; }},
     {{"min_warmup_ms", "warm-up [ms]", 1}, [](const BenchRun& r) { return Cell{r.policy.min_warmup_s * 1e3}; }},
@@ -69,7 +85,9 @@ constexpr std::array<ColumnOf<BenchRun>, 15> run_columns{{
     {{"not_run", "not run", 0}, [](const BenchRun& r) { return Cell{count_of(r, Disposition::not_run)}; }},
     {{"not_supported", "not supported", 0},
      [](const BenchRun& r) { return Cell{count_of(r, Disposition::not_supported)}; }},
+    {{"throttled", "throttled", 0}, [](const BenchRun& r) { return Cell{throttled_count(r)}; }},
     {{"stopped_early", "stopped early", 0}, [](const BenchRun& r) { return Cell{r.context_lost}; }},
+    {{"tool_commit", "commit", 0}, [](const BenchRun& /*r*/) { return Cell{std::string(tool_commit)}; }},
 }};
 
 Cell target_rate(const TargetResult& t, const std::optional<double>& rate, Metric metric) {
@@ -130,17 +148,65 @@ std::vector<std::string> ceiling_notes(const BenchRun& run) {
   return notes;
 }
 
+// The clocks of the whole run, and which results ran throttled: what a reader checks before
+// trusting a figure (the SM clock of an H200 falls by a quarter under sustained load).
+std::vector<std::string> clock_notes(const BenchRun& run) {
+  std::vector<std::string> notes;
+  const DeviceInfo& d = run.device;
+  const auto mhz = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f} MHz", *v) : "not recorded"; };
+  if (d.sm_clock_default_mhz) {
+    notes.push_back(fmt::format(
+        "SM clock {} at the start, {} at the end of the run; default {:.0f} MHz ({}); a sample below {:.0f}% of it "
+        "({:.0f} MHz) is throttled{}",
+        mhz(d.sm_clock_start_mhz), mhz(d.sm_clock_end_mhz), *d.sm_clock_default_mhz, d.sm_clock_default_source,
+        throttle_clock_fraction * 100, throttle_clock_fraction * *d.sm_clock_default_mhz,
+        run.policy.keep_throttled ? " and kept (--keep-throttled)" : " and taken again"));
+  } else {
+    notes.push_back(fmt::format(
+        "SM clock {} at the start, {} at the end of the run; no default SM clock (NVML missing or silent), so no "
+        "sample was checked for throttling",
+        mhz(d.sm_clock_start_mhz), mhz(d.sm_clock_end_mhz)));
+  }
+  std::vector<std::string> throttled;
+  for (const BenchmarkResult& r : run.results) {
+    if (r.timing && r.timing->throttled) throttled.push_back(r.id);
+  }
+  if (!throttled.empty()) {
+    constexpr std::size_t shown = 10;
+    notes.push_back(fmt::format(
+        "{} result{} ran throttled (clock marked *): {}{}", throttled.size(), throttled.size() == 1 ? "" : "s",
+        fmt::join(throttled.begin(), throttled.begin() + std::min(shown, throttled.size()), ", "),
+        throttled.size() > shown ? ", ..." : ""));
+  }
+  return notes;
+}
+
 Table group_table(const GroupLayout& layout, std::span<const BenchmarkResult> results, std::string_view suite) {
   Table table{std::string(layout.name), std::string(layout.title), {}, {}};
   for (const auto& c : layout.columns) table.columns.push_back(c.column);
+  for (const auto& c : columns::measurement) table.columns.push_back(c.column);
   for (const BenchmarkResult& r : results) {
     if (r.suite != suite || r.group != layout.name) continue;
     std::vector<Cell> cells;
-    cells.reserve(layout.columns.size());
+    cells.reserve(table.columns.size());
     for (const auto& c : layout.columns) cells.push_back(c.value(r));
+    for (const auto& c : columns::measurement) cells.push_back(c.value(r));
     table.rows.push_back(std::move(cells));
   }
   return table;
+}
+
+bool is_measurement_column(std::string_view key) {
+  return std::any_of(columns::measurement.begin(), columns::measurement.end(),
+                     [key](const columns::C& c) { return c.column.key == key; });
+}
+
+// "1980", or "1485*" for a throttled result; empty where the clock was not recorded.
+Cell clock_cell(const Cell& sm_clock_mhz, const Cell& throttled) {
+  const double* mhz = std::get_if<double>(&sm_clock_mhz);
+  if (mhz == nullptr) return Cell{};
+  const bool* flag = std::get_if<bool>(&throttled);
+  return Cell{fmt::format("{:.0f}{}", *mhz, flag != nullptr && *flag ? "*" : "")};
 }
 
 }  // namespace
@@ -176,11 +242,46 @@ Report make_report(const BenchRun& run, const nlohmann::json& inputs) {
   report.notes.push_back("every timed result was first checked against a host reference; failed results are not timed");
   report.notes.push_back(fmt::format("hardware: {}", run.hardware_detail));
   for (std::string& note : ceiling_notes(run)) report.notes.push_back(std::move(note));
+  for (std::string& note : clock_notes(run)) report.notes.push_back(std::move(note));
   if (run.policy.check_only) report.notes.push_back("--check-only: every case checked, nothing timed");
   if (run.quick) {
     report.notes.push_back("--quick: small buffers and few samples; figures are rough and targets not meaningful");
   }
   for (const std::string& note : run.notes) report.notes.push_back(note);
+  return report;
+}
+
+Report readable(Report report) {
+  constexpr std::size_t clock_marker = static_cast<std::size_t>(-1);
+  for (Table& table : report.tables) {
+    const auto key_at = [&table](std::string_view key) {
+      for (std::size_t i = 0; i < table.columns.size(); ++i) {
+        if (table.columns[i].key == key) return i;
+      }
+      return table.columns.size();
+    };
+    const std::size_t clock = key_at("sm_clock_mhz");
+    const std::size_t throttled = key_at("throttled");
+    if (clock == table.columns.size() || throttled == table.columns.size()) continue;  // not a result table
+    // The columns shown, by their place in the full table; the clock goes before the (long) detail.
+    std::vector<std::size_t> shown;
+    for (std::size_t i = 0; i < table.columns.size(); ++i) {
+      if (table.columns[i].key == "detail") shown.push_back(clock_marker);
+      if (!is_measurement_column(table.columns[i].key)) shown.push_back(i);
+    }
+    if (std::find(shown.begin(), shown.end(), clock_marker) == shown.end()) shown.push_back(clock_marker);
+    std::vector<Column> columns;
+    for (std::size_t i : shown) columns.push_back(i == clock_marker ? Column{"clock", "SM MHz", 0} : table.columns[i]);
+    for (std::vector<Cell>& row : table.rows) {
+      std::vector<Cell> cells;
+      cells.reserve(shown.size());
+      for (std::size_t i : shown) {
+        cells.push_back(i == clock_marker ? clock_cell(row[clock], row[throttled]) : std::move(row[i]));
+      }
+      row = std::move(cells);
+    }
+    table.columns = std::move(columns);
+  }
   return report;
 }
 

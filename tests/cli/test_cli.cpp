@@ -270,7 +270,16 @@ TEST_CASE("bench --list needs no GPU and bad bench flags are bad input") {
     CHECK_THAT(compute.out, Contains(std::string("gemm.bf16.8192x8192x8192.") + kernel));
   }
   CHECK_THAT(roofline("bench --list --suite layer").out, Contains("layer.prefill.n4096.roofline"));
-  for (const char* args : {"bench --suite nope", "bench --samples 0", "bench --timeout 0", "bench --filter ,"}) {
+  // The timing flags are recorded with the inputs.
+  const json timing =
+      json::parse(roofline("bench --list --max-noise 1 --min-samples 5 --min-time 0.1 --format json").out);
+  CHECK(timing.at("inputs").at("max_noise_pct") == 1.0);
+  CHECK(timing.at("inputs").at("min_samples") == 5);
+  CHECK(timing.at("inputs").at("min_time_s") == 0.1);
+  CHECK(timing.at("inputs").at("keep_throttled") == false);
+  for (const char* args :
+       {"bench --suite nope", "bench --samples 0", "bench --timeout 0", "bench --filter ,", "bench --max-noise 0",
+        "bench --min-samples 40", "bench --min-time -1", "bench --samples 5 --min-samples 6"}) {
     INFO(args);
     const CommandResult bad = roofline(args);
     CHECK(bad.exit_code == 2);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   const roofline::Report report = roofline::bench::make_report(run, inputs);
   // "table": the human form, to look at the layout.
   const bool table = has("table");
-  roofline::make_printer(table ? roofline::Format::table : roofline::Format::json)->print(report, std::cout);
+  roofline::make_printer(table ? roofline::Format::table : roofline::Format::json)
+      ->print(table ? roofline::bench::readable(report) : report, std::cout);
   return 0;
 }

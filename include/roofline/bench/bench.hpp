@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -55,13 +56,44 @@ struct Parameter {
   Cell value;
 };
 
+// Why a case's sampling stopped: its relative noise fell under TimingPolicy::max_noise (after
+// min_samples and min_time_s), it reached its sample count, or its time budget ran out.
+enum class StopReason : std::uint8_t { noise, samples, budget };
+inline constexpr std::array<std::string_view, 3> stop_reason_names{"noise", "samples", "budget"};
+[[nodiscard]] constexpr std::string_view name_of(StopReason s) {
+  return stop_reason_names[static_cast<std::size_t>(s)];
+}
+
+// How a case that claims HBM figures kept the L2 cold between samples: its launches rotate
+// through input sets spanning at least twice the L2 (each launch evicts what the next set needs
+// from L2 before it is read again), or, where they span less, the L2 is flushed before every
+// sample (a write of twice its size, outside the timed region) and a sample is one rotation.
+// not_claimed: the case makes no HBM claim (cache ceilings, compute, whole layers).
+enum class ColdL2 : std::uint8_t { not_claimed, rotation, flush };
+inline constexpr std::array<std::string_view, 3> cold_l2_names{"not_claimed", "rotation", "flush"};
+[[nodiscard]] constexpr std::string_view name_of(ColdL2 c) {
+  return cold_l2_names[static_cast<std::size_t>(c)];
+}
+
 // How the timed launches went: per-launch seconds over `count` samples, each sample the
 // average of `launches_per_sample` back-to-back launches (replayed as one CUDA graph if
-// `graph`).
+// `graph`), and the state of the GPU while they ran (clocks through NVML: absent where NVML is
+// not, never a guess).
 struct Timing {
   Summary seconds;
   int launches_per_sample = 1;
   bool graph = false;
+  double noise = 0;  // relative standard deviation of the kept samples (nvbench's "stdrel")
+  StopReason stopped_on = StopReason::samples;
+  ColdL2 cold_l2 = ColdL2::not_claimed;
+  int retaken = 0;                                        // samples dropped as throttled and taken again
+  std::optional<double> sm_clock_mhz = std::nullopt;      // median SM clock over the kept samples
+  std::optional<double> sm_clock_min_mhz = std::nullopt;  // the lowest of them
+  std::optional<double> memory_clock_mhz = std::nullopt;  // after the last sample
+  std::optional<double> power_w = std::nullopt;           // board power after the last sample
+  // NVML's clock-event reasons seen (names, idle excluded); absent where NVML could not say.
+  std::optional<std::vector<std::string>> throttle_reasons = std::nullopt;
+  bool throttled = false;  // a kept sample ran below throttle_clock_fraction of the default clock
 };
 
 struct BenchmarkResult {
@@ -75,6 +107,9 @@ struct BenchmarkResult {
   std::string ceiling_id;                     // the in-run ceiling it is compared with ("memcpy.d2d"); may be empty
   Metric ceiling_metric = Metric::bandwidth;  // how: bandwidth (memcpy) or FLOP rate (peak probes)
   std::string reference_id;                   // another implementation of the same problem (cuBLAS); may be empty
+  // Whether its bandwidth is an HBM figure: the harness then keeps the L2 cold between samples
+  // (ColdL2). Declared by the suite; cache ceilings, compute and layer results make no such claim.
+  bool claims_hbm = false;
 
   Disposition disposition = Disposition::not_run;
   std::string detail;            // why it failed or was not run; what the check compared when it passed
@@ -163,6 +198,18 @@ struct RecordedResult {
   [[nodiscard]] bool flag(std::string_view key) const;
 };
 
+// The measurement fields of a result row as a run recorded them (columns::measurement: clocks,
+// power, throttling, noise, cold L2); each absent in runs recorded before them, where NVML was
+// missing, or where the result was not timed.
+struct RecordedMeasurement {
+  std::optional<double> sm_clock_mhz, sm_clock_min_mhz, mem_clock_mhz, power_w, noise_pct;
+  std::optional<bool> throttled;
+  std::optional<std::int64_t> retaken_samples;
+  std::optional<std::string> throttle_reasons, stopped_on, cold_l2;
+};
+// Reads them from a result row; InputError naming `where` and the key for a value of the wrong type.
+[[nodiscard]] RecordedMeasurement recorded_measurement(const nlohmann::json& row, std::string_view where);
+
 struct SuiteInfo {
   std::string_view name;
   std::string_view description;
@@ -224,6 +271,17 @@ Cell moved_bytes(const BenchmarkResult& r);
 Cell sector_bandwidth_tbps(const BenchmarkResult& r);
 Cell sector_efficiency(const BenchmarkResult& r);
 Cell detail(const BenchmarkResult& r);
+// How the sampling went and the GPU's state while it ran (Timing).
+Cell sm_clock_mhz(const BenchmarkResult& r);
+Cell sm_clock_min_mhz(const BenchmarkResult& r);
+Cell mem_clock_mhz(const BenchmarkResult& r);
+Cell power_w(const BenchmarkResult& r);
+Cell throttle_reasons(const BenchmarkResult& r);
+Cell throttled(const BenchmarkResult& r);
+Cell retaken_samples(const BenchmarkResult& r);
+Cell noise_pct(const BenchmarkResult& r);
+Cell stopped_on(const BenchmarkResult& r);
+Cell cold_l2(const BenchmarkResult& r);
 }  // namespace cells
 
 namespace columns {
@@ -254,6 +312,21 @@ inline constexpr C detail{{"detail", "detail", 0}, &cells::detail};
 // How the timed launches went, in the order every result table shows them.
 inline constexpr std::array<C, 7> timing{median_us, min_us, max_us, spread_pct, samples, launches_per_sample, graph};
 
+// How each result was measured: make_report appends these to every result table of every suite.
+// The human table shows them as one `clock` column (readable()); JSON and CSV keep them all.
+inline constexpr std::array<C, 10> measurement{{
+    {{"sm_clock_mhz", "SM MHz", 0}, &cells::sm_clock_mhz},
+    {{"sm_clock_min_mhz", "min SM MHz", 0}, &cells::sm_clock_min_mhz},
+    {{"mem_clock_mhz", "mem MHz", 0}, &cells::mem_clock_mhz},
+    {{"power_w", "power [W]", 0}, &cells::power_w},
+    {{"throttle_reasons", "throttle reasons", 0}, &cells::throttle_reasons},
+    {{"throttled", "throttled", 0}, &cells::throttled},
+    {{"retaken_samples", "retaken", 0}, &cells::retaken_samples},
+    {{"noise_pct", "noise %", 2}, &cells::noise_pct},
+    {{"stopped_on", "stopped on", 0}, &cells::stopped_on},
+    {{"cold_l2", "cold L2", 0}, &cells::cold_l2},
+}};
+
 // A column table composed of parts: join(std::to_array<C>({id, ...}), timing, std::to_array<C>({...})).
 template <std::size_t... N>
 constexpr std::array<C, (N + ...)> join(const std::array<C, N>&... parts) {
@@ -264,35 +337,135 @@ constexpr std::array<C, (N + ...)> join(const std::array<C, N>&... parts) {
 }
 }  // namespace columns
 
-// How the harness times a case.
+// How the harness times a case. Sampling stops on noise (nvbench's criterion): once at least
+// min_samples samples and min_time_s of sampled time are in, as soon as the relative standard
+// deviation of the samples is at most max_noise; else at `samples` samples or when the case's
+// budget (three quarters of max_case_s of sampled time) runs out. With the defaults a case keeps
+// at most the fixed 30 samples it took before, and 10 where its noise settles (docs/bench.md).
 struct TimingPolicy {
-  int samples = 30;                // timed samples (each a batch of launches)
+  int samples = 30;                // the most timed samples (each a batch of launches)
   int min_warmup_launches = 10;    // at least this many untimed launches first ...
   double min_warmup_s = 0.025;     // ... and at least this long
   double target_sample_s = 0.002;  // a sample lasts about this long (launches are batched)
   int max_launches_per_sample = 1000;
   // Long launches (a naive GEMM of 8192^3 takes a second) get fewer warm-up launches and samples:
-  // a case's timing stays near this many seconds, with at least min_samples samples.
+  // a case's timing stays near this many seconds, with at least budget_min_samples samples.
   double max_case_s = 2.0;
-  int min_samples = 3;
+  int budget_min_samples = 3;
+  // Noise-based stopping; no max_noise: a fixed count of `samples` (--quick).
+  int min_samples = 10;
+  double min_time_s = 0.02;
+  std::optional<double> max_noise = 0.005;
+  // A sample that ran below throttle_clock_fraction of the default SM clock is dropped and taken
+  // again, at most max_throttle_retakes times per case and within its budget; keep_throttled
+  // keeps every sample (the result is flagged either way).
+  int max_throttle_retakes = 5;
+  bool keep_throttled = false;
   double timeout_s = 60;  // any single wait for the GPU longer than this is a hang
   // Check every case and run each of its rotating input sets once, but time nothing (for
   // compute-sanitizer, which slows kernels down too much for timing and checks accesses only).
   bool check_only = false;
 };
+
+// The timing flags of `roofline bench`, each unset where the user did not give it.
+struct TimingFlags {
+  std::optional<int> samples = std::nullopt;           // --samples
+  std::optional<int> min_samples = std::nullopt;       // --min-samples
+  std::optional<double> min_time_s = std::nullopt;     // --min-time
+  std::optional<double> max_noise_pct = std::nullopt;  // --max-noise, in percent
+  bool keep_throttled = false;                         // --keep-throttled
+};
+// The default policy (or --quick's small fixed plan) with the flags applied; InputError naming
+// the flag for a value out of range.
+[[nodiscard]] TimingPolicy timing_policy(bool quick, const TimingFlags& flags);
 [[nodiscard]] TimingPolicy timing_policy(bool quick, std::optional<int> samples);
 
 // The harness's arithmetic, from the first launch's time: warm-up launches (at least
 // min_warmup_launches and min_warmup_s, within a quarter of max_case_s, at least one) ...
 [[nodiscard]] int warmup_launches(const TimingPolicy& policy, double first_launch_s);
 // ... and, from the warm-up's time per launch, the launches per sample (about target_sample_s,
-// whole rotations of the input sets) and the samples (policy.samples, fewer -- down to
-// min_samples -- when they would take past three quarters of max_case_s).
+// whole rotations of the input sets; with an L2 flush before every sample, one rotation, so that
+// every launch reads inputs the flush evicted) and the samples at most (policy.samples, fewer --
+// down to budget_min_samples -- when they would take past three quarters of max_case_s).
 struct SamplePlan {
   int batch = 1;
   int samples = 1;
 };
-[[nodiscard]] SamplePlan sample_plan(const TimingPolicy& policy, double launch_s, int rotation);
+[[nodiscard]] SamplePlan sample_plan(const TimingPolicy& policy, double launch_s, int rotation,
+                                     ColdL2 cold_l2 = ColdL2::not_claimed);
+
+// How a case keeps the L2 cold (ColdL2): from its claim, the bytes one launch streams through L2,
+// the input sets its launches rotate through and the device's L2.
+[[nodiscard]] ColdL2 cold_l2_method(bool claims_hbm, double bytes_per_launch, int rotation, std::int64_t l2_bytes);
+
+// ---- clocks, power and throttling -------------------------------------------------------------
+
+// Below this share of the default SM clock a sample counts as throttled: on the H200 the SM
+// clock falls from 1980 MHz to about 1480 MHz under sustained tensor-core load (DESIGN.md).
+inline constexpr double throttle_clock_fraction = 0.75;
+// Whether a sample at `sm_clock_mhz` ran throttled; never without both clocks.
+[[nodiscard]] bool is_throttled(std::optional<double> sm_clock_mhz, std::optional<double> default_sm_clock_mhz);
+
+// NVML's clock-event ("throttle") reasons, bit by bit (nvml.h, nvmlClocksEventReason*), as the
+// names the report uses. Idle is no throttling and is left out.
+struct ThrottleReason {
+  std::uint64_t bit;
+  std::string_view name;
+};
+inline constexpr std::array<ThrottleReason, 8> throttle_reasons{{
+    {0x2, "applications_clocks_setting"},
+    {0x4, "sw_power_cap"},
+    {0x8, "hw_slowdown"},
+    {0x10, "sync_boost"},
+    {0x20, "sw_thermal_slowdown"},
+    {0x40, "hw_thermal_slowdown"},
+    {0x80, "hw_power_brake_slowdown"},
+    {0x100, "display_clock_setting"},
+}};
+inline constexpr std::uint64_t nvml_reason_gpu_idle = 0x1;
+// The names of the reasons set in `mask`, in bit order; bits NVML may add later are named
+// "reason_0x...", never dropped.
+[[nodiscard]] std::vector<std::string> throttle_reason_names(std::uint64_t mask);
+
+// What NVML says about the GPU at one moment; each figure absent where NVML or the call is not.
+struct GpuState {
+  std::optional<double> sm_clock_mhz = std::nullopt;
+  std::optional<double> memory_clock_mhz = std::nullopt;
+  std::optional<double> power_w = std::nullopt;
+  std::optional<std::uint64_t> throttle_reasons = std::nullopt;  // NVML's bitmask
+};
+
+// Reads the GPU's state between samples: NVML in the CUDA runner (nvml_library.hpp); the unit
+// tests feed their own clocks.
+class GpuMonitor {
+ public:
+  GpuMonitor() = default;
+  GpuMonitor(const GpuMonitor&) = delete;
+  GpuMonitor& operator=(const GpuMonitor&) = delete;
+  virtual ~GpuMonitor() = default;
+  // Clocks, power and reasons: before the first and after the last sample of a case.
+  [[nodiscard]] virtual GpuState state() = 0;
+  // The SM clock and the reasons only: after every sample.
+  [[nodiscard]] virtual GpuState sample_state() = 0;
+};
+
+// One case's sampling loop: `take_sample` runs one timed sample on the GPU (outside this code:
+// launches, events, any L2 flush) and returns its seconds per launch; `monitor` is read
+// between samples only, so that no NVML call falls inside a timed region. Throttled samples are
+// dropped and re-taken (TimingPolicy), noise decides when to stop (StopReason). Fills every
+// field of Timing but launches_per_sample, graph and cold_l2.
+[[nodiscard]] Timing take_samples(const TimingPolicy& policy, const SamplePlan& plan,
+                                  std::optional<double> default_sm_clock_mhz, GpuMonitor& monitor,
+                                  const std::function<double()>& take_sample);
+
+// What a result's detail adds about its sampling: throttled samples it kept (and why), empty
+// when there were none.
+[[nodiscard]] std::string throttle_note(const Timing& timing, const TimingPolicy& policy,
+                                        std::optional<double> default_sm_clock_mhz);
+
+// The relative standard deviation of `values` (sample standard deviation over the mean); 0 for
+// fewer than two values.
+[[nodiscard]] double relative_noise(std::span<const double> values);
 
 // The device as detected at run time.
 struct DeviceInfo {
@@ -314,6 +487,10 @@ struct DeviceInfo {
   int cublas_version = 0;
   // Current clocks read through NVML before and after the run (absent where NVML is not).
   std::optional<double> sm_clock_start_mhz, sm_clock_end_mhz, memory_clock_start_mhz, memory_clock_end_mhz;
+  // The SM clock the throttle rule compares with (NVML's default applications clock, else its
+  // maximum clock) and where it came from (device.cpp says why).
+  std::optional<double> sm_clock_default_mhz;
+  std::string sm_clock_default_source;
 
   // DDR: two transfers per clock on each pin of the bus.
   [[nodiscard]] double memory_bandwidth_from_clocks() const {
@@ -342,6 +519,11 @@ struct BenchRun {
 // The report of a run (kind "bench"): a table for the device, one for the run, one per result
 // group of each suite that produced results, and the targets.
 [[nodiscard]] Report make_report(const BenchRun& run, const nlohmann::json& inputs);
+
+// The report as a person reads it (the table format): in every result table the measurement
+// columns give way to one `clock` column, the median SM clock in MHz with a `*` where the result
+// ran throttled.
+[[nodiscard]] Report readable(Report report);
 
 // The report of --list (kind "bench-cases").
 [[nodiscard]] Report make_case_list(std::span<const SuiteInfo* const> selected, bool quick,

@@ -18,8 +18,8 @@ namespace roofline::bench {
 struct RunOptions {
   std::vector<const SuiteInfo*> suites;
   bool quick = false;
-  std::vector<std::string> filters;  // run a case when its id contains one of these (none: all)
-  std::optional<int> samples;
+  std::vector<std::string> filters;   // run a case when its id contains one of these (none: all)
+  TimingFlags timing;                 // --samples, --min-samples, --min-time, --max-noise, --keep-throttled
   std::optional<std::uint64_t> seed;  // default: drawn from the clock, recorded in the report
   int device = 0;
   double timeout_s = 60;

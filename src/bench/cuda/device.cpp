@@ -1,11 +1,11 @@
-// Device detection: the CUDA runtime's properties and versions, and the current clocks through
-// NVML, loaded at run time so that the binary still starts where no driver is installed.
-#include <dlfcn.h>
+// Device detection: the CUDA runtime's properties and versions, and the clocks through NVML
+// (nvml_library.hpp), loaded at run time so that the binary still starts where no driver is installed.
 #include <fmt/format.h>
 
 #include <array>
 
 #include "harness.hpp"
+#include "nvml_library.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline::bench::cuda {
@@ -17,53 +17,12 @@ int attribute(cudaDeviceAttr attr, int device) {
   return value;
 }
 
-// The few NVML entry points used here, declared by hand (nvml.h is not part of every toolkit
-// install); their C ABI is stable across driver versions.
-using NvmlDevice = struct NvmlDeviceOpaque*;
-using NvmlInit = int (*)();
-using NvmlShutdown = int (*)();
-using NvmlByPciBusId = int (*)(const char*, NvmlDevice*);
-using NvmlClockInfo = int (*)(NvmlDevice, int, unsigned int*);
-constexpr int nvml_clock_sm = 1;
-constexpr int nvml_clock_mem = 2;
-
-class NvmlLibrary {
- public:
-  NvmlLibrary() : handle_(dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {}
-  NvmlLibrary(const NvmlLibrary&) = delete;
-  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
-  ~NvmlLibrary() {
-    if (handle_ != nullptr) dlclose(handle_);
-  }
-  template <typename F>
-  F symbol(const char* name) const {
-    return handle_ == nullptr ? nullptr : reinterpret_cast<F>(dlsym(handle_, name));
-  }
-
- private:
-  void* handle_;
-};
-
 }  // namespace
 
 Clocks current_clocks(const std::string& pci_bus_id) {
-  Clocks clocks;
-  const NvmlLibrary nvml;
-  const auto init = nvml.symbol<NvmlInit>("nvmlInit_v2");
-  const auto shutdown = nvml.symbol<NvmlShutdown>("nvmlShutdown");
-  const auto by_pci = nvml.symbol<NvmlByPciBusId>("nvmlDeviceGetHandleByPciBusId_v2");
-  const auto clock_info = nvml.symbol<NvmlClockInfo>("nvmlDeviceGetClockInfo");
-  if (init == nullptr || shutdown == nullptr || by_pci == nullptr || clock_info == nullptr || init() != 0) {
-    return clocks;
-  }
-  NvmlDevice device = nullptr;
-  if (by_pci(pci_bus_id.c_str(), &device) == 0) {
-    unsigned int mhz = 0;
-    if (clock_info(device, nvml_clock_sm, &mhz) == 0) clocks.sm_mhz = mhz;
-    if (clock_info(device, nvml_clock_mem, &mhz) == 0) clocks.memory_mhz = mhz;
-  }
-  shutdown();
-  return clocks;
+  Nvml nvml(pci_bus_id);
+  const GpuState state = nvml.state();
+  return Clocks{state.sm_clock_mhz, state.memory_clock_mhz};
 }
 
 DeviceInfo detect_device(int index) {
@@ -107,9 +66,17 @@ DeviceInfo detect_device(int index) {
   info.ecc = props.ECCEnabled != 0;
   check(cudaDriverGetVersion(&info.driver_version), "cudaDriverGetVersion");
   check(cudaRuntimeGetVersion(&info.runtime_version), "cudaRuntimeGetVersion");
-  const Clocks clocks = current_clocks(info.pci_bus_id);
-  info.sm_clock_start_mhz = clocks.sm_mhz;
-  info.memory_clock_start_mhz = clocks.memory_mhz;
+  Nvml nvml(info.pci_bus_id);
+  const GpuState state = nvml.state();
+  info.sm_clock_start_mhz = state.sm_clock_mhz;
+  info.memory_clock_start_mhz = state.memory_clock_mhz;
+  // The throttle rule's reference: NVML's default applications clock, the clock the driver runs
+  // compute at unless someone set application clocks; where a GPU's default sits below its
+  // maximum boost (some PCIe parts), 75% of the maximum would flag samples that ran exactly as
+  // configured. Without NVML no sample clock is read, so no sample is judged either way.
+  const Nvml::DefaultClock default_clock = nvml.default_sm_clock();
+  info.sm_clock_default_mhz = default_clock.mhz;
+  info.sm_clock_default_source = default_clock.source;
   return info;
 }
 

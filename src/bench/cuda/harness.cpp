@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cublaslt_library.hpp"
+#include "nvml_library.hpp"
 
 namespace roofline::bench::cuda {
 namespace {
@@ -96,7 +97,8 @@ void DeviceBuffer::release() {
 
 // ---- Context ---------------------------------------------------------------------------------
 
-Context::Context(const DeviceInfo& device, const TimingPolicy& policy) : device_(device), policy_(policy) {
+Context::Context(const DeviceInfo& device, const TimingPolicy& policy)
+    : device_(device), policy_(policy), nvml_(std::make_unique<Nvml>(device.pci_bus_id)) {
   check(cudaSetDevice(device.index), "cudaSetDevice");
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
 }
@@ -108,6 +110,7 @@ Context::~Context() {
   }
   if (cublas_.handle != nullptr && cublas_destroy_ != nullptr) cublas_destroy_(cublas_.handle);
   cublas_workspace_ = DeviceBuffer();
+  l2_flush_ = DeviceBuffer();
   if (cublas_library_ != nullptr) dlclose(cublas_library_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
@@ -224,8 +227,12 @@ double Context::elapsed_s(cudaEvent_t from, cudaEvent_t to) {
   return static_cast<double>(ms) * 1e-3;
 }
 
-Timing Context::time_launches(const Launch& launch, int rotation, TimingMode mode) {
+Timing Context::time_launches(const Launch& launch, int rotation, TimingMode mode, ColdL2 cold_l2) {
   rotation = std::max(rotation, 1);
+  const bool flush = cold_l2 == ColdL2::flush;
+  if (flush && l2_flush_.get() == nullptr) {
+    l2_flush_ = allocate(2 * static_cast<std::size_t>(std::max<std::int64_t>(device_.l2_bytes, 1)));
+  }
   Events probe(2);
   // One launch to size the warm-up and the batches.
   check(cudaEventRecord(probe[0], stream_), "cudaEventRecord");
@@ -241,9 +248,8 @@ Timing Context::time_launches(const Launch& launch, int rotation, TimingMode mod
   wait("warm-up");
   const double estimate = std::max(elapsed_s(probe[0], probe[1]) / warmup, 1e-7);
 
-  const SamplePlan plan = sample_plan(policy_, estimate, rotation);
+  const SamplePlan plan = sample_plan(policy_, estimate, rotation, cold_l2);
   const int batch = plan.batch;
-  const int samples = plan.samples;
 
   // One sample = `batch` launches, captured once as a graph so that launch gaps shrink.
   GraphExec graph;
@@ -270,19 +276,23 @@ Timing Context::time_launches(const Launch& launch, int rotation, TimingMode mod
   run_sample();  // the graph's first replay uploads it
   wait("graph warm-up");
 
-  Events marks(static_cast<std::size_t>(samples) + 1);
-  check(cudaEventRecord(marks[0], stream_), "cudaEventRecord");
-  for (int s = 0; s < samples; ++s) {
+  // Each sample is waited for, so that NVML is read between samples and never inside one; the
+  // flush (a memset: it allocates every line it writes in L2, evicting the inputs) sits before
+  // the start event.
+  Events marks(2);
+  const auto take_sample = [&]() -> double {
+    if (flush) check(cudaMemsetAsync(l2_flush_.get(), 0, l2_flush_.bytes(), stream_), "L2 flush");
+    check(cudaEventRecord(marks[0], stream_), "cudaEventRecord");
     run_sample();
-    check(cudaEventRecord(marks[static_cast<std::size_t>(s) + 1], stream_), "cudaEventRecord");
-  }
-  wait("timed samples");
-  std::vector<double> per_launch;
-  per_launch.reserve(static_cast<std::size_t>(samples));
-  for (int s = 0; s < samples; ++s) {
-    per_launch.push_back(elapsed_s(marks[static_cast<std::size_t>(s)], marks[static_cast<std::size_t>(s) + 1]) / batch);
-  }
-  return Timing{summarize(per_launch), batch, use_graph};
+    check(cudaEventRecord(marks[1], stream_), "cudaEventRecord");
+    wait("timed sample");
+    return elapsed_s(marks[0], marks[1]) / batch;
+  };
+  Timing timing = take_samples(policy_, plan, device_.sm_clock_default_mhz, *nvml_, take_sample);
+  timing.launches_per_sample = batch;
+  timing.graph = use_graph;
+  timing.cold_l2 = cold_l2;
+  return timing;
 }
 
 // ---- cases ---------------------------------------------------------------------------------
@@ -300,6 +310,9 @@ void Recorder::record(BenchmarkResult result) {
     figures = fmt::format("{:>10.2f} us {:>8.3f} TB/s", result.timing->seconds.median * 1e6, *bw * 1e-12);
   }
   const std::size_t width = fmt::formatted_size("{}", expected_);
+  if (result.timing && result.timing->sm_clock_mhz) {
+    figures += fmt::format(" {:>5.0f} MHz{}", *result.timing->sm_clock_mhz, result.timing->throttled ? "*" : "");
+  }
   fmt::print(stderr, "[{:>{}}/{}] {:<44} {:<13} {}{}\n", done_, width, expected_, result.id,
              name_of(result.disposition), figures,
              result.disposition == Disposition::passed ? "" : "  " + result.detail);
@@ -316,7 +329,15 @@ BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::functi
       ctx.wait("rotated launches");
       result.detail += "; checked only (--check-only), not timed";
     } else {
-      result.timing = ctx.time_launches(launch, rotation, mode);
+      // What a launch streams through L2: the sectors it moves where the suite models them (a
+      // strided read moves whole sectors for the words it uses), else its model bytes.
+      const double through_l2 = result.sectors ? result.sectors->moved_bytes() : result.cost.bytes();
+      const ColdL2 cold_l2 = cold_l2_method(result.claims_hbm, through_l2, rotation, ctx.device().l2_bytes);
+      result.timing = ctx.time_launches(launch, rotation, mode, cold_l2);
+      if (const std::string note = throttle_note(*result.timing, ctx.policy(), ctx.device().sm_clock_default_mhz);
+          !note.empty()) {
+        result.detail += "; " + note;
+      }
     }
     result.disposition = Disposition::passed;
   } catch (const GpuHang&) {

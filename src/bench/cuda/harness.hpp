@@ -22,6 +22,8 @@
 
 namespace roofline::bench::cuda {
 
+class Nvml;
+
 // A CUDA or cuBLAS call failed.
 class CudaError : public std::runtime_error {
  public:
@@ -135,11 +137,15 @@ class Context {
   // After a failed case: clears a recoverable error, or marks the device lost.
   void recover();
 
-  // Warm-up, then policy().samples timed samples of back-to-back launches (replayed as one
-  // CUDA graph where capture works, unless `mode` is direct); per-launch seconds. `rotation` > 1
-  // makes every sample cycle through that many input sets. Long launches get fewer warm-up
-  // launches and samples (policy().max_case_s). Throws CudaError / GpuHang.
-  [[nodiscard]] Timing time_launches(const Launch& launch, int rotation = 1, TimingMode mode = TimingMode::graph);
+  // Warm-up, then timed samples of back-to-back launches (replayed as one CUDA graph where
+  // capture works, unless `mode` is direct) until the policy's noise, count or budget says stop
+  // (take_samples: throttled samples are taken again); per-launch seconds, with the clocks NVML
+  // read between samples. `rotation` > 1 makes every sample cycle through that many input sets.
+  // ColdL2::flush writes twice the L2 before every sample, outside the timed region, and makes a
+  // sample one pass over the input sets. Long launches get fewer warm-up launches and samples
+  // (policy().max_case_s). Throws CudaError / GpuHang.
+  [[nodiscard]] Timing time_launches(const Launch& launch, int rotation = 1, TimingMode mode = TimingMode::graph,
+                                     ColdL2 cold_l2 = ColdL2::not_claimed);
 
  private:
   double elapsed_s(cudaEvent_t from, cudaEvent_t to);
@@ -152,6 +158,8 @@ class Context {
   decltype(&cublasDestroy_v2) cublas_destroy_ = nullptr;
   DeviceBuffer cublas_workspace_;
   std::unique_ptr<CublasLtLibrary> cublaslt_;
+  std::unique_ptr<Nvml> nvml_;  // clocks between samples
+  DeviceBuffer l2_flush_;       // twice the L2, allocated by the first case that flushes
 };
 
 // Collects results and prints one progress line per result on stderr.
@@ -172,7 +180,8 @@ class Recorder {
 
 // The protocol every case follows: `verify` runs the code once on poisoned outputs and checks
 // the result against a host reference (returning what it checked, or throwing
-// VerificationFailed); only then are launches timed. Errors become dispositions: a mismatch, a
+// VerificationFailed); only then are launches timed, the L2 kept cold as the result's claim
+// asks (cold_l2_method: its rotation, or a flush). Errors become dispositions: a mismatch, a
 // CUDA error or a launcher's exception is `failed`, missing memory `not_run`; after a hang the
 // GpuHang propagates.
 [[nodiscard]] BenchmarkResult run_case(Context& ctx, BenchmarkResult result, const std::function<std::string()>& verify,

@@ -250,7 +250,7 @@ BenchRun run_benchmarks(const RunOptions& options, const HardwareRegistry& regis
   BenchRun run;
   run.started_utc = utc_now();
   run.quick = options.quick;
-  run.policy = timing_policy(options.quick, options.samples);
+  run.policy = timing_policy(options.quick, options.timing);
   run.policy.timeout_s = options.timeout_s;
   run.policy.check_only = options.check_only;
   run.seed =

@@ -107,7 +107,7 @@ void run_bench(const BenchOptions& options) {
   if (use_mpi && options.suite != "collectives") {
     throw InputError("--mpi: only --suite collectives runs one rank per GPU");
   }
-  (void)bench::timing_policy(options.quick, options.samples);  // flag errors before touching the GPU
+  (void)bench::timing_policy(options.quick, options.timing);  // flag errors before touching the GPU
   if (!(options.timeout_s >= 1 && options.timeout_s <= 86400)) {
     throw InputError("--timeout: must be between 1 and 86400 seconds");
   }
@@ -116,7 +116,7 @@ void run_bench(const BenchOptions& options) {
   run_options.suites = suites;
   run_options.quick = options.quick;
   run_options.filters = split_filters(options.filters);
-  run_options.samples = options.samples;
+  run_options.timing = options.timing;
   run_options.seed = options.seed;
   run_options.device = options.device;
   run_options.timeout_s = options.timeout_s;
@@ -142,7 +142,7 @@ void run_bench(const BenchOptions& options) {
   inputs["seed"] = run.seed;
   inputs["mpi_ranks"] = session ? nlohmann::json(session->size()) : nlohmann::json(nullptr);
   const Report report = bench::make_report(run, inputs);
-  emit(report, options.common);
+  emit(parse_format(options.common.format) == Format::table ? bench::readable(report) : report, options.common);
   if (options.json_path) write_file_atomically(*options.json_path, to_json(report).dump(2) + "\n", "--json");
 
   const std::vector<std::string> failed = bench::failed_ids(run);
@@ -163,16 +163,23 @@ void run_bench(const BenchOptions& options) {
 }  // namespace
 
 nlohmann::json bench_inputs(const BenchOptions& options) {
-  return {{"suite", options.suite},
-          {"quick", options.quick},
-          {"filter", options.filters},
-          {"samples", options.samples ? nlohmann::json(*options.samples) : nlohmann::json(nullptr)},
-          {"seed", options.seed ? nlohmann::json(*options.seed) : nlohmann::json(nullptr)},
-          {"check_only", options.check_only},
-          {"device", options.device},
-          {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nlohmann::json(nullptr)},
-          {"mpi", options.mpi},
-          {"command_line", command_line()}};
+  return {
+      {"suite", options.suite},
+      {"quick", options.quick},
+      {"filter", options.filters},
+      {"samples", options.timing.samples ? nlohmann::json(*options.timing.samples) : nlohmann::json(nullptr)},
+      {"min_samples",
+       options.timing.min_samples ? nlohmann::json(*options.timing.min_samples) : nlohmann::json(nullptr)},
+      {"min_time_s", options.timing.min_time_s ? nlohmann::json(*options.timing.min_time_s) : nlohmann::json(nullptr)},
+      {"max_noise_pct",
+       options.timing.max_noise_pct ? nlohmann::json(*options.timing.max_noise_pct) : nlohmann::json(nullptr)},
+      {"keep_throttled", options.timing.keep_throttled},
+      {"seed", options.seed ? nlohmann::json(*options.seed) : nlohmann::json(nullptr)},
+      {"check_only", options.check_only},
+      {"device", options.device},
+      {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nlohmann::json(nullptr)},
+      {"mpi", options.mpi},
+      {"command_line", command_line()}};
 }
 
 Report run_bench_list(const BenchOptions& options) {
@@ -207,7 +214,17 @@ void setup_bench_command(CLI::App& app) {
                     "Check every case (and run each rotating input set once) but time nothing: for compute-sanitizer");
   command->add_option("--filter", options->filters,
                       "Run only cases whose id contains one of these comma-separated texts (e.g. gemv.bf16.8192x8192)");
-  command->add_option("--samples", options->samples, "Timed samples per case (default 30; 5 with --quick)");
+  command->add_option("--samples", options->timing.samples,
+                      "The most timed samples per case (default 30; with --quick a fixed 5)");
+  command->add_option("--min-samples", options->timing.min_samples,
+                      "Samples before sampling may stop on noise (default 10, at most --samples)");
+  command->add_option("--min-time", options->timing.min_time_s,
+                      "Seconds of sampled time before sampling may stop on noise (default 0.02)");
+  command->add_option("--max-noise", options->timing.max_noise_pct,
+                      "Stop sampling once the relative standard deviation of the samples is at most PCT percent "
+                      "(default 0.5; --quick: a fixed count unless given)");
+  command->add_flag("--keep-throttled", options->timing.keep_throttled,
+                    "Keep samples taken below 75% of the default SM clock (flagged) instead of taking them again");
   command->add_option("--seed", options->seed,
                       "Seed of the random inputs (default: from the clock; the report records it)");
   command->add_option("--device", options->device, "CUDA device index (default 0)");

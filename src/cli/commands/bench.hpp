@@ -17,7 +17,7 @@ struct BenchOptions {
   bool list = false;
   bool check_only = false;
   std::vector<std::string> filters;
-  std::optional<int> samples;
+  bench::TimingFlags timing;
   std::optional<std::uint64_t> seed;
   int device = 0;
   double timeout_s = 60;
