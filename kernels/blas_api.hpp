@@ -5,7 +5,11 @@
 // cuBLAS at run time (dlopen), so that `roofline` does not load ~700 MB of libraries at start-up
 // for commands that never touch a GPU; nothing in kernels/ links cuBLAS.
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
+
+#include <cstddef>
+#include <memory>
 
 #include "storage_format.hpp"
 
@@ -39,6 +43,30 @@ struct BlasApi {
   CublasGemmEx gemm_ex = nullptr;
   CublasGemmStridedBatchedEx gemm_strided_batched_ex = nullptr;
   CublasSetStream set_stream = nullptr;
+};
+
+// The cached cuBLASLt descriptors of the FP8 GEMM, one plan per shape (kernels/gemm.hpp).
+class BlasLtPlans;
+
+// cuBLASLt as the FP8 GEMM calls it: a handle, the entry points (plain C functions, bound by name),
+// the workspace every matmul may use, and the plans built so far. The caller that loads the
+// library (the benchmark harness) owns the handle and the workspace and makes the plans with
+// make_blaslt_plans (gemm.hpp).
+struct BlasLtApi {
+  cublasLtHandle_t handle = nullptr;
+  decltype(&cublasLtMatmulDescCreate) matmul_desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) matmul_desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) matmul_desc_set_attribute = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) matrix_layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) matrix_layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) preference_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) preference_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) preference_set_attribute = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) algo_get_heuristic = nullptr;
+  decltype(&cublasLtMatmul) matmul = nullptr;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  std::shared_ptr<BlasLtPlans> plans;
 };
 
 }  // namespace roofline::kernels

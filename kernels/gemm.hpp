@@ -1,8 +1,9 @@
 #pragma once
 
 // GEMM kernels for the compute suite, from the naive one up to Hopper's wgmma, plus cuBLAS as the
-// in-run reference. Plain C++ launchers: callers need no nvcc (the cuBLAS entry points they take,
-// blas_api.hpp, bring the toolkit's cublas_v2.h for their types).
+// in-run reference; and the FP8 GEMM (wgmma, with cuBLASLt as its reference). Plain C++
+// launchers: callers need no nvcc (the cuBLAS and cuBLASLt entry points they take, blas_api.hpp,
+// bring the toolkit's cublas_v2.h and cublasLt.h for their types).
 //
 // Layout (all row-major, 16-bit elements, fp32 accumulation, the result rounded to the input type):
 //   C[m x n] = A[m x k] . B[n x k]^T
@@ -47,6 +48,43 @@ bool gemm_kernel_supported(GemmKernel kernel, int device);
 // faults inside the kernel show up at the caller's next synchronisation.
 void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
           Stream stream = nullptr);
+
+// ---- FP8 -------------------------------------------------------------------------------------
+
+// FP8 GEMM as serving engines call it: e4m3 operands with per-tensor scales, fp32 accumulation,
+// bf16 output: C_bf16[m x n] = (*a_scale) * (*b_scale) * A_e4m3[m x k] . B_e4m3[n x k]^T
+// (B stored n-major with k contiguous, as every GEMM here). Scales are device pointers to one float.
+struct Fp8GemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  int m = 0;
+  int n = 0;
+  int k = 0;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+};
+
+// The formats of the FP8 GEMM: e4m3 operands, bf16 output.
+inline constexpr StorageFormat fp8_gemm_operand_format = StorageFormat::fp8_e4m3;
+inline constexpr StorageFormat fp8_gemm_output_format = StorageFormat::bf16;
+
+// The project's kernel (GemmKernel::wgmma only; sm_90a). Requires m >= 1, k % 16 == 0 (TMA's
+// 16-byte row stride of 8-bit rows), n % 8 == 0, 16-byte aligned operands and non-null scales;
+// anything else throws KernelError.
+void gemm_fp8(GemmKernel kernel, const Fp8GemmArgs& args, Stream stream);
+
+// cuBLASLt (loaded at run time, see BlasLtApi in kernels/blas_api.hpp): the in-run reference.
+// cublasLtMatmul in the "TN" layout cuBLASLt's FP8 kernels require, fp32 compute with fast
+// accumulation (no periodic promotion: the same arithmetic as the wgmma kernel's registers), the
+// algorithm cuBLASLt's heuristic ranks first for the workspace lt.workspace_bytes. The
+// descriptors, layouts and algorithm are built on the first call of a shape (and scale pointers)
+// and cached in lt.plans, so that a later call is cublasLtMatmul alone. Throws KernelError when
+// cuBLASLt reports an error or has no algorithm for the shape.
+void cublaslt_gemm_fp8(const BlasLtApi& lt, const Fp8GemmArgs& args, Stream stream);
+// The plan cache of a loaded cuBLASLt (BlasLtApi::plans); it destroys its descriptors with lt's
+// entry points, so it must not outlive the library.
+std::shared_ptr<BlasLtPlans> make_blaslt_plans(const BlasLtApi& lt);
 
 // cuBLAS in the same layout (cublasGemmEx, fp32 compute, default algorithm): the reference every
 // kernel is checked and measured against. Throws KernelError when cuBLAS reports an error.

@@ -10,8 +10,8 @@
 
 namespace roofline::kernels {
 
-// The storage formats fill_uniform, compare and count_nonfinite take.
-inline constexpr StorageFormats verify_formats = half16_formats;
+// The storage formats fill_uniform, compare and count_nonfinite take (e4m3: the FP8 GEMM's operands).
+inline constexpr StorageFormats verify_formats{StorageFormat::bf16, StorageFormat::fp16, StorageFormat::fp8_e4m3};
 
 // Uniform values in [-scale, scale), a counter-based hash of (seed, index): reproducible, never
 // all zeros.

@@ -4,6 +4,8 @@
 // written once for every 16-bit storage format: ROOFLINE_WITH_PTX_TYPE (tc_ptx.cuh) spells the
 // operand type of T into the instruction (8-bit formats are k = 32 shapes, wrappers of their own).
 //   m64n256k16    A and B from shared memory, both K-major (the GEMM and the tensor-core peak probe);
+//   m64n256k32    the same for 8-bit operands (e4m3, e5m2: the FP8 GEMM). 8-bit wgmma reads both
+//                 operands K-major only, so the instruction has no transpose operands;
 //   m64nNk16_ss   the same for N = 64 and 128 (S = Q K^T in flash attention: Q and K rows are
 //                 d-contiguous);
 //   m64n128k16_rs A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
@@ -79,6 +81,21 @@ namespace roofline::kernels::ptx {
       : ACC                                                                           \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 
+// The 8-bit form: scale-d, then imm-scale-a and imm-scale-b (no imm-trans operands).
+#define ROOFLINE_WGMMA_SS_8BIT(SHAPE, TYPE, D, ACC, A, B, SCALE)                      \
+  asm volatile(                                                                       \
+      "{\n"                                                                           \
+      ".reg .pred p;\n"                                                               \
+      "setp.ne.b32 p, %" SCALE                                                        \
+      ", 0;\n"                                                                        \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "%" A ", %" B \
+      ", p, 1, 1;\n"                                                                  \
+      "}\n"                                                                           \
+      : ACC                                                                           \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+
+#define ROOFLINE_WGMMA_M64N256K32(TYPE) \
+  ROOFLINE_WGMMA_SS_8BIT("m64n256k32", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
 #define ROOFLINE_WGMMA_M64N256K16(TYPE) \
   ROOFLINE_WGMMA_SS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
 #define ROOFLINE_WGMMA_M64N64K16_SS(TYPE) \
@@ -100,6 +117,12 @@ template <typename T>
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
   static_assert(TraitsOf<T>::bits == 16, "k = 16 shapes take 16-bit operands");
   ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16);
+}
+
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k32(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  static_assert(TraitsOf<T>::bits == 8, "k = 32 shapes take 8-bit operands");
+  ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K32);
 }
 
 template <typename T>

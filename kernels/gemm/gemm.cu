@@ -67,6 +67,20 @@ void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, v
   }
 }
 
+void gemm_fp8(GemmKernel kernel, const Fp8GemmArgs& args, Stream stream) {
+  const std::string shape = std::to_string(args.m) + "x" + std::to_string(args.n) + "x" + std::to_string(args.k);
+  detail::require(kernel == GemmKernel::wgmma,
+                  std::string("gemm_fp8: only the wgmma kernel is built for FP8, not ") + gemm_kernel_name(kernel));
+  detail::require(args.m >= 1 && args.n >= 1 && args.k >= 1, "gemm_fp8: empty shape " + shape);
+  detail::require(args.n % 8 == 0 && args.k % 16 == 0, "gemm_fp8: n must be a multiple of 8 and k of 16, got " + shape);
+  for (const void* pointer : {args.a, args.b, static_cast<const void*>(args.c)}) {
+    detail::require(pointer != nullptr && reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0,
+                    "gemm_fp8: operands must be 16-byte aligned");
+  }
+  detail::require(args.a_scale != nullptr && args.b_scale != nullptr, "gemm_fp8: the scales must be given");
+  detail::gemm_wgmma_fp8(args, stream);
+}
+
 namespace {
 
 void check_cublas(cublasStatus_t status, const char* what) {

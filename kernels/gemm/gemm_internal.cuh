@@ -15,12 +15,17 @@ inline constexpr GemmTiling naive_tiling = kernel_tiles::gemm_naive;
 inline constexpr GemmTiling smem_tiled_tiling = kernel_tiles::gemm_smem_tiled;
 inline constexpr GemmTiling mma_sync_tiling = kernel_tiles::gemm_mma_sync;
 inline constexpr GemmTiling wgmma_tiling = kernel_tiles::gemm_wgmma;
+// The FP8 wgmma kernel is the same kernel with 8-bit elements: its 128-byte stage rows hold twice
+// the k of the 16-bit one.
+inline constexpr GemmTiling wgmma_fp8_tiling{wgmma_tiling.tile_m, wgmma_tiling.tile_n, 2 * wgmma_tiling.tile_k,
+                                             wgmma_tiling.stages, wgmma_tiling.threads};
 
 void gemm_naive(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 void gemm_smem_tiled(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
                      cudaStream_t stream);
 void gemm_mma_sync(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
+void gemm_wgmma_fp8(const Fp8GemmArgs& args, cudaStream_t stream);
 
 // Maps a linear block index to an output tile so that consecutive blocks sweep `group` tile rows
 // together: the blocks resident at one time then share A and B strips in L2 instead of each wave

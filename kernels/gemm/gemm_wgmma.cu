@@ -1,22 +1,30 @@
-// Hopper GEMM (sm_90a): warp-specialised, TMA-fed wgmma.
+// Hopper GEMM (sm_90a): warp-specialised, TMA-fed wgmma, for 16-bit operands and for FP8.
 //
-// Block tile 128x256, k staged 64 at a time in a 4-deep ring of shared-memory stages (48 KB each).
-// Warpgroup 0 is the producer: one thread issues two TMA tensor copies per stage (A 128x64 and
-// B 256x64, written in the 128-byte swizzle that wgmma reads) and counts them on the stage's "full"
-// mbarrier. Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and issues four
-// wgmma m64n256k16 per stage into 128 fp32 accumulator registers per thread, keeping one stage's
-// wgmma group in flight while releasing the stage before it on its "empty" mbarrier. The producer
-// gives up registers (setmaxnreg) so that the consumers can hold their accumulators.
+// Block tile 128x256, k staged 128 bytes at a time (64 16-bit or 128 8-bit elements: one row of the
+// 128-byte swizzle) in a 4-deep ring of shared-memory stages (48 KB each). Warpgroup 0 is the
+// producer: one thread issues two TMA tensor copies per stage (A 128 rows and B 256 rows of 128
+// bytes, written in the 128-byte swizzle that wgmma reads) and counts them on the stage's "full"
+// mbarrier. Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and issues four wgmma
+// per stage (m64n256k16 for 16-bit operands, m64n256k32 for 8-bit ones: 32 bytes of k each) into
+// 128 fp32 accumulator registers per thread, keeping one stage's wgmma group in flight while
+// releasing the stage before it on its "empty" mbarrier. The producer gives up registers
+// (setmaxnreg) so that the consumers can hold their accumulators.
+//
+// The 16-bit GEMM rounds the accumulators to the operands' type. The FP8 GEMM (e4m3 operands, both
+// K-major as 8-bit wgmma requires) multiplies them by a_scale * b_scale and writes bf16.
 //
 // Edges: TMA zero-fills rows and k columns outside the matrices, and the epilogue stores only
-// inside them, so any m, and n, k multiples of 8 (TMA needs 16-byte row strides), are handled.
+// inside them, so any m, n % 8 == 0 and k rows of a multiple of 16 bytes (TMA's row stride) are
+// handled.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "../cuda_check.cuh"
 #include "../tc_ptx.cuh"
@@ -29,26 +37,39 @@ namespace {
 
 constexpr int kBM = wgmma_tiling.tile_m;
 constexpr int kBN = wgmma_tiling.tile_n;
-constexpr int kBK = wgmma_tiling.tile_k;
 constexpr int kStages = wgmma_tiling.stages;
 constexpr int kThreads = wgmma_tiling.threads;
-static_assert(kBM == 128 && kBN == 256 && kBK == 64 && kThreads == 384,
-              "two 64-row consumer warpgroups of m64n256k16 and 128-byte (64-element) swizzled rows");
+// One stage holds 128 bytes of k per row, whatever the element size.
+constexpr int kRowBytes = 128;
+static_assert(kBM == 128 && kBN == 256 && wgmma_tiling.tile_k * 2 == kRowBytes &&
+                  wgmma_fp8_tiling.tile_k == kRowBytes && kThreads == 384,
+              "two 64-row consumer warpgroups of m64n256 and 128-byte swizzled rows");
 constexpr int kConsumerThreads = kThreads - 128;
-constexpr int kStageBytesA = kBM * kBK * 2;
-constexpr int kStageBytesB = kBN * kBK * 2;
+constexpr int kStageBytesA = kBM * kRowBytes;
+constexpr int kStageBytesB = kBN * kRowBytes;
 constexpr int kStageBytes = kStageBytesA + kStageBytesB;
 // The stages, then 2*kStages 8-byte mbarriers; +1024 so that the stages can be aligned to 1024
 // bytes (the swizzle pattern repeats every 8 rows of 128 bytes).
 constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
 constexpr int kGroupM = 8;
 
+// The output of one instantiation: 16-bit operands round the accumulators to their own type
+// (Out = T, no scale); FP8 operands write bf16 scaled by (*a_scale) * (*b_scale).
+template <typename T>
+struct Epilogue {
+  static constexpr bool scaled = TraitsOf<T>::bits == 8;
+  using Out = std::conditional_t<scaled, __nv_bfloat16, T>;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+};
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                      T* __restrict__ c, int m, int n, int k) {
+                      typename Epilogue<T>::Out* __restrict__ c, int m, int n, int k, Epilogue<T> epilogue) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Traits = TraitsOf<T>;
+  using OutTraits = TraitsOf<typename Epilogue<T>::Out>;
+  constexpr int kBK = kRowBytes / static_cast<int>(sizeof(T));  // elements of k per stage
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const uint32_t smem = (raw + 1023u) & ~1023u;
@@ -106,9 +127,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB);
       ptx::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk) {
-        // +32 bytes per k step of 16 elements, in the descriptor's 16-byte units
-        ptx::wgmma_m64n256k16<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+      for (int kk = 0; kk < kRowBytes / 32; ++kk) {
+        // +32 bytes per k step (16 16-bit or 32 8-bit elements), in the descriptor's 16-byte units
+        if constexpr (TraitsOf<T>::bits == 8) {
+          ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        } else {
+          ptx::wgmma_m64n256k16<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        }
       }
       ptx::wgmma_commit();
       // Keep this stage's group in flight; the previous one is then complete and its stage free.
@@ -117,6 +142,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     ptx::wgmma_wait<0>();
     ptx::fence_registers(acc);
+    if constexpr (Epilogue<T>::scaled) {
+      const float scale = *epilogue.a_scale * *epilogue.b_scale;
+#pragma unroll
+      for (int i = 0; i < 128; ++i) acc[i] *= scale;
+    }
 
     // Accumulator layout of m64nNk16: thread t of the warpgroup holds, for j = 0..N/8-1,
     // acc[4j+0..1] at (row 16*(t/32) + (t%32)/4, cols 8j + 2*(t%4) + 0..1) and acc[4j+2..3] 8 rows below.
@@ -128,11 +158,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (col >= n) continue;
       if (row < m) {
         *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row) * n + col) =
-            Traits::pack(acc[4 * j], acc[4 * j + 1]);
+            OutTraits::pack(acc[4 * j], acc[4 * j + 1]);
       }
       if (row + 8 < m) {
         *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row + 8) * n + col) =
-            Traits::pack(acc[4 * j + 2], acc[4 * j + 3]);
+            OutTraits::pack(acc[4 * j + 2], acc[4 * j + 3]);
       }
     }
   }
@@ -143,24 +173,27 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// Row-major [rows][cols] 16-bit matrix, loaded in boxes of box_rows x 64 with the 128-byte swizzle.
+// Row-major [rows][cols] matrix of `type`, loaded in boxes of box_rows x 128 bytes with the
+// 128-byte swizzle.
 CUtensorMap make_map(StorageFormat type, const void* base, int rows, int cols, int box_rows) {
+  const int element_bytes = bytes_of(type);
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kBK), static_cast<cuuint32_t>(box_rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * static_cast<cuuint64_t>(element_bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kRowBytes / element_bytes), static_cast<cuuint32_t>(box_rows)};
   return make_tensor_map_sw128(type, base, 2, dims, strides, box, "gemm wgmma operand");
 }
 
 template <typename T>
-void launch(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
+void launch(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, Epilogue<T> epilogue,
+            cudaStream_t stream) {
   const CUtensorMap map_a = make_map(type, a, m, k, kBM);
   const CUtensorMap map_b = make_map(type, b, n, k, kBN);
   ROOFLINE_CUDA_CHECK(
       cudaFuncSetAttribute(gemm_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   const long long blocks = static_cast<long long>((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
   require(blocks <= 0x7fffffff, "gemm wgmma: too many tiles");
-  gemm_wgmma_kernel<T>
-      <<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, stream>>>(map_a, map_b, static_cast<T*>(c), m, n, k);
+  gemm_wgmma_kernel<T><<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, stream>>>(
+      map_a, map_b, static_cast<typename Epilogue<T>::Out*>(c), m, n, k, epilogue);
   ROOFLINE_CHECK_LAUNCH("gemm_wgmma_kernel");
 }
 
@@ -169,8 +202,14 @@ void launch(StorageFormat type, const void* a, const void* b, void* c, int m, in
 void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
   dispatch_storage<gemm_formats>(type, [&](auto traits) {
     using T = typename decltype(traits)::Element;
-    launch<T>(type, a, b, c, m, n, k, stream);
+    launch<T>(type, a, b, c, m, n, k, Epilogue<T>{}, stream);
   });
+}
+
+void gemm_wgmma_fp8(const Fp8GemmArgs& args, cudaStream_t stream) {
+  using T = StorageTraits<fp8_gemm_operand_format>::Element;
+  launch<T>(fp8_gemm_operand_format, args.a, args.b, args.c, args.m, args.n, args.k,
+            Epilogue<T>{.a_scale = args.a_scale, .b_scale = args.b_scale}, stream);
 }
 
 }  // namespace roofline::kernels::detail

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "roofline/basis/calibration_tables.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/model_presets.hpp"
 
 namespace roofline::bench::compute {
 
@@ -17,6 +20,7 @@ std::string_view id_name(GemmImpl impl) {
     case GemmImpl::smem_tiled: return "smemtiled";
     case GemmImpl::mma_sync: return "mmasync";
     case GemmImpl::wgmma: return "wgmma";
+    case GemmImpl::cublaslt: return "cublaslt";
   }
   return "?";
 }
@@ -33,8 +37,33 @@ std::string_view id_name(AttentionImpl impl) {
 
 namespace {
 
+bool is_fp8(const GemmCase& c) {
+  return c.dtype == DType::fp8_e4m3 || c.dtype == DType::fp8_e5m2;
+}
+
+constexpr std::string_view fp8_gemm_group = "gemm_fp8";
+
+std::string_view group_of(const GemmCase& c) {
+  return is_fp8(c) ? fp8_gemm_group : std::string_view("gemm");
+}
+
+std::string_view implementation_of(GemmImpl impl) {
+  switch (impl) {
+    case GemmImpl::cublas: return "cublas";
+    case GemmImpl::cublaslt: return "cublaslt";
+    default: return "roofline";
+  }
+}
+
+// A format as a word of an id (ids are dotted words of letters and digits): "bf16", "fp8e4m3".
+std::string id_word(DType dtype) {
+  std::string word(name_of(dtype));
+  std::erase(word, '_');
+  return word;
+}
+
 std::string gemm_problem(const GemmCase& c) {
-  return fmt::format("gemm.{}.{}x{}x{}", name_of(c.dtype), c.m, c.n, c.k);
+  return fmt::format("gemm.{}.{}x{}x{}", id_word(c.dtype), c.m, c.n, c.k);
 }
 
 std::string attention_problem(const AttentionCase& c) {
@@ -72,6 +101,30 @@ constexpr auto gemm_columns = columns::join(std::to_array<C>({
                                                 col::pct_of_peak,
                                                 col::detail,
                                             }));
+
+constexpr auto fp8_gemm_columns = columns::join(std::to_array<C>({
+                                                    col::id,
+                                                    col::implementation,
+                                                    col::status,
+                                                    {{"kernel", "kernel", 0}, &param<"kernel">},
+                                                    {{"dtype", "dtype", 0}, &param<"dtype">},
+                                                    {{"output", "C", 0}, &param<"output">},
+                                                    {{"m", "m", 0}, &param<"m">},
+                                                    {{"m_run", "m run", 0}, &param<"m_run">},
+                                                    {{"n", "n", 0}, &param<"n">},
+                                                    {{"k", "k", 0}, &param<"k">},
+                                                    {{"tile", "tile", 0}, &param<"tile">},
+                                                    col::model_flops,
+                                                    {{"model_bytes", "HBM bytes (model)", 0}, &cells::model_bytes},
+                                                    {{"min_bytes", "min bytes", 0}, &param<"min_bytes">},
+                                                }),
+                                                columns::timing,
+                                                std::to_array<C>({
+                                                    col::tflops,
+                                                    {{"bandwidth_tbps", "model TB/s", 3}, &cells::bandwidth_tbps},
+                                                    {{"pct_of_cublaslt", "% cuBLASLt", 1}, &cells::pct_of_reference},
+                                                    col::detail,
+                                                }));
 
 constexpr auto attention_columns =
     columns::join(std::to_array<C>({
@@ -118,17 +171,21 @@ constexpr auto peak_columns = columns::join(std::to_array<C>({
                                                 col::detail,
                                             }));
 
-const std::array<GroupLayout, 3> group_layouts{{
+const std::array<GroupLayout, 4> group_layouts{{
     {"peak", "Compute ceilings: FMA (fp32) and tensor-core (bf16) probes, arithmetic only", peak_columns},
     {"gemm",
      "GEMM C[m,n] = A[m,k] B[n,k]^T (fp32 accumulation): naive -> smem tiled -> mma.sync -> wgmma -> cuBLAS; HBM bytes "
      "from the tiled-GEMM formula for the kernel's tile",
      gemm_columns},
+    {"gemm_fp8",
+     "FP8 GEMM C_bf16[m,n] = sa sb A_e4m3[m,k] B_e4m3[n,k]^T (per-tensor scales, fp32 accumulation): wgmma vs "
+     "cuBLASLt; FLOPs and bytes of the m rows asked for (m run: the rows cuBLASLt computed after padding)",
+     fp8_gemm_columns},
     {"attention", "Attention forward: standard (S and P in HBM, cuBLAS) vs flash; HBM bytes from the model",
      attention_columns},
 }};
 
-constexpr std::array<Target, 3> suite_targets{{
+constexpr std::array<Target, 4> suite_targets{{
     {"tensor-core GEMM bf16 8192^3 reaches 70% of cuBLAS",
      {"gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.mmasync", "", "", "", ""},
      "gemm.bf16.8192x8192x8192.cublas",
@@ -146,13 +203,18 @@ constexpr std::array<Target, 3> suite_targets{{
      "attn.bf16.causal.d128.b4h32kv32.n4096.standard",
      1.0,
      Metric::flop_rate},
+    {"FP8 wgmma GEMM 8192^3 reaches 85% of cuBLASLt",
+     {"gemm.fp8e4m3.8192x8192x8192.wgmma", "", "", "", "", ""},
+     "gemm.fp8e4m3.8192x8192x8192.cublaslt",
+     0.85,
+     Metric::flop_rate},
 }};
 
 std::vector<CaseInfo> list_cases() {
   std::vector<CaseInfo> list;
   for (const PeakCase& c : peak_cases) list.push_back({"compute", "peak", case_id(c.impl), "roofline", c.quick});
-  for (const GemmCase& c : gemm_cases) {
-    list.push_back({"compute", "gemm", case_id(c), c.impl == GemmImpl::cublas ? "cublas" : "roofline", c.quick});
+  for (const GemmCase& c : all_gemm_cases()) {
+    list.push_back({"compute", std::string(group_of(c)), case_id(c), std::string(implementation_of(c.impl)), c.quick});
   }
   for (const AttentionCase& c : attention_cases) {
     list.push_back({"compute", "attention", case_id(c),
@@ -227,14 +289,17 @@ T param_as(const BenchmarkResult& r, std::string_view key) {
 // an attention from its heads, dims and mask (kv_seq = seq where not recorded).
 BasisOrReason recorded_basis(const RecordedResult& m) {
   if (m.group == "peak") return NoBasis{"a compute ceiling: itself a measured roof", true};
-  if (m.group != "gemm" && m.group != "attention") {
+  if (m.group != "gemm" && m.group != fp8_gemm_group && m.group != "attention") {
     return NoBasis{fmt::format("group '{}' has no prediction in this build", m.group), false};
   }
   const DType dtype = m.dtype("dtype");
   const std::string problem_id(m.id.substr(0, m.id.rfind('.')));
-  if (m.group == "gemm") {
+  if (m.group == "gemm" || m.group == fp8_gemm_group) {
+    // FP8 results record C's format (bf16); the 16-bit ones have C in the operands' format. The
+    // table is calibration_tables::gemm(a, b) of the operands: what an FP8 x FP8 linear looks up.
+    const DType output = m.has("output") ? m.dtype("output") : dtype;
     const std::int64_t batch = m.has("batch") ? m.whole("batch") : 1;
-    Basis b = gemm_basis({m.whole("m"), m.whole("n"), m.whole("k"), batch, dtype, dtype, dtype});
+    Basis b = gemm_basis({m.whole("m"), m.whole("n"), m.whole("k"), batch, dtype, dtype, output});
     b.table = calibration_tables::implementation(b.best_table, m.kernel);
     b.problem = problem_id;
     return b;
@@ -266,6 +331,7 @@ std::string_view impl_name(GemmImpl impl) {
     case GemmImpl::smem_tiled: return "smem_tiled";
     case GemmImpl::mma_sync: return "mma_sync";
     case GemmImpl::wgmma: return "wgmma";
+    case GemmImpl::cublaslt: return "cublaslt";
   }
   return "?";
 }
@@ -312,7 +378,8 @@ std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl) {
     case GemmImpl::smem_tiled: return kernel_tiles::gemm_smem_tiled;
     case GemmImpl::mma_sync: return kernel_tiles::gemm_mma_sync;
     case GemmImpl::wgmma: return kernel_tiles::gemm_wgmma;
-    case GemmImpl::cublas: return std::nullopt;
+    case GemmImpl::cublas:
+    case GemmImpl::cublaslt: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -329,7 +396,7 @@ std::optional<kernel_tiles::FlashTiling> tiling_of(AttentionImpl impl, std::int6
 }
 
 GemmShape model_shape(const GemmCase& c) {
-  return GemmShape{c.m, c.n, c.k, 1, c.dtype, c.dtype, c.dtype};
+  return GemmShape{c.m, c.n, c.k, 1, c.dtype, c.dtype, c.output};
 }
 
 AttentionShape model_shape(const AttentionCase& c) {
@@ -348,7 +415,7 @@ AttentionShape model_shape(const AttentionCase& c) {
 
 OpCost case_cost(const GemmCase& c) {
   const GemmShape shape = model_shape(c);
-  if (c.impl == GemmImpl::cublas) return gemm_cost(shape);
+  if (c.impl == GemmImpl::cublas || c.impl == GemmImpl::cublaslt) return gemm_cost(shape);
   if (c.impl == GemmImpl::naive) return gemm_naive_cost(shape);
   const kernel_tiles::GemmTiling t = *tiling_of(c.impl);
   return gemm_tiled_cost(shape, GemmTiles{t.tile_m, t.tile_n});
@@ -364,12 +431,27 @@ OpCost case_cost(const AttentionCase& c) {
 BenchmarkResult make_result(const GemmCase& c) {
   BenchmarkResult r;
   r.suite = "compute";
-  r.group = "gemm";
+  r.group = std::string(group_of(c));
   r.id = case_id(c);
-  r.implementation = c.impl == GemmImpl::cublas ? "cublas" : "roofline";
+  r.implementation = std::string(implementation_of(c.impl));
   r.cost = case_cost(c);
   const GemmShape shape = model_shape(c);
   const std::optional<kernel_tiles::GemmTiling> t = tiling_of(c.impl);
+  if (is_fp8(c)) {
+    r.parameters = {{"kernel", Cell{std::string(impl_name(c.impl))}},
+                    {"dtype", Cell{std::string(name_of(c.dtype))}},
+                    {"output", Cell{std::string(name_of(c.output))}},
+                    {"m", Cell{c.m}},
+                    {"m_run", Cell{c.rows_run()}},
+                    {"n", Cell{c.n}},
+                    {"k", Cell{c.k}},
+                    {"tile", t ? Cell{tile_text(t->tile_m, t->tile_n)} : Cell{}},
+                    {"min_bytes", Cell{gemm_cost(shape).bytes()}}};
+    // No FP8 ceiling is measured (the tensor-core probe is bf16): the reference is cuBLASLt.
+    r.ceiling_metric = Metric::flop_rate;
+    if (c.impl != GemmImpl::cublaslt) r.reference_id = gemm_problem(c) + ".cublaslt";
+    return r;
+  }
   r.parameters = {{"kernel", Cell{std::string(impl_name(c.impl))}},
                   {"dtype", Cell{std::string(name_of(c.dtype))}},
                   {"m", Cell{c.m}},
@@ -484,6 +566,79 @@ std::vector<Table> derived_tables(std::span<const BenchmarkResult> results) {
       "Standard vs flash attention by N: TFLOP/s measured, HBM bytes predicted by the model (roofline/attention.hpp)",
       by_n_columns, rows));
   return tables;
+}
+
+// ---- the FP8 cases ----------------------------------------------------------------------------
+
+namespace {
+
+const ModelSpec& bundled_model(std::string_view id) {
+  static const ModelRegistry registry = ModelRegistry::bundled_only();
+  const ModelSpec& model = registry.find(id);
+  if (!model.origin.starts_with("bundled:")) {
+    throw InputError(fmt::format("the compute suite's FP8 cases need the bundled preset {}", id));
+  }
+  return model;
+}
+
+std::vector<GemmCase> build_gemm_cases() {
+  std::vector<GemmCase> cases(gemm_cases.begin(), gemm_cases.end());
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> seen;
+  const auto add = [&](std::int64_t m, std::int64_t n, std::int64_t k, bool with_wgmma, bool quick) {
+    if (!seen.emplace(m, n, k).second) return;
+    for (GemmImpl impl : fp8_gemm_impls) {
+      if (impl == GemmImpl::wgmma && !with_wgmma) continue;
+      cases.push_back(GemmCase{.impl = impl,
+                               .m = m,
+                               .n = n,
+                               .k = k,
+                               .dtype = DType::fp8_e4m3,
+                               .quick = quick,
+                               .output = DType::bf16,
+                               .m_run = impl == GemmImpl::cublaslt ? cublaslt_fp8_rows(m) : m});
+    }
+  };
+  // --quick first: the whole cube, every edge (m, n and k off the tiles; m off cuBLASLt's 16),
+  // a model shape, and a padded decode call.
+  add(1024, 1024, 1024, true, true);
+  add(333, 264, 208, true, true);
+  const LinearShape small_qkv = dense_linears("llama-3.1-8b", 1)[0];
+  add(128, small_qkv.n, small_qkv.k, true, true);
+  const std::array<LinearShape, 4> decode = dense_linears(fp8_decode_model, 1);
+  add(4, decode[1].n, decode[1].k, false, true);
+  for (std::int64_t size : {1024, 2048, 4096, 8192}) add(size, size, size, true, false);
+  for (const Fp8Deployment& d : fp8_prefill_deployments) {
+    for (std::int64_t tp : d.tp) {
+      if (tp == 0) continue;
+      for (const LinearShape& linear : dense_linears(d.model, tp)) {
+        for (std::int64_t m : prefill_tokens) add(m, linear.n, linear.k, true, false);
+      }
+    }
+  }
+  for (const LinearShape& linear : decode) {
+    for (std::int64_t m : decode_tokens) add(m, linear.n, linear.k, false, false);
+  }
+  return cases;
+}
+
+}  // namespace
+
+std::array<LinearShape, 4> dense_linears(std::string_view model_id, std::int64_t tp) {
+  const ModelSpec& model = bundled_model(model_id);
+  const AttentionSpec& a = model.attention;
+  if (tp < 1 || a.kv_heads % tp != 0 || model.ffn.intermediate % tp != 0) {
+    throw InputError(fmt::format("{} at TP {}: the KV heads ({}) and the FFN width ({}) must split evenly", model_id,
+                                 tp, a.kv_heads, model.ffn.intermediate));
+  }
+  return {{{"qkv", (a.heads + 2 * a.kv_heads) * a.head_dim / tp, model.hidden},
+           {"o_proj", model.hidden, a.heads * a.head_dim / tp},
+           {"gate_up", 2 * model.ffn.intermediate / tp, model.hidden},
+           {"down", model.hidden, model.ffn.intermediate / tp}}};
+}
+
+const std::vector<GemmCase>& all_gemm_cases() {
+  static const std::vector<GemmCase> cases = build_gemm_cases();
+  return cases;
 }
 
 const SuiteInfo& suite() {

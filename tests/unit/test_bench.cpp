@@ -421,7 +421,7 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   // The JSON carries every table under results.
   const nlohmann::json json = to_json(report);
   CHECK(json.at("schema") == "roofline.bench.v1");
-  CHECK(json.at("results").at("targets").size() == 5 + 3);
+  CHECK(json.at("results").at("targets").size() == 5 + 4);
   CHECK(json.at("results").at("device").at(0).at("name") == "NVIDIA H200");
 }
 
@@ -433,8 +433,9 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 49 memory, 66 compute (3 probes, 23 GEMMs, 40 attention) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 49 + 66 + 5 + 4 + 36);
+  // --quick: 49 memory, 73 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40 attention) and 5 + 4 layer cases
+  // (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 49 + 73 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -556,7 +557,7 @@ const BenchmarkResult& result_named(const BenchRun& run, std::string_view id) {
 }
 
 const compute::GemmCase& gemm_case(std::string_view id) {
-  for (const compute::GemmCase& c : compute::gemm_cases) {
+  for (const compute::GemmCase& c : compute::all_gemm_cases()) {
     if (compute::case_id(c) == id) return c;
   }
   throw std::invalid_argument("no case " + std::string(id));
@@ -578,7 +579,7 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
     CHECK(ids.insert(compute::case_id(c.impl)).second);
     quick += c.quick ? 1 : 0;
   }
-  for (const compute::GemmCase& c : compute::gemm_cases) {
+  for (const compute::GemmCase& c : compute::all_gemm_cases()) {
     INFO(compute::case_id(c));
     CHECK(ids.insert(compute::case_id(c)).second);
     quick += c.quick ? 1 : 0;
@@ -591,10 +592,17 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // GEMM: 5 bf16 squares x 5 kernels, fp16 4096^3 and 8192^3 x 3 (tensor cores and cuBLAS), fp16
   // 256x512x1024 x 5, 4 skinny shapes x 3, the ragged shape x 5.
   CHECK(compute::gemm_cases.size() == 25 + 6 + 5 + 12 + 5);
+  // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
+  // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
+  // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 32
+  // decode-only ones (cuBLASLt): the --quick 4x8192x8192, and 70B's 4 projections x 9 token counts
+  // less the 4 at m = 128 (prefill shapes) and the --quick one.
+  CHECK(compute::all_gemm_cases().size() == compute::gemm_cases.size() + 164 * 2 + 32);
   // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4, and
   // 2 x 2 x 2 small shapes and fp16 N = 512; each with standard and the three flash kernels.
   CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 8 + 1));
-  CHECK(quick == 3 + 23 + 40);
+  // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call.
+  CHECK(quick == 3 + 23 + 7 + 40);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
@@ -662,6 +670,76 @@ TEST_CASE("GEMM cases count HBM bytes with the kernel's own tile") {
   CHECK(compute::make_result(gemm_case("gemm.bf16.8192x8192x8192.cublas")).reference_id.empty());
 }
 
+TEST_CASE("FP8 GEMM cases: the projections of the bundled LLaMA-3 presets, and the bytes of e4m3 operands") {
+  // LLaMA-3.1 70B (hidden 8192, 64 heads, 8 KV heads, head_dim 128, FFN 28672) at TP 1:
+  // qkv (64 + 2 x 8) x 128 = 10240 outputs; o_proj 64 x 128 = 8192 inputs; gate_up 2 x 28672.
+  const std::array<compute::LinearShape, 4> tp1 = compute::dense_linears("llama-3.1-70b", 1);
+  CHECK(tp1[0].n == 10240);
+  CHECK(tp1[0].k == 8192);
+  CHECK(tp1[1].n == 8192);
+  CHECK(tp1[1].k == 8192);
+  CHECK(tp1[2].n == 57344);
+  CHECK(tp1[3].k == 28672);
+  // 405B (hidden 16384, 128 heads, 8 KV heads, FFN 53248) at TP 8: qkv 144 x 128 / 8 = 2304, down
+  // 53248 / 8 = 6656 inputs.
+  const std::array<compute::LinearShape, 4> tp8 = compute::dense_linears("llama-3.1-405b", 8);
+  CHECK(tp8[0].n == 2304);
+  CHECK(tp8[0].k == 16384);
+  CHECK(tp8[3].n == 16384);
+  CHECK(tp8[3].k == 6656);
+  CHECK_THROWS_AS(compute::dense_linears("llama-3.1-70b", 16), InputError);  // 8 KV heads do not split 16 ways
+
+  // 70B gate_up at 8192 tokens, both implementations; decode sizes through cuBLASLt only.
+  CHECK(gemm_case("gemm.fp8e4m3.8192x57344x8192.wgmma").dtype == DType::fp8_e4m3);
+  CHECK(gemm_case("gemm.fp8e4m3.8192x57344x8192.cublaslt").output == DType::bf16);
+  const compute::GemmCase& decode = gemm_case("gemm.fp8e4m3.1x8192x28672.cublaslt");
+  CHECK(decode.rows_run() == 16);  // cuBLASLt's FP8 GEMM runs m in multiples of 16
+  CHECK_THROWS_AS(gemm_case("gemm.fp8e4m3.1x8192x28672.wgmma"), std::invalid_argument);
+  CHECK(gemm_case("gemm.fp8e4m3.333x264x208.wgmma").quick);
+  CHECK(gemm_case("gemm.fp8e4m3.333x264x208.cublaslt").rows_run() == 336);
+  CHECK(gemm_case("gemm.fp8e4m3.333x264x208.wgmma").rows_run() == 333);
+
+  // 8192^3: 2 x 8192^3 FLOPs; e4m3 A and B are 8192^2 = 67108864 B each, bf16 C twice that.
+  const double operand = 67108864.0;
+  const compute::GemmCase& lt = gemm_case("gemm.fp8e4m3.8192x8192x8192.cublaslt");
+  CHECK(compute::case_cost(lt).flops == 1099511627776.0);
+  CHECK(compute::case_cost(lt).bytes() == 4 * operand);
+  // wgmma, 128 x 256 tiles: A read 8192 / 256 = 32 times, B 8192 / 128 = 64 times, C once.
+  CHECK(compute::case_cost(gemm_case("gemm.fp8e4m3.8192x8192x8192.wgmma")).bytes() ==
+        operand * 32 + operand * 64 + 2 * operand);
+  // Decode m = 1 at 70B's down projection: the FLOPs of the one row asked for, 2 x 8192 x 28672;
+  // bytes: x 28672 B, W 8192 x 28672 B, y 8192 x 2 B.
+  CHECK(compute::case_cost(decode).flops == 469762048.0);
+  CHECK(compute::case_cost(decode).bytes() == 28672.0 + 234881024.0 + 16384.0);
+
+  const BenchmarkResult r = compute::make_result(gemm_case("gemm.fp8e4m3.8192x8192x8192.wgmma"));
+  CHECK(r.group == "gemm_fp8");
+  CHECK(r.implementation == "roofline");
+  CHECK(r.reference_id == "gemm.fp8e4m3.8192x8192x8192.cublaslt");
+  CHECK(r.ceiling_id.empty());  // no FP8 ceiling is measured
+  CHECK(std::get<std::string>(r.parameter("output")) == "bf16");
+  CHECK(std::get<std::string>(r.parameter("tile")) == "128x256");
+  const BenchmarkResult d = compute::make_result(decode);
+  CHECK(d.implementation == "cublaslt");
+  CHECK(std::get<std::int64_t>(d.parameter("m")) == 1);
+  CHECK(std::get<std::int64_t>(d.parameter("m_run")) == 16);
+
+  // What calibrate learns from an FP8 result: the table an FP8 x FP8 linear looks up
+  // (calibration_tables::gemm(fp8_e4m3, fp8_e4m3)), with the FLOPs and bytes of the m asked for.
+  const nlohmann::json parameters = {{"kernel", "cublaslt"}, {"dtype", "fp8_e4m3"}, {"output", "bf16"}, {"m", 1},
+                                     {"m_run", 16},          {"n", 8192},           {"k", 28672}};
+  const RecordedResult recorded{"gemm_fp8", "gemm.fp8e4m3.1x8192x28672.cublaslt", "cublaslt", parameters, std::nullopt,
+                                "test"};
+  const BasisOrReason basis = compute::suite().basis(recorded);
+  REQUIRE(std::holds_alternative<Basis>(basis));
+  const Basis& b = std::get<Basis>(basis);
+  CHECK(b.best_table == "gemm.fp8_e4m3");
+  CHECK(b.table == "gemm.fp8_e4m3.cublaslt");
+  CHECK(b.problem == "gemm.fp8e4m3.1x8192x28672");
+  CHECK(b.cost.flops == 469762048.0);
+  CHECK(b.cost.bytes() == 28672.0 + 234881024.0 + 16384.0);
+}
+
 TEST_CASE("attention cases count FLOPs and HBM bytes with the model's functions") {
   const compute::AttentionCase& standard = attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.standard");
   const compute::AttentionCase& flash = attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma");
@@ -708,7 +786,7 @@ TEST_CASE("FLOP-rate results relate to the peak probes and to cuBLAS") {
 TEST_CASE("targets by FLOP rate, relative and absolute") {
   const BenchRun run = sample::sample_run();
   const std::vector<TargetResult> t = evaluate_targets(compute::suite().targets, run.results);
-  REQUIRE(t.size() == 3);
+  REQUIRE(t.size() == 4);
   // GEMM: 1.4 / 1.7 = 82.4% of cuBLAS >= 70%.
   CHECK(t[0].metric == Metric::flop_rate);
   CHECK(t[0].candidate == std::optional<std::string>("gemm.bf16.8192x8192x8192.wgmma"));
@@ -723,6 +801,8 @@ TEST_CASE("targets by FLOP rate, relative and absolute") {
   CHECK(t[1].required == 1.0);
   CHECK(t[1].met == std::optional<bool>(true));
   CHECK(*t[2].ratio == Approx(6.2 / 1.35));
+  // FP8: the sample run has no FP8 GEMM, so the target is not evaluated.
+  CHECK_FALSE(t[3].met.has_value());
   // The targets table shows TFLOP/s for these and TB/s for bandwidth targets, never both.
   const Report report = make_report(run, nlohmann::json::object());
   const Table& targets = table_named(report, "targets");

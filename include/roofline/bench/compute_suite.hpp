@@ -1,7 +1,8 @@
 #pragma once
 
 // The compute suite, described as data: the GEMM ladder (naive -> shared-memory tiled -> mma.sync
-// -> wgmma, with cuBLAS as the in-run reference), attention forward (standard, materialised, vs
+// -> wgmma, with cuBLAS as the in-run reference), the FP8 GEMM (the wgmma kernel vs cuBLASLt, at
+// the linear layers of LLaMA-3 prefill and decode), attention forward (standard, materialised, vs
 // three flash kernels), and the compute-ceiling probes. Each case's FLOPs and bytes come from the
 // model's functions -- gemm_cost, gemm_naive_cost, gemm_tiled_cost with the tiles the kernel
 // actually uses (roofline/kernel_tiles.hpp), standard_attention_cost and flash_attention_cost --
@@ -25,20 +26,33 @@
 
 namespace roofline::bench::compute {
 
-// ---- GEMM: C[m x n] = A[m x k] . B[n x k]^T, 16-bit operands, fp32 accumulation -----------------
+// ---- GEMM: C[m x n] = A[m x k] . B[n x k]^T, fp32 accumulation ----------------------------------
+// 16-bit operands (C in their type), or e4m3 operands with per-tensor scales and a bf16 C (FP8).
 
-enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma };
+enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma, cublaslt };
 inline constexpr std::array<GemmImpl, 5> gemm_ladder{GemmImpl::naive, GemmImpl::smem_tiled, GemmImpl::mma_sync,
                                                      GemmImpl::wgmma, GemmImpl::cublas};
+// The FP8 GEMM: the wgmma kernel against cuBLASLt (cuBLAS's FP8 path).
+inline constexpr std::array<GemmImpl, 2> fp8_gemm_impls{GemmImpl::wgmma, GemmImpl::cublaslt};
 
 struct GemmCase {
   GemmImpl impl = GemmImpl::cublas;
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  DType dtype = DType::bf16;
+  DType dtype = DType::bf16;  // the operands' format (A and B)
   bool quick = false;
+  DType output = DType::bf16;  // C's format: the operands' for 16-bit GEMMs, bf16 for FP8
+  // The rows the call computes when it pads m (cuBLASLt's FP8 GEMM takes m in multiples of 16);
+  // FLOPs and bytes stay those of the m rows asked for, so the padding shows as lost rate.
+  std::int64_t m_run = 0;
+  [[nodiscard]] std::int64_t rows_run() const { return m_run > 0 ? m_run : m; }
 };
+
+// The rows cuBLASLt's FP8 GEMM runs for m: m rounded up to a multiple of 16.
+[[nodiscard]] constexpr std::int64_t cublaslt_fp8_rows(std::int64_t m) {
+  return (m + 15) / 16 * 16;
+}
 
 // ---- attention forward ----------------------------------------------------------------------
 
@@ -74,6 +88,7 @@ struct GemmShapeMNK {
   std::int64_t k;
 };
 
+// The 16-bit GEMM ladder.
 template <typename F>
 constexpr void for_each_gemm_case(F&& f) {
   const auto all = [&f](GemmShapeMNK s, DType dtype, bool quick, bool cuda_cores, bool quick_cuda_cores) {
@@ -85,7 +100,8 @@ constexpr void for_each_gemm_case(F&& f) {
                  .n = s.n,
                  .k = s.k,
                  .dtype = dtype,
-                 .quick = quick && (!cuda_core || quick_cuda_cores)});
+                 .quick = quick && (!cuda_core || quick_cuda_cores),
+                 .output = dtype});
     }
   };
   // The ladder at every square size (the naive kernel at 8192^3 takes about a second a launch).
@@ -155,12 +171,51 @@ constexpr std::size_t count_of(ForEach for_each) {
   return n;
 }
 
+// The 16-bit ladder (all_gemm_cases() adds the FP8 cases).
 inline constexpr auto gemm_cases = [] {
   std::array<GemmCase, count_of<GemmCase>([](auto f) { for_each_gemm_case(f); })> table{};
   std::size_t i = 0;
   for_each_gemm_case([&](const GemmCase& c) { table[i++] = c; });
   return table;
 }();
+
+// The FP8 cases (fp8_e4m3 operands, bf16 C), derived from the bundled model presets:
+//   prefill: m in prefill_tokens at the qkv, o_proj, gate_up and down projections of each model of
+//     fp8_prefill_deployments at each of its tensor-parallel degrees (one case per distinct shape),
+//     both implementations;
+//   decode: m in decode_tokens at the four projections of LLaMA-3.1 70B (TP 1), cuBLASLt only
+//     (cuBLASLt pads m to 16; the project's FP8 decode path is the GEMV of the memory suite);
+//   squares 1024..8192, both implementations;
+//   --quick: 1024^3, a ragged 333x264x208 (every edge of both kernels), LLaMA-3.1 8B's qkv at
+//     m = 128, and one padded decode call (m = 4).
+// Built on first use (the model files are parsed then). Throws InputError when a preset is missing.
+struct Fp8Deployment {
+  std::string_view model;            // a bundled preset's id
+  std::array<std::int64_t, 4> tp{};  // tensor-parallel degrees (0: none)
+};
+inline constexpr std::array<Fp8Deployment, 3> fp8_prefill_deployments{{
+    {"llama-3.1-8b", {1, 2, 0, 0}},
+    {"llama-3.1-70b", {1, 2, 4, 8}},
+    {"llama-3.1-405b", {4, 8, 0, 0}},
+}};
+inline constexpr std::array<std::int64_t, 5> prefill_tokens{128, 512, 2048, 8192, 16384};
+inline constexpr std::array<std::int64_t, 9> decode_tokens{1, 2, 4, 8, 16, 32, 64, 128, 256};
+inline constexpr std::string_view fp8_decode_model = "llama-3.1-70b";
+
+// A linear layer of a dense decoder layer under tensor parallelism: C[tokens x n] = X[tokens x k] W^T.
+struct LinearShape {
+  std::string_view name;  // "qkv", "o_proj", "gate_up", "down"
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+};
+// The four projections of a dense GQA model at tensor-parallel degree tp (Megatron split: qkv and
+// gate_up by columns, o_proj and down by rows): qkv n = (heads + 2 kv_heads) head_dim / tp, k =
+// hidden; o_proj n = hidden, k = heads head_dim / tp; gate_up n = 2 ffn / tp, k = hidden; down n =
+// hidden, k = ffn / tp. Throws InputError when tp does not divide the heads or the FFN width.
+[[nodiscard]] std::array<LinearShape, 4> dense_linears(std::string_view model, std::int64_t tp);
+
+// Every GEMM case: the ladder (gemm_cases), then the FP8 cases.
+[[nodiscard]] const std::vector<GemmCase>& all_gemm_cases();
 
 inline constexpr auto attention_cases = [] {
   std::array<AttentionCase, count_of<AttentionCase>([](auto f) { for_each_attention_case(f); })> table{};

@@ -3,7 +3,8 @@
 // (kernels/verify.hpp), outputs are poisoned before the checked run, and every result is compared
 // with a reference before it is timed:
 //   - probes: the exactly predictable result (kernels/peak.hpp);
-//   - GEMM: sampled entries against a float64 host dot product, and the whole output against cuBLAS;
+//   - GEMM: sampled entries against a float64 host dot product, and the whole output against cuBLAS
+//     (FP8: cuBLASLt; the tolerance is gemm_runner.cpp's fp8_gemm_tolerance);
 //   - attention: sampled rows against a float64 host attention, and the whole output for
 //     non-finite (unwritten) elements.
 // The error is normwise, ||out - ref|| / ||ref||: at most 1e-2 for bf16, 5e-3 for fp16.
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "compute_family.hpp"
@@ -200,6 +202,13 @@ void run_compute_suite(Context& ctx, const ComputeSelection& selection, bool qui
         "compute suite: GEMM and attention inputs are uniform random on the device; checks are normwise "
         "||out - ref|| / ||ref|| <= 1e-2 (bf16) or 5e-3 (fp16); GEMM operands are not rotated (compute-bound: at "
         "small sizes they stay in L2)");
+  }
+  if (std::any_of(selection.gemms.begin(), selection.gemms.end(),
+                  [](const GemmCase* c) { return c->dtype == DType::fp8_e4m3; })) {
+    notes.push_back(
+        "compute suite: FP8 GEMMs take e4m3 operands uniform in [-1, 1) with per-tensor scales 0.5 and 3; checks are "
+        "normwise <= 2e-2 (bf16 output of Hopper's fp8 accumulation); cuBLASLt runs m rounded up to 16 (m run), the "
+        "FLOPs and bytes are those of m");
   }
 }
 

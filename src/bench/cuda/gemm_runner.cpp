@@ -1,10 +1,13 @@
-// The compute suite's GEMM ladder (naive, shared-memory tiled, mma.sync, wgmma) against cuBLAS:
-// sampled entries against a float64 host dot product, and the whole output against cuBLAS, itself
+// The compute suite's GEMM ladder (naive, shared-memory tiled, mma.sync, wgmma) against cuBLAS,
+// and the FP8 GEMM (wgmma) against cuBLASLt: sampled entries against a float64 host dot product
+// (of the dequantised e4m3 values, for FP8), and the whole output against the library, itself
 // checked on the samples.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <random>
 
@@ -66,12 +69,178 @@ double sampled_gemm_error(Context& ctx, kernels::StorageFormat format, const Gem
   return std::sqrt(diff2 / std::max(ref2, 1e-300));
 }
 
+// ---- FP8 ---------------------------------------------------------------------------------------
+
+// The normwise error of a bf16 C of e4m3 products against float64: bf16's rounding (at most 2^-9
+// relative per element), plus Hopper's fp8 tensor-core accumulation, which keeps fewer bits than
+// fp32 (DeepSeek-V3 technical report, section 3.3.2: about 14 bits, a relative error up to about
+// 2% at k = 4096 in the worst case). A wrong tile, a lost k block or a missing scale is off by far
+// more (a lost k block of 64: about 12%; no scale: 33% with the scales below).
+constexpr double fp8_gemm_tolerance = 2e-2;
+// The per-tensor scales of the inputs: far from 1, so that a kernel that drops or misapplies one
+// fails the check.
+constexpr std::array<float, 2> fp8_scales{0.5F, 3.0F};  // a_scale, b_scale
+
+// The value of an e4m3 byte (1 sign, 4 exponent bits of bias 7, 3 mantissa bits; 0x7F/0xFF NaN, no
+// infinities): OCP 8-bit floating point specification, which CUDA's __nv_fp8_e4m3 implements.
+double e4m3_value(std::uint8_t bits) {
+  const int exponent = (bits >> 3) & 0xF;
+  const int mantissa = bits & 0x7;
+  if (exponent == 0xF && mantissa == 0x7) return NAN;
+  const double magnitude =
+      exponent == 0 ? std::ldexp(mantissa / 8.0, -6) : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
+  return (bits & 0x80) != 0 ? -magnitude : magnitude;
+}
+
+std::vector<double> download_e4m3(Context& ctx, const DeviceBuffer& buffer, std::size_t offset, std::size_t count) {
+  std::vector<std::uint8_t> raw(count);
+  ctx.wait("before download");
+  check(cudaMemcpyAsync(raw.data(), buffer.as<std::uint8_t>() + offset, count, cudaMemcpyDeviceToHost, ctx.stream()),
+        "download");
+  ctx.wait("download");
+  std::vector<double> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = e4m3_value(raw[i]);
+  return values;
+}
+
+GemmSamples sample_fp8_gemm(Context& ctx, const GemmCase& c, const DeviceBuffer& a, const DeviceBuffer& b, int count,
+                            std::uint64_t seed) {
+  GemmSamples samples;
+  samples.positions = {{0, 0}, {c.m - 1, c.n - 1}, {c.m - 1, 0}, {0, c.n - 1}};
+  std::mt19937_64 rng(seed);
+  while (static_cast<int>(samples.positions.size()) < count) {
+    samples.positions.emplace_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.m)),
+                                   static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.n)));
+  }
+  const double scale = static_cast<double>(fp8_scales[0]) * fp8_scales[1];
+  for (const auto& [i, j] : samples.positions) {
+    const std::vector<double> row = download_e4m3(ctx, a, as_size(i * c.k), as_size(c.k));
+    const std::vector<double> col = download_e4m3(ctx, b, as_size(j * c.k), as_size(c.k));
+    double dot = 0;
+    for (std::size_t t = 0; t < row.size(); ++t) dot += row[t] * col[t];
+    samples.reference.push_back(scale * dot);
+  }
+  return samples;
+}
+
+// The cases of one FP8 problem (m, n, k): the wgmma kernel at m rows, cuBLASLt at its padded rows.
+// A holds the padded rows (random like the others), C as many; the checks read the first m.
+void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool quick, std::uint64_t seed,
+                          Recorder& recorder) {
+  const GemmCase& p = *cases.front();
+  const kernels::StorageFormat operand = kernels::fp8_gemm_operand_format;
+  const kernels::StorageFormat output = kernels::fp8_gemm_output_format;
+  const std::int64_t rows = compute::cublaslt_fp8_rows(p.m);
+  DeviceBuffer a = ctx.allocate(as_size(rows * p.k));
+  DeviceBuffer b = ctx.allocate(as_size(p.n * p.k));
+  DeviceBuffer c_ref = ctx.allocate(as_size(rows * p.n) * 2);
+  DeviceBuffer c_out = ctx.allocate(as_size(rows * p.n) * 2);
+  DeviceBuffer scales = ctx.allocate(sizeof(fp8_scales));
+  ctx.upload(scales, fp8_scales.data(), sizeof(fp8_scales));
+  const std::uint64_t problem_seed = seed_of(seed, 5, static_cast<std::uint64_t>(p.m * 131 + p.n * 7 + p.k));
+  kernels::fill_uniform(operand, a.get(), as_size(rows * p.k), problem_seed, 1.0F, ctx.stream());
+  kernels::fill_uniform(operand, b.get(), as_size(p.n * p.k), problem_seed + 1, 1.0F, ctx.stream());
+  const GemmSamples samples = sample_fp8_gemm(ctx, p, a, b, quick ? 24 : 48, problem_seed + 2);
+  const auto args = [&](std::int64_t m, const DeviceBuffer& c) {
+    return kernels::Fp8GemmArgs{.a = a.get(),
+                                .b = b.get(),
+                                .c = c.get(),
+                                .m = static_cast<int>(m),
+                                .n = static_cast<int>(p.n),
+                                .k = static_cast<int>(p.k),
+                                .a_scale = scales.as<float>(),
+                                .b_scale = scales.as<float>() + 1};
+  };
+
+  // The whole-output reference: cuBLASLt at its padded rows, itself checked on the host samples.
+  std::optional<double> reference_error;
+  std::string reference_problem;
+  const kernels::BlasLtApi* lt = nullptr;
+  try {
+    lt = &ctx.cublaslt();
+    ctx.poison(c_ref);
+    kernels::cublaslt_gemm_fp8(*lt, args(rows, c_ref), ctx.stream());
+    ctx.wait("cuBLASLt reference");
+    const double error = sampled_gemm_error(ctx, output, p, samples, c_ref);
+    if (error <= fp8_gemm_tolerance) {
+      reference_error = error;
+    } else {
+      reference_problem = fmt::format("cuBLASLt's output is off the host samples (error {:.2e}): not used", error);
+    }
+  } catch (const GpuHang&) {
+    throw;
+  } catch (const std::exception& e) {
+    ctx.recover();
+    lt = nullptr;
+    reference_problem = fmt::format("no cuBLASLt reference: {}", e.what());
+  }
+
+  for (const GemmCase* c : cases) {
+    BenchmarkResult result = compute::make_result(*c);
+    if (ctx.health().lost) {
+      record_not(recorder, std::move(result), Disposition::not_run, "the CUDA context was lost");
+      continue;
+    }
+    const bool is_library = c->impl == GemmImpl::cublaslt;
+    Launch launch;
+    if (is_library) {
+      if (lt == nullptr) {
+        record_not(recorder, std::move(result), Disposition::failed, reference_problem);
+        continue;
+      }
+      launch = [&, lt, call = args(c->rows_run(), c_out)](cudaStream_t s, int) {
+        kernels::cublaslt_gemm_fp8(*lt, call, s);
+        return cudaSuccess;
+      };
+    } else {
+      if (!kernels::gemm_kernel_supported(kernels::GemmKernel::wgmma, ctx.device().index)) {
+        record_not(recorder, std::move(result), Disposition::not_supported,
+                   "not built for this device (wgmma needs sm_90a code and a compute capability 9.0 device)");
+        continue;
+      }
+      launch = [call = args(c->m, c_out)](cudaStream_t s, int) {
+        kernels::gemm_fp8(kernels::GemmKernel::wgmma, call, s);
+        return cudaSuccess;
+      };
+    }
+    const auto verify = [&]() -> std::string {
+      ctx.poison(c_out);
+      check(launch(ctx.stream(), 0), "fp8 gemm");
+      ctx.wait("fp8 gemm");
+      const double host = sampled_gemm_error(ctx, output, *c, samples, c_out);
+      std::string versus = "no whole-output comparison (" + reference_problem + ")";
+      double error = host;
+      std::uint64_t nonfinite = 0;
+      if (!is_library && reference_error) {
+        const kernels::Comparison cmp =
+            kernels::compare(output, c_out.get(), c_ref.get(), as_size(c->m * c->n), ctx.stream());
+        const double whole = std::sqrt(cmp.sum_sq_diff / std::max(cmp.sum_sq_ref, 1e-300));
+        nonfinite = cmp.nonfinite;
+        error = std::max(error, whole);
+        versus = fmt::format("whole output vs cuBLASLt {:.2e}", whole);
+      } else {
+        nonfinite = kernels::count_nonfinite(output, c_out.get(), as_size(c->rows_run() * c->n), ctx.stream());
+        if (is_library) versus = fmt::format("every output of the {} rows run finite", c->rows_run());
+      }
+      if (nonfinite != 0 || !(error <= fp8_gemm_tolerance)) {
+        throw VerificationFailed(
+            fmt::format("{} non-finite outputs; {} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})",
+                        nonfinite, samples.positions.size(), host, versus, fp8_gemm_tolerance));
+      }
+      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})", samples.positions.size(),
+                         host, versus, fp8_gemm_tolerance);
+    };
+    recorder.record(run_case(ctx, std::move(result), verify, launch));
+  }
+}
+
 }  // namespace
 
 // The cases of one GEMM problem (dtype, m, n, k), in table order.
 void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool quick, std::uint64_t seed,
                       Recorder& recorder) {
   const GemmCase& p = *cases.front();
+  if (p.dtype == DType::fp8_e4m3) return run_fp8_gemm_problem(ctx, cases, quick, seed, recorder);
   const FormatChoice format = choose_format(p.dtype, kernels::gemm_formats, "GEMM");
   if (!format.format) {
     for (const GemmCase* c : cases)

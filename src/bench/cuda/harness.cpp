@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "cublaslt_library.hpp"
+
 namespace roofline::bench::cuda {
 namespace {
 
@@ -100,7 +102,10 @@ Context::Context(const DeviceInfo& device, const TimingPolicy& policy) : device_
 }
 
 Context::~Context() {
-  if (health_.hung) return;  // anything below could wait on the stuck kernel
+  if (health_.hung) {  // anything below could wait on the stuck kernel
+    static_cast<void>(cublaslt_.release());
+    return;
+  }
   if (cublas_.handle != nullptr && cublas_destroy_ != nullptr) cublas_destroy_(cublas_.handle);
   cublas_workspace_ = DeviceBuffer();
   if (cublas_library_ != nullptr) dlclose(cublas_library_);
@@ -152,6 +157,11 @@ const Cublas& Context::cublas() {
   check(get_version(api.handle, &api.version), "cublasGetVersion");
   cublas_ = api;
   return cublas_;
+}
+
+const kernels::BlasLtApi& Context::cublaslt() {
+  if (!cublaslt_) cublaslt_ = std::make_unique<CublasLtLibrary>(allocate(cublas_workspace_bytes));
+  return cublaslt_->api();
 }
 
 DeviceBuffer Context::allocate(std::size_t bytes) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -101,6 +102,8 @@ struct Cublas : kernels::BlasApi {
   int version = 0;
 };
 
+class CublasLtLibrary;  // cublaslt_library.hpp
+
 class Context {
  public:
   Context(const DeviceInfo& device, const TimingPolicy& policy);
@@ -116,6 +119,9 @@ class Context {
   // cuBLAS with a handle bound to stream() and its own workspace (so that graph capture never
   // allocates); loaded on first use. Throws CudaError when the library cannot be loaded.
   [[nodiscard]] const Cublas& cublas();
+  // cuBLASLt (the FP8 GEMM's reference) with its own 32 MiB workspace; loaded on first use.
+  // Throws CudaError when the library cannot be loaded.
+  [[nodiscard]] const kernels::BlasLtApi& cublaslt();
 
   // Device memory; throws NotEnoughMemory when less than `bytes` (plus a margin) is free.
   [[nodiscard]] DeviceBuffer allocate(std::size_t bytes);
@@ -145,6 +151,7 @@ class Context {
   Cublas cublas_;
   decltype(&cublasDestroy_v2) cublas_destroy_ = nullptr;
   DeviceBuffer cublas_workspace_;
+  std::unique_ptr<CublasLtLibrary> cublaslt_;
 };
 
 // Collects results and prints one progress line per result on stderr.

@@ -119,7 +119,7 @@ class ComputeRun final : public SuiteRun {
     for (const compute::PeakCase& c : compute::peak_cases) {
       if (wanted(options, c.quick, compute::case_id(c.impl))) selection_.peaks.push_back(&c);
     }
-    for (const compute::GemmCase& c : compute::gemm_cases) {
+    for (const compute::GemmCase& c : compute::all_gemm_cases()) {
       if (wanted(options, c.quick, compute::case_id(c))) selection_.gemms.push_back(&c);
     }
     for (const compute::AttentionCase& c : compute::attention_cases) {

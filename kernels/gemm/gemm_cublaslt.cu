@@ -1,0 +1,168 @@
+// The FP8 GEMM through cuBLASLt (the in-run reference of gemm_fp8) and its per-shape plans.
+//
+// cuBLASLt is column-major. The row-major product C[m x n] = A[m x k] . B[n x k]^T is, read
+// column-major, C^T[n x m] = B'^T . A' with B' the k x n column-major view of B and A' the k x m
+// view of A: cuBLASLt's "A" is our B (transposed), its "B" our A (not transposed) -- the "TN" form,
+// the only one its FP8 kernels take. Its scale of "A" is therefore b_scale, of "B" a_scale.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "../blas_api.hpp"
+#include "../cuda_check.cuh"
+#include "gemm_internal.cuh"
+
+namespace roofline::kernels {
+
+namespace {
+
+void check_lt(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw KernelError(std::string(what) + " failed: cuBLAS status " + std::to_string(static_cast<int>(status)));
+  }
+}
+
+// The largest power of two (at most 256, the heuristic's default) that divides every pointer: the
+// alignment the chosen algorithm may assume.
+std::uint32_t common_alignment(std::initializer_list<const void*> pointers) {
+  std::uint32_t alignment = 256;
+  for (const void* p : pointers) {
+    while (reinterpret_cast<std::uintptr_t>(p) % alignment != 0) alignment /= 2;
+  }
+  return alignment;
+}
+
+}  // namespace
+
+// One shape's descriptors and algorithm; the scale pointers are attributes of the descriptor.
+struct Fp8Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layout_a = nullptr;  // cuBLASLt's A: our B, k x n column-major
+  cublasLtMatrixLayout_t layout_b = nullptr;  // cuBLASLt's B: our A, k x m column-major
+  cublasLtMatrixLayout_t layout_d = nullptr;  // C and D: n x m column-major bf16
+  cublasLtMatmulAlgo_t algo{};
+};
+
+class BlasLtPlans {
+ public:
+  explicit BlasLtPlans(const BlasLtApi& lt)
+      : desc_destroy_(lt.matmul_desc_destroy), layout_destroy_(lt.matrix_layout_destroy) {}
+  BlasLtPlans(const BlasLtPlans&) = delete;
+  BlasLtPlans& operator=(const BlasLtPlans&) = delete;
+  ~BlasLtPlans() {
+    for (auto& [key, plan] : plans_) release(plan);
+  }
+
+  const Fp8Plan& get(const BlasLtApi& lt, const Fp8GemmArgs& args) {
+    const std::uint32_t alignment = common_alignment({args.a, args.b, args.c});
+    const Key key{args.m, args.n, args.k, args.a_scale, args.b_scale, alignment};
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
+    Fp8Plan plan;
+    try {
+      build(lt, args, alignment, plan);
+    } catch (...) {
+      release(plan);
+      throw;
+    }
+    return plans_.emplace(key, plan).first->second;
+  }
+
+ private:
+  using Key = std::tuple<int, int, int, const float*, const float*, std::uint32_t>;
+
+  static void build(const BlasLtApi& lt, const Fp8GemmArgs& args, std::uint32_t alignment, Fp8Plan& plan) {
+    check_lt(lt.matmul_desc_create(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    const cublasOperation_t transpose = CUBLAS_OP_T;
+    const cublasOperation_t plain = CUBLAS_OP_N;
+    const std::int8_t fast_accumulation = 1;
+    const auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void* value, std::size_t size) {
+      check_lt(lt.matmul_desc_set_attribute(plan.desc, attribute, value, size), "cublasLtMatmulDescSetAttribute");
+    };
+    set(CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose));
+    set(CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain));
+    set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation, sizeof(fast_accumulation));
+    set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &args.b_scale, sizeof(args.b_scale));
+    set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &args.a_scale, sizeof(args.a_scale));
+    const auto u64 = [](int v) { return static_cast<std::uint64_t>(v); };
+    check_lt(lt.matrix_layout_create(&plan.layout_a, CUDA_R_8F_E4M3, u64(args.k), u64(args.n), args.k),
+             "cublasLtMatrixLayoutCreate");
+    check_lt(lt.matrix_layout_create(&plan.layout_b, CUDA_R_8F_E4M3, u64(args.k), u64(args.m), args.k),
+             "cublasLtMatrixLayoutCreate");
+    check_lt(lt.matrix_layout_create(&plan.layout_d, CUDA_R_16BF, u64(args.n), u64(args.m), args.n),
+             "cublasLtMatrixLayoutCreate");
+
+    cublasLtMatmulPreference_t preference = nullptr;
+    check_lt(lt.preference_create(&preference), "cublasLtMatmulPreferenceCreate");
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+    const std::uint64_t workspace = lt.workspace_bytes;
+    for (const auto [attribute, value, size] :
+         {std::tuple{CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<const void*>(&workspace), sizeof(workspace)},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, static_cast<const void*>(&alignment),
+                     sizeof(alignment)},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, static_cast<const void*>(&alignment),
+                     sizeof(alignment)},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, static_cast<const void*>(&alignment),
+                     sizeof(alignment)},
+          std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<const void*>(&alignment),
+                     sizeof(alignment)}}) {
+      if (status == CUBLAS_STATUS_SUCCESS) status = lt.preference_set_attribute(preference, attribute, value, size);
+    }
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      status = lt.algo_get_heuristic(lt.handle, plan.desc, plan.layout_a, plan.layout_b, plan.layout_d, plan.layout_d,
+                                     preference, 1, &result, &found);
+    }
+    lt.preference_destroy(preference);
+    check_lt(status, "cublasLtMatmulAlgoGetHeuristic");
+    detail::require(found > 0, "cuBLASLt has no FP8 algorithm for " + std::to_string(args.m) + "x" +
+                                   std::to_string(args.n) + "x" + std::to_string(args.k));
+    plan.algo = result.algo;
+  }
+
+  void release(Fp8Plan& plan) const {
+    if (plan.desc != nullptr) desc_destroy_(plan.desc);
+    for (cublasLtMatrixLayout_t layout : {plan.layout_a, plan.layout_b, plan.layout_d}) {
+      if (layout != nullptr) layout_destroy_(layout);
+    }
+    plan = Fp8Plan{};
+  }
+
+  decltype(&cublasLtMatmulDescDestroy) desc_destroy_;
+  decltype(&cublasLtMatrixLayoutDestroy) layout_destroy_;
+  std::mutex mutex_;
+  std::map<Key, Fp8Plan> plans_;
+};
+
+std::shared_ptr<BlasLtPlans> make_blaslt_plans(const BlasLtApi& lt) {
+  detail::require(lt.matmul_desc_destroy != nullptr && lt.matrix_layout_destroy != nullptr,
+                  "cuBLASLt plans: cuBLASLt is not loaded");
+  return std::make_shared<BlasLtPlans>(lt);
+}
+
+void cublaslt_gemm_fp8(const BlasLtApi& lt, const Fp8GemmArgs& args, Stream stream) {
+  detail::require(lt.handle != nullptr && lt.matmul != nullptr && lt.plans != nullptr,
+                  "cuBLASLt FP8 GEMM: cuBLASLt is not loaded");
+  detail::require(args.m >= 1 && args.n >= 1 && args.k >= 1, "cuBLASLt FP8 GEMM: empty shape");
+  for (const void* pointer : {args.a, args.b, static_cast<const void*>(args.c)}) {
+    detail::require(pointer != nullptr && reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0,
+                    "cuBLASLt FP8 GEMM: operands must be 16-byte aligned");
+  }
+  detail::require(args.a_scale != nullptr && args.b_scale != nullptr, "cuBLASLt FP8 GEMM: the scales must be given");
+  const Fp8Plan& plan = lt.plans->get(lt, args);
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  check_lt(lt.matmul(lt.handle, plan.desc, &alpha, args.b, plan.layout_a, args.a, plan.layout_b, &beta, args.c,
+                     plan.layout_d, args.c, plan.layout_d, &plan.algo, lt.workspace, lt.workspace_bytes, stream),
+           "cublasLtMatmul");
+}
+
+}  // namespace roofline::kernels
