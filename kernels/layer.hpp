@@ -81,10 +81,30 @@ struct DecodeAttentionPlan {
 [[nodiscard]] DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int context, int sms);
 // Why decode_attention cannot run this shape, or nullptr.
 [[nodiscard]] const char* decode_attention_unsupported(HeadLayout layout, int context);
-// q from qkv rows (token b = sequence b); out [batch][heads d].
+// The KV cache decode attention reads: k and v [batch][kv_heads][context][d], in the format of the
+// activations (bf16 or fp16) or in fp8_e4m3 with one per-tensor scale for both, a device pointer
+// to one float: real value = stored e4m3 value x *scale (kv_append writes e4m3(value / *scale)).
+struct KvCache {
+  StorageFormat format = StorageFormat::bf16;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const float* scale = nullptr;  // fp8_e4m3 only (nullptr for a 16-bit cache)
+};
+// q from qkv rows (token b = sequence b, in `type`); out [batch][heads d] in `type`. An e4m3 cache
+// is widened to `type` in shared memory (exact) and its scale applied to the scores and the output
+// in fp32.
+void decode_attention(StorageFormat type, const void* qkv, const KvCache& cache, void* out, void* workspace, int batch,
+                      HeadLayout layout, int context, const DecodeAttentionPlan& plan, Stream stream);
+// The same over a 16-bit cache in `type`.
 void decode_attention(StorageFormat type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
                       void* workspace, int batch, HeadLayout layout, int context, const DecodeAttentionPlan& plan,
                       Stream stream);
+// An e4m3 copy of `count` 16-bit values (`type`): cache[i] = e4m3(values[i] / *scale), rounded to
+// nearest and saturated, and values[i] replaced by cache[i] x *scale in `type`, the history the fp8
+// cache stands for (exact where the scale has at most 4 significant bits): what
+// decode_attention_reference reads for an fp8 cache.
+void quantize_kv_fp8(StorageFormat type, void* values, void* cache, std::size_t count, const float* scale,
+                     Stream stream);
 
 // ---- fp32 references --------------------------------------------------------------------------
 
