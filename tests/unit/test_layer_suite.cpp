@@ -81,8 +81,13 @@ TEST_CASE("an FP8 decode case on the GEMV: W8A16 projections, the e4m3 cache, ea
   const layer::StagePlan& append = stage_named(s, "kv_append");
   CHECK(append.cost.bytes_read == 2048.0 * 2);
   CHECK(append.cost.bytes_written == 2048.0);
-  // Decode attention over the e4m3 cache: the memory suite's table of that cache format.
-  CHECK(stage_named(s, "attention").basis.best_table == "attention.decode.bf16.kvfp8_e4m3.d128");
+  // Decode attention over the e4m3 cache: K and V of 4096 positions x 8 KV heads x 128, 1 byte
+  // each (8388608 B, half the bf16 cache's), the 64 query heads' q read and o written in bf16
+  // (16384 B each); the memory suite's table of that cache format.
+  const layer::StagePlan& attention = stage_named(s, "attention");
+  CHECK(attention.cost.bytes_read == 2.0 * 4096 * 8 * 128 + 64 * 128 * 2);
+  CHECK(attention.cost.bytes_written == 64.0 * 128 * 2);
+  CHECK(attention.basis.best_table == "attention.decode.bf16.kvfp8_e4m3.d128");
   // The norms write bf16 for the GEMVs.
   CHECK(stage_named(s, "attn_norm").op.writes == DType::bf16);
 }
