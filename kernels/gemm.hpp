@@ -10,8 +10,13 @@
 // B is stored n-major with k contiguous (a weight matrix of nn.Linear); in BLAS terms this is the
 // "TN" product, the layout cuBLAS is fastest in.
 
+#include <cstddef>
+#include <cstdint>
+
 #include "blas_api.hpp"
 #include "compute_types.hpp"
+#include "roofline/bench/testdata.hpp"
+#include "roofline/core/host_device.hpp"
 #include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::kernels {
@@ -80,8 +85,25 @@ void gemm_fp8(GemmKernel kernel, const Fp8GemmArgs& args, Stream stream);
 // algorithm cuBLASLt's heuristic ranks first for the workspace lt.workspace_bytes. The
 // descriptors, layouts and algorithm are built on the first call of a shape (and scale pointers)
 // and cached in lt.plans, so that a later call is cublasLtMatmul alone. Throws KernelError when
-// cuBLASLt reports an error or has no algorithm for the shape.
+// cuBLASLt reports an error or has no algorithm for the shape. cuBLASLt's FP8 kernels want m, n
+// and k multiples of 16 (docs/compute-kernels.md): a caller with fewer tokens runs m rounded up
+// to 16 on an A and a C of that many rows (the compute suite's cublaslt_fp8_rows) and reads the
+// first m.
 void cublaslt_gemm_fp8(const BlasLtApi& lt, const Fp8GemmArgs& args, Stream stream);
+// The check operands of the FP8 GEMM: element i of stream `seed` is level / 8 with level in
+// [-8, 8] (fp8_check_level), exact in e4m3. A product of two is a multiple of 1/64 of at most 1,
+// so a partial sum of a dot product is a multiple of 1/64 too, of typical size 0.375 sqrt(k) (63
+// at k = 28672, about 2^12 units): held exactly in the ~14 bits Hopper's fp8 tensor cores keep
+// while accumulating, or off by a few units at the rare largest sums, far below bf16's rounding.
+// The check then sees indexing, tiling and scaling, not the hardware's accumulation precision,
+// and the host recomputes any element from (seed, index).
+ROOFLINE_HOST_DEVICE constexpr int fp8_check_level(std::uint64_t seed, std::uint64_t index) {
+  return static_cast<int>(testdata::bits32(seed, index) % 17U) - 8;
+}
+inline constexpr double fp8_check_level_scale = 1.0 / 8.0;
+// Fills `count` e4m3 elements with the check operands of stream `seed`.
+void fill_fp8_check_operand(void* data, std::size_t count, std::uint64_t seed, Stream stream);
+
 // The plan cache of a loaded cuBLASLt (BlasLtApi::plans); it destroys its descriptors with lt's
 // entry points, so it must not outlive the library.
 std::shared_ptr<BlasLtPlans> make_blaslt_plans(const BlasLtApi& lt);

@@ -1,7 +1,10 @@
 // GEMM entry points: shape checks, dispatch to the kernels, and the cuBLAS reference.
 #include <cublas_v2.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -65,6 +68,26 @@ void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, v
     case GemmKernel::mma_sync: detail::gemm_mma_sync(type, a, b, c, m, n, k, stream); return;
     case GemmKernel::wgmma: detail::gemm_wgmma(type, a, b, c, m, n, k, stream); return;
   }
+}
+
+namespace {
+
+__global__ void fill_fp8_check_kernel(__nv_fp8_e4m3* data, std::size_t count, std::uint64_t seed) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
+    data[i] = __nv_fp8_e4m3(static_cast<float>(fp8_check_level(seed, i)) * static_cast<float>(fp8_check_level_scale));
+  }
+}
+
+}  // namespace
+
+void fill_fp8_check_operand(void* data, std::size_t count, std::uint64_t seed, Stream stream) {
+  if (count == 0) return;
+  const std::size_t threads = 256;
+  const std::size_t blocks = std::min<std::size_t>((count + threads - 1) / threads, 4096);
+  fill_fp8_check_kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream>>>(
+      static_cast<__nv_fp8_e4m3*>(data), count, seed);
+  ROOFLINE_CHECK_LAUNCH("fill_fp8_check_kernel");
 }
 
 void gemm_fp8(GemmKernel kernel, const Fp8GemmArgs& args, Stream stream) {

@@ -695,9 +695,9 @@ TEST_CASE("FP8 GEMM cases: the projections of the bundled LLaMA-3 presets, and t
   const compute::GemmCase& decode = gemm_case("gemm.fp8e4m3.1x8192x28672.cublaslt");
   CHECK(decode.rows_run() == 16);  // cuBLASLt's FP8 GEMM runs m in multiples of 16
   CHECK_THROWS_AS(gemm_case("gemm.fp8e4m3.1x8192x28672.wgmma"), std::invalid_argument);
-  CHECK(gemm_case("gemm.fp8e4m3.333x264x208.wgmma").quick);
-  CHECK(gemm_case("gemm.fp8e4m3.333x264x208.cublaslt").rows_run() == 336);
-  CHECK(gemm_case("gemm.fp8e4m3.333x264x208.wgmma").rows_run() == 333);
+  CHECK(gemm_case("gemm.fp8e4m3.333x272x208.wgmma").quick);
+  CHECK(gemm_case("gemm.fp8e4m3.333x272x208.cublaslt").rows_run() == 336);
+  CHECK(gemm_case("gemm.fp8e4m3.333x272x208.wgmma").rows_run() == 333);
 
   // 8192^3: 2 x 8192^3 FLOPs; e4m3 A and B are 8192^2 = 67108864 B each, bf16 C twice that.
   const double operand = 67108864.0;

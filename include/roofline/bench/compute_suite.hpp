@@ -186,7 +186,8 @@ inline constexpr auto gemm_cases = [] {
 //   decode: m in decode_tokens at the four projections of LLaMA-3.1 70B (TP 1), cuBLASLt only
 //     (cuBLASLt pads m to 16; the project's FP8 decode path is the GEMV of the memory suite);
 //   squares 1024..8192, both implementations;
-//   --quick: 1024^3, a ragged 333x264x208 (every edge of both kernels), LLaMA-3.1 8B's qkv at
+//   --quick: 1024^3, a ragged 333x272x208 (m, n and k off the wgmma tile, m off cuBLASLt's 16; n
+//     and k multiples of 16, which cuBLASLt's FP8 kernels need), LLaMA-3.1 8B's qkv at
 //     m = 128, and one padded decode call (m = 4).
 // Built on first use (the model files are parsed then). Throws InputError when a preset is missing.
 struct Fp8Deployment {

@@ -1,13 +1,12 @@
 // The compute suite's GEMM ladder (naive, shared-memory tiled, mma.sync, wgmma) against cuBLAS,
 // and the FP8 GEMM (wgmma) against cuBLASLt: sampled entries against a float64 host dot product
-// (of the dequantised e4m3 values, for FP8), and the whole output against the library, itself
-// checked on the samples.
+// (for FP8, of check operands whose sums the tensor cores accumulate exactly), and the whole output
+// against the library, itself checked on the samples.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <random>
 
@@ -71,39 +70,18 @@ double sampled_gemm_error(Context& ctx, kernels::StorageFormat format, const Gem
 
 // ---- FP8 ---------------------------------------------------------------------------------------
 
-// The normwise error of a bf16 C of e4m3 products against float64: bf16's rounding (at most 2^-9
-// relative per element), plus Hopper's fp8 tensor-core accumulation, which keeps fewer bits than
-// fp32 (DeepSeek-V3 technical report, section 3.3.2: about 14 bits, a relative error up to about
-// 2% at k = 4096 in the worst case). A wrong tile, a lost k block or a missing scale is off by far
-// more (a lost k block of 64: about 12%; no scale: 33% with the scales below).
-constexpr double fp8_gemm_tolerance = 2e-2;
+// The check operands (kernels::fill_fp8_check_operand) accumulate exactly in the tensor cores, so
+// the one error left is bf16's rounding of C (at most 2^-9 relative per element), as for a bf16
+// GEMM. A wrong tile, a lost k stage or a dropped scale is off by far more (one lost 128-wide
+// stage of k = 28672: about 7%; a dropped scale: a third or more with the scales below).
+constexpr double fp8_gemm_tolerance = 1e-2;
 // The per-tensor scales of the inputs: far from 1, so that a kernel that drops or misapplies one
-// fails the check.
+// fails the check; their product 1.5 keeps the exact sums exact.
 constexpr std::array<float, 2> fp8_scales{0.5F, 3.0F};  // a_scale, b_scale
 
-// The value of an e4m3 byte (1 sign, 4 exponent bits of bias 7, 3 mantissa bits; 0x7F/0xFF NaN, no
-// infinities): OCP 8-bit floating point specification, which CUDA's __nv_fp8_e4m3 implements.
-double e4m3_value(std::uint8_t bits) {
-  const int exponent = (bits >> 3) & 0xF;
-  const int mantissa = bits & 0x7;
-  if (exponent == 0xF && mantissa == 0x7) return NAN;
-  const double magnitude =
-      exponent == 0 ? std::ldexp(mantissa / 8.0, -6) : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
-  return (bits & 0x80) != 0 ? -magnitude : magnitude;
-}
-
-std::vector<double> download_e4m3(Context& ctx, const DeviceBuffer& buffer, std::size_t offset, std::size_t count) {
-  std::vector<std::uint8_t> raw(count);
-  ctx.wait("before download");
-  check(cudaMemcpyAsync(raw.data(), buffer.as<std::uint8_t>() + offset, count, cudaMemcpyDeviceToHost, ctx.stream()),
-        "download");
-  ctx.wait("download");
-  std::vector<double> values(count);
-  for (std::size_t i = 0; i < count; ++i) values[i] = e4m3_value(raw[i]);
-  return values;
-}
-
-GemmSamples sample_fp8_gemm(Context& ctx, const GemmCase& c, const DeviceBuffer& a, const DeviceBuffer& b, int count,
+// Sampled entries of C from the check operands of streams a_seed and b_seed, recomputed on the
+// host (exact in double).
+GemmSamples sample_fp8_gemm(const GemmCase& c, std::uint64_t a_seed, std::uint64_t b_seed, int count,
                             std::uint64_t seed) {
   GemmSamples samples;
   samples.positions = {{0, 0}, {c.m - 1, c.n - 1}, {c.m - 1, 0}, {0, c.n - 1}};
@@ -112,19 +90,24 @@ GemmSamples sample_fp8_gemm(Context& ctx, const GemmCase& c, const DeviceBuffer&
     samples.positions.emplace_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.m)),
                                    static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.n)));
   }
-  const double scale = static_cast<double>(fp8_scales[0]) * fp8_scales[1];
+  const double scale = static_cast<double>(fp8_scales[0]) * fp8_scales[1] * kernels::fp8_check_level_scale *
+                       kernels::fp8_check_level_scale;
+  const auto k = static_cast<std::uint64_t>(c.k);
   for (const auto& [i, j] : samples.positions) {
-    const std::vector<double> row = download_e4m3(ctx, a, as_size(i * c.k), as_size(c.k));
-    const std::vector<double> col = download_e4m3(ctx, b, as_size(j * c.k), as_size(c.k));
-    double dot = 0;
-    for (std::size_t t = 0; t < row.size(); ++t) dot += row[t] * col[t];
-    samples.reference.push_back(scale * dot);
+    std::int64_t dot = 0;
+    for (std::uint64_t t = 0; t < k; ++t) {
+      dot += kernels::fp8_check_level(a_seed, static_cast<std::uint64_t>(i) * k + t) *
+             kernels::fp8_check_level(b_seed, static_cast<std::uint64_t>(j) * k + t);
+    }
+    samples.reference.push_back(scale * static_cast<double>(dot));
   }
   return samples;
 }
 
 // The cases of one FP8 problem (m, n, k): the wgmma kernel at m rows, cuBLASLt at its padded rows.
-// A holds the padded rows (random like the others), C as many; the checks read the first m.
+// A holds the padded rows, C as many; the checks read the first m. Each check runs on the check
+// operands; the timed launches run on uniform random e4m3 values in [-1, 1) (what a check
+// operand's few levels would not show: the tensor cores' power and clocks on realistic bits).
 void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool quick, std::uint64_t seed,
                           Recorder& recorder) {
   const GemmCase& p = *cases.front();
@@ -138,9 +121,16 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
   DeviceBuffer scales = ctx.allocate(sizeof(fp8_scales));
   ctx.upload(scales, fp8_scales.data(), sizeof(fp8_scales));
   const std::uint64_t problem_seed = seed_of(seed, 5, static_cast<std::uint64_t>(p.m * 131 + p.n * 7 + p.k));
-  kernels::fill_uniform(operand, a.get(), as_size(rows * p.k), problem_seed, 1.0F, ctx.stream());
-  kernels::fill_uniform(operand, b.get(), as_size(p.n * p.k), problem_seed + 1, 1.0F, ctx.stream());
-  const GemmSamples samples = sample_fp8_gemm(ctx, p, a, b, quick ? 24 : 48, problem_seed + 2);
+  const auto fill_check_operands = [&] {
+    kernels::fill_fp8_check_operand(a.get(), as_size(rows * p.k), problem_seed, ctx.stream());
+    kernels::fill_fp8_check_operand(b.get(), as_size(p.n * p.k), problem_seed + 1, ctx.stream());
+  };
+  const auto fill_timing_operands = [&] {
+    kernels::fill_uniform(operand, a.get(), as_size(rows * p.k), problem_seed + 2, 1.0F, ctx.stream());
+    kernels::fill_uniform(operand, b.get(), as_size(p.n * p.k), problem_seed + 3, 1.0F, ctx.stream());
+  };
+  const GemmSamples samples = sample_fp8_gemm(p, problem_seed, problem_seed + 1, quick ? 24 : 48, problem_seed + 4);
+  fill_check_operands();
   const auto args = [&](std::int64_t m, const DeviceBuffer& c) {
     return kernels::Fp8GemmArgs{.a = a.get(),
                                 .b = b.get(),
@@ -188,7 +178,7 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
         record_not(recorder, std::move(result), Disposition::failed, reference_problem);
         continue;
       }
-      launch = [&, lt, call = args(c->rows_run(), c_out)](cudaStream_t s, int) {
+      launch = [lt, call = args(c->rows_run(), c_out)](cudaStream_t s, int) {
         kernels::cublaslt_gemm_fp8(*lt, call, s);
         return cudaSuccess;
       };
@@ -204,6 +194,7 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
       };
     }
     const auto verify = [&]() -> std::string {
+      fill_check_operands();
       ctx.poison(c_out);
       check(launch(ctx.stream(), 0), "fp8 gemm");
       ctx.wait("fp8 gemm");
@@ -227,8 +218,11 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
             fmt::format("{} non-finite outputs; {} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})",
                         nonfinite, samples.positions.size(), host, versus, fp8_gemm_tolerance));
       }
-      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})", samples.positions.size(),
-                         host, versus, fp8_gemm_tolerance);
+      fill_timing_operands();
+      return fmt::format(
+          "{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}; timed on uniform random "
+          "operands)",
+          samples.positions.size(), host, versus, fp8_gemm_tolerance);
     };
     recorder.record(run_case(ctx, std::move(result), verify, launch));
   }
