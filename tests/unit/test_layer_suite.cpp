@@ -145,3 +145,22 @@ TEST_CASE("an FP8 prefill case: attn_merge quantises for o_proj, the flash kerne
   CHECK(act.cost.bytes_read == 2.0 * 1024 * 28672 * 2);
   CHECK(act.cost.bytes_written == 1024.0 * 28672);
 }
+
+TEST_CASE("FP8 layer ids name their cases, and a recorded stage finds its operation") {
+  for (const layer::Case& c : layer::cases) {
+    INFO(layer::case_id(c));
+    CHECK(layer::find_case(layer::case_id(c)) == &c);
+  }
+  // What validate predicts a recorded FP8 stage from: the description's op under its word.
+  const layer::Case& c = case_named("layer.prefill.fp8.n4096.cublas");
+  const std::optional<layer::StageOperation> down = layer::stage_operation(c, "down");
+  REQUIRE(down.has_value());
+  CHECK(down->name == "ffn_down");
+  CHECK(down->basis.best_table == "gemm.fp8_e4m3");
+  // [4096 x 28672] e4m3 . [28672 x 8192] e4m3, bf16 out.
+  CHECK(down->basis.cost.bytes() == 4096.0 * 28672 + 28672.0 * 8192 + 4096.0 * 8192 * 2);
+  const std::optional<layer::StageOperation> quant =
+      layer::stage_operation(case_named("layer.decode.fp8.b64.ctx4096.roofline"), "attnquant");
+  REQUIRE(quant.has_value());
+  CHECK(quant->basis.cost.bytes() == 64.0 * 8192 * (2 + 1));
+}
