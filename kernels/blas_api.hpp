@@ -34,6 +34,7 @@ constexpr cudaDataType cuda_data_type(StorageFormat format) {
     case StorageFormat::fp16: return CUDA_R_16F;
     case StorageFormat::fp8_e4m3: return CUDA_R_8F_E4M3;
     case StorageFormat::fp8_e5m2: return CUDA_R_8F_E5M2;
+    case StorageFormat::int4_g128: return CUDA_R_4U;
   }
   return CUDA_R_16BF;
 }

@@ -1,8 +1,16 @@
 #pragma once
 
-// GEMV for LLM decode: y[b, m] = sum_k W[m, k] x[b, k] for a batch of vectors, operands and
-// results in one storage format (gemv_formats), fp32 accumulation. W is row-major (m rows of k), x is batch rows of
-// k, y is batch rows of m. Plain C++ launchers; the kernels live in gemv.cu.
+// GEMV for LLM decode: y[b, m] = sum_k W[m, k] x[b, k] for a batch of vectors, fp32 accumulation.
+// W is row-major (m rows of k), x is batch rows of k, y is batch rows of m. x and y are in one 16-bit
+// format; W in that format, or quantised (weight-only, as decode serves it):
+//   fp8_e4m3 (W8A16, bf16 x and y): W[m][k] one byte per element, real W = stored x *weight_scale
+//     (one fp32 per tensor, on the device);
+//   int4_g128 (W4A16, bf16 x and y): W[m][k / 2] bytes, row-major, byte j of a row holding k = 2j
+//     in its low nibble and k = 2j + 1 in its high nibble, each an unsigned q in 0..15; scales
+//     [m][k / 128] bf16, row-major (group_scales); real W[r][c] = (q - 8) x scales[r][c / 128]
+//     (symmetric, GPTQ-style: no zero point stored).
+// The kernels turn quantised W into bf16 in registers (e4m3 and (q - 8) are exact in bf16) and
+// apply the scales in fp32. Plain C++ launchers; the kernels live in gemv.cu.
 
 #include <cuda_runtime_api.h>
 
@@ -12,8 +20,12 @@
 
 namespace roofline::kernels {
 
-// The storage formats of W, x and y that the GEMV kernels are built for.
+// The storage formats of W, x and y that the GEMV kernels are built for: W in any of gemv_formats
+// with x and y in the same format, or W in one of gemv_quantised_weights with bf16 x and y.
 inline constexpr StorageFormats gemv_formats = half16_formats;
+inline constexpr StorageFormats gemv_quantised_weights{StorageFormat::fp8_e4m3, StorageFormat::int4_g128};
+// Elements of k that share one scale of int4_g128 W.
+inline constexpr int gemv_int4_group = 128;
 
 enum class GemvKernel : std::uint8_t {
   // Tensor cores (mma.sync m16n8k16): a block owns 16 or 32 rows of W and its warps split k;
@@ -45,14 +57,17 @@ struct GemvArgs {
   std::int64_t k = 0;
   std::int64_t batch = 1;
   int sms = 0;  // the device's SM count: picks the block shape (0: assume a large m for the GPU)
+  const float* weight_scale = nullptr;  // fp8 W: device pointer to the per-tensor scale (y = scale * W.x)
+  const void* group_scales = nullptr;   // int4 W: bf16 [m][k / 128] per-group scales (see above)
 };
 
 // Why the GEMV kernels cannot take W in `weights` and x, y in `activations`, or nullptr when they
-// can (today: both in one format of gemv_formats).
+// can.
 [[nodiscard]] const char* gemv_formats_unsupported(StorageFormat weights, StorageFormat activations);
 
-// Why `kernel` cannot run this shape, or nullptr when it can.
-[[nodiscard]] const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch);
+// Why `kernel` cannot run this shape with W in `weights`, or nullptr when it can.
+[[nodiscard]] const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch,
+                                           StorageFormat weights = StorageFormat::bf16);
 
 [[nodiscard]] cudaError_t launch_gemv(const GemvArgs& args, cudaStream_t stream);
 

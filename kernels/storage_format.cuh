@@ -116,6 +116,38 @@ struct ElementFormat<__nv_fp8_e5m2> {
 template <typename Element>
 using TraitsOf = StorageTraits<ElementFormat<Element>::value>;
 
+// Four e4m3 values (the bytes of `word`, byte 0 first) as two pairs of 16-bit T (bf16 or fp16),
+// .x holding bytes 0 and 1, .y bytes 2 and 3, each pair in the mma fragment layout (`lo` in the low
+// half). Exact: every e4m3 value is a bf16 and an fp16. The sign stays and the 7 exponent-and-
+// mantissa bits move to T's places (down 4 bits for bf16, 1 for fp16), which gives the value times
+// 2^-(bias of T - 7), subnormals included; one exact multiply by 2^120 (bf16) or 2^8 (fp16) undoes
+// it. Fewer instructions than cvt.rn.f16x2.e4m3x2 (for bf16 followed by a conversion from fp16),
+// and none of the 16-per-clock conversion unit: what an fp8 weight or KV-cache read needs to keep
+// pace with HBM.
+template <typename T>
+__device__ __forceinline__ uint2 e4m3x4_to_pairs(uint32_t word) {
+  // __byte_perm selectors: byte 4 of (word, 0) is zero; 0x1404 places bytes 0 and 1 at bits 8-15
+  // and 24-31, 0x3424 bytes 2 and 3.
+  const uint32_t spread[2] = {__byte_perm(word, 0, 0x1404), __byte_perm(word, 0, 0x3424)};
+  uint32_t out[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    if constexpr (ElementFormat<T>::value == StorageFormat::bf16) {
+      const uint32_t bits = (spread[i] & 0x80008000U) | ((spread[i] >> 4) & 0x07F007F0U);
+      const __nv_bfloat162 bias = __halves2bfloat162(__ushort_as_bfloat16(0x7B80), __ushort_as_bfloat16(0x7B80));
+      const __nv_bfloat162 v = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&bits), bias);
+      out[i] = *reinterpret_cast<const uint32_t*>(&v);
+    } else {
+      static_assert(ElementFormat<T>::value == StorageFormat::fp16, "e4m3 widens to bf16 or fp16");
+      const uint32_t bits = (spread[i] & 0x80008000U) | ((spread[i] >> 1) & 0x3F803F80U);
+      const __half2 bias = __halves2half2(__ushort_as_half(0x5C00), __ushort_as_half(0x5C00));
+      const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&bits), bias);
+      out[i] = *reinterpret_cast<const uint32_t*>(&v);
+    }
+  }
+  return make_uint2(out[0], out[1]);
+}
+
 namespace detail {
 
 template <StorageFormats Set>

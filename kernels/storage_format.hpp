@@ -8,16 +8,20 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "roofline/core/dtype.hpp"
 
 namespace roofline::kernels {
 
-enum class StorageFormat : std::uint8_t { bf16, fp16, fp8_e4m3, fp8_e5m2 };
+// int4_g128: 4-bit weights, two per byte, with one 16-bit scale per group of 128 (the layout of
+// the GEMV that reads them is in gemv.hpp); only weights are stored so.
+enum class StorageFormat : std::uint8_t { bf16, fp16, fp8_e4m3, fp8_e5m2, int4_g128 };
 
-inline constexpr std::array<StorageFormat, 4> all_storage_formats{StorageFormat::bf16, StorageFormat::fp16,
-                                                                  StorageFormat::fp8_e4m3, StorageFormat::fp8_e5m2};
+inline constexpr std::array<StorageFormat, 5> all_storage_formats{StorageFormat::bf16, StorageFormat::fp16,
+                                                                  StorageFormat::fp8_e4m3, StorageFormat::fp8_e5m2,
+                                                                  StorageFormat::int4_g128};
 
 [[nodiscard]] constexpr std::string_view name_of(StorageFormat format) {
   switch (format) {
@@ -25,13 +29,28 @@ inline constexpr std::array<StorageFormat, 4> all_storage_formats{StorageFormat:
     case StorageFormat::fp16: return "fp16";
     case StorageFormat::fp8_e4m3: return "fp8_e4m3";
     case StorageFormat::fp8_e5m2: return "fp8_e5m2";
+    case StorageFormat::int4_g128: return "int4_g128";
   }
   return "?";
 }
 
-// Bytes of one element in memory.
+// Bits of one element's value (a group-scaled format's scales not counted).
+[[nodiscard]] constexpr int bits_of(StorageFormat format) {
+  switch (format) {
+    case StorageFormat::bf16:
+    case StorageFormat::fp16: return 16;
+    case StorageFormat::fp8_e4m3:
+    case StorageFormat::fp8_e5m2: return 8;
+    case StorageFormat::int4_g128: return 4;
+  }
+  return 0;
+}
+
+// Bytes of one element in memory, for the formats that hold whole bytes per element (not
+// int4_g128, two elements per byte: size its buffers with bits_of).
 [[nodiscard]] constexpr int bytes_of(StorageFormat format) {
-  return format == StorageFormat::bf16 || format == StorageFormat::fp16 ? 2 : 1;
+  if (bits_of(format) % 8 != 0) throw std::logic_error("a 4-bit storage format has no whole bytes per element");
+  return bits_of(format) / 8;
 }
 
 // The storage format a model dtype is held in, or nothing where no kernel stores it element by
@@ -42,6 +61,7 @@ inline constexpr std::array<StorageFormat, 4> all_storage_formats{StorageFormat:
     case DType::fp16: return StorageFormat::fp16;
     case DType::fp8_e4m3: return StorageFormat::fp8_e4m3;
     case DType::fp8_e5m2: return StorageFormat::fp8_e5m2;
+    case DType::int4_g128: return StorageFormat::int4_g128;
     default: return std::nullopt;
   }
 }

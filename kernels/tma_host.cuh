@@ -37,7 +37,8 @@ inline CUtensorMapDataType tensor_map_type(StorageFormat format) {
     case StorageFormat::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case StorageFormat::fp16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     case StorageFormat::fp8_e4m3:
-    case StorageFormat::fp8_e5m2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case StorageFormat::fp8_e5m2:
+    case StorageFormat::int4_g128: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   }
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }

@@ -1,5 +1,5 @@
 // Decode attention over a KV cache, flash-decoding style (layer.hpp): the split kernel and the
-// combine of the splits.
+// combine of the splits, over a 16-bit or an e4m3 cache.
 #include <cmath>
 #include <cstddef>
 
@@ -21,6 +21,11 @@ using namespace layer_common;
 // the flash kernel's fragment handling (flash.cu) with the warp's 16 keys in place of a key tile.
 // At the end the four warps' (max, sum, O) meet in shared memory and the block writes one
 // unnormalised partial per head; decode_combine_kernel merges the splits.
+//
+// An e4m3 cache streams through stages of its own (64 keys x 128 bytes) and each tile is widened
+// into one 16-bit tile (the layout above) before the warps read it: exact (e4m3x4_to_pairs), so the
+// mma path is the 16-bit one; the per-tensor scale multiplies the scores (folded into the softmax
+// scale) and the partial outputs, in fp32.
 constexpr int kDecodeD = 128;
 constexpr int kDecodeBN = kernel_tiles::decode_attention_block_n;
 constexpr int kDecodeWarps = kernel_tiles::decode_attention_warps;
@@ -32,7 +37,13 @@ constexpr int kDecodeQBytes = 16 * kDecodeRowBytes;
 constexpr int kDecodeTileBytes = kDecodeBN * kDecodeRowBytes;
 constexpr int kDecodeSmemBytes = kDecodeQBytes + 2 * kDecodeStages * kDecodeTileBytes;
 // The combine scratch reuses the K/V stages: O of 4 warps x 16 rows x 128 fp32, then max and sum.
-static_assert(kDecodeWarps * 16 * kDecodeD * 4 + 2 * kDecodeWarps * 16 * 4 <= 2 * kDecodeStages * kDecodeTileBytes);
+constexpr int kDecodeScratchBytes = kDecodeWarps * 16 * kDecodeD * 4 + 2 * kDecodeWarps * 16 * 4;
+static_assert(kDecodeScratchBytes <= 2 * kDecodeStages * kDecodeTileBytes);
+// An e4m3 cache: Q, one widened K and V tile, then the e4m3 stages (the scratch spans the last two).
+constexpr int kDecodeFp8RowBytes = kDecodeD;
+constexpr int kDecodeFp8TileBytes = kDecodeBN * kDecodeFp8RowBytes;
+constexpr int kDecodeFp8SmemBytes = kDecodeQBytes + 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes;
+static_assert(kDecodeScratchBytes <= 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes);
 
 __device__ __forceinline__ uint32_t decode_swizzled(int row, int chunk) {
   return static_cast<uint32_t>(row * kDecodeRowBytes + ((chunk ^ (row & 7)) * 16));
@@ -54,16 +65,80 @@ __device__ __forceinline__ void decode_load_rows(uint32_t dst, const void* src_v
   }
 }
 
+// Rows row0 .. row0 + rows - 1 of a [limit][128] e4m3 matrix into a plain (unswizzled) tile of
+// 128-byte rows; rows at or past `limit` are zero-filled.
+__device__ __forceinline__ void decode_load_fp8_rows(uint32_t dst, const void* src_void, int row0, int rows, int limit,
+                                                     int tid) {
+  const auto* src = static_cast<const unsigned char*>(src_void);
+  constexpr int kChunks = kDecodeFp8RowBytes / 16;
+#pragma unroll 1
+  for (int idx = tid; idx < rows * kChunks; idx += kDecodeThreads) {
+    const int r = idx / kChunks;
+    const int c = idx % kChunks;
+    const bool valid = row0 + r < limit;
+    const unsigned char* from = src + (valid ? static_cast<std::size_t>(row0 + r) * kDecodeFp8RowBytes + c * 16 : 0);
+    ptx::cp_async_16(dst + r * kDecodeFp8RowBytes + c * 16, from, valid);
+  }
+}
+
+// An e4m3 tile (decode_load_fp8_rows) widened into a swizzled 16-bit tile: each thread takes 16
+// bytes (16 values of one row), which become chunks 2c and 2c + 1 of the row.
 template <typename T>
+__device__ __forceinline__ void decode_widen_fp8_tile(uint32_t dst, const unsigned char* src, int tid) {
+  constexpr int kChunks = kDecodeFp8RowBytes / 16;
+#pragma unroll
+  for (int idx = tid; idx < kDecodeBN * kChunks; idx += kDecodeThreads) {
+    const int r = idx / kChunks;
+    const int c = idx % kChunks;
+    const uint4 raw = *reinterpret_cast<const uint4*>(src + r * kDecodeFp8RowBytes + c * 16);
+    const uint2 p0 = e4m3x4_to_pairs<T>(raw.x);
+    const uint2 p1 = e4m3x4_to_pairs<T>(raw.y);
+    const uint2 p2 = e4m3x4_to_pairs<T>(raw.z);
+    const uint2 p3 = e4m3x4_to_pairs<T>(raw.w);
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + decode_swizzled(r, 2 * c)), "r"(p0.x),
+                 "r"(p0.y), "r"(p1.x), "r"(p1.y)
+                 : "memory");
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + decode_swizzled(r, 2 * c + 1)), "r"(p2.x),
+                 "r"(p2.y), "r"(p3.x), "r"(p3.y)
+                 : "memory");
+  }
+}
+
+// T: the 16-bit format of q and the output; Cache: T, or __nv_fp8_e4m3 with *kv_scale.
+template <typename T, typename Cache>
 __global__ void __launch_bounds__(kDecodeThreads)
-    decode_attention_kernel(const T* __restrict__ qkv, const T* __restrict__ k_cache, const T* __restrict__ v_cache,
+    decode_attention_kernel(const T* __restrict__ qkv, const Cache* __restrict__ k_cache,
+                            const Cache* __restrict__ v_cache, const float* __restrict__ kv_scale,
                             float* __restrict__ part_o, float* __restrict__ part_ml, int heads, int kv_heads,
                             int context, int tiles_per_split, int splits, float scale_log2) {
   using Traits = TraitsOf<T>;
+  constexpr bool kFp8 = ElementFormat<Cache>::value == StorageFormat::fp8_e4m3;
+  static_assert(kFp8 || ElementFormat<Cache>::value == ElementFormat<T>::value, "a 16-bit cache is in q's format");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem_q = ptx::smem_addr(smem);
   const uint32_t smem_k = smem_q + kDecodeQBytes;
-  const uint32_t smem_v = smem_k + kDecodeStages * kDecodeTileBytes;
+  // 16-bit: the K and V stages; e4m3: the widened tiles, then the e4m3 stages.
+  const uint32_t smem_v = smem_k + (kFp8 ? kDecodeTileBytes : kDecodeStages * kDecodeTileBytes);
+  const uint32_t smem_k8 = smem_q + kDecodeQBytes + 2 * kDecodeTileBytes;
+  const uint32_t smem_v8 = smem_k8 + kDecodeStages * kDecodeFp8TileBytes;
+  const unsigned char* smem_k8_ptr = smem + kDecodeQBytes + 2 * kDecodeTileBytes;
+  const unsigned char* smem_v8_ptr = smem_k8_ptr + kDecodeStages * kDecodeFp8TileBytes;
+  // The cache's scale, folded into the scores' and applied to the partial outputs.
+  const float cache_scale = kFp8 ? __ldg(kv_scale) : 1.0f;
+  scale_log2 *= cache_scale;
+  const auto load_tile = [&](int stage, int first_row, const Cache* k_rows, const Cache* v_rows, int local_limit) {
+    if constexpr (kFp8) {
+      decode_load_fp8_rows(smem_k8 + stage * kDecodeFp8TileBytes, k_rows, first_row, kDecodeBN, local_limit,
+                           static_cast<int>(threadIdx.x));
+      decode_load_fp8_rows(smem_v8 + stage * kDecodeFp8TileBytes, v_rows, first_row, kDecodeBN, local_limit,
+                           static_cast<int>(threadIdx.x));
+    } else {
+      decode_load_rows(smem_k + stage * kDecodeTileBytes, k_rows, first_row, kDecodeBN, local_limit,
+                       static_cast<int>(threadIdx.x));
+      decode_load_rows(smem_v + stage * kDecodeTileBytes, v_rows, first_row, kDecodeBN, local_limit,
+                       static_cast<int>(threadIdx.x));
+    }
+  };
 
   const int tid = static_cast<int>(threadIdx.x);
   const int lane = tid % 32;
@@ -79,18 +154,15 @@ __global__ void __launch_bounds__(kDecodeThreads)
   const T* q_rows = qkv + static_cast<std::size_t>(b) * qkv_stride + static_cast<std::size_t>(kvh) * group * kDecodeD;
   const std::size_t head_offset = (static_cast<std::size_t>(b) * kv_heads + kvh) * context * kDecodeD;
   // Key rows relative to key_begin: the tile loads address [key_begin + row].
-  const T* k_rows = k_cache + head_offset + static_cast<std::size_t>(key_begin) * kDecodeD;
-  const T* v_rows = v_cache + head_offset + static_cast<std::size_t>(key_begin) * kDecodeD;
+  const Cache* k_rows = k_cache + head_offset + static_cast<std::size_t>(key_begin) * kDecodeD;
+  const Cache* v_rows = v_cache + head_offset + static_cast<std::size_t>(key_begin) * kDecodeD;
   const int local_limit = context - key_begin;  // rows past the cache's end are zero-filled (and masked)
 
   decode_load_rows(smem_q, q_rows, 0, 16, group, tid);
   ptx::cp_async_commit();
 #pragma unroll
   for (int j = 0; j < kDecodeStages - 1; ++j) {
-    if (j < tiles) {
-      decode_load_rows(smem_k + j * kDecodeTileBytes, k_rows, j * kDecodeBN, kDecodeBN, local_limit, tid);
-      decode_load_rows(smem_v + j * kDecodeTileBytes, v_rows, j * kDecodeBN, kDecodeBN, local_limit, tid);
-    }
+    if (j < tiles) load_tile(j, j * kDecodeBN, k_rows, v_rows, local_limit);
     ptx::cp_async_commit();
   }
   ptx::cp_async_wait<kDecodeStages - 1>();  // Q has landed
@@ -107,17 +179,19 @@ __global__ void __launch_bounds__(kDecodeThreads)
 
   for (int j = 0; j < tiles; ++j) {
     const int ahead = j + kDecodeStages - 1;
-    if (ahead < tiles) {
-      const int stage = ahead % kDecodeStages;
-      decode_load_rows(smem_k + stage * kDecodeTileBytes, k_rows, ahead * kDecodeBN, kDecodeBN, local_limit, tid);
-      decode_load_rows(smem_v + stage * kDecodeTileBytes, v_rows, ahead * kDecodeBN, kDecodeBN, local_limit, tid);
-    }
+    if (ahead < tiles) load_tile(ahead % kDecodeStages, ahead * kDecodeBN, k_rows, v_rows, local_limit);
     ptx::cp_async_commit();
     ptx::cp_async_wait<kDecodeStages - 1>();  // tile j has landed
     __syncthreads();
+    if constexpr (kFp8) {
+      // Every warp finished the previous widened tile at the end of the last iteration.
+      decode_widen_fp8_tile<T>(smem_k, smem_k8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
+      decode_widen_fp8_tile<T>(smem_v, smem_v8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
+      __syncthreads();
+    }
 
-    const uint32_t tile_k = smem_k + (j % kDecodeStages) * kDecodeTileBytes;
-    const uint32_t tile_v = smem_v + (j % kDecodeStages) * kDecodeTileBytes;
+    const uint32_t tile_k = kFp8 ? smem_k : smem_k + (j % kDecodeStages) * kDecodeTileBytes;
+    const uint32_t tile_v = kFp8 ? smem_v : smem_v + (j % kDecodeStages) * kDecodeTileBytes;
     const int first_key = key_begin + j * kDecodeBN + warp * 16;
 
     float s[2][4] = {};
@@ -222,7 +296,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     }
     const int head = kvh * group + row;
     const std::size_t slot = (static_cast<std::size_t>(b) * heads + head) * splits + split;
-    part_o[slot * kDecodeD + col] = o;
+    part_o[slot * kDecodeD + col] = o * cache_scale;
     if (col == 0) {
       part_ml[2 * slot] = top;
       part_ml[2 * slot + 1] = l;
@@ -254,6 +328,20 @@ __global__ void __launch_bounds__(kDecodeD)
   out[(static_cast<std::size_t>(b) * heads + h) * kDecodeD + col] = TraitsOf<T>::from_float(l > 0.0f ? o / l : 0.0f);
 }
 
+// cache[i] = e4m3(values[i] / scale), values[i] = cache[i] x scale (layer.hpp's quantize_kv_fp8).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    quantize_kv_fp8_kernel(T* __restrict__ values, __nv_fp8_e4m3* __restrict__ cache, std::size_t count,
+                           const float* __restrict__ scale) {
+  const float s = *scale;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const __nv_fp8_e4m3 stored(TraitsOf<T>::to_float(values[i]) / s);
+    cache[i] = stored;
+    values[i] = TraitsOf<T>::from_float(static_cast<float>(stored) * s);
+  }
+}
+
 }  // namespace
 
 const char* decode_attention_unsupported(HeadLayout layout, int context) {
@@ -275,34 +363,68 @@ DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int cont
   return plan;
 }
 
-void decode_attention(StorageFormat type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
-                      void* workspace, int batch, HeadLayout layout, int context, const DecodeAttentionPlan& plan,
-                      Stream stream) {
+void decode_attention(StorageFormat type, const void* qkv, const KvCache& cache, void* out, void* workspace, int batch,
+                      HeadLayout layout, int context, const DecodeAttentionPlan& plan, Stream stream) {
   if (const char* why = decode_attention_unsupported(layout, context))
     throw KernelError(std::string("decode attention: ") + why);
+  detail::require(type == StorageFormat::bf16 || type == StorageFormat::fp16,
+                  "decode attention: q and the output are bf16 or fp16");
+  detail::require(cache.format == type || cache.format == StorageFormat::fp8_e4m3,
+                  "decode attention: the KV cache is in the activations' format or fp8_e4m3");
+  detail::require(cache.format != StorageFormat::fp8_e4m3 || cache.scale != nullptr,
+                  "decode attention: an fp8 KV cache needs its scale");
   detail::require(batch >= 1 && plan.splits >= 1 && plan.tiles_per_split >= 1 &&
                       (plan.splits - 1) * plan.tiles_per_split * kDecodeBN < context &&
                       plan.splits * plan.tiles_per_split * kDecodeBN >= context,
                   "decode attention: the plan does not cover the context");
-  for (const void* p : {qkv, k_cache, v_cache, static_cast<const void*>(out), static_cast<const void*>(workspace)}) {
+  for (const void* p : {qkv, cache.k, cache.v, static_cast<const void*>(out), static_cast<const void*>(workspace)}) {
     require_aligned(p, "decode attention");
   }
   auto* part_o = static_cast<float*>(workspace);
   float* part_ml = part_o + static_cast<std::size_t>(batch) * layout.heads * plan.splits * kDecodeD;
   const float scale_log2 = 1.4426950408889634f / std::sqrt(static_cast<float>(layout.head_dim));
   const dim3 grid(static_cast<unsigned>(plan.splits), static_cast<unsigned>(batch * layout.kv_heads));
+  const bool fp8 = cache.format == StorageFormat::fp8_e4m3;
   by_type(type, [&](auto tag) {
     using T = decltype(tag);
-    ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             kDecodeSmemBytes));
-    decode_attention_kernel<T><<<grid, kDecodeThreads, kDecodeSmemBytes, stream>>>(
-        static_cast<const T*>(qkv), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache), part_o, part_ml,
-        layout.heads, layout.kv_heads, context, plan.tiles_per_split, plan.splits, scale_log2);
+    const auto run = [&](auto cache_tag, int smem_bytes) {
+      using Cache = decltype(cache_tag);
+      ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_kernel<T, Cache>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+      decode_attention_kernel<T, Cache><<<grid, kDecodeThreads, smem_bytes, stream>>>(
+          static_cast<const T*>(qkv), static_cast<const Cache*>(cache.k), static_cast<const Cache*>(cache.v),
+          cache.scale, part_o, part_ml, layout.heads, layout.kv_heads, context, plan.tiles_per_split, plan.splits,
+          scale_log2);
+    };
+    if (fp8) {
+      run(__nv_fp8_e4m3{}, kDecodeFp8SmemBytes);
+    } else {
+      run(T{}, kDecodeSmemBytes);
+    }
     ROOFLINE_CHECK_LAUNCH("decode_attention_kernel");
     decode_combine_kernel<T><<<static_cast<unsigned>(batch * layout.heads), kDecodeD, 0, stream>>>(
         part_o, part_ml, static_cast<T*>(out), layout.heads, plan.splits);
     ROOFLINE_CHECK_LAUNCH("decode_combine_kernel");
   });
+}
+
+void decode_attention(StorageFormat type, const void* qkv, const void* k_cache, const void* v_cache, void* out,
+                      void* workspace, int batch, HeadLayout layout, int context, const DecodeAttentionPlan& plan,
+                      Stream stream) {
+  decode_attention(type, qkv, KvCache{type, k_cache, v_cache, nullptr}, out, workspace, batch, layout, context, plan,
+                   stream);
+}
+
+void quantize_kv_fp8(StorageFormat type, void* values, void* cache, std::size_t count, const float* scale,
+                     Stream stream) {
+  detail::require(values != nullptr && cache != nullptr && scale != nullptr, "quantize_kv_fp8: null pointer");
+  if (count == 0) return;
+  by_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    quantize_kv_fp8_kernel<T><<<grid_for(static_cast<std::int64_t>(count)), kThreads, 0, stream>>>(
+        static_cast<T*>(values), static_cast<__nv_fp8_e4m3*>(cache), count, scale);
+  });
+  ROOFLINE_CHECK_LAUNCH("quantize_kv_fp8_kernel");
 }
 
 }  // namespace roofline::kernels

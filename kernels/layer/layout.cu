@@ -1,5 +1,5 @@
 // The layer's moves of K/V and attention outputs (layer.hpp): the new keys and values into the
-// cache, and head-major attention outputs back to token-major.
+// cache, and head-major attention outputs back to token-major, each optionally quantised to e4m3.
 #include <cstddef>
 
 #include "common.cuh"
@@ -9,11 +9,13 @@ namespace {
 
 using namespace layer_common;
 
-// One thread per 16 bytes of k and of v of each token.
+// One thread per 16 bytes of k and of v of each token; into a 16-bit cache a copy, into an e4m3 one
+// (e4m3_scale set) the quantised values, 8 bytes.
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    kv_append_kernel(const uint4* __restrict__ qkv, uint4* __restrict__ k_cache, uint4* __restrict__ v_cache,
-                     int tokens, int heads, int kv_heads, int head_dim, int tokens_per_sequence, int context,
-                     int first_position) {
+    kv_append_kernel(const uint4* __restrict__ qkv, void* __restrict__ k_cache, void* __restrict__ v_cache, int tokens,
+                     int heads, int kv_heads, int head_dim, int tokens_per_sequence, int context, int first_position,
+                     const float* __restrict__ e4m3_scale) {
   const int per_head = head_dim / 8;
   const int per_token = kv_heads * per_head;  // vectors of k (and of v) per token
   const int qkv_vectors = (heads + 2 * kv_heads) * per_head;
@@ -32,11 +34,20 @@ __global__ void __launch_bounds__(kThreads)
       qkv[static_cast<std::int64_t>(row) * qkv_vectors + heads * per_head + (is_v ? per_token : 0) + within];
   const std::int64_t slot =
       ((static_cast<std::int64_t>(sequence) * kv_heads + kvh) * context + position) * per_head + chunk;
-  (is_v ? v_cache : k_cache)[slot] = value;
+  void* cache = is_v ? v_cache : k_cache;
+  if (e4m3_scale == nullptr) {
+    static_cast<uint4*>(cache)[slot] = value;
+  } else {
+    float f[8];
+    unpack8<T>(value, f);
+    static_cast<uint2*>(cache)[slot] = pack8_e4m3(f, *e4m3_scale);
+  }
 }
 
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    attn_merge_kernel(const uint4* __restrict__ o, uint4* __restrict__ out, int tokens, int heads, int head_dim) {
+    attn_merge_kernel(const uint4* __restrict__ o, void* __restrict__ out, int tokens, int heads, int head_dim,
+                      const float* __restrict__ e4m3_scale) {
   const int per_head = head_dim / 8;
   const std::int64_t tasks = static_cast<std::int64_t>(tokens) * heads * per_head;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
@@ -46,14 +57,21 @@ __global__ void __launch_bounds__(kThreads)
     const int c = static_cast<int>(i % (static_cast<std::int64_t>(heads) * per_head));
     const int h = c / per_head;
     const int chunk = c % per_head;
-    out[i] = o[(static_cast<std::int64_t>(h) * tokens + t) * per_head + chunk];
+    const uint4 value = o[(static_cast<std::int64_t>(h) * tokens + t) * per_head + chunk];
+    if (e4m3_scale == nullptr) {
+      static_cast<uint4*>(out)[i] = value;
+    } else {
+      float f[8];
+      unpack8<T>(value, f);
+      static_cast<uint2*>(out)[i] = pack8_e4m3(f, *e4m3_scale);
+    }
   }
 }
 
 }  // namespace
 
-void kv_append(StorageFormat /*type*/, const void* qkv, void* k_cache, void* v_cache, int tokens, HeadLayout layout,
-               int tokens_per_sequence, int context, int first_position, Stream stream) {
+void kv_append(StorageFormat type, const void* qkv, void* k_cache, void* v_cache, int tokens, HeadLayout layout,
+               int tokens_per_sequence, int context, int first_position, Stream stream, const float* e4m3_scale) {
   detail::require(tokens >= 1 && tokens_per_sequence >= 1 && tokens % tokens_per_sequence == 0 &&
                       layout.head_dim % 8 == 0 && layout.kv_heads >= 1 && first_position >= 0 &&
                       first_position + tokens_per_sequence <= context,
@@ -62,19 +80,26 @@ void kv_append(StorageFormat /*type*/, const void* qkv, void* k_cache, void* v_c
     require_aligned(p, "kv_append");
   }
   const std::int64_t tasks = static_cast<std::int64_t>(tokens) * 2 * layout.kv_heads * (layout.head_dim / 8);
-  kv_append_kernel<<<grid_for(tasks), kThreads, 0, stream>>>(
-      static_cast<const uint4*>(qkv), static_cast<uint4*>(k_cache), static_cast<uint4*>(v_cache), tokens, layout.heads,
-      layout.kv_heads, layout.head_dim, tokens_per_sequence, context, first_position);
+  by_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    kv_append_kernel<T><<<grid_for(tasks), kThreads, 0, stream>>>(
+        static_cast<const uint4*>(qkv), k_cache, v_cache, tokens, layout.heads, layout.kv_heads, layout.head_dim,
+        tokens_per_sequence, context, first_position, e4m3_scale);
+  });
   ROOFLINE_CHECK_LAUNCH("kv_append_kernel");
 }
 
-void attn_merge(StorageFormat /*type*/, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream) {
+void attn_merge(StorageFormat type, const void* o, void* out, int tokens, int heads, int head_dim, Stream stream,
+                const float* e4m3_scale) {
   detail::require(tokens >= 1 && heads >= 1 && head_dim % 8 == 0, "attn_merge: bad shape");
   require_aligned(o, "attn_merge");
   require_aligned(out, "attn_merge");
   const std::int64_t tasks = static_cast<std::int64_t>(tokens) * heads * (head_dim / 8);
-  attn_merge_kernel<<<grid_for(tasks), kThreads, 0, stream>>>(static_cast<const uint4*>(o), static_cast<uint4*>(out),
-                                                              tokens, heads, head_dim);
+  by_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    attn_merge_kernel<T><<<grid_for(tasks), kThreads, 0, stream>>>(static_cast<const uint4*>(o), out, tokens, heads,
+                                                                   head_dim, e4m3_scale);
+  });
   ROOFLINE_CHECK_LAUNCH("attn_merge_kernel");
 }
 

@@ -1,5 +1,5 @@
 // The layer's row-wise and elementwise steps (layer.hpp): residual add + RMSNorm, rotary
-// embedding, SwiGLU.
+// embedding, SwiGLU, and the quantisation of 16-bit activations to e4m3.
 #include <cmath>
 #include <cstddef>
 
@@ -17,17 +17,18 @@ __device__ __forceinline__ float silu(float g) {
 
 // One block per row: h = x + residual (16-byte loads), stored in the 16-bit format as the new
 // residual stream, its sum of squares; then the normalised row from the stored h (each thread
-// reads back what it wrote).
+// reads back what it wrote), in T or e4m3.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     add_rmsnorm_kernel(const T* __restrict__ x, const T* __restrict__ residual, const T* __restrict__ gamma,
-                       T* __restrict__ out, T* __restrict__ residual_out, int hidden, float eps) {
+                       void* __restrict__ out, T* __restrict__ residual_out, int hidden, float eps,
+                       const float* __restrict__ e4m3_scale) {
   __shared__ float scratch[kThreads / 32];
   const std::size_t offset = static_cast<std::size_t>(blockIdx.x) * hidden;
   const uint4* xr = reinterpret_cast<const uint4*>(x + offset);
   const uint4* rr = reinterpret_cast<const uint4*>(residual + offset);
   uint4* hr = reinterpret_cast<uint4*>(residual_out + offset);
-  uint4* out_row = reinterpret_cast<uint4*>(out + offset);
+  const std::int64_t out_row = static_cast<std::int64_t>(blockIdx.x) * (hidden / 8);  // in vectors of 8
   const uint4* g = reinterpret_cast<const uint4*>(gamma);
   const int vectors = hidden / 8;
   float sum = 0.0f;
@@ -56,7 +57,7 @@ __global__ void __launch_bounds__(kThreads)
     unpack8<T>(g[i], w);
 #pragma unroll
     for (int j = 0; j < 8; ++j) f[j] = f[j] * scale * w[j];
-    out_row[i] = pack8<T>(f);
+    store8<T>(out, out_row + i, f, e4m3_scale);
   }
 }
 
@@ -104,8 +105,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    swiglu_kernel(const T* __restrict__ gate_up, T* __restrict__ out, int rows, int ffn) {
+__global__ void __launch_bounds__(kThreads) swiglu_kernel(const T* __restrict__ gate_up, void* __restrict__ out,
+                                                          int rows, int ffn, const float* __restrict__ e4m3_scale) {
   const int per_row = ffn / 8;
   const std::int64_t vectors = static_cast<std::int64_t>(rows) * per_row;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
@@ -119,14 +120,25 @@ __global__ void __launch_bounds__(kThreads)
     unpack8<T>(row[per_row + c], u);
 #pragma unroll
     for (int j = 0; j < 8; ++j) g[j] = silu(g[j]) * u[j];
-    reinterpret_cast<uint4*>(out + r * ffn)[c] = pack8<T>(g);
+    store8<T>(out, i, g, e4m3_scale);  // i = r x per_row + c
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) quantize_kernel(const uint4* __restrict__ in, uint2* __restrict__ out,
+                                                            std::int64_t vectors, const float* __restrict__ scale) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < vectors; i += stride) {
+    float f[8];
+    unpack8<T>(in[i], f);
+    out[i] = pack8_e4m3(f, *scale);
   }
 }
 
 }  // namespace
 
 void add_rmsnorm(StorageFormat type, const void* x, const void* residual, const void* gamma, void* out,
-                 void* residual_out, int rows, int hidden, float eps, Stream stream) {
+                 void* residual_out, int rows, int hidden, float eps, Stream stream, const float* e4m3_scale) {
   detail::require(rows >= 1 && hidden >= 8 && hidden % 8 == 0, "add_rmsnorm: rows >= 1 and hidden a multiple of 8");
   for (const void* p : {x, residual, gamma, static_cast<const void*>(out), static_cast<const void*>(residual_out)}) {
     require_aligned(p, "add_rmsnorm");
@@ -134,8 +146,8 @@ void add_rmsnorm(StorageFormat type, const void* x, const void* residual, const 
   by_type(type, [&](auto tag) {
     using T = decltype(tag);
     add_rmsnorm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<const T*>(gamma), static_cast<T*>(out),
-        static_cast<T*>(residual_out), hidden, eps);
+        static_cast<const T*>(x), static_cast<const T*>(residual), static_cast<const T*>(gamma), out,
+        static_cast<T*>(residual_out), hidden, eps, e4m3_scale);
   });
   ROOFLINE_CHECK_LAUNCH("add_rmsnorm_kernel");
 }
@@ -158,16 +170,31 @@ void rope(StorageFormat type, void* qkv, void* q_head_major, int tokens, HeadLay
   ROOFLINE_CHECK_LAUNCH("rope_kernel");
 }
 
-void swiglu(StorageFormat type, const void* gate_up, void* out, int rows, int ffn, Stream stream) {
+void swiglu(StorageFormat type, const void* gate_up, void* out, int rows, int ffn, Stream stream,
+            const float* e4m3_scale) {
   detail::require(rows >= 1 && ffn >= 8 && ffn % 8 == 0, "swiglu: rows >= 1 and ffn a multiple of 8");
   require_aligned(gate_up, "swiglu");
   require_aligned(out, "swiglu");
   by_type(type, [&](auto tag) {
     using T = decltype(tag);
     swiglu_kernel<T><<<grid_for(static_cast<std::int64_t>(rows) * ffn / 8), kThreads, 0, stream>>>(
-        static_cast<const T*>(gate_up), static_cast<T*>(out), rows, ffn);
+        static_cast<const T*>(gate_up), out, rows, ffn, e4m3_scale);
   });
   ROOFLINE_CHECK_LAUNCH("swiglu_kernel");
+}
+
+void quantize_e4m3(StorageFormat type, const void* in, void* out, std::int64_t elements, const float* scale,
+                   Stream stream) {
+  detail::require(elements >= 8 && elements % 8 == 0 && scale != nullptr,
+                  "quantize_e4m3: elements a positive multiple of 8 and a scale");
+  require_aligned(in, "quantize_e4m3");
+  require_aligned(out, "quantize_e4m3");
+  by_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    quantize_kernel<T><<<grid_for(elements / 8), kThreads, 0, stream>>>(static_cast<const uint4*>(in),
+                                                                        static_cast<uint2*>(out), elements / 8, scale);
+  });
+  ROOFLINE_CHECK_LAUNCH("quantize_kernel");
 }
 
 }  // namespace roofline::kernels

@@ -1,5 +1,6 @@
 // The fp32 references the layer benchmark checks its output against (layer.hpp): conversions,
-// RMSNorm, the add, SwiGLU, rotary embedding and attention, simple and slow on purpose.
+// e4m3 scales and rounding, RMSNorm, the add, SwiGLU, rotary embedding and attention, simple and
+// slow on purpose.
 #include <cmath>
 #include <cstddef>
 
@@ -20,6 +21,52 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
     out[i] = TraitsOf<T>::to_float(in[i]);
   }
+}
+
+__device__ __forceinline__ float e4m3_value(__nv_fp8_storage_t bits) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(bits, __NV_E4M3)));
+}
+
+__global__ void __launch_bounds__(kThreads)
+    dequantize_kernel(const __nv_fp8_storage_t* __restrict__ in, const float* __restrict__ scale,
+                      float* __restrict__ out, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
+    out[i] = e4m3_value(in[i]) * *scale;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    round_to_e4m3_kernel(float* __restrict__ x, std::int64_t n, const float* __restrict__ scale) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
+    x[i] = e4m3_value(__nv_cvt_float_to_fp8(x[i] / *scale, __NV_SATFINITE, __NV_E4M3)) * *scale;
+  }
+}
+
+// max |in| into *bits, as the bits of a non-negative float (which order as unsigned integers).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    abs_max_kernel(const T* __restrict__ in, std::int64_t n, unsigned int* __restrict__ bits) {
+  __shared__ float scratch[kThreads / 32];
+  float local = 0.0f;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kThreads;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
+    local = fmaxf(local, fabsf(TraitsOf<T>::to_float(in[i])));
+  }
+  for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = local;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float top = 0.0f;
+    for (int w = 0; w < kThreads / 32; ++w) top = fmaxf(top, scratch[w]);
+    atomicMax(bits, __float_as_uint(top));
+  }
+}
+
+__global__ void e4m3_scale_from_max_kernel(float* scale) {
+  constexpr float largest_e4m3 = 448.0f;
+  *scale = __uint_as_float(*reinterpret_cast<const unsigned int*>(scale)) / largest_e4m3;
 }
 
 template <typename T>
@@ -115,11 +162,14 @@ struct DecodeKv {
   const float* v_new;
   int context;
   int head_dim;
+  float scale;  // real value = stored x scale (1 for a 16-bit cache)
   __device__ float key(int j, int d) const {
-    return j == context - 1 ? k_new[d] : TraitsOf<T>::to_float(k_cache[static_cast<std::size_t>(j) * head_dim + d]);
+    return j == context - 1 ? k_new[d]
+                            : TraitsOf<T>::to_float(k_cache[static_cast<std::size_t>(j) * head_dim + d]) * scale;
   }
   __device__ float value(int j, int d) const {
-    return j == context - 1 ? v_new[d] : TraitsOf<T>::to_float(v_cache[static_cast<std::size_t>(j) * head_dim + d]);
+    return j == context - 1 ? v_new[d]
+                            : TraitsOf<T>::to_float(v_cache[static_cast<std::size_t>(j) * head_dim + d]) * scale;
   }
 };
 
@@ -127,7 +177,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     decode_attention_reference_kernel(const float* __restrict__ qkv, const T* __restrict__ k_cache,
                                       const T* __restrict__ v_cache, float* __restrict__ out, int heads, int kv_heads,
-                                      int head_dim, int context) {
+                                      int head_dim, int context, const float* __restrict__ cache_scale) {
   extern __shared__ float scores[];
   const int b = static_cast<int>(blockIdx.x);
   const int h = static_cast<int>(blockIdx.y);
@@ -135,9 +185,13 @@ __global__ void __launch_bounds__(kThreads)
   const std::size_t stride = static_cast<std::size_t>(heads + 2 * kv_heads) * head_dim;
   const float* row = qkv + b * stride;
   const std::size_t cache = (static_cast<std::size_t>(b) * kv_heads + kvh) * context * head_dim;
-  const DecodeKv<T> kv{
-      k_cache + cache, v_cache + cache, row + (heads + kvh) * head_dim, row + (heads + kv_heads + kvh) * head_dim,
-      context,         head_dim};
+  const DecodeKv<T> kv{k_cache + cache,
+                       v_cache + cache,
+                       row + (heads + kvh) * head_dim,
+                       row + (heads + kv_heads + kvh) * head_dim,
+                       context,
+                       head_dim,
+                       cache_scale != nullptr ? *cache_scale : 1.0f};
   attention_reference_row(row + h * head_dim, context, head_dim, rsqrtf(static_cast<float>(head_dim)), kv,
                           out + (static_cast<std::size_t>(b) * heads + h) * head_dim, scores);
 }
@@ -200,6 +254,33 @@ void to_float(StorageFormat type, const void* in, float* out, std::int64_t eleme
   ROOFLINE_CHECK_LAUNCH("to_float_kernel");
 }
 
+void dequantize_e4m3(const void* in, const float* scale, float* out, std::int64_t elements, Stream stream) {
+  detail::require(in != nullptr && scale != nullptr && out != nullptr && elements >= 1,
+                  "dequantize_e4m3: bad arguments");
+  dequantize_kernel<<<grid_for(elements), kThreads, 0, stream>>>(static_cast<const __nv_fp8_storage_t*>(in), scale, out,
+                                                                 elements);
+  ROOFLINE_CHECK_LAUNCH("dequantize_kernel");
+}
+
+void e4m3_scale_of(StorageFormat type, const void* in, std::int64_t elements, float* scale, Stream stream) {
+  detail::require(in != nullptr && scale != nullptr && elements >= 1, "e4m3_scale_of: bad arguments");
+  ROOFLINE_CUDA_CHECK(cudaMemsetAsync(scale, 0, sizeof(float), stream));
+  by_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    abs_max_kernel<T><<<grid_for(elements), kThreads, 0, stream>>>(static_cast<const T*>(in), elements,
+                                                                   reinterpret_cast<unsigned int*>(scale));
+  });
+  ROOFLINE_CHECK_LAUNCH("abs_max_kernel");
+  e4m3_scale_from_max_kernel<<<1, 1, 0, stream>>>(scale);
+  ROOFLINE_CHECK_LAUNCH("e4m3_scale_from_max_kernel");
+}
+
+void round_to_e4m3_reference(float* x, std::int64_t elements, const float* scale, Stream stream) {
+  detail::require(x != nullptr && scale != nullptr && elements >= 1, "round_to_e4m3_reference: bad arguments");
+  round_to_e4m3_kernel<<<grid_for(elements), kThreads, 0, stream>>>(x, elements, scale);
+  ROOFLINE_CHECK_LAUNCH("round_to_e4m3_kernel");
+}
+
 void gather_rows_to_float(StorageFormat type, const void* in, const int* rows, int nrows, int cols, float* out,
                           Stream stream) {
   detail::require(in != nullptr && rows != nullptr && out != nullptr && nrows >= 1 && cols >= 1,
@@ -247,20 +328,27 @@ constexpr int kReferenceThreads = 128;
 
 void decode_attention_reference(const float* qkv_f32, StorageFormat cache_type, const void* k_cache,
                                 const void* v_cache, float* out, int batch, HeadLayout layout, int context,
-                                Stream stream) {
+                                Stream stream, const float* cache_scale) {
   detail::require(qkv_f32 != nullptr && k_cache != nullptr && v_cache != nullptr && out != nullptr && batch >= 1 &&
                       context >= 1 && layout.kv_heads >= 1 && layout.heads % layout.kv_heads == 0,
                   "decode_attention_reference: bad arguments");
+  const bool e4m3 = cache_type == StorageFormat::fp8_e4m3;
+  detail::require(e4m3 == (cache_scale != nullptr), "decode_attention_reference: an e4m3 cache needs its scale");
   const std::size_t smem = scores_bytes(context);
   const dim3 grid(static_cast<unsigned>(batch), static_cast<unsigned>(layout.heads));
-  by_type(cache_type, [&](auto tag) {
+  const auto launch = [&](auto tag) {
     using T = decltype(tag);
     ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(decode_attention_reference_kernel<T>,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     decode_attention_reference_kernel<T><<<grid, kReferenceThreads, smem, stream>>>(
         qkv_f32, static_cast<const T*>(k_cache), static_cast<const T*>(v_cache), out, layout.heads, layout.kv_heads,
-        layout.head_dim, context);
-  });
+        layout.head_dim, context, cache_scale);
+  };
+  if (e4m3) {
+    launch(__nv_fp8_e4m3{});
+  } else {
+    by_type(cache_type, launch);
+  }
   ROOFLINE_CHECK_LAUNCH("decode_attention_reference_kernel");
 }
 

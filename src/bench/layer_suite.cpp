@@ -68,8 +68,8 @@ constexpr std::array<C, 22> stage_columns{{
 
 const std::array<GroupLayout, 2> group_layouts{{
     {"layer",
-     "Decoder layer (LLaMA-3-70B shape, bf16, one GPU): the whole step replayed as one CUDA graph; model FLOPs and "
-     "bytes are the sums of the stages'",
+     "Decoder layer (LLaMA-3-70B shape, bf16 or FP8, one GPU): the whole step replayed as one CUDA graph; model FLOPs "
+     "and bytes are the sums of the stages'",
      layer_columns},
     {"layer_stages",
      "Layer stages: each timed inside the layer (direct launches, events between stages), with the model's FLOPs and "
@@ -86,6 +86,7 @@ std::vector<CaseInfo> list_cases() {
 // The name of the model function that counts an op, for the report's "model" column.
 std::string_view cost_function_of(const DecoderOp& op) {
   if (op.kind == OpKind::kv_append) return "kv_append_cost";
+  if (op.kind == OpKind::quantize) return "quantize_cost";
   if (op.kind == OpKind::attention) return "flash_attention_cost";
   if (std::holds_alternative<GemvShape>(op.shape)) return "gemv_cost";
   if (std::holds_alternative<GemmShape>(op.shape)) return "gemm_cost";
@@ -119,6 +120,11 @@ std::int64_t tokens(const Case& c) {
   return c.batch * c.seq;
 }
 
+bool quantized_linears(const Case& c) {
+  if (!c.formats.fp8()) return false;
+  return c.phase == Phase::prefill || c.linear == Linear::cublas || tokens(c) > roofline_gemv_max_batch;
+}
+
 const ModelSpec& layer_model() {
   static const ModelSpec model = [] {
     for (const EmbeddedFile& file : bundled_model_files()) {
@@ -131,6 +137,13 @@ const ModelSpec& layer_model() {
   return model;
 }
 
+const LayerNumerics& layer_numerics() {
+  // meta-llama/Llama-3.1-70B config.json (the preset's source): "rms_norm_eps": 1e-05,
+  // "rope_theta": 500000.0.
+  static constexpr LayerNumerics numerics{1e-5F, 500000.0F};
+  return numerics;
+}
+
 std::vector<DecoderOp> layer_ops(const Case& c) {
   const ModelSpec& m = layer_model();
   DescribeOptions options;
@@ -138,8 +151,16 @@ std::vector<DecoderOp> layer_ops(const Case& c) {
   options.kernels.prefill_tiles = attention_tiling(Phase::prefill);
   // The project's flash kernel reads head-major Q, K, V and writes head-major outputs.
   options.kernels.head_major_prefill = true;
+  options.kernels.quantized_decode_linears = quantized_linears(c);
   const StepShape step{c.phase == Phase::decode ? StepPhase::decode : StepPhase::prefill, tokens(c), c.context};
-  return describe_layer(m, shard(m, 1, 1), StepFormats{}, step, false, options);
+  StepFormats formats;
+  formats.weights = c.formats.weights;
+  formats.embeddings = c.formats.activations;
+  formats.activations = c.formats.activations;
+  formats.kv = c.formats.kv;
+  // The suite's FP8 kernels are Hopper's (sm_90a), which multiplies e4m3 at its tensor rate.
+  formats.matmul = c.formats.weights;
+  return describe_layer(m, shard(m, 1, 1), formats, step, false, options);
 }
 
 namespace {
@@ -176,8 +197,12 @@ std::string_view name_of(Linear linear) {
 }
 
 std::string case_id(const Case& c) {
-  if (c.phase == Phase::decode) return fmt::format("layer.decode.b{}.ctx{}.{}", c.batch, c.context, name_of(c.linear));
-  return fmt::format("layer.prefill.n{}.{}", c.seq, name_of(c.linear));
+  // bf16 ids have no format word: they are the ids every committed run recorded.
+  const std::string_view format = c.formats.fp8() ? "fp8." : "";
+  if (c.phase == Phase::decode) {
+    return fmt::format("layer.decode.{}b{}.ctx{}.{}", format, c.batch, c.context, name_of(c.linear));
+  }
+  return fmt::format("layer.prefill.{}n{}.{}", format, c.seq, name_of(c.linear));
 }
 
 std::string stage_word(std::string_view op_name) {
@@ -291,8 +316,8 @@ std::optional<StageOperation> stage_operation(const Case& c, std::string_view wo
 const SuiteInfo& suite() {
   static const SuiteInfo info{
       "layer",
-      "A LLaMA-3-70B decoder layer (bf16, one GPU) at decode and prefill: the whole step and every stage, with the "
-      "model's FLOPs and bytes per stage",
+      "A LLaMA-3-70B decoder layer (bf16, and FP8 as serving engines run it; one GPU) at decode and prefill: the "
+      "whole step and every stage, with the model's FLOPs and bytes per stage",
       group_layouts, std::span<const Target>{}, &list_cases};
   return info;
 }

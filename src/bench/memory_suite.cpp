@@ -215,7 +215,7 @@ std::vector<CaseInfo> list_cases() {
 }
 
 layer::Case decode_layer_case(const Case& c) {
-  return {layer::Phase::decode, c.batch, 1, c.context, layer::Linear::roofline, false};
+  return {layer::Phase::decode, c.batch, 1, c.context, layer::Linear::roofline, false, layer::bf16_layer};
 }
 
 std::string gemv_problem(const Case& c) {

@@ -25,6 +25,12 @@ OpCost sum(const OpCost& a, const OpCost& b) {
   return {a.flops + b.flops, a.bytes_read + b.bytes_read, a.bytes_written + b.bytes_written};
 }
 
+// An op that writes `elements` of its result in `to` instead of the activation format `from`.
+OpCost written_in(OpCost cost, std::int64_t elements, DType from, DType to) {
+  cost.bytes_written -= static_cast<double>(elements) * (bytes_per_element(from) - bytes_per_element(to));
+  return cost;
+}
+
 // Builds the ops of one step on one GPU of the TP group. `tokens` is the number of query rows
 // the step processes: the batch for decode, the prompt for prefill.
 class Describer {
@@ -38,23 +44,26 @@ class Describer {
         decode_(step.decode()),
         tokens_(step.tokens),
         context_(step.context),
-        act_(formats.activations) {}
+        act_(formats.activations),
+        quantized_(formats.matmul != formats.activations &&
+                   (!step.decode() || options.kernels.quantized_decode_linears)) {}
 
   std::vector<DecoderOp> layer(bool moe_layer) const {
     std::vector<DecoderOp> ops;
     const std::int64_t h = m_.hidden;
-    norm(ops, "attn_norm", tokens_, h);
-    if (m_.attention.kind == AttentionKind::gqa) {
+    const bool gqa = m_.attention.kind == AttentionKind::gqa;
+    norm(ops, "attn_norm", tokens_, h, gqa ? block_input() : act_);
+    if (gqa) {
       gqa_attention(ops);
     } else {
       latent_attention(ops);
     }
     allreduce(ops, "attn_allreduce");
-    norm(ops, "ffn_norm", tokens_, h);
+    norm(ops, "ffn_norm", tokens_, h, moe_layer ? act_ : block_input());
     if (moe_layer) {
       experts(ops);
     } else {
-      dense_ffn(ops, "ffn", s_.ffn);
+      dense_ffn(ops, "ffn", s_.ffn, block_input());
     }
     allreduce(ops, "ffn_allreduce");
     return ops;
@@ -69,8 +78,8 @@ class Describer {
     const ElementwiseShape lookup{tokens_ * m_.hidden, copy.inputs, copy.outputs, copy.flops_per_element, act_};
     push(ops, "embedding", OpKind::embedding, "elementwise", text("{} rows x {}", tokens_, m_.hidden), lookup,
          elementwise_cost(lookup), OpRole::activations);
-    norm(ops, "final_norm", out_rows, m_.hidden);
-    linear(ops, "lm_head", out_rows, s_.vocab, m_.hidden, f_.embeddings);
+    norm(ops, "final_norm", out_rows, m_.hidden, act_);
+    linear(ops, "lm_head", out_rows, s_.vocab, m_.hidden, f_.embeddings, act_);
     if (s_.tp > 1) {
       const double total = static_cast<double>(out_rows * m_.vocab) * bytes_per_element(act_);
       transfer(ops, "logits_gather", OpKind::all_gather,
@@ -96,9 +105,9 @@ class Describer {
   }
 
   // An op on the vector units (weights = activations) or, with `weights`, on the matrix units.
-  static void push(std::vector<DecoderOp>& ops, std::string_view name, OpKind kind, std::string_view model,
-                   std::string shape_text, OpShape shape, const OpCost& cost, OpRole role, DType act,
-                   std::optional<DType> weights = std::nullopt) {
+  void push(std::vector<DecoderOp>& ops, std::string_view name, OpKind kind, std::string_view model,
+            std::string shape_text, OpShape shape, const OpCost& cost, OpRole role, DType act,
+            std::optional<DType> weights = std::nullopt) const {
     DecoderOp op;
     op.name = name;
     op.kind = kind;
@@ -107,6 +116,7 @@ class Describer {
     op.shape = std::move(shape);
     op.activations = act;
     op.weights = weights.value_or(act);
+    op.writes = act_;
     op.unit = weights ? MathUnit::matrix : MathUnit::vector;
     op.cost = cost;
     op.role = role;
@@ -131,42 +141,68 @@ class Describer {
     ops.push_back(std::move(op));
   }
 
-  // y[tokens x n] = x[tokens x k] W[k x n]: a GEMV per weight matrix in decode (the weights read
-  // once for all requests), a GEMM in prefill.
-  [[nodiscard]] OpShape linear_shape(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights) const {
-    if (decode_) return GemvShape{n, k, tokens, weights, act_};
-    return GemmShape{tokens, n, k, 1, act_, weights, act_};
+  // The format the projections of the attention block and of a dense FFN read their input in: the
+  // matmul format where they run W8A8 (the op before them writes it), else the activations'.
+  [[nodiscard]] DType block_input() const { return quantized_ ? f_.matmul : act_; }
+
+  // The op writes its result in `writes`: where that is not the activation format, it quantises for
+  // the W8A8 GEMM after it (its `elements` outputs counted in that format).
+  void writing(std::vector<DecoderOp>& ops, std::int64_t elements, DType writes) const {
+    if (writes == act_) return;
+    DecoderOp& op = ops.back();
+    op.writes = writes;
+    op.cost = written_in(op.cost, elements, act_, writes);
+    if (o_.text) op.shape_text += fmt::format(" -> {}", name_of(writes));
   }
 
-  [[nodiscard]] OpCost linear_cost(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights) const {
-    if (decode_) return gemv_cost({n, k, tokens, weights, act_});
-    return gemm_cost({tokens, n, k, 1, act_, weights, act_});
+  // y[tokens x n] = x[tokens x k] W[k x n]: a GEMV per weight matrix in decode (the weights read
+  // once for all requests), a GEMM in prefill; `input` the format x is read in (W8A8: the weights').
+  // A W8A8 GEMV does not occur: quantised decode projections are GEMMs.
+  [[nodiscard]] OpShape linear_shape(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights,
+                                     DType input) const {
+    if (decode_ && input == act_) return GemvShape{n, k, tokens, weights, act_};
+    return GemmShape{tokens, n, k, 1, input, weights, act_};
+  }
+
+  [[nodiscard]] OpCost linear_cost(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights,
+                                   DType input) const {
+    if (decode_ && input == act_) return gemv_cost({n, k, tokens, weights, act_});
+    return gemm_cost({tokens, n, k, 1, input, weights, act_});
   }
 
   void linear(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t tokens, std::int64_t n, std::int64_t k,
-              DType weights) const {
-    push(ops, name, OpKind::linear, decode_ ? "gemv" : "gemm",
-         text("{} x [{} x {}] {}", tokens, k, n, name_of(weights)), linear_shape(tokens, n, k, weights),
-         linear_cost(tokens, n, k, weights), OpRole::weights, act_, weights);
+              DType weights, DType input) const {
+    OpShape shape = linear_shape(tokens, n, k, weights, input);
+    const bool gemv = std::holds_alternative<GemvShape>(shape);
+    push(ops, name, OpKind::linear, gemv ? "gemv" : "gemm",
+         text("{} x [{} x {}] {}{}", tokens, k, n, name_of(weights),
+              input == act_ ? std::string() : fmt::format(", {} inputs", name_of(input))),
+         std::move(shape), linear_cost(tokens, n, k, weights, input), OpRole::weights, input, weights);
   }
 
+  // A projection with weights in the weight format and 16-bit inputs (MLA's, the shared experts').
   void linear(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t tokens, std::int64_t n,
               std::int64_t k) const {
-    linear(ops, name, tokens, n, k, f_.weights);
+    linear(ops, name, tokens, n, k, f_.weights, act_);
   }
 
-  void norm(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t rows, std::int64_t width) const {
-    // Residual add fused into the norm (vLLM's and TensorRT-LLM's fused add + RMSNorm).
+  void norm(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t rows, std::int64_t width,
+            DType writes) const {
+    // Residual add fused into the norm (vLLM's and TensorRT-LLM's fused add + RMSNorm), and where
+    // `writes` is narrower, the quantisation of the normalised rows (the new residual stream stays).
     const NormShape shape{rows, width, m_.norm, true, act_};
     push(ops, name, OpKind::norm, "norm", text("{} x {} {}", rows, width, name_of(m_.norm)), shape, norm_cost(shape),
          OpRole::activations);
+    writing(ops, rows * width, writes);
   }
 
-  void activation(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t elements, ElementwiseFn fn) const {
+  void activation(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t elements, ElementwiseFn fn,
+                  DType writes) const {
     const ElementwiseFnInfo& f = info(fn);
     const ElementwiseShape shape{elements, f.inputs, f.outputs, f.flops_per_element, act_};
     push(ops, name, OpKind::activation, "elementwise", text("{} x {}", elements, f.name), shape,
          elementwise_cost(shape), OpRole::activations);
+    writing(ops, elements * f.outputs, writes);
   }
 
   // Rotary embedding on the query and key heads: x' = x cos - y sin per element (2 multiplies and
@@ -197,7 +233,7 @@ class Describer {
   void gqa_attention(std::vector<DecoderOp>& ops) const {
     const AttentionSpec& a = m_.attention;
     const std::int64_t d = a.head_dim;
-    linear(ops, "qkv_proj", tokens_, (s_.q_heads + 2 * s_.kv_heads) * d, m_.hidden);
+    linear(ops, "qkv_proj", tokens_, (s_.q_heads + 2 * s_.kv_heads) * d, m_.hidden, f_.weights, block_input());
     rope(ops, tokens_ * (s_.q_heads + s_.kv_heads) * d);
     kv_append(ops, tokens_ * 2 * s_.kv_heads * d);
     AttentionShape shape;
@@ -215,13 +251,22 @@ class Describer {
               shape.kv_seq, shape.causal ? " causal" : ""),
          shape, flash_attention_cost(shape, tiling(shape)).hbm, decode_ ? OpRole::kv_cache : OpRole::activations, act_,
          act_);
+    const std::int64_t outputs = tokens_ * s_.q_heads * d;
     if (head_major()) {
-      const ElementwiseShape move{tokens_ * s_.q_heads * d, 1, 1, 0.0, act_};
+      // The move back to token-major quantises for a W8A8 o_proj as it goes.
+      const ElementwiseShape move{outputs, 1, 1, 0.0, act_};
       push(ops, "attn_merge", OpKind::attn_merge, "elementwise",
            text("{} x {} heads x {}, head-major to token-major", tokens_, s_.q_heads, d), move, elementwise_cost(move),
            OpRole::activations);
+      writing(ops, outputs, block_input());
+    } else if (block_input() != act_) {
+      // Attention kernels write the activation format: the quantisation is its own kernel.
+      const QuantizeShape quant{outputs, act_, block_input()};
+      push(ops, "attn_quant", OpKind::quantize, "elementwise", text("{} elements -> {}", outputs, name_of(quant.to)),
+           quant, quantize_cost(quant), OpRole::activations);
+      ops.back().writes = quant.to;
     }
-    linear(ops, "o_proj", tokens_, m_.hidden, s_.q_heads * d);
+    linear(ops, "o_proj", tokens_, m_.hidden, s_.q_heads * d, f_.weights, block_input());
   }
 
   void latent_attention(std::vector<DecoderOp>& ops) const {
@@ -229,13 +274,13 @@ class Describer {
     const std::int64_t hq = s_.q_heads;
     if (a.q_lora_rank > 0) {
       linear(ops, "q_down", tokens_, a.q_lora_rank, m_.hidden);
-      norm(ops, "q_norm", tokens_, a.q_lora_rank);
+      norm(ops, "q_norm", tokens_, a.q_lora_rank, act_);
       linear(ops, "q_up", tokens_, hq * a.qk_head_dim(), a.q_lora_rank);
     } else {
       linear(ops, "q_proj", tokens_, hq * a.qk_head_dim(), m_.hidden);
     }
     linear(ops, "kv_down", tokens_, a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden);
-    norm(ops, "kv_norm", tokens_, a.kv_lora_rank);
+    norm(ops, "kv_norm", tokens_, a.kv_lora_rank, act_);
     rope(ops, tokens_ * (hq + 1) * a.qk_rope_head_dim);
     kv_append(ops, tokens_ * (a.kv_lora_rank + a.qk_rope_head_dim));
     LatentAttentionShape shape;
@@ -273,16 +318,18 @@ class Describer {
     linear(ops, "o_proj", tokens_, m_.hidden, hq * a.v_head_dim);
   }
 
-  void dense_ffn(std::vector<DecoderOp>& ops, std::string_view prefix, std::int64_t width) const {
+  // `input`: the format the FFN's matrices read (the norm before it writes it for the first, the
+  // activation for the second).
+  void dense_ffn(std::vector<DecoderOp>& ops, std::string_view prefix, std::int64_t width, DType input) const {
     const bool shared = prefix == "shared";
     if (m_.ffn.kind == FfnKind::gated) {
-      linear(ops, shared ? "shared_gate_up" : "ffn_gate_up", tokens_, 2 * width, m_.hidden);
-      activation(ops, shared ? "shared_act" : "ffn_act", tokens_ * width, ElementwiseFn::swiglu);
+      linear(ops, shared ? "shared_gate_up" : "ffn_gate_up", tokens_, 2 * width, m_.hidden, f_.weights, input);
+      activation(ops, shared ? "shared_act" : "ffn_act", tokens_ * width, ElementwiseFn::swiglu, input);
     } else {
-      linear(ops, shared ? "shared_up" : "ffn_up", tokens_, width, m_.hidden);
-      activation(ops, shared ? "shared_act" : "ffn_act", tokens_ * width, plain_activation());
+      linear(ops, shared ? "shared_up" : "ffn_up", tokens_, width, m_.hidden, f_.weights, input);
+      activation(ops, shared ? "shared_act" : "ffn_act", tokens_ * width, plain_activation(), input);
     }
-    linear(ops, shared ? "shared_down" : "ffn_down", tokens_, m_.hidden, width);
+    linear(ops, shared ? "shared_down" : "ffn_down", tokens_, m_.hidden, width, f_.weights, input);
   }
 
   [[nodiscard]] ElementwiseFn plain_activation() const {
@@ -300,15 +347,15 @@ class Describer {
     const MoeSpec& e = *m_.moe;
     const auto E = static_cast<double>(e.experts);
     const auto k = static_cast<double>(e.experts_per_token);
-    linear(ops, "router", tokens_, e.experts, m_.hidden, act_);
+    linear(ops, "router", tokens_, e.experts, m_.hidden, act_, act_);
     const SoftmaxShape gate{tokens_, e.experts, act_};
     push(ops, "router_softmax", OpKind::softmax, "softmax", text("{} x {}", tokens_, e.experts), gate,
          softmax_cost(gate), OpRole::activations);
     const double pairs = static_cast<double>(tokens_) * k;
     const double touched = E * (1.0 - std::pow(1.0 - k / E, static_cast<double>(tokens_)));
     const auto routed = [&](std::int64_t n, std::int64_t kk) {
-      const OpCost one = linear_cost(1, n, kk, f_.weights);
-      const OpCost two = linear_cost(2, n, kk, f_.weights);
+      const OpCost one = linear_cost(1, n, kk, f_.weights, act_);
+      const OpCost two = linear_cost(2, n, kk, f_.weights, act_);
       const OpCost per_token{two.flops - one.flops, two.bytes_read - one.bytes_read,
                              two.bytes_written - one.bytes_written};
       return sum(scaled(one, touched), scaled(per_token, pairs - touched));
@@ -322,12 +369,12 @@ class Describer {
          RoutedShape{touched, pairs, up_width, m_.hidden, f_.weights, act_, decode_}, routed(up_width, m_.hidden),
          OpRole::weights, act_, f_.weights);
     activation(ops, "experts_act", static_cast<std::int64_t>(pairs) * w,
-               gated ? ElementwiseFn::swiglu : plain_activation());
+               gated ? ElementwiseFn::swiglu : plain_activation(), act_);
     push(ops, "experts_down", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
          text("{:.1f} of {} experts, [{} x {}] {}", touched, e.experts, w, m_.hidden, name_of(f_.weights)),
          RoutedShape{touched, pairs, m_.hidden, w, f_.weights, act_, decode_}, routed(m_.hidden, w), OpRole::weights,
          act_, f_.weights);
-    if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * w);
+    if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * w, act_);
   }
 
   void allreduce(std::vector<DecoderOp>& ops, std::string_view name) const {
@@ -345,6 +392,7 @@ class Describer {
   std::int64_t tokens_;
   std::int64_t context_;  // decode: tokens in each request's cache
   DType act_;
+  bool quantized_;  // the block's projections run W8A8 in f_.matmul
 };
 
 void check_step(const StepShape& step) {
@@ -382,6 +430,7 @@ std::string_view name_of(OpKind kind) {
     case OpKind::softmax: return "softmax";
     case OpKind::embedding: return "embedding";
     case OpKind::attn_merge: return "attn_merge";
+    case OpKind::quantize: return "quantize";
     case OpKind::all_reduce: return "all_reduce";
     case OpKind::all_gather: return "all_gather";
     case OpKind::send: return "send";
@@ -389,13 +438,18 @@ std::string_view name_of(OpKind kind) {
   return "?";
 }
 
-StepFormats StepFormats::of(const DeploymentConfig& config) {
-  return {config.weights, config.embeddings, config.activations, config.kv};
+StepFormats StepFormats::of(const DeploymentConfig& config, const GpuSpec& gpu) {
+  return {config.weights, config.embeddings, config.activations, config.kv,
+          matmul_dtype(gpu, config.weights, config.activations)};
+}
+
+OpCost quantize_cost(const QuantizeShape& shape) {
+  return sum(elementwise_cost({shape.elements, 1, 0, 0.0, shape.from}),
+             elementwise_cost({shape.elements, 0, 1, 0.0, shape.to}));
 }
 
 OpCost kv_append_cost(const KvAppendShape& shape) {
-  return sum(elementwise_cost({shape.elements, 1, 0, 0.0, shape.from}),
-             elementwise_cost({shape.elements, 0, 1, 0.0, shape.to}));
+  return quantize_cost({shape.elements, shape.from, shape.to});
 }
 
 BasisOrReason basis_of(const DecoderOp& op) {
@@ -410,13 +464,28 @@ BasisOrReason basis_of(const DecoderOp& op) {
       return vector_basis(op.cost, 1, 1, s.from,
                           fmt::format("kv_append{{{} elements -> {}}}", s.elements, name_of(s.to)));
     }
+    case OpKind::quantize: {
+      const auto& s = std::get<QuantizeShape>(op.shape);
+      return vector_basis(op.cost, 1, 1, s.from,
+                          fmt::format("quantize{{{} elements -> {}}}", s.elements, name_of(s.to)));
+    }
     case OpKind::attention: return flash_step_basis(std::get<AttentionShape>(op.shape), op.cost);
     default: break;
   }
+  // An op that quantises its result for the GEMM after it writes fewer bytes than its shape's cost
+  // function counts: the basis takes the op's own count.
+  const auto quantizing = [&op](Basis b) {
+    if (op.writes != op.activations) {
+      b.cost = op.cost;
+      b.roof_bytes = op.cost.bytes();
+      b.model += fmt::format(", written in {}", name_of(op.writes));
+    }
+    return b;
+  };
   if (const auto* s = std::get_if<GemvShape>(&op.shape)) return gemv_basis(*s);
   if (const auto* s = std::get_if<GemmShape>(&op.shape)) return gemm_basis(*s);
-  if (const auto* s = std::get_if<NormShape>(&op.shape)) return norm_basis(*s);
-  if (const auto* s = std::get_if<ElementwiseShape>(&op.shape)) return elementwise_basis(*s);
+  if (const auto* s = std::get_if<NormShape>(&op.shape)) return quantizing(norm_basis(*s));
+  if (const auto* s = std::get_if<ElementwiseShape>(&op.shape)) return quantizing(elementwise_basis(*s));
   if (const auto* s = std::get_if<SoftmaxShape>(&op.shape)) return softmax_basis(*s);
   return NoBasis{fmt::format("{}: no benchmark measures it, the roofline is kept", op.name)};
 }

@@ -183,7 +183,8 @@ StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sh
   DescribeOptions describe;
   describe.text = options.describe;
   if (gpu.smem_per_unit_kb) describe.kernels.smem_per_unit_bytes = *gpu.smem_per_unit_kb * 1024.0;
-  const std::vector<DecoderLayer> layers = describe_step(model, sharding, StepFormats::of(config), shape, describe);
+  const std::vector<DecoderLayer> layers =
+      describe_step(model, sharding, StepFormats::of(config, gpu), shape, describe);
   const StepTimer timer(gpu, config, options, sharding.tp);
   StepTime step;
   for (const DecoderLayer& layer : layers) {

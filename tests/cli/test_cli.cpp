@@ -253,13 +253,31 @@ TEST_CASE("bench --list --suite collectives: three collectives, 8 B to 8 GiB") {
   CHECK_THAT(bad.err, Contains("--mpi"));
 }
 
+TEST_CASE("bench --list: the FP8 layer cases, all and --quick, selected by --filter .fp8.") {
+  const auto ids = [](const std::string& args) {
+    const CommandResult r = roofline(args + " --format json");
+    REQUIRE(r.exit_code == 0);
+    const json report = json::parse(r.out);
+    std::vector<std::string> out;
+    for (const json& c : report.at("results").at("cases")) out.push_back(c.at("id").get<std::string>());
+    return out;
+  };
+  // 2 implementations x (decode: 4 batches x 2 contexts + prefill: 5 lengths).
+  CHECK(ids("bench --list --suite layer --filter .fp8.").size() == 26);
+  CHECK(ids("bench --list --suite layer --filter .fp8. --quick") ==
+        std::vector<std::string>{"layer.decode.fp8.b1.ctx1024.roofline", "layer.decode.fp8.b16.ctx1024.cublas",
+                                 "layer.prefill.fp8.n512.roofline", "layer.prefill.fp8.n512.cublas"});
+  // The bf16 ids are unchanged.
+  CHECK(ids("bench --list --suite layer --filter layer.decode.b1.ctx4096.roofline").size() == 1);
+}
+
 TEST_CASE("bench --list needs no GPU and bad bench flags are bad input") {
   const CommandResult list = roofline("bench --list --quick --format json");
   REQUIRE(list.exit_code == 0);
   const json report = json::parse(list.out);
   CHECK(report.at("schema") == "roofline.bench-cases.v1");
-  // --quick of the memory (49), compute (73), layer (5) and collectives (3 ops x 12 sizes) suites.
-  CHECK(report.at("results").at("cases").size() == 49 + 73 + 5 + 36);
+  // --quick of the memory (49), compute (73), layer (5 bf16 + 4 FP8) and collectives (3 ops x 12 sizes) suites.
+  CHECK(report.at("results").at("cases").size() == 49 + 73 + 5 + 4 + 36);
   CHECK_THAT(roofline("bench --list --quick --filter 64KiB").out, Contains("stream.copy.16B.tile.64KiB"));
   CHECK_THAT(roofline("bench --list --filter attention.decode").out,
              Contains("attention.decode.bf16.b64.ctx32768.flashdecode"));

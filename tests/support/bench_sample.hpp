@@ -64,7 +64,8 @@ inline BenchmarkResult with_disposition(BenchmarkResult r, Disposition d, std::s
 }
 
 // The decode layer of the sample: LLaMA-3-70B, batch 1, context 4096, the project's kernels.
-inline constexpr layer::Case sample_layer{layer::Phase::decode, 1, 1, 4096, layer::Linear::roofline, true};
+inline constexpr layer::Case sample_layer{layer::Phase::decode, 1, 1, 4096, layer::Linear::roofline, true,
+                                          layer::bf16_layer};
 
 // The layer replayed in 450 us; stage i (0-based) took (i + 1) x 10 us inside it, 10 stages:
 // 550 us in all, 700 us the whole direct pass.

@@ -288,7 +288,8 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
   for (const memory::Case& d : memory::cases) {
     if (d.kernel != memory::Kernel::decode_attention) continue;
     INFO(memory::case_id(d));
-    const layer::Case step{layer::Phase::decode, d.batch, 1, d.context, layer::Linear::roofline, false};
+    const layer::Case step{layer::Phase::decode, d.batch, 1, d.context, layer::Linear::roofline, false,
+                           layer::bf16_layer};
     const layer::StagePlan stage = layer::stages(step)[4];
     REQUIRE(stage.op.kind == OpKind::attention);
     const OpCost mine = memory::case_cost(d, h200);
@@ -432,9 +433,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 49 memory, 73 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40 attention) and 5 layer cases.
-  CHECK(list.tables.front().rows.size() == 49 + 73 + 5 + 36);
-  CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26);
+  // --quick: 49 memory, 73 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40 attention) and 5 + 4 layer cases
+  // (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 49 + 73 + 5 + 4 + 36);
+  CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
   CHECK(selected_by_filters("anything", {}));
@@ -809,7 +811,7 @@ TEST_CASE("the compute tables: % of cuBLAS, % of peak, and attention by N") {
 // ---- the layer suite ---------------------------------------------------------------------------
 
 TEST_CASE("layer cases: decode batches, long contexts, prefill lengths, both linear implementations") {
-  CHECK(layer::cases.size() == 2 * 7 + 2 * 2 + 2 * 4);
+  CHECK(layer::cases.size() == 2 * 7 + 2 * 2 + 2 * 4 + 2 * (4 * 2 + 5));  // bf16, then FP8 (test_layer_suite.cpp)
   std::set<std::string> ids;
   for (const layer::Case& c : layer::cases) CHECK(ids.insert(layer::case_id(c)).second);
   CHECK(ids.contains("layer.decode.b1.ctx4096.roofline"));
@@ -817,7 +819,7 @@ TEST_CASE("layer cases: decode batches, long contexts, prefill lengths, both lin
   CHECK(ids.contains("layer.decode.b16.ctx32768.roofline"));
   CHECK(ids.contains("layer.prefill.n4096.roofline"));
   CHECK(layer::stages(sample::sample_layer).size() == 10);
-  const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::cublas, false};
+  const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::cublas, false, layer::bf16_layer};
   CHECK(layer::stages(prefill).size() == 11);
   CHECK(layer::stage_id(prefill, "attn_merge") == "layer.prefill.n4096.cublas.attnmerge");
   // The ids runs have recorded since the first: kv_append is "kvwrite", ffn_gate_up "gateup".
@@ -876,7 +878,7 @@ TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
 
   // Prefill of 4096 tokens: the QKV projection as a GEMM (A 4096 x 8192, W 10240 x 8192, C 4096 x
   // 10240) and causal attention over 4096 x 4097 / 2 pairs.
-  const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::roofline, false};
+  const layer::Case prefill{layer::Phase::prefill, 1, 4096, 4096, layer::Linear::roofline, false, layer::bf16_layer};
   const std::vector<layer::StagePlan> p = layer::stages(prefill);
   CHECK(p[1].model == "gemm_cost");
   CHECK(p[1].cost.flops == 2.0 * 4096 * 10240 * 8192);
@@ -890,7 +892,7 @@ TEST_CASE("layer stages count FLOPs and bytes with the model's functions") {
 }
 
 TEST_CASE("a layer stage's implementation table names the calibration table of the kernel that ran it") {
-  const layer::Case prefill{layer::Phase::prefill, 1, 1024, 1024, layer::Linear::roofline, false};
+  const layer::Case prefill{layer::Phase::prefill, 1, 1024, 1024, layer::Linear::roofline, false, layer::bf16_layer};
   const std::vector<layer::StagePlan> p = layer::stages(prefill);
   // Prefill stages: attn_norm, qkv_proj (GEMM), rope, kv_append, attention (causal flash, d 128, bf16), ...
   CHECK(layer::implementation_table(prefill, p[1], "wgmma") == "gemm.bf16.wgmma");

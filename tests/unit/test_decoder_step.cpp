@@ -31,10 +31,16 @@ const LayerGroup& group_named(const StepTime& step, std::string_view name) {
 TEST_CASE("every layer case runs the ops llm predicts for LLaMA-3-70B on one GPU, name for name") {
   const ModelSpec& model = models().find("llama-3.1-70b");
   const GpuSpec& h200 = gpus().find("h200");
-  DeploymentConfig config;  // TP 1, bf16 weights, activations and KV
   const Sharding sharding = shard(model, 1, 1);
   for (const layer::Case& c : layer::cases) {
     INFO(layer::case_id(c));
+    // Decode projections that a GEMM runs on quantised inputs are the layer's kernels' choice, not
+    // what llm describes for a deployment (W8A16 GEMVs): the next test covers those cases.
+    if (c.phase == layer::Phase::decode && layer::quantized_linears(c)) continue;
+    DeploymentConfig config;  // TP 1, the case's formats
+    config.weights = c.formats.weights;
+    config.kv = c.formats.kv;
+    config.activations = c.formats.activations;
     const StepTime step = c.phase == layer::Phase::decode
                               ? decode_step(model, h200, sharding, config, c.batch, c.context)
                               : prefill(model, h200, sharding, config, c.seq);
@@ -42,12 +48,18 @@ TEST_CASE("every layer case runs the ops llm predicts for LLaMA-3-70B on one GPU
     const std::vector<layer::StagePlan> stages = layer::stages(c);
     // The project's flash kernel reads and writes head-major tensors: at prefill the suite runs one
     // op more than an engine does, the move of the outputs back to token-major, right after attention.
+    // Ahead of a W8A8 o_proj that move quantises too: it stands for llm's attn_quant, byte for byte.
     std::vector<std::string> stage_names;
     std::size_t p = 0;
     for (const layer::StagePlan& s : stages) {
       stage_names.emplace_back(s.name);
       if (s.op.kind == OpKind::attn_merge) {
         CHECK(c.phase == layer::Phase::prefill);
+        if (p < predicted.size() && predicted[p].name == "attn_quant") {
+          CHECK(s.cost.bytes_read == predicted[p].cost.bytes_read);
+          CHECK(s.cost.bytes_written == predicted[p].cost.bytes_written);
+          ++p;
+        }
         continue;
       }
       REQUIRE(p < predicted.size());
@@ -66,6 +78,97 @@ TEST_CASE("every layer case runs the ops llm predicts for LLaMA-3-70B on one GPU
       CHECK(results[i + 1].cost.bytes() == stages[i].cost.bytes());
     }
   }
+}
+
+TEST_CASE("FP8 decode cases on a GEMM differ from llm's W8A16 step only by their quantised inputs") {
+  const ModelSpec& model = models().find("llama-3.1-70b");
+  const GpuSpec& h200 = gpus().find("h200");
+  for (const layer::Case& c : layer::cases) {
+    if (c.phase != layer::Phase::decode || !layer::quantized_linears(c)) continue;
+    INFO(layer::case_id(c));
+    DeploymentConfig config;
+    config.weights = c.formats.weights;
+    config.kv = c.formats.kv;
+    const StepTime step = decode_step(model, h200, shard(model, 1, 1), config, c.batch, c.context);
+    const std::vector<StepOp>& predicted = group_named(step, "layer").ops;
+    std::size_t p = 0;
+    for (const layer::StagePlan& s : layer::stages(c)) {
+      if (s.op.kind == OpKind::quantize) continue;  // the attention output quantised for o_proj
+      REQUIRE(p < predicted.size());
+      const StepOp& op = predicted[p++];
+      CHECK(s.name == op.name);
+      CHECK(s.cost.flops == op.cost.flops);
+      if (s.op.kind == OpKind::linear) {
+        // The same weight bytes and output; the input read in 1 byte instead of 2.
+        const auto& gemm = std::get<GemmShape>(s.op.shape);
+        CHECK(gemm.a == DType::fp8_e4m3);
+        CHECK(s.cost.bytes_read == op.cost.bytes_read - static_cast<double>(gemm.m * gemm.k));
+        CHECK(s.cost.bytes_written == op.cost.bytes_written);
+      } else if (s.op.writes != s.op.activations) {
+        CHECK(s.cost.bytes_written < op.cost.bytes_written);
+      } else {
+        CHECK(s.cost.bytes() == op.cost.bytes());
+      }
+    }
+    CHECK(p == predicted.size());
+  }
+}
+
+TEST_CASE("an FP8 step: W8A8 prefill projections fed by quantising ops where the GPU multiplies e4m3") {
+  // LLaMA-3.1-8B (hidden 4096, 32 query heads, 8 KV heads of 128, SwiGLU 14336), TP 1, a prompt of
+  // 512 tokens, FP8 weights, bf16 activations and KV.
+  const ModelSpec& model = models().find("llama-3.1-8b");
+  DeploymentConfig config;
+  config.weights = DType::fp8_e4m3;
+  const StepFormats h200 = StepFormats::of(config, gpus().find("h200"));
+  CHECK(h200.matmul == DType::fp8_e4m3);
+  const StepShape prompt{StepPhase::prefill, 512, 512};
+  const std::vector<DecoderOp> ops = describe_layer(model, shard(model, 1, 1), h200, prompt, false);
+  std::vector<std::string> names;
+  for (const DecoderOp& op : ops) names.emplace_back(op.name);
+  CHECK(names == std::vector<std::string>{"attn_norm", "qkv_proj", "rope", "kv_append", "attention", "attn_quant",
+                                          "o_proj", "ffn_norm", "ffn_gate_up", "ffn_act", "ffn_down"});
+  // attn_norm: x and the residual read (512 x 4096 x 2 B each) and gamma (4096 x 2 B); the new
+  // residual stream written in bf16 (512 x 4096 x 2 B) and the normalised rows in e4m3 (x 1 B).
+  const DecoderOp& norm = ops[0];
+  CHECK(norm.writes == DType::fp8_e4m3);
+  CHECK(norm.cost.bytes_read == 2.0 * 512 * 4096 * 2 + 4096 * 2);
+  CHECK(norm.cost.bytes_written == 512.0 * 4096 * 2 + 512.0 * 4096);
+  // Its basis counts the same bytes (not the bf16 output its shape alone would give).
+  CHECK(std::get<Basis>(basis_of(norm)).cost.bytes() == norm.cost.bytes());
+  // qkv_proj: [512 x 4096] e4m3 . [4096 x 6144] e4m3 ((32 + 2 x 8) x 128 = 6144), bf16 out:
+  // 512 x 4096 + 4096 x 6144 bytes read, 512 x 6144 x 2 written, 2 x 512 x 6144 x 4096 FLOPs.
+  const DecoderOp& qkv = ops[1];
+  const auto& gemm = std::get<GemmShape>(qkv.shape);
+  CHECK(gemm.a == DType::fp8_e4m3);
+  CHECK(gemm.b == DType::fp8_e4m3);
+  CHECK(gemm.c == DType::bf16);
+  CHECK(qkv.cost.bytes_read == 512.0 * 4096 + 4096.0 * 6144);
+  CHECK(qkv.cost.bytes_written == 512.0 * 6144 * 2);
+  CHECK(qkv.cost.flops == 2.0 * 512 * 6144 * 4096);
+  CHECK(std::get<Basis>(basis_of(qkv)).best_table == "gemm.fp8_e4m3");
+  // attn_quant: the 512 x 32 x 128 attention outputs read in bf16, written in e4m3.
+  CHECK(ops[5].kind == OpKind::quantize);
+  CHECK(ops[5].cost.bytes_read == 512.0 * 32 * 128 * 2);
+  CHECK(ops[5].cost.bytes_written == 512.0 * 32 * 128);
+  CHECK(std::get<Basis>(basis_of(ops[5])).best_table == "stream.r1w1");
+  // ffn_act: SwiGLU reads gate and up (2 x 512 x 14336 x 2 B) and writes e4m3 (512 x 14336 x 1 B).
+  CHECK(ops[9].cost.bytes_read == 2.0 * 512 * 14336 * 2);
+  CHECK(ops[9].cost.bytes_written == 512.0 * 14336);
+  // Decode keeps W8A16 GEMVs: e4m3 weights, bf16 activations, and norms writing bf16.
+  const std::vector<DecoderOp> decode =
+      describe_layer(model, shard(model, 1, 1), h200, {StepPhase::decode, 4, 1000}, false);
+  CHECK(std::get<GemvShape>(decode[1].shape).weight == DType::fp8_e4m3);
+  CHECK(std::get<GemvShape>(decode[1].shape).activation == DType::bf16);
+  CHECK(decode[0].writes == DType::bf16);
+  CHECK(decode.size() == 10);
+  // A GPU without an FP8 tensor rate (A100) widens the weights: W8A16 GEMMs, no quantising ops.
+  const StepFormats a100 = StepFormats::of(config, gpus().find("a100-80gb"));
+  CHECK(a100.matmul == DType::bf16);
+  const std::vector<DecoderOp> widened = describe_layer(model, shard(model, 1, 1), a100, prompt, false);
+  CHECK(widened.size() == 10);
+  CHECK(std::get<GemmShape>(widened[1].shape).a == DType::bf16);
+  CHECK(widened[0].writes == DType::bf16);
 }
 
 TEST_CASE("every op kind of the layer has a kernel in the runner's table") {

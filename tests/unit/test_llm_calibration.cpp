@@ -166,7 +166,7 @@ namespace {
 // gemv_table: the implementation table the GEMV stages record (as the runner does), or none.
 MeasuredRun synthetic_layer_run(double layer_s, double stage_s, const std::string& gemv_table = {}) {
   namespace layer = bench::layer;
-  const layer::Case c{layer::Phase::decode, 1, 1, 4096, layer::Linear::roofline, true};
+  const layer::Case c{layer::Phase::decode, 1, 1, 4096, layer::Linear::roofline, true, layer::bf16_layer};
   MeasuredRun run;
   run.file = "layer.json";
   run.format = "roofline.bench.v1";

@@ -653,7 +653,8 @@ TEST_CASE("calibrate learns attention.decode.bf16.d128 from the decode-attention
 
   // The layer's decode attention stage at batch 1 over 4096 positions (8 streams, between the two
   // measured sizes of that series) finds the table: three times its roofline.
-  const bench::layer::Case step{bench::layer::Phase::decode, 1, 1, 4096, bench::layer::Linear::roofline, false};
+  const bench::layer::Case step{bench::layer::Phase::decode, 1, 1, 4096, bench::layer::Linear::roofline, false,
+                                bench::layer::bf16_layer};
   const bench::layer::StagePlan stage = bench::layer::stages(step)[4];
   REQUIRE(stage.op.kind == OpKind::attention);
   const CalibratedOrNot t = calibrated_time(cal, stage.basis, roofs);

@@ -18,7 +18,16 @@
 //     new keys and values are appended to the cache (kv_append), then attention;
 //   - attention kernels read token-major Q/K/V and write token-major outputs. A kernel that needs
 //     head-major tensors (StepKernels::head_major_prefill) makes rope write the queries head-major
-//     (the same bytes) and adds attn_merge, the move of the outputs back to token-major.
+//     (the same bytes) and adds attn_merge, the move of the outputs back to token-major;
+//   - where the projections multiply in a narrower format than the activations (StepFormats::matmul:
+//     FP8 weights on a GPU with an FP8 tensor rate), a prefill projection is an FP8 x FP8 GEMM (W8A8,
+//     static per-tensor scales: NVIDIA's FP8 checkpoints as TensorRT-LLM and vLLM run them) whose
+//     input the op before it writes in that format: the norm (fused add + RMSNorm + quantise), the
+//     activation (SwiGLU + quantise), and after attention, whose kernels write the activation format,
+//     a quantize op (or attn_merge, which quantises as it moves). Decode projections stay GEMVs on
+//     the narrow weights with 16-bit activations (W8A16: the weight bytes dominate at small batches)
+//     unless StepKernels::quantized_decode_linears says the kernels that run them need quantised
+//     inputs too. MLA layers and routed experts keep 16-bit activations.
 
 #include <cstdint>
 #include <optional>
@@ -53,6 +62,7 @@ enum class OpKind : std::uint8_t {
   softmax,           // the router's softmax over the experts
   embedding,         // the token embedding lookup
   attn_merge,        // head-major attention outputs back to token-major (head-major kernels only)
+  quantize,          // activations into the format an FP8 GEMM reads (after attention)
   all_reduce,        // TP all-reduce of a sub-layer's output
   all_gather,        // the vocabulary-split logits gathered
   send,              // activations to the next pipeline stage
@@ -71,6 +81,15 @@ struct KvAppendShape {
   DType to = DType::bf16;
 };
 [[nodiscard]] OpCost kv_append_cost(const KvAppendShape& shape);
+
+// Activations read in their format and written in the format of the GEMM that reads them, scaled by
+// one per-tensor factor (its FLOPs are not counted: one multiply and a rounding per element).
+struct QuantizeShape {
+  std::int64_t elements = 0;
+  DType from = DType::bf16;
+  DType to = DType::fp8_e4m3;
+};
+[[nodiscard]] OpCost quantize_cost(const QuantizeShape& shape);
 
 // Multi-head latent attention's core, on one GPU's `heads` query heads. Decode runs it absorbed:
 // the heads attend to the cached latent directly (scores over kv_lora_rank + rope values, outputs
@@ -115,7 +134,7 @@ struct TransferShape {
 };
 
 using OpShape = std::variant<GemvShape, GemmShape, NormShape, ElementwiseShape, SoftmaxShape, AttentionShape,
-                             LatentAttentionShape, KvAppendShape, RoutedShape, TransferShape>;
+                             LatentAttentionShape, KvAppendShape, QuantizeShape, RoutedShape, TransferShape>;
 
 struct DecoderOp {
   std::string_view name;  // attn_norm, qkv_proj, rope, kv_append, attention, ..., ffn_allreduce
@@ -123,8 +142,11 @@ struct DecoderOp {
   std::string_view model;  // the op model it is counted by, as llm reports it: gemv, gemm, norm, elementwise, ...
   std::string shape_text;  // its shape, for people (empty unless asked for; transfers: without the link)
   OpShape shape;
-  DType weights = DType::bf16;  // the matrices' format (matrix ops), else the activations'
-  DType activations = DType::bf16;
+  DType weights = DType::bf16;      // the matrices' format (matrix ops), else the activations'
+  DType activations = DType::bf16;  // the activations the op reads (a W8A8 GEMM: its quantised input)
+  // The format of the op's result: the activations', or the format of the GEMM that reads it where the
+  // op quantises for it (a norm, an activation, attn_merge or quantize ahead of a W8A8 GEMM).
+  DType writes = DType::bf16;
   MathUnit unit = MathUnit::vector;
   OpCost cost;  // one GPU (HBM traffic; zero for transfers between GPUs)
   OpRole role = OpRole::weights;
@@ -151,7 +173,10 @@ struct StepFormats {
   DType embeddings = DType::bf16;  // embedding table and output head
   DType activations = DType::bf16;
   DType kv = DType::bf16;
-  [[nodiscard]] static StepFormats of(const DeploymentConfig& config);
+  // The format the projections multiply in (matmul_dtype); where it is not the activations' (FP8
+  // weights on a GPU with an FP8 tensor rate), prefill projections are W8A8 GEMMs in it.
+  DType matmul = DType::bf16;
+  [[nodiscard]] static StepFormats of(const DeploymentConfig& config, const GpuSpec& gpu);
 };
 
 // What the kernels that run attention decide of the counts: their tiles (the K/V re-reads of flash
@@ -163,6 +188,9 @@ struct StepKernels {
   std::optional<FlashTiling> prefill_tiles;
   double smem_per_unit_bytes = 0;
   bool head_major_prefill = false;
+  // Decode projections run as GEMMs on inputs quantised to StepFormats::matmul (cuBLASLt's FP8 path,
+  // an FP8 GEMM at batches beyond a GEMV's) rather than as W8A16 GEMVs.
+  bool quantized_decode_linears = false;
 };
 
 struct DecoderLayer {
