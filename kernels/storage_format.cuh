@@ -121,9 +121,9 @@ using TraitsOf = StorageTraits<ElementFormat<Element>::value>;
 // half). Exact: every e4m3 value is a bf16 and an fp16. The sign stays and the 7 exponent-and-
 // mantissa bits move to T's places (down 4 bits for bf16, 1 for fp16), which gives the value times
 // 2^-(bias of T - 7), subnormals included; one exact multiply by 2^120 (bf16) or 2^8 (fp16) undoes
-// it. Fewer instructions than cvt.rn.f16x2.e4m3x2 (for bf16 followed by a conversion from fp16),
-// and none of the 16-per-clock conversion unit: what an fp8 weight or KV-cache read needs to keep
-// pace with HBM.
+// it. Fewer instructions than cvt.rn.f16x2.e4m3x2 (for bf16 followed by two conversions through
+// fp32), and no conversion instruction, which issues at a fraction of the integer rate: an fp8
+// weight or KV-cache read widens a value per byte it streams from HBM.
 template <typename T>
 __device__ __forceinline__ uint2 e4m3x4_to_pairs(uint32_t word) {
   // __byte_perm selectors: byte 4 of (word, 0) is zero; 0x1404 places bytes 0 and 1 at bits 8-15

@@ -129,6 +129,26 @@ constexpr auto gemv_columns = columns::join(std::to_array<C>({
                                                 col::detail,
                                             }));
 
+constexpr auto gemv_quant_columns = columns::join(std::to_array<C>({
+                                                      col::id,
+                                                      col::implementation,
+                                                      col::status,
+                                                      {{"dtype", "x, y", 0}, &param<"dtype">},
+                                                      {{"weights", "W", 0}, &param<"weights">},
+                                                      {{"m", "m", 0}, &param<"m">},
+                                                      {{"k", "k", 0}, &param<"k">},
+                                                      {{"batch", "batch", 0}, &param<"batch">},
+                                                      col::model_bytes,
+                                                  }),
+                                                  columns::timing,
+                                                  std::to_array<C>({
+                                                      col::bandwidth_tbps,
+                                                      col::best_bandwidth_tbps,
+                                                      col::tflops,
+                                                      col::pct_of_ceiling,
+                                                      col::detail,
+                                                  }));
+
 constexpr auto hierarchy_columns = columns::join(std::to_array<C>({
                                                      col::id,
                                                      col::implementation,
@@ -165,20 +185,49 @@ constexpr auto decode_attention_columns = columns::join(std::to_array<C>({
                                                             col::detail,
                                                         }));
 
-const std::array<GroupLayout, 5> group_layouts{{
+constexpr auto decode_attention_fp8_columns = columns::join(std::to_array<C>({
+                                                                col::id,
+                                                                col::implementation,
+                                                                col::status,
+                                                                {{"dtype", "dtype", 0}, &param<"dtype">},
+                                                                {{"kv", "KV cache", 0}, &param<"kv">},
+                                                                {{"batch", "batch", 0}, &param<"batch">},
+                                                                {{"context", "context", 0}, &param<"context">},
+                                                                {{"heads", "heads", 0}, &param<"heads">},
+                                                                {{"kv_heads", "KV heads", 0}, &param<"kv_heads">},
+                                                                {{"head_dim", "d", 0}, &param<"head_dim">},
+                                                                col::model_flops,
+                                                                col::model_bytes,
+                                                            }),
+                                                            columns::timing,
+                                                            std::to_array<C>({
+                                                                col::bandwidth_tbps,
+                                                                col::pct_of_ceiling,
+                                                                col::detail,
+                                                            }));
+
+const std::array<GroupLayout, 7> group_layouts{{
     {"stream", "Streaming: cudaMemcpy and BabelStream kernels (fp32; bandwidth = bytes read + written / median time)",
      stream_columns},
     {"access", "Access patterns: useful bandwidth, and the 32-byte sectors the memory system moved (model)",
      access_columns},
     {"gemv", "GEMV y[b,m] = W[m,k] x[b,k] (fp32 accumulation) with cuBLAS as the reference", gemv_columns},
+    {"gemv_quant",
+     "GEMV with quantised weights, bf16 x and y (LLaMA-3-70B decode linears at TP 1 and 8): fp8 e4m3 W with a "
+     "per-tensor scale, int4 W with a bf16 scale per 128 (bytes = gemv_cost with the formats)",
+     gemv_quant_columns},
     {"decode_attention",
      "Decode attention: the decoder layer's flash-decoding kernel over a bf16 KV cache (LLaMA-3-70B heads; bytes = "
      "the layer stage's model count)",
      decode_attention_columns},
+    {"decode_attention_fp8",
+     "Decode attention over an fp8 (e4m3, per-tensor scale) KV cache, bf16 q and output: the same kernel and heads "
+     "(bytes = the layer stage's model count with 1-byte K and V)",
+     decode_attention_fp8_columns},
     {"hierarchy", "Cache-level ceilings: L2-resident and shared-memory read bandwidth", hierarchy_columns},
 }};
 
-constexpr std::array<Target, 5> suite_targets{{
+constexpr std::array<Target, 7> suite_targets{{
     {"copy reaches 95% of cudaMemcpy D2D",
      {"stream.copy.4B.tile", "stream.copy.8B.tile", "stream.copy.16B.tile", "stream.copy.16B.persistent",
       "stream.copy.16B.streaming", ""},
@@ -204,6 +253,20 @@ constexpr std::array<Target, 5> suite_targets{{
       "gemv.bf16.8192x8192.b1.pdl", "gemv.bf16.8192x8192.b1.simt", ""},
      "gemv.bf16.8192x8192.b1.cublas",
      1.0},
+    // fp8 W: the 90% of the issue at LLaMA-3-70B's gate_up (470 MB, like bf16's 16384^2), and at
+    // 8192^2 (67 MB, where a few microseconds per call are 15%) bf16's 85%.
+    {"GEMV fp8 W, bf16 x 57344x8192 batch 1 reaches 90% of cudaMemcpy D2D",
+     {"gemv.bf16.wfp8_e4m3.57344x8192.b1.mma", "gemv.bf16.wfp8_e4m3.57344x8192.b1.stag",
+      "gemv.bf16.wfp8_e4m3.57344x8192.b1.pipe", "gemv.bf16.wfp8_e4m3.57344x8192.b1.pdl",
+      "gemv.bf16.wfp8_e4m3.57344x8192.b1.simt", ""},
+     ceiling_id,
+     0.90},
+    {"GEMV fp8 W, bf16 x 8192x8192 batch 1 reaches 85% of cudaMemcpy D2D",
+     {"gemv.bf16.wfp8_e4m3.8192x8192.b1.mma", "gemv.bf16.wfp8_e4m3.8192x8192.b1.stag",
+      "gemv.bf16.wfp8_e4m3.8192x8192.b1.pipe", "gemv.bf16.wfp8_e4m3.8192x8192.b1.pdl",
+      "gemv.bf16.wfp8_e4m3.8192x8192.b1.simt", ""},
+     ceiling_id,
+     0.85},
 }};
 
 std::vector<CaseInfo> list_cases() {
@@ -219,7 +282,7 @@ layer::Case decode_layer_case(const Case& c) {
 }
 
 std::string gemv_problem(const Case& c) {
-  return calibration_tables::gemv_problem(c.dtype, c.dtype, c.m, c.k, c.batch);
+  return calibration_tables::gemv_problem(c.activations, c.weights, c.m, c.k, c.batch);
 }
 
 }  // namespace
@@ -260,7 +323,14 @@ std::string size_name(std::int64_t bytes) {
 }
 
 AttentionShape decode_attention_shape(const Case& c) {
-  return layer::attention_shape(decode_layer_case(c));
+  AttentionShape shape = layer::attention_shape(decode_layer_case(c));
+  shape.act = c.activations;
+  shape.kv = c.kv;
+  return shape;
+}
+
+bool quantised_gemv(const Case& c) {
+  return c.kernel == Kernel::gemv && c.weights != c.activations;
 }
 
 int rotation_count(std::int64_t bytes, const Sizes& sizes) {
@@ -338,9 +408,12 @@ std::string case_id(const Case& c) {
     case Kernel::gemv: return fmt::format("{}.{}", gemv_problem(c), variant_name(c.variant));
     case Kernel::l2_read: return "hierarchy.l2.read";
     case Kernel::smem_read: return "hierarchy.smem.read";
-    case Kernel::decode_attention:
-      return fmt::format("attention.decode.{}.b{}.ctx{}.{}", name_of(c.dtype), c.batch, c.context,
+    case Kernel::decode_attention: {
+      // The bf16 cases keep the ids of the runs before the fp8 cache.
+      const std::string kv = c.kv == c.activations ? "" : fmt::format(".kv{}", name_of(c.kv));
+      return fmt::format("attention.decode.{}{}.b{}.ctx{}.{}", name_of(c.activations), kv, c.batch, c.context,
                          variant_name(c.variant));
+    }
     default: {
       std::string id = fmt::format("stream.{}.{}B.{}", kernel_name(c.kernel), c.vector_bytes, variant_name(c.variant));
       if (c.array_bytes > 0) id += fmt::format(".{}", size_name(c.array_bytes));
@@ -351,9 +424,9 @@ std::string case_id(const Case& c) {
 
 std::string_view group_of(const Case& c) {
   if (is_stream(c.kernel)) return "stream";
-  if (c.kernel == Kernel::gemv) return "gemv";
+  if (c.kernel == Kernel::gemv) return quantised_gemv(c) ? "gemv_quant" : "gemv";
   if (c.kernel == Kernel::l2_read || c.kernel == Kernel::smem_read) return "hierarchy";
-  if (c.kernel == Kernel::decode_attention) return "decode_attention";
+  if (c.kernel == Kernel::decode_attention) return c.kv == c.activations ? "decode_attention" : "decode_attention_fp8";
   return "access";
 }
 
@@ -369,8 +442,8 @@ OpCost case_cost(const Case& c, const Sizes& s) {
     case Kernel::gather:
     case Kernel::scatter: return random_access_cost(s.gather_accesses);
     case Kernel::gemv:
-      if (c.variant == Variant::read) return gemv_read_cost(c.m, c.k, c.dtype);
-      return gemv_cost({c.m, c.k, c.batch, c.dtype, c.dtype});
+      if (c.variant == Variant::read) return gemv_read_cost(c.m, c.k, c.weights);
+      return gemv_cost({c.m, c.k, c.batch, c.weights, c.activations});
     case Kernel::l2_read: return word_reads(s.l2_passes * s.l2_blocks * s.l2_slice_bytes / word_bytes);
     case Kernel::smem_read:
       // Each thread reads 16 bytes (4 words) per round.
@@ -412,8 +485,19 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
                       {"accesses", Cell{s.gather_accesses}}};
       break;
     case Kernel::gemv:
-      r.parameters = {
-          {"dtype", Cell{std::string(name_of(c.dtype))}}, {"m", Cell{c.m}}, {"k", Cell{c.k}}, {"batch", Cell{c.batch}}};
+      if (quantised_gemv(c)) {
+        // No cuBLAS reference: cublasGemmEx takes no fp8 or int4 W with bf16 x.
+        r.parameters = {{"dtype", Cell{std::string(name_of(c.activations))}},
+                        {"weights", Cell{std::string(name_of(c.weights))}},
+                        {"m", Cell{c.m}},
+                        {"k", Cell{c.k}},
+                        {"batch", Cell{c.batch}}};
+        break;
+      }
+      r.parameters = {{"dtype", Cell{std::string(name_of(c.activations))}},
+                      {"m", Cell{c.m}},
+                      {"k", Cell{c.k}},
+                      {"batch", Cell{c.batch}}};
       if (c.variant != Variant::cublas) r.reference_id = gemv_problem(c) + ".cublas";
       break;
     case Kernel::l2_read:
@@ -425,12 +509,13 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
       break;
     case Kernel::decode_attention: {
       const AttentionShape shape = decode_attention_shape(c);
-      r.parameters = {{"dtype", Cell{std::string(name_of(shape.act))}},
-                      {"batch", Cell{shape.batch}},
-                      {"context", Cell{shape.kv_seq}},
-                      {"heads", Cell{shape.heads}},
-                      {"kv_heads", Cell{shape.kv_heads}},
-                      {"head_dim", Cell{shape.head_dim}}};
+      r.parameters = {{"dtype", Cell{std::string(name_of(shape.act))}}};
+      if (shape.kv != shape.act) r.parameters.push_back({"kv", Cell{std::string(name_of(shape.kv))}});
+      r.parameters.insert(r.parameters.end(), {{"batch", Cell{shape.batch}},
+                                               {"context", Cell{shape.kv_seq}},
+                                               {"heads", Cell{shape.heads}},
+                                               {"kv_heads", Cell{shape.kv_heads}},
+                                               {"head_dim", Cell{shape.head_dim}}});
       break;
     }
     default:
@@ -512,7 +597,7 @@ AttentionShape recorded_decode_attention(const RecordedResult& m) {
   shape.kv_seq = m.whole("context");
   shape.causal = false;  // one query row sees its whole cache
   shape.act = m.dtype("dtype");
-  shape.kv = shape.act;
+  shape.kv = m.group == "decode_attention_fp8" ? m.dtype("kv") : shape.act;
   return shape;
 }
 
@@ -535,16 +620,17 @@ std::pair<BasisOrReason, OpCost> memory_basis(const RecordedResult& m) {
     const OpCost cost = std::holds_alternative<Basis>(b) ? std::get<Basis>(b).cost : OpCost{};
     return {std::move(b), cost};
   }
-  if (m.group == "gemv") {
-    const DType dtype = m.dtype("dtype");
-    const GemvShape shape{m.whole("m"), m.whole("k"), m.whole("batch"), dtype, dtype};
+  if (m.group == "gemv" || m.group == "gemv_quant") {
+    const DType activations = m.dtype("dtype");
+    const DType weights = m.group == "gemv_quant" ? m.dtype("weights") : activations;
+    const GemvShape shape{m.whole("m"), m.whole("k"), m.whole("batch"), weights, activations};
     Basis b = gemv_basis(shape);
     b.table = calibration_tables::implementation(b.best_table, m.kernel);
     const OpCost cost =
         m.kernel == variant_name(Variant::read) ? gemv_read_cost(shape.m, shape.k, shape.weight) : gemv_cost(shape);
     return {std::move(b), cost};
   }
-  if (m.group == "decode_attention") {
+  if (m.group == "decode_attention" || m.group == "decode_attention_fp8") {
     // The layer's decode attention stage and this benchmark share one basis, so that the table
     // calibrate learns here is the one the stage and llm's decode steps look up.
     const AttentionShape shape = recorded_decode_attention(m);
@@ -569,8 +655,8 @@ BasisOrReason recorded_basis(const RecordedResult& m) {
 const SuiteInfo& suite() {
   static const SuiteInfo info{
       "memory",
-      "HBM streaming (cudaMemcpy, BabelStream, a size ladder), strided and random access, GEMV vs cuBLAS, decode "
-      "attention, L2 and shared memory",
+      "HBM streaming (cudaMemcpy, BabelStream, a size ladder), strided and random access, GEMV vs cuBLAS, GEMV with "
+      "fp8 and int4 weights, decode attention over bf16 and fp8 KV caches, L2 and shared memory",
       group_layouts,
       suite_targets,
       &list_cases,

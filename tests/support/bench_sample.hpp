@@ -126,6 +126,9 @@ inline BenchRun sample_run() {
   run.results.push_back(untimed("gemv.bf16.8192x8192.b4.simt", Disposition::not_run, "needs 2.00 GiB"));
   // Decode attention at batch 1 over 2048 positions (8.4 MB of K/V) in 12 us.
   run.results.push_back(timed("attention.decode.bf16.b1.ctx2048.flashdecode", 12e-6, 11.8e-6, 12.5e-6));
+  // The same over an fp8 cache (4.2 MB of K/V) in 7 us; fp8 W 8192^2 (67 MB) at batch 1 in 17 us.
+  run.results.push_back(timed("attention.decode.bf16.kvfp8_e4m3.b1.ctx2048.flashdecode", 7e-6, 6.9e-6, 7.4e-6));
+  run.results.push_back(timed("gemv.bf16.wfp8_e4m3.8192x8192.b1.stag", 17e-6, 16.8e-6, 17.5e-6));
   run.results.push_back(timed("hierarchy.l2.read", 0.0001, 0.0001, 0.0001));
   // Compute: probes at 900 and 60 TFLOP/s (9e12 and 6e11 FLOPs in 10 ms); GEMM 8192^3 bf16
   // (2 x 8192^3 = 1.0995e12 FLOPs): cuBLAS 1.4 ms, wgmma 1.7 ms, naive 1.2 s; attention at the

@@ -17,6 +17,8 @@
 #include "roofline/bench/testdata.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/stats.hpp"
+#include "roofline/llm/decoder_step.hpp"
+#include "roofline/llm/deployment.hpp"
 #include "roofline/model/access.hpp"
 #include "roofline/model/kernel_tiles.hpp"
 
@@ -124,12 +126,17 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 7 cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
   // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 9 sizes)
-  // + decode attention (4 batches x 3 contexts).
-  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2 + 9 * 3 + 4 * 3);
+  // + decode attention (4 batches x 3 contexts) over bf16 and fp8 caches
+  // + quantised GEMV at 8 shapes: fp8 W at batches 1, 2, 4 (mma, 3 tuned, simt) + 8, 16 (mma, 3
+  // tuned) + 32 .. 256 (mma) + the read floor at batch 1 = 28; int4 W at batches 1 .. 16, the same
+  // kernels without the read floor = 23.
+  CHECK(memory::cases.size() ==
+        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 4 * 3 + 8 * (28 + 23));
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
-  // and decode attention at batch 1 over 2048 positions.
-  CHECK(quick == 35 + 1 + 9 + 2 + 2);
+  // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
+  // 8192^2 batch 1: mma, stag, simt for fp8 and int4, and fp8's read floor.
+  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -271,9 +278,10 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
   for (const memory::Case& c : memory::cases) {
     if (c.kernel == memory::Kernel::decode_attention) ids.insert(memory::case_id(c));
   }
-  CHECK(ids.size() == 12);
+  CHECK(ids.size() == 24);
   CHECK(ids.contains("attention.decode.bf16.b1.ctx2048.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.b64.ctx32768.flashdecode"));
+  CHECK(ids.contains("attention.decode.bf16.kvfp8_e4m3.b64.ctx32768.flashdecode"));
   const memory::Case& c = sample::find_case("attention.decode.bf16.b1.ctx2048.flashdecode");
   CHECK(memory::group_of(c) == "decode_attention");
   CHECK(memory::implementation_of(c) == "roofline");
@@ -286,7 +294,7 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
   CHECK(cost.flops == 4.0 * 128 * 64 * 2048);
   // The same count as the layer's decode attention stage at that batch and context.
   for (const memory::Case& d : memory::cases) {
-    if (d.kernel != memory::Kernel::decode_attention) continue;
+    if (d.kernel != memory::Kernel::decode_attention || d.kv != DType::bf16) continue;
     INFO(memory::case_id(d));
     const layer::Case step{layer::Phase::decode, d.batch, 1, d.context, layer::Linear::roofline, false,
                            layer::bf16_layer};
@@ -303,6 +311,80 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
   CHECK(std::get<std::int64_t>(r.parameter("heads")) == 64);
   CHECK(std::get<std::int64_t>(r.parameter("head_dim")) == 128);
   CHECK(std::get<std::string>(r.parameter("dtype")) == "bf16");
+  CHECK(std::holds_alternative<std::monostate>(r.parameter("kv")));
+}
+
+TEST_CASE("decode attention over an fp8 cache: its own group, 1-byte K and V") {
+  const memory::Case& c = sample::find_case("attention.decode.bf16.kvfp8_e4m3.b1.ctx2048.flashdecode");
+  CHECK(memory::group_of(c) == "decode_attention_fp8");
+  // As the bf16 case but K and V at 1 B: 2 x 8 x 2048 x 128 x 1 B = 4194304 B; q and o 16384 B
+  // each; the FLOPs do not change.
+  const OpCost cost = memory::case_cost(c, h200);
+  CHECK(cost.bytes_read == 16384.0 + 4194304.0);
+  CHECK(cost.bytes_written == 16384.0);
+  CHECK(cost.flops == 4.0 * 128 * 64 * 2048);
+  const BenchmarkResult r = memory::make_result(c, h200);
+  CHECK(std::get<std::string>(r.parameter("dtype")) == "bf16");
+  CHECK(std::get<std::string>(r.parameter("kv")) == "fp8_e4m3");
+  CHECK(std::get<std::int64_t>(r.parameter("context")) == 2048);
+  // Its recorded basis is the table the model's decode step of an fp8-KV deployment looks up.
+  const nlohmann::json parameters = {{"dtype", "bf16"}, {"kv", "fp8_e4m3"}, {"batch", 1},     {"context", 2048},
+                                     {"heads", 64},     {"kv_heads", 8},    {"head_dim", 128}};
+  const RecordedResult recorded{"decode_attention_fp8", r.id, "flashdecode", parameters, cost.bytes(), "test"};
+  const BasisOrReason basis = memory::suite().basis(recorded);
+  REQUIRE(std::holds_alternative<Basis>(basis));
+  CHECK(std::get<Basis>(basis).best_table == "attention.decode.bf16.kvfp8_e4m3.d128");
+  CHECK(std::get<Basis>(basis).cost.bytes() == cost.bytes());
+  CHECK(std::get<Basis>(basis).note.empty());
+}
+
+TEST_CASE("quantised GEMV cases: ids, the LLaMA-3-70B decode linears, bytes with the formats") {
+  // The shapes are the decode linears of the bundled llama-3.1-70b at TP 1 and 8 (N x K of qkv,
+  // o_proj, gate_up, down), as the decoder-step description builds them.
+  std::set<std::pair<std::int64_t, std::int64_t>> described;
+  for (int tp : {1, 8}) {
+    const ModelSpec& model = layer::layer_model();
+    for (const DecoderOp& op :
+         describe_layer(model, shard(model, tp, 1), StepFormats{}, StepShape{StepPhase::decode, 1, 4096}, false)) {
+      if (const auto* g = std::get_if<GemvShape>(&op.shape)) described.emplace(g->m, g->k);
+    }
+  }
+  std::set<std::pair<std::int64_t, std::int64_t>> table;
+  for (const memory::GemvShapeMK& shape : memory::gemv_quantised_shapes) table.emplace(shape.m, shape.k);
+  CHECK(table == described);
+
+  const memory::Case& fp8 = sample::find_case("gemv.bf16.wfp8_e4m3.8192x8192.b1.stag");
+  CHECK(memory::group_of(fp8) == "gemv_quant");
+  CHECK(memory::quantised_gemv(fp8));
+  CHECK_FALSE(memory::quantised_gemv(sample::find_case("gemv.bf16.8192x8192.b1.stag")));
+  // fp8 W: 8192^2 x 1 B + x 8192 x 2 B read, y 8192 x 2 B written; 2 x 8192^2 FLOPs.
+  const OpCost c8 = memory::case_cost(fp8, h200);
+  CHECK(c8.bytes_read == 67108864.0 + 16384.0);
+  CHECK(c8.bytes_written == 16384.0);
+  CHECK(c8.flops == 134217728.0);
+  // Its read floor: W's 2^26 bytes.
+  CHECK(memory::case_cost(sample::find_case("gemv.bf16.wfp8_e4m3.8192x8192.b1.read"), h200).bytes() == 67108864.0);
+  // int4_g128 W as the model counts it (core/dtype.cpp: 4 bits + 32 bits of scale and zero per
+  // 128): 8192^2 x 0.53125 B = 35651584 B, + x.
+  const OpCost c4 = memory::case_cost(sample::find_case("gemv.bf16.wint4_g128.8192x8192.b1.mma"), h200);
+  CHECK(c4.bytes_read == 35651584.0 + 16384.0);
+  // Batches up to 256 for fp8: above 64 the mma case stands alone, to say no project kernel runs it.
+  CHECK(sample::find_case("gemv.bf16.wfp8_e4m3.57344x8192.b256.mma").batch == 256);
+  const BenchmarkResult r = memory::make_result(fp8, h200);
+  CHECK(r.reference_id.empty());  // cuBLAS takes no fp8 W with bf16 x
+  CHECK(std::get<std::string>(r.parameter("dtype")) == "bf16");
+  CHECK(std::get<std::string>(r.parameter("weights")) == "fp8_e4m3");
+  // The recorded basis names the table an FP8 deployment's decode linear looks up (gemv_basis of
+  // GemvShape{weights fp8, activations bf16}) and the kernel's own.
+  const nlohmann::json parameters = {
+      {"dtype", "bf16"}, {"weights", "fp8_e4m3"}, {"m", 8192}, {"k", 8192}, {"batch", 1}};
+  const RecordedResult recorded{"gemv_quant", r.id, "stag", parameters, c8.bytes(), "test"};
+  const BasisOrReason basis = memory::suite().basis(recorded);
+  REQUIRE(std::holds_alternative<Basis>(basis));
+  CHECK(std::get<Basis>(basis).best_table == "gemv.bf16.wfp8_e4m3");
+  CHECK(std::get<Basis>(basis).table == "gemv.bf16.wfp8_e4m3.stag");
+  CHECK(std::get<Basis>(basis).problem == "gemv.bf16.wfp8_e4m3.8192x8192.b1");
+  CHECK(std::get<Basis>(basis).cost.bytes() == c8.bytes());
 }
 
 TEST_CASE("sectors moved by the access cases") {
@@ -365,7 +447,7 @@ TEST_CASE("bandwidth, ceiling fraction and speedup of a synthetic run") {
 TEST_CASE("targets take the fastest passed candidate and say when they cannot be judged") {
   const BenchRun run = sample::sample_run();
   const std::vector<TargetResult> t = evaluate_targets(memory::suite().targets, run.results);
-  REQUIRE(t.size() == 5);
+  REQUIRE(t.size() == 7);
   // copy: 99.01% of memcpy >= 95%.
   CHECK(t[0].candidate == std::optional<std::string>("stream.copy.16B.tile"));
   CHECK(*t[0].ratio == Approx(0.5 / 0.505));
@@ -379,6 +461,12 @@ TEST_CASE("targets take the fastest passed candidate and say when they cannot be
   // ... but faster than cuBLAS (same bytes: 44 / 37).
   CHECK(*t[4].ratio == Approx(44.0 / 37.0));
   CHECK(t[4].met == std::optional<bool>(true));
+  // fp8 W at gate_up: not in the sample, not judged; 8192^2 batch 1: 8192^2 x 1 B + 2 x 8192 x 2 B
+  // = 67141632 B in 17 us = 3.950 TB/s, 91.96% of memcpy's 4.295 >= 85%.
+  CHECK_FALSE(t[5].met.has_value());
+  CHECK(t[6].candidate == std::optional<std::string>("gemv.bf16.wfp8_e4m3.8192x8192.b1.stag"));
+  CHECK(*t[6].ratio == Approx((67141632.0 / 17e-6) / 4.294967296e12));
+  CHECK(t[6].met == std::optional<bool>(true));
 }
 
 // ---- reports -----------------------------------------------------------------------------------
@@ -388,9 +476,9 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(report.kind == "bench");
   std::vector<std::string> names;
   for (const Table& t : report.tables) names.push_back(t.name);
-  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "decode_attention", "hierarchy",
-                                          "peak", "gemm", "attention", "attention_by_n", "layer", "layer_stages",
-                                          "targets"});
+  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "gemv_quant", "decode_attention",
+                                          "decode_attention_fp8", "hierarchy", "peak", "gemm", "attention",
+                                          "attention_by_n", "layer", "layer_stages", "targets"});
   const Table& stream = table_named(report, "stream");
   REQUIRE(stream.rows.size() == 4);
   // The ladder's 64 KiB copy: its own element count, 2^14.
@@ -407,9 +495,9 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<double>(gemv.rows[0][column_index(gemv, "speedup_vs_cublas")]) == Approx(44.0 / 37.0));
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
-  // Memory 9 (with the 64 KiB copy and decode attention), compute 7 (2 probes, 3 GEMMs, 2
-  // attention), layer 11 (the layer and 10 stages).
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 9 + 7 + 11);
+  // Memory 11 (with the 64 KiB copy, decode attention over both caches and an fp8 GEMV), compute 7
+  // (2 probes, 3 GEMMs, 2 attention), layer 11 (the layer and 10 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 11 + 7 + 11);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 2);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "not_supported")]) == 2);
   CHECK(report.hardware.size() == 1);
@@ -421,7 +509,7 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   // The JSON carries every table under results.
   const nlohmann::json json = to_json(report);
   CHECK(json.at("schema") == "roofline.bench.v1");
-  CHECK(json.at("results").at("targets").size() == 5 + 4);
+  CHECK(json.at("results").at("targets").size() == 7 + 4);
   CHECK(json.at("results").at("device").at(0).at("name") == "NVIDIA H200");
 }
 
@@ -433,9 +521,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 49 memory, 73 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40 attention) and 5 + 4 layer cases
-  // (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 49 + 73 + 5 + 4 + 36);
+  // --quick: 57 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
+  // decode attention), 73 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40 attention) and 5 + 4 layer
+  // cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 57 + 73 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -588,7 +677,9 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
 }
 
 TEST_CASE("every id of every suite is a dotted lower-case name the schema accepts") {
-  const std::regex pattern("^[a-z0-9]+(\\.[A-Za-z0-9]+)+$");
+  // Format names (fp8_e4m3, int4_g128) carry an underscore; the schema rows of the groups that
+  // have them (gemv_quant, decode_attention_fp8) accept it.
+  const std::regex pattern("^[a-z0-9]+(\\.[A-Za-z0-9_]+)+$");
   for (const SuiteInfo* suite : select_suites("all")) {
     for (const CaseInfo& c : suite->cases()) {
       INFO(c.id);
@@ -772,7 +863,7 @@ TEST_CASE("targets by FLOP rate, relative and absolute") {
   // The targets table shows TFLOP/s for these and TB/s for bandwidth targets, never both.
   const Report report = make_report(run, nlohmann::json::object());
   const Table& targets = table_named(report, "targets");
-  const std::vector<Cell>& gemm_row = targets.rows[5];
+  const std::vector<Cell>& gemm_row = targets.rows[7];
   CHECK(std::get<std::string>(gemm_row[column_index(targets, "metric")]) == "flop_rate");
   CHECK(std::get<double>(gemm_row[column_index(targets, "candidate_tflops")]) ==
         Approx(1099511627776.0 / 1.7e-3 * 1e-12));

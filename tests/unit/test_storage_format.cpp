@@ -1,5 +1,7 @@
 // The host side of the kernels' storage formats (kernels/storage_format.hpp): which model dtypes
 // a kernel can store element by element, their sizes, and the format sets launchers publish.
+#include <stdexcept>
+
 #include "catch.hpp"
 #include "kernels/storage_format.hpp"
 
@@ -23,6 +25,12 @@ TEST_CASE("storage formats: the dtypes stored element by element, with their siz
   CHECK(bytes_of(StorageFormat::fp8_e4m3) == 1);
   CHECK(bytes_of(StorageFormat::fp8_e5m2) == 1);
   CHECK(name_of(StorageFormat::fp8_e4m3) == "fp8_e4m3");
+  // int4_g128 weights: 4 bits a value (its group scales apart), two values a byte, so no whole
+  // bytes per element.
+  CHECK(storage_format_of(DType::int4_g128) == StorageFormat::int4_g128);
+  CHECK(bits_of(StorageFormat::int4_g128) == 4);
+  CHECK(bits_of(StorageFormat::fp8_e4m3) == 8);
+  CHECK_THROWS_AS(bytes_of(StorageFormat::int4_g128), std::logic_error);
 }
 
 TEST_CASE("storage formats: a set holds exactly the formats it was built from") {

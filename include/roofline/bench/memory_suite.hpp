@@ -1,9 +1,9 @@
 #pragma once
 
 // The memory suite, described as data: one constexpr table of cases (cudaMemcpy, the
-// BabelStream kernels, strided and random access, GEMV against cuBLAS, L2 and shared-memory
-// ceilings), the sizes each case runs at on a given device, and each case's bytes and FLOPs
-// from the model's own functions (ops.hpp, access.hpp). The CUDA runner
+// BabelStream kernels, strided and random access, GEMV against cuBLAS, GEMV with fp8 and int4
+// weights, decode attention over bf16 and fp8 KV caches, L2 and shared-memory ceilings), the sizes each case runs at on
+// a given device, and each case's bytes and FLOPs from the model's own functions (ops.hpp, access.hpp). The CUDA runner
 // (src/bench/cuda/memory_runner.cpp) times and verifies these cases; everything here is host
 // code and unit-tested without a GPU.
 
@@ -61,7 +61,10 @@ struct Case {
   std::int64_t m = 0;       // gemv: rows of W (outputs per vector)
   std::int64_t k = 0;       // gemv: columns of W (the reduction)
   std::int64_t batch = 0;   // gemv: vectors
-  DType dtype = DType::fp32;
+  // gemv: x and y; decode_attention: q and the output.
+  DType activations = DType::fp32;
+  DType weights = DType::fp32;   // gemv: W (the activations' format, or fp8_e4m3 / int4_g128)
+  DType kv = DType::fp32;        // decode_attention: the KV cache (bf16, or fp8_e4m3 with a per-tensor scale)
   bool quick = false;            // part of --quick
   std::int64_t array_bytes = 0;  // stream kernels: bytes per array (0: Sizes::stream_elements, the HBM size)
   std::int64_t context = 0;      // decode_attention: KV positions per sequence, the new token's included
@@ -88,6 +91,35 @@ inline constexpr std::array<GemvFormat, 2> gemv_formats{{
     {.dtype = DType::bf16, .quick_batches = {1, 2, 8, 64}, .tuned = true},
     {.dtype = DType::fp16, .quick_batches = {1, 0, 0, 0}, .tuned = false},
 }};
+// Weight-only quantised GEMV (bf16 x and y), as an fp8 or a 4-bit deployment decodes: the shapes of
+// LLaMA-3-70B's decode linears, N x K (bench::layer::layer_model, the bundled llama-3.1-70b: hidden
+// 8192, 64 + 2 x 8 heads of 128, FFN 28672; tests/unit/test_bench.cpp checks them against the
+// decoder-step description) at TP 1 and TP 8, qkv, o_proj, gate_up (fused), down; o_proj at TP 1
+// is the 8192^2 target.
+inline constexpr std::array<GemvShapeMK, 8> gemv_quantised_shapes{{
+    {10240, 8192},  // TP 1: qkv
+    {8192, 8192},   //       o_proj
+    {57344, 8192},  //       gate_up
+    {8192, 28672},  //       down
+    {1280, 8192},   // TP 8: qkv
+    {8192, 1024},   //       o_proj
+    {7168, 8192},   //       gate_up
+    {8192, 3584},   //       down
+}};
+// The quantised weight formats, each with its batches: fp8 up to 256 (the batches an FP8 engine
+// decodes at; above the tensor-core kernel's 64 no project kernel runs, and the result says so:
+// the compute suite measures cuBLASLt's FP8 GEMM at those M), int4 up to 16 (its tensor-core
+// kernel's register budget).
+struct GemvQuantisedFormat {
+  DType weights;
+  std::array<std::int64_t, 9> batches;  // 0: unused
+  bool read_floor;                      // a read of W alone (fp8: W is m x k bytes, nothing else)
+};
+inline constexpr std::array<GemvQuantisedFormat, 2> gemv_quantised_formats{{
+    {.weights = DType::fp8_e4m3, .batches = {1, 2, 4, 8, 16, 32, 64, 128, 256}, .read_floor = true},
+    {.weights = DType::int4_g128, .batches = {1, 2, 4, 8, 16, 0, 0, 0, 0}, .read_floor = false},
+}};
+inline constexpr DType gemv_quantised_activations = DType::bf16;
 inline constexpr GemvShapeMK gemv_quick_shape{8192, 8192};
 // The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
 inline constexpr std::int64_t gemv_tuned_max_batch = 16;
@@ -110,6 +142,9 @@ inline constexpr int max_stream_rotation = 4096;
 // layer suite's 4096 so that the layer check interpolates between them.
 inline constexpr std::array<std::int64_t, 4> decode_attention_batches{1, 4, 16, 64};
 inline constexpr std::array<std::int64_t, 3> decode_attention_contexts{2048, 8192, 32768};
+// The KV-cache formats decode attention runs over (bf16 q and output): the layer's bf16, and e4m3
+// with a per-tensor scale, as FP8 serving engines keep it.
+inline constexpr std::array<DType, 2> decode_attention_kv_formats{DType::bf16, DType::fp8_e4m3};
 
 // Calls f(case) for every case, in run order.
 template <typename F>
@@ -154,7 +189,8 @@ constexpr void for_each_case(F&& f) {
                       .m = shape.m,
                       .k = shape.k,
                       .batch = b,
-                      .dtype = format.dtype,
+                      .activations = format.dtype,
+                      .weights = format.dtype,
                       .quick = quick};
         };
         f(gemv_case(Variant::mma, batch));
@@ -170,14 +206,41 @@ constexpr void for_each_case(F&& f) {
       }
     }
   }
-  for (std::int64_t batch : decode_attention_batches) {
-    for (std::int64_t context : decode_attention_contexts) {
-      f(Case{.kernel = decode_attention,
-             .variant = Variant::flashdecode,
-             .batch = batch,
-             .dtype = DType::bf16,
-             .quick = batch == 1 && context == 2048,
-             .context = context});
+  for (const GemvQuantisedFormat& format : gemv_quantised_formats) {
+    for (const GemvShapeMK& shape : gemv_quantised_shapes) {
+      for (std::int64_t batch : format.batches) {
+        if (batch == 0) continue;
+        const bool quick_shape = shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k && batch == 1;
+        const auto gemv_case = [&](Variant v, bool quick) {
+          return Case{.kernel = Kernel::gemv,
+                      .variant = v,
+                      .m = shape.m,
+                      .k = shape.k,
+                      .batch = batch,
+                      .activations = gemv_quantised_activations,
+                      .weights = format.weights,
+                      .quick = quick_shape && quick};
+        };
+        f(gemv_case(Variant::mma, true));
+        if (batch <= gemv_tuned_max_batch) {
+          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v, v == Variant::stag));
+        }
+        if (batch <= 4) f(gemv_case(Variant::simt, true));
+        if (format.read_floor && batch == 1) f(gemv_case(Variant::read, true));
+      }
+    }
+  }
+  for (DType kv : decode_attention_kv_formats) {
+    for (std::int64_t batch : decode_attention_batches) {
+      for (std::int64_t context : decode_attention_contexts) {
+        f(Case{.kernel = decode_attention,
+               .variant = Variant::flashdecode,
+               .batch = batch,
+               .activations = DType::bf16,
+               .kv = kv,
+               .quick = batch == 1 && context == 2048,
+               .context = context});
+      }
     }
   }
   f(Case{.kernel = l2_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
@@ -244,8 +307,12 @@ struct StreamRotation {
 [[nodiscard]] std::string size_name(std::int64_t bytes);
 
 // The attention of a decode_attention case: the layer suite's decode attention stage
-// (bench::layer::attention_shape) at the case's batch and context; its cost is that stage's.
+// (bench::layer::attention_shape) at the case's batch and context, over the case's KV format; its
+// cost is that stage's.
 [[nodiscard]] AttentionShape decode_attention_shape(const Case& c);
+
+// Whether a GEMV case's W is quantised (its own group, "gemv_quant": bf16 x and y).
+[[nodiscard]] bool quantised_gemv(const Case& c);
 
 [[nodiscard]] std::string case_id(const Case& c);
 [[nodiscard]] std::string_view group_of(const Case& c);

@@ -1,12 +1,18 @@
 // The memory suite's GEMV cases: one weight matrix per group (rotated copies so that L2 never holds
 // the next launch's W), every batch and implementation (the project's kernels, cuBLAS, the read
-// floor), checked against exact integer-level references on the host.
+// floor), checked against exact integer references on the host. W is 16-bit, fp8 e4m3 with a
+// per-tensor scale, or int4 with group scales (kernels/gemv.hpp), x and y 16-bit.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
 
 #include "kernels/access.hpp"
 #include "kernels/gemv.hpp"
@@ -23,10 +29,114 @@ using memory::Kernel;
 using memory::Sizes;
 using memory::Variant;
 
+// Copy 0 of W exactly as uploaded (and, for int4, its group scales), and how to read its values
+// back as integers: every test weight is an integer times 2^unit_exponent (16-bit levels: 2^-8;
+// e4m3: 2^-9, its smallest subnormal; int4: (q - 8) x a scale of the form (8 + j) x 2^-(e + 3),
+// e in 4..7: 2^-10), so that a reference dot product is an exact integer sum.
+struct WeightImage {
+  kernels::StorageFormat format = kernels::StorageFormat::bf16;
+  std::int64_t k = 0;
+  std::vector<unsigned char> bytes;   // [m][row bytes]
+  std::vector<std::uint16_t> scales;  // int4: bf16 bits [m][k / 128]
+  int unit_exponent = -8;
+  double per_tensor_scale = 1.0;  // fp8: the value behind GemvArgs::weight_scale
+
+  [[nodiscard]] std::int64_t row_bytes() const { return k * kernels::bits_of(format) / 8; }
+
+  // Row r's values in units of 2^unit_exponent.
+  void integers_of_row(std::int64_t r, std::vector<std::int32_t>& out) const {
+    out.resize(as_size(k));
+    const unsigned char* row = bytes.data() + r * row_bytes();
+    for (std::int64_t j = 0; j < k; ++j) {
+      double value = 0;
+      switch (format) {
+        case kernels::StorageFormat::fp8_e4m3: value = e4m3_value(row[j]); break;
+        case kernels::StorageFormat::int4_g128: {
+          const int q = (row[j / 2] >> (4 * (j % 2))) & 0xF;
+          const float scale = testdata::bf16_bits_to_float(
+              scales[as_size(r * (k / kernels::gemv_int4_group) + j / kernels::gemv_int4_group)]);
+          value = (q - 8) * static_cast<double>(scale);
+          break;
+        }
+        default: {
+          std::uint16_t bits = 0;
+          std::memcpy(&bits, row + 2 * j, 2);
+          value = half16_to_float(format, bits);
+          break;
+        }
+      }
+      const double units = std::ldexp(value, -unit_exponent);
+      if (units != std::nearbyint(units)) throw std::logic_error("a GEMV test weight is not on its integer grid");
+      out[as_size(j)] = static_cast<std::int32_t>(units);
+    }
+  }
+};
+
+// An int4 group scale: (8 + j) x 2^-(e + 3) for j in 0..7, e in 4..7 (1/16 .. 15/128), exact in bf16
+// and 2^-10 times an integer; bf16 bits.
+std::uint16_t int4_test_scale(std::uint32_t random) {
+  const int j = static_cast<int>(random & 7U);
+  const int e = 4 + static_cast<int>((random >> 3) & 3U);
+  return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(std::ldexp(8.0F + static_cast<float>(j), -(e + 3))) >>
+                                    16);
+}
+
+// The largest batch any project GEMV kernel runs (the tensor-core kernel's).
+constexpr std::int64_t max_project_gemv_batch = 64;
+
+// fp8 W's per-tensor scale in the runs: 3 x 2^-5, not a power of two, so that a kernel that skips
+// it or applies it twice fails.
+constexpr float fp8_test_scale = 0.09375F;
+
+// Copy `copy` of W (and its scales) in `format`: 16-bit test levels, finite e4m3 codes, or int4
+// nibbles with test group scales.
+void fill_weights(WeightImage& image, std::int64_t m, std::uint64_t seed) {
+  const std::int64_t k = image.k;
+  const std::int64_t row_bytes = image.row_bytes();
+  image.bytes.resize(as_size(m * row_bytes));
+  switch (image.format) {
+    case kernels::StorageFormat::fp8_e4m3:
+      image.unit_exponent = -9;
+      image.per_tensor_scale = fp8_test_scale;
+      parallel_for(m * k, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t i = b; i < e; ++i) {
+          image.bytes[as_size(i)] = finite_e4m3(testdata::bits32(seed, static_cast<std::uint64_t>(i)));
+        }
+      });
+      break;
+    case kernels::StorageFormat::int4_g128: {
+      image.unit_exponent = -10;
+      parallel_for(m * row_bytes, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t i = b; i < e; ++i) {
+          image.bytes[as_size(i)] = static_cast<unsigned char>(testdata::bits32(seed, static_cast<std::uint64_t>(i)));
+        }
+      });
+      const std::int64_t groups = m * (k / kernels::gemv_int4_group);
+      image.scales.resize(as_size(groups));
+      const std::uint64_t scale_seed = testdata::mix64(seed ^ 0x5CA1E5ULL);
+      for (std::int64_t g = 0; g < groups; ++g) {
+        image.scales[as_size(g)] = int4_test_scale(testdata::bits32(scale_seed, static_cast<std::uint64_t>(g)));
+      }
+      break;
+    }
+    default:
+      image.unit_exponent = -8;
+      parallel_for(m * k, [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t i = b; i < e; ++i) {
+          const std::uint16_t bits =
+              half16_level_bits(image.format, testdata::level(seed, static_cast<std::uint64_t>(i)));
+          std::memcpy(image.bytes.data() + 2 * i, &bits, 2);
+        }
+      });
+      break;
+  }
+}
+
 struct GemvReference {
   std::vector<std::int64_t> rows;     // the rows checked
-  std::vector<std::int64_t> sum;      // [row index][vector]: sum of level products (exact)
+  std::vector<std::int64_t> sum;      // [row index][vector]: sum of integer products (exact)
   std::vector<std::int64_t> abs_sum;  // [row index][vector]: sum of their magnitudes
+  double unit = 0;                    // the value of 1 in sum and abs_sum
 };
 
 // Rows whose results are checked: all of them while m x k x batch stays under ~2^28
@@ -46,22 +156,27 @@ std::vector<std::int64_t> reference_rows(std::int64_t m, std::int64_t k, std::in
   return rows;
 }
 
-GemvReference gemv_reference(const std::vector<std::int8_t>& w, const std::vector<std::int8_t>& x, std::int64_t m,
-                             std::int64_t k, std::int64_t batch, std::uint64_t seed) {
+// The float64 reference of the checked rows: W's integers (dequantised on the host) times x's
+// levels, summed exactly.
+GemvReference gemv_reference(const WeightImage& w, const std::vector<std::int8_t>& x, std::int64_t m,
+                             std::int64_t batch, std::uint64_t seed) {
+  const std::int64_t k = w.k;
   GemvReference ref;
   ref.rows = reference_rows(m, k, batch, seed);
+  ref.unit = std::ldexp(w.per_tensor_scale, w.unit_exponent - 8);  // x levels are 2^-8 units
   const std::int64_t n = static_cast<std::int64_t>(ref.rows.size());
   ref.sum.assign(as_size(n * batch), 0);
   ref.abs_sum.assign(as_size(n * batch), 0);
   parallel_for(n, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<std::int32_t> wr;
     for (std::int64_t r = begin; r < end; ++r) {
-      const std::int8_t* wr = w.data() + ref.rows[as_size(r)] * k;
+      w.integers_of_row(ref.rows[as_size(r)], wr);
       for (std::int64_t b = 0; b < batch; ++b) {
         const std::int8_t* xb = x.data() + b * k;
         std::int64_t sum = 0;
         std::int64_t abs_sum = 0;
         for (std::int64_t j = 0; j < k; ++j) {
-          const std::int32_t p = static_cast<std::int32_t>(wr[j]) * xb[j];
+          const std::int64_t p = static_cast<std::int64_t>(wr[as_size(j)]) * xb[j];
           sum += p;
           abs_sum += p < 0 ? -p : p;
         }
@@ -85,13 +200,12 @@ std::string check_gemv(const std::vector<std::uint16_t>& y, const GemvReference&
                                            static_cast<std::int64_t>(i) / m, static_cast<std::int64_t>(i) % m, y[i]));
     }
   }
-  constexpr double scale = 1.0 / 65536;  // a level product is (a / 256)(b / 256)
   double worst = 0;
   for (std::size_t r = 0; r < ref.rows.size(); ++r) {
     const std::int64_t row = ref.rows[r];
     for (std::int64_t b = 0; b < batch; ++b) {
-      const double want = static_cast<double>(ref.sum[r * as_size(batch) + as_size(b)]) * scale;
-      const double magnitude = static_cast<double>(ref.abs_sum[r * as_size(batch) + as_size(b)]) * scale;
+      const double want = static_cast<double>(ref.sum[r * as_size(batch) + as_size(b)]) * ref.unit;
+      const double magnitude = static_cast<double>(ref.abs_sum[r * as_size(batch) + as_size(b)]) * ref.unit;
       const double got = to_float(y[as_size(b * m + row)]);
       const double allowed = std::ldexp(std::abs(want), -7) + 1e-5 * magnitude + 1e-30;
       const double ratio = std::abs(got - want) / allowed;
@@ -114,34 +228,43 @@ struct GemvDTypes {
   friend bool operator==(const GemvDTypes&, const GemvDTypes&) = default;
 };
 GemvDTypes dtypes_of(const Case& c) {
-  return {c.dtype, c.dtype};
+  return {c.weights, c.activations};
 }
 
-// The storage format a matrix group runs in (the project's kernels, cuBLAS and the read floor alike),
-// or why it cannot run: the kernels take W, x and y in one format of gemv_formats.
-FormatChoice gemv_format(const Case& c) {
+// The storage formats a matrix group runs in (the project's kernels, cuBLAS and the read floor
+// alike), or why it cannot run.
+struct GemvFormats {
+  kernels::StorageFormat weights;
+  kernels::StorageFormat activations;
+};
+std::variant<GemvFormats, std::string> gemv_formats_of(const Case& c) {
   const GemvDTypes dtypes = dtypes_of(c);
-  const FormatChoice weights = choose_format(dtypes.weights, kernels::gemv_formats, "GEMV");
+  const bool quantised = dtypes.weights != dtypes.activations;
+  const FormatChoice weights =
+      choose_format(dtypes.weights, quantised ? kernels::gemv_quantised_weights : kernels::gemv_formats, "GEMV");
   const FormatChoice activations = choose_format(dtypes.activations, kernels::gemv_formats, "GEMV");
-  if (!weights.format) return weights;
-  if (!activations.format) return activations;
-  if (const char* why = kernels::gemv_formats_unsupported(*weights.format, *activations.format)) {
-    return {std::nullopt, why};
-  }
-  return weights;
+  if (!weights.format) return weights.unsupported;
+  if (!activations.format) return activations.unsupported;
+  if (const char* why = kernels::gemv_formats_unsupported(*weights.format, *activations.format)) return why;
+  return GemvFormats{*weights.format, *activations.format};
 }
 
-// Cases of one weight matrix (same formats, m, k) in the storage format `format`, all batches and
+// Cases of one weight matrix (same formats, m, k) in the storage formats `formats`, all batches and
 // implementations.
-void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, kernels::StorageFormat format,
-                     const Sizes& sizes, std::uint64_t seed, Recorder& recorder, std::vector<std::string>& notes) {
+void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvFormats formats, const Sizes& sizes,
+                     std::uint64_t seed, Recorder& recorder, std::vector<std::string>& notes) {
   const Case& first = *cases.front();
   const std::int64_t m = first.m;
   const std::int64_t k = first.k;
-  const std::int64_t elements = m * k;
+  const kernels::StorageFormat format = formats.activations;
   const std::size_t element_bytes = as_size(kernels::bytes_of(format));
-  const std::size_t matrix_bytes = as_size(elements) * element_bytes;
-  const int copies = memory::rotation_count(static_cast<std::int64_t>(matrix_bytes), sizes);
+  WeightImage image;
+  image.format = formats.weights;
+  image.k = k;
+  const std::size_t matrix_bytes = as_size(m * image.row_bytes());
+  const bool int4 = formats.weights == kernels::StorageFormat::int4_g128;
+  const std::size_t scales_bytes = int4 ? as_size(m * (k / kernels::gemv_int4_group)) * 2 : 0;
+  const int copies = memory::rotation_count(static_cast<std::int64_t>(matrix_bytes + scales_bytes), sizes);
   const std::int64_t max_batch = (*std::max_element(cases.begin(), cases.end(), [](const Case* a, const Case* b) {
                                    return a->batch < b->batch;
                                  }))->batch;
@@ -150,6 +273,13 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, kernels::
   const auto w_copy = [&dw, matrix_bytes](int copy) -> void* {
     return dw.as<unsigned char>() + matrix_bytes * as_size(copy);
   };
+  DeviceBuffer dscales = ctx.allocate(std::max<std::size_t>(scales_bytes * as_size(copies), 16));
+  const auto scales_copy = [&dscales, scales_bytes, int4](int copy) -> const void* {
+    return int4 ? dscales.as<unsigned char>() + scales_bytes * as_size(copy) : nullptr;
+  };
+  DeviceBuffer dweight_scale = ctx.allocate(sizeof(float));
+  const float weight_scale = fp8_test_scale;
+  ctx.upload(dweight_scale, &weight_scale, sizeof(float));
   DeviceBuffer dx = ctx.allocate(as_size(max_batch * k) * element_bytes);
   DeviceBuffer dy = ctx.allocate(as_size(max_batch * m) * element_bytes);
   // The read floor's reduction: one partial per block, an arrival counter, the sum.
@@ -158,30 +288,29 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, kernels::
   DeviceBuffer read_counter = ctx.allocate(sizeof(unsigned));
   DeviceBuffer read_result = ctx.allocate(4);
   check(cudaMemsetAsync(read_counter.get(), 0, sizeof(unsigned), ctx.stream()), "cudaMemsetAsync");
-  // Copy 0 is the one checked; its levels stay on the host for the reference.
-  std::vector<std::int8_t> w_levels(as_size(elements));
-  std::vector<std::uint16_t> staging(as_size(elements));
-  for (int copy = 0; copy < copies; ++copy) {
-    const std::uint64_t sw = seed_of(seed, Stream::gemv_w, static_cast<std::uint64_t>(copy));
-    parallel_for(elements, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) {
-        const int lvl = testdata::level(sw, static_cast<std::uint64_t>(i));
-        if (copy == 0) w_levels[as_size(i)] = static_cast<std::int8_t>(lvl);
-        staging[as_size(i)] = half16_level_bits(format, lvl);
-      }
-    });
-    check(cudaMemcpyAsync(w_copy(copy), staging.data(), matrix_bytes, cudaMemcpyHostToDevice, ctx.stream()),
+  // Copy 0 is the one checked, and filled last: its image stays on the host for the reference.
+  for (int copy = copies - 1; copy >= 0; --copy) {
+    fill_weights(image, m, seed_of(seed, Stream::gemv_w, static_cast<std::uint64_t>(copy)));
+    check(cudaMemcpyAsync(w_copy(copy), image.bytes.data(), matrix_bytes, cudaMemcpyHostToDevice, ctx.stream()),
           "upload W");
+    if (int4) {
+      check(cudaMemcpyAsync(const_cast<void*>(scales_copy(copy)), image.scales.data(), scales_bytes,
+                            cudaMemcpyHostToDevice, ctx.stream()),
+            "upload W's scales");
+    }
     ctx.wait("upload W");
   }
-  staging = {};
   if (copies > 1) {
+    const GemvDTypes dtypes = dtypes_of(first);
+    const std::string formats_name =
+        dtypes.weights == dtypes.activations
+            ? std::string(name_of(dtypes.weights))
+            : fmt::format("{} W, {} x", name_of(dtypes.weights), name_of(dtypes.activations));
     notes.push_back(
         fmt::format("gemv {} {}x{}: launches rotate through {} copies of W ({:.0f} MB) so that L2 never "
                     "holds the next launch's weights",
-                    name_of(dtypes_of(first).weights), m, k, copies, static_cast<double>(matrix_bytes) * copies / 1e6));
+                    formats_name, m, k, copies, static_cast<double>(matrix_bytes + scales_bytes) * copies / 1e6));
   }
-
   std::size_t i = 0;
   while (i < cases.size()) {
     const std::int64_t batch = cases[i]->batch;
@@ -236,8 +365,9 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, kernels::
           parallel_for(words, [&](std::int64_t b, std::int64_t e) {
             std::uint32_t sum = 0;
             for (std::int64_t word = b; word < e; ++word) {
-              sum += static_cast<std::uint32_t>(half16_level_bits(format, w_levels[as_size(2 * word)])) |
-                     (static_cast<std::uint32_t>(half16_level_bits(format, w_levels[as_size(2 * word + 1)])) << 16);
+              std::uint32_t value = 0;
+              std::memcpy(&value, image.bytes.data() + 4 * word, 4);
+              sum += value;
             }
             want += sum;
           });
@@ -276,17 +406,33 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, kernels::
         };
       } else {
         const kernels::GemvKernel kernel = gemv_kernel_of(c->variant);
-        if (const char* why = kernels::gemv_unsupported(kernel, m, k, batch)) {
+        if (const char* why = kernels::gemv_unsupported(kernel, m, k, batch, formats.weights)) {
           result.disposition = Disposition::not_supported;
           result.detail = why;
+          if (batch > max_project_gemv_batch) {
+            result.detail +=
+                "; no project kernel runs this batch (the compute suite measures cuBLASLt's FP8 GEMM at "
+                "M = 16 .. 256)";
+          }
           recorder.record(std::move(result));
           continue;
         }
-        const kernels::GemvArgs args{kernel,   format, format, dw.get(), dx.get(),
-                                     dy.get(), m,      k,      batch,    ctx.device().sms};
+        const kernels::GemvArgs args{.kernel = kernel,
+                                     .weights = formats.weights,
+                                     .activations = formats.activations,
+                                     .w = dw.get(),
+                                     .x = dx.get(),
+                                     .y = dy.get(),
+                                     .m = m,
+                                     .k = k,
+                                     .batch = batch,
+                                     .sms = ctx.device().sms,
+                                     .weight_scale = dweight_scale.as<float>(),
+                                     .group_scales = nullptr};
         launch = [&, args](cudaStream_t s, int iteration) {
           kernels::GemvArgs a = args;
           a.w = w_copy(iteration % copies);
+          a.group_scales = scales_copy(iteration % copies);
           return kernels::launch_gemv(a, s);
         };
       }
@@ -295,7 +441,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, kernels::
         check(launch(ctx.stream(), 0), "gemv");
         ctx.download(y.data(), dy, y.size() * element_bytes);
         if (!reference) {
-          reference = gemv_reference(w_levels, x_levels, m, k, batch, seed_of(seed, Stream::gemv_x, 1000 + batch));
+          reference = gemv_reference(image, x_levels, m, batch, seed_of(seed, Stream::gemv_x, 1000 + batch));
         }
         return check_gemv(y, *reference, m, batch, format);
       };
@@ -322,15 +468,15 @@ void run_gemv(Context& ctx, std::span<const Case* const> cases, const Sizes& siz
       record_setup_failure(recorder, group, sizes, Disposition::not_run, "the CUDA context was lost");
       continue;
     }
-    const FormatChoice format = gemv_format(*group.front());
-    if (!format.format) {
-      record_setup_failure(recorder, group, sizes, Disposition::not_supported, format.unsupported);
+    const std::variant<GemvFormats, std::string> formats = gemv_formats_of(*group.front());
+    if (const std::string* why = std::get_if<std::string>(&formats)) {
+      record_setup_failure(recorder, group, sizes, Disposition::not_supported, *why);
       continue;
     }
     // Results recorded before a set-up failure stay; the rest of the group gets the reason.
     const std::size_t before = recorder.count();
     try {
-      run_gemv_matrix(ctx, group, *format.format, sizes, seed, recorder, notes);
+      run_gemv_matrix(ctx, group, std::get<GemvFormats>(formats), sizes, seed, recorder, notes);
     } catch (const NotEnoughMemory& e) {
       record_setup_failure(recorder, group.subspan(recorder.count() - before), sizes, Disposition::not_run, e.what());
     } catch (const CudaError& e) {

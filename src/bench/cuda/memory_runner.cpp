@@ -52,9 +52,9 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
       stream.push_back(c);
     } else if (group == "access") {
       access.push_back(c);
-    } else if (group == "gemv") {
+    } else if (group == "gemv" || group == "gemv_quant") {
       gemv.push_back(c);
-    } else if (group == "decode_attention") {
+    } else if (group == "decode_attention" || group == "decode_attention_fp8") {
       decode_attention.push_back(c);
     } else {
       hierarchy.push_back(c);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "roofline/bench/testdata.hpp"
@@ -38,6 +40,20 @@ std::uint16_t half16_level_bits(kernels::StorageFormat format, int lvl) {
     case kernels::StorageFormat::fp16: return testdata::level_fp16_bits(lvl);
     default: not_half16(format);
   }
+}
+
+double e4m3_value(std::uint8_t bits) {
+  const int exponent = (bits >> 3) & 0xF;
+  const int mantissa = bits & 0x7;
+  if (exponent == 0xF && mantissa == 0x7) return std::numeric_limits<double>::quiet_NaN();
+  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -9) : std::ldexp(8 + mantissa, exponent - 10);
+  return (bits & 0x80U) != 0 ? -magnitude : magnitude;
+}
+
+std::uint8_t finite_e4m3(std::uint32_t random) {
+  const auto bits = static_cast<std::uint8_t>(random & 0xFFU);
+  // The two NaN codes become the largest finite magnitude, 448, of the same sign.
+  return (bits & 0x7FU) == 0x7FU ? static_cast<std::uint8_t>(bits ^ 0x01U) : bits;
 }
 
 }  // namespace roofline::bench::cuda

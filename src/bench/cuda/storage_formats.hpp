@@ -31,4 +31,10 @@ struct FormatChoice {
 // fp16; throws std::logic_error otherwise).
 [[nodiscard]] std::uint16_t half16_level_bits(kernels::StorageFormat format, int lvl);
 
+// The value of an fp8 e4m3 byte (OCP FP8: bias 7, subnormals, 0x7F / 0xFF NaN, no infinities).
+[[nodiscard]] double e4m3_value(std::uint8_t bits);
+// A finite e4m3 byte from 32 random bits: any of the 254 finite codes (zeros and subnormals
+// included), so that a kernel's widening of every exponent is exercised.
+[[nodiscard]] std::uint8_t finite_e4m3(std::uint32_t random);
+
 }  // namespace roofline::bench::cuda
