@@ -385,6 +385,14 @@ TEST_CASE("quantised GEMV cases: ids, the LLaMA-3-70B decode linears, bytes with
   CHECK(std::get<Basis>(basis).table == "gemv.bf16.wfp8_e4m3.stag");
   CHECK(std::get<Basis>(basis).problem == "gemv.bf16.wfp8_e4m3.8192x8192.b1");
   CHECK(std::get<Basis>(basis).cost.bytes() == c8.bytes());
+  // The read floor has a table of its own and never stands for the GEMV in the best table.
+  const RecordedResult read{"gemv_quant", "gemv.bf16.wfp8_e4m3.8192x8192.b1.read", "read", parameters, 67108864.0,
+                            "test"};
+  const BasisOrReason floor = memory::suite().basis(read);
+  REQUIRE(std::holds_alternative<Basis>(floor));
+  CHECK(std::get<Basis>(floor).table == "gemv.bf16.wfp8_e4m3.read");
+  CHECK(std::get<Basis>(floor).best_table.empty());
+  CHECK(std::get<Basis>(floor).note.empty());  // the run's bytes are the floor's
 }
 
 TEST_CASE("sectors moved by the access cases") {
