@@ -226,7 +226,7 @@ AutoCalibration auto_calibration(const GpuSpec& gpu, const HardwareRegistry& reg
     out.kind = AutoCalibration::Kind::measured;
     out.band = measured->validation ? measured->validation->summary
                                     : std::string("no error band recorded (calibrate --layer-check)");
-    out.note = fmt::format("--calibration auto: {}, {}", measured->file, origin_text(*measured));
+    out.note = fmt::format("--calibration auto: the bundled calibration {}", origin_text(*measured));
     out.calibration = std::move(measured);
     return out;
   }
@@ -262,8 +262,8 @@ AutoCalibration auto_calibration(const GpuSpec& gpu, const HardwareRegistry& reg
                                        "published H100 results\")",
                                        nearest->id, gpu.id));
   out.note = fmt::format(
-      "--calibration auto: no calibration measured on {} is bundled; {} ({} points re-expressed on {}'s roofs, {} "
-      "dropped; collectives {})",
+      "--calibration auto: none measured on {} is bundled; {} ({} points re-expressed on {}'s roofs, {} dropped; "
+      "collectives {})",
       gpu.id, origin_text(*out.calibration), t.points, gpu.id, t.points_dropped, t.collectives);
   return out;
 }

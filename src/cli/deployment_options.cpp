@@ -107,7 +107,7 @@ CalibrationChoice choose_calibration(const std::string& flag, const GpuSpec& gpu
     choice.kind = c.transfer ? "transferred" : "measured";
     choice.band = c.validation ? c.validation->summary
                                : std::string("no error band recorded in the file (calibrate --layer-check)");
-    choice.note = fmt::format("--calibration {}: {}", flag, origin_text(c));
+    choice.note = origin_text(c);
     return choice;
   }
   AutoCalibration picked = auto_calibration(gpu, registry);
@@ -212,10 +212,10 @@ void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibrat
 std::string calibration_note(const CalibrationChoice& choice) {
   if (!choice.calibration) return choice.note;
   return fmt::format(
-      "{}; error band: {}. Expected times: each op's roofline time divided by the efficiency the best measured "
-      "implementation of its table reached at that size (interpolated in log(size), clamped at the ends), the lookup "
-      "of op --calibration; ops no table covers keep the roofline (see each op's calibration note)",
-      choice.note, choice.band);
+      "expected times calibrated with {} ({}); error band: {}: each op's roofline time divided by the efficiency the "
+      "best measured implementation of its table reached at that size (interpolated in log(size), clamped at the "
+      "ends), the lookup of op --calibration; ops no table covers keep the roofline (see each op's calibration note)",
+      choice.calibration->file, choice.note, choice.band);
 }
 
 }  // namespace roofline::cli

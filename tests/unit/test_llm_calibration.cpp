@@ -29,8 +29,7 @@ CalibrationTable constant_table(const std::string& name, std::string pattern, do
   if (series) t.series_name = "batch";
   for (double batch : {1.0, 4096.0}) {
     for (double x : {1e-12, 1e3}) {
-      t.points.push_back(
-          {x, series ? std::optional(batch) : std::nullopt, efficiency, name, x / efficiency, 0, {}, {}});
+      t.points.push_back({x, series ? std::optional(batch) : std::nullopt, efficiency, name, x / efficiency, 0, {}});
     }
     if (!series) break;
   }

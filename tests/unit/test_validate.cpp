@@ -198,7 +198,7 @@ TEST_CASE("interpolation: linear in log(x), across series in log(series), clampe
   // Within 1% of an end: the end value, not reported as clamped.
   CHECK_FALSE(interpolate(t, 1.005e-4, std::nullopt)->clamped);
   // Points at equal x are averaged: (0.8 + 0.6) / 2.
-  t.points.push_back({1e-4, std::nullopt, 0.6, "c", 0, 0, {}, {}});
+  t.points.push_back({1e-4, std::nullopt, 0.6, "c", 0, 0, {}});
   CHECK(interpolate(t, 1e-4, std::nullopt)->efficiency == Approx(0.7));
   // Leaving out a point: without b, c alone sits at 1e-4.
   CHECK(interpolate(t, 1e-4, std::nullopt, 1)->efficiency == Approx(0.6));

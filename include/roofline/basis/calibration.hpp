@@ -54,7 +54,7 @@ struct CalibrationPoint {
     double roof_bytes = 0;
     std::optional<PeakClass> peak;  // the class bounding its FLOPs, if any is charged
   };
-  std::optional<Problem> problem;
+  std::optional<Problem> problem = std::nullopt;
 };
 
 struct CalibrationTable {
@@ -121,8 +121,8 @@ struct CalibrationSource {
   std::string device_name;
   std::string started_utc;
   bool quick = false;
-  int points = 0;                           // benchmarks that became points
-  std::optional<RunProvenance> provenance;  // absent in files written before it was recorded
+  int points = 0;                                          // benchmarks that became points
+  std::optional<RunProvenance> provenance = std::nullopt;  // absent in files written before it was recorded
 };
 
 // The error band a validation supports: the layer check out of sample on the calibration's GPU.

@@ -114,9 +114,9 @@ OpSetup setup_op(std::string kind, const OpCommonOptions& options, const Hardwar
       continue;
     }
     setup.report.notes.push_back(fmt::format(
-        "expected: {}; error band: {}. The roofline time divided by the efficiency the best implementation measured "
-        "reached at this size (its table), interpolated in log(size) and clamped at the ends",
-        choice.note, choice.band));
+        "expected: calibrated with {} ({}); error band: {}: the roofline time divided by the efficiency the best "
+        "implementation measured reached at this size (its table), interpolated in log(size) and clamped at the ends",
+        choice.calibration->file, choice.note, choice.band));
     if (choice.flag == auto_calibration_flag) continue;
     for (const GpuSpec& gpu : setup.gpus) {
       if (gpu.id != choice.calibration->gpu_id) {
