@@ -113,7 +113,7 @@ TEST_CASE("calibrate writes provenance and, with --layer-check, the error band")
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("--calibration: a missing or corrupt file is bad input, one line, exit 2") {
+TEST_CASE("calibration flag: a missing or corrupt file is bad input, one line, exit 2") {
   const auto dir = scratch("calibration-bad");
   expect_bad_input(roofline(llm_70b_fp8 + "--gpu h200 --calibration nosuchfile"), "nosuchfile");
   const std::string corrupt = (dir / "corrupt.json").string();

@@ -144,7 +144,7 @@ TEST_CASE("bundled calibrations: each is the calibration of the GPU its file is 
   CHECK_FALSE(bundled_calibration("b200"));
 }
 
-TEST_CASE("--calibration auto: measured on the H200, transferred to the H100s, none for Blackwell or Ampere") {
+TEST_CASE("calibration auto: measured on the H200, transferred to the H100s, none for Blackwell or Ampere") {
   const HardwareRegistry& gpus = fixture::gpus();
   const AutoCalibration h200 = auto_calibration(gpus.find("h200"), gpus);
   CHECK(h200.kind == AutoCalibration::Kind::measured);
