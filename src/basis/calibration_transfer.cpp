@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include "roofline/core/embedded_file.hpp"
 #include "roofline/core/error.hpp"
@@ -191,13 +193,19 @@ std::vector<std::string> bundled_calibration_gpus() {
 }
 
 std::optional<Calibration> bundled_calibration(std::string_view gpu_id) {
+  // Parsed (and validated) once per process: plan and op resolve auto once per GPU, and several
+  // GPUs of one architecture transfer the same file.
+  static std::mutex mutex;
+  static std::map<std::string, Calibration, std::less<>> parsed;
+  const std::lock_guard lock(mutex);
+  if (const auto it = parsed.find(gpu_id); it != parsed.end()) return it->second;
   for (const EmbeddedFile& file : bundled_calibration_files()) {
     if (gpu_of_path(file.path) != gpu_id) continue;
     Calibration c = parse_calibration(file.contents, fmt::format("bundled:{}", file.path));
     if (c.gpu_id != gpu_id) {
       throw std::logic_error(fmt::format("bundled {} is a calibration of {}", file.path, c.gpu_id));
     }
-    return c;
+    return parsed.emplace(std::string(gpu_id), std::move(c)).first->second;
   }
   return std::nullopt;
 }

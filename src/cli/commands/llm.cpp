@@ -254,14 +254,17 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
         fmt::format(", calibrated ({} of {} decode ops)", calibrated_op_count(decode), op_count(decode));
     row("ttft_ms")->derivation +=
         fmt::format(", calibrated ({} of {} prefill ops)", calibrated_op_count(first), op_count(first));
-    rows.insert(row("decode_bottleneck"), {{"tpot_roofline_ms", "time per output token, roofline",
-                                            decode.roofline_s * 1e3, "ms", "the same step at the roofline bound"},
-                                           {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3,
-                                            "ms", "the same prefill at the roofline bound"},
-                                           {"tokens_per_s_roofline", "tokens/s, deployment, roofline",
-                                            r.tokens_per_s_roofline, "tokens/s", "at the roofline TPOT"},
-                                           {"calibration", "calibration", calibration->file, "",
-                                            fmt::format("{}; error band: {}", in.choice->kind, in.choice->band)}});
+    rows.insert(row("decode_bottleneck"),
+                {{"tpot_roofline_ms", "time per output token, roofline", decode.roofline_s * 1e3, "ms",
+                  "the same step at the roofline bound"},
+                 {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3, "ms",
+                  "the same prefill at the roofline bound"},
+                 {"tokens_per_s_roofline", "tokens/s, deployment, roofline", r.tokens_per_s_roofline, "tokens/s",
+                  "at the roofline TPOT"},
+                 {"calibration", "calibration", calibration->file, "",
+                  fmt::format("{} {} {}; error band: {}", in.choice->kind, calibration->transfer ? "from" : "on",
+                              calibration->transfer ? calibration->transfer->from_gpu : calibration->gpu_id,
+                              in.choice->band)}});
   }
   return rows;
 }
