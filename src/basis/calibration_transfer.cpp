@@ -240,7 +240,7 @@ AutoCalibration auto_calibration(const GpuSpec& gpu, const HardwareRegistry& reg
   }
   const GpuSpec* nearest = nullptr;
   double nearest_distance = std::numeric_limits<double>::infinity();
-  std::vector<std::string> measured_ids = bundled_calibration_gpus();
+  const std::vector<std::string> measured_ids = bundled_calibration_gpus();
   for (const std::string& id : measured_ids) {
     const GpuSpec& candidate = registry.find(id);
     if (!same_architecture(candidate, gpu)) continue;
