@@ -166,6 +166,10 @@ std::optional<CalibrationChoice> apply_deployment_flags(const DeploymentFlags& f
   }
   config.scale_up_domain = flags.scale_up_domain;
   if (!flags.calibration) return std::nullopt;
+  // Refused before resolving, so that bad input gets its one line and nothing else.
+  if (flags.efficiency != DeploymentFlags{}.efficiency) {
+    throw InputError("--efficiency and --calibration both set the expected time: give one of them");
+  }
   CalibrationChoice choice = choose_calibration(*flags.calibration, gpu, registry);
   if (choice.calibration) {
     config.collectives = std::make_shared<const CollectiveTables>(choice.calibration->collectives);

@@ -120,5 +120,8 @@ TEST_CASE("calibration flag: a missing or corrupt file is bad input, one line, e
   write_file(corrupt, "{\"schema\": \"roofline.calibration.v1\", ");
   expect_bad_input(roofline(llm_70b_fp8 + "--gpu h200 --calibration " + corrupt), "corrupt.json: not valid JSON");
   expect_bad_input(roofline("op gemm --m 8 --n 8 --k 8 --gpu h200 --calibration " + corrupt), "not valid JSON");
+  // auto sets the expected time as a file does, even where it falls back to the roofline.
+  expect_bad_input(roofline(llm_70b_fp8 + "--gpu b200 --calibration auto --efficiency compute=0.7,memory=0.8"),
+                   "give one of them");
   std::filesystem::remove_all(dir);
 }

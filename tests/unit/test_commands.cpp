@@ -162,15 +162,18 @@ TEST_CASE("deployment flags: memory and links in SI units, each bad value naming
   CHECK_THROWS_WITH(apply_deployment_flags(no_domain, config, h200, fixture::gpus()),
                     Contains("--scale-up-domain 0: must be at least 1"));
 
-  // --efficiency and --calibration both set the expected time.
-  DeploymentFlags both;
-  both.efficiency = "compute=0.7,memory=0.8";
-  both.calibration = std::string(ROOFLINE_SOURCE_DIR) + "/docs/results/2026-11-30-h200-run3/calibration.json";
-  const std::optional<CalibrationChoice> choice = apply_deployment_flags(both, config, h200, fixture::gpus());
+  // --efficiency and --calibration both set the expected time: refused before the calibration is
+  // resolved, and again where the time flags are applied.
+  DeploymentFlags calibrated;
+  calibrated.calibration = std::string(ROOFLINE_SOURCE_DIR) + "/docs/results/2026-11-30-h200-run3/calibration.json";
+  const std::optional<CalibrationChoice> choice = apply_deployment_flags(calibrated, config, h200, fixture::gpus());
   REQUIRE(choice);
   REQUIRE(choice->calibration);
   CHECK(choice->kind == "measured");
   CHECK(config.collectives_gpu == choice->calibration->gpu_id);
+  DeploymentFlags both = calibrated;
+  both.efficiency = "compute=0.7,memory=0.8";
+  CHECK_THROWS_WITH(apply_deployment_flags(both, config, h200, fixture::gpus()), Contains("give one of them"));
   TimeOptions time;
   CHECK_THROWS_WITH(apply_time_flags(both, choice->calibration, time), Contains("give one of them"));
 }
