@@ -255,9 +255,9 @@ AutoCalibration auto_calibration(const GpuSpec& gpu, const HardwareRegistry& reg
     for (const std::string& id : measured_ids)
       measured.push_back(fmt::format("{} ({})", id, registry.find(id).architecture));
     out.note = fmt::format(
-        "--calibration auto: no calibration measured on a {} {} GPU is bundled (measured: {}): {} keeps the "
-        "roofline times",
-        gpu.vendor, gpu.architecture, fmt::join(measured, ", "), gpu.id);
+        "--calibration auto: no bundled calibration was measured on the {} architecture ({}; bundled: {}): {} keeps "
+        "the roofline times",
+        gpu.architecture, gpu.vendor, fmt::join(measured, ", "), gpu.id);
     out.band = "none: the roofline is a lower bound on time, not a prediction";
     return out;
   }

@@ -50,7 +50,7 @@ TEST_CASE("llm --calibration auto on the H100: transferred from the H200, and th
 TEST_CASE("llm --calibration auto on Blackwell: the roofline, said on stderr and in the JSON, exit 0") {
   const CommandResult r = roofline(llm_70b_fp8 + "--gpu b200 --calibration auto --format json");
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.err, Contains("no calibration measured on a nvidia Blackwell GPU is bundled"));
+  CHECK_THAT(r.err, Contains("no bundled calibration was measured on the Blackwell architecture"));
   const json report = json::parse(r.out);
   const json& c = report.at("results").at("calibration");
   CHECK(c.at("kind") == "none");
