@@ -126,6 +126,44 @@ std::array<std::optional<double>, peak_class_names.size()> peaks_from_json(const
   return peaks;
 }
 
+json provenance_to_json(const RunProvenance& p) {
+  json out = {{"gpu_name", p.gpu_name},
+              {"compute_capability", p.compute_capability},
+              {"driver_version", p.driver_version},
+              {"cuda_runtime_version", p.cuda_runtime_version},
+              {"cublas_version", p.cublas_version},
+              {"tool_commit", p.tool_commit},
+              {"command_line", p.command_line}};
+  const auto clock = [&out](const char* key, const std::optional<double>& mhz) {
+    if (mhz) out[key] = *mhz;
+  };
+  clock("sm_clock_start_mhz", p.sm_clock_start_mhz);
+  clock("sm_clock_end_mhz", p.sm_clock_end_mhz);
+  clock("memory_clock_start_mhz", p.memory_clock_start_mhz);
+  clock("memory_clock_end_mhz", p.memory_clock_end_mhz);
+  return out;
+}
+
+RunProvenance provenance_from_json(const json& object) {
+  RunProvenance p;
+  p.gpu_name = object["gpu_name"].get<std::string>();
+  p.compute_capability = object["compute_capability"].get<std::string>();
+  p.driver_version = object["driver_version"].get<std::string>();
+  p.cuda_runtime_version = object["cuda_runtime_version"].get<std::string>();
+  p.cublas_version = object["cublas_version"].get<std::string>();
+  p.tool_commit = object["tool_commit"].get<std::string>();
+  p.command_line = object.value("command_line", "");
+  const auto clock = [&object](const char* key) -> std::optional<double> {
+    if (!object.contains(key)) return std::nullopt;
+    return object[key].get<double>();
+  };
+  p.sm_clock_start_mhz = clock("sm_clock_start_mhz");
+  p.sm_clock_end_mhz = clock("sm_clock_end_mhz");
+  p.memory_clock_start_mhz = clock("memory_clock_start_mhz");
+  p.memory_clock_end_mhz = clock("memory_clock_end_mhz");
+  return p;
+}
+
 std::optional<double> optional_tbps(const json& object, const char* key) {
   const auto it = object.find(key);
   if (it == object.end()) return std::nullopt;
@@ -235,6 +273,38 @@ const CalibrationTable* Calibration::table(std::string_view name) const {
   return it == tables.end() ? nullptr : &it->second;
 }
 
+// ---- provenance ------------------------------------------------------------------------------
+
+std::string provenance_text(const RunProvenance& p) {
+  const auto clocks = [](const std::optional<double>& start, const std::optional<double>& end) {
+    if (!start && !end) return std::string(not_recorded);
+    const auto mhz = [](const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("?"); };
+    return fmt::format("{} -> {} MHz", mhz(start), mhz(end));
+  };
+  return fmt::format("{} (cc {}), driver {}, CUDA {}, cuBLAS {}, SM {}, memory {}, commit {}", p.gpu_name,
+                     p.compute_capability, p.driver_version, p.cuda_runtime_version, p.cublas_version,
+                     clocks(p.sm_clock_start_mhz, p.sm_clock_end_mhz),
+                     clocks(p.memory_clock_start_mhz, p.memory_clock_end_mhz), p.tool_commit);
+}
+
+std::string origin_text(const Calibration& c) {
+  // The date of the measurement: the first source's start (an ISO time), and what measured it.
+  std::string measured;
+  for (const CalibrationSource& s : c.sources) {
+    std::string date = s.started_utc.substr(0, s.started_utc.find('T'));
+    measured =
+        s.provenance
+            ? fmt::format("{}, {}", date.empty() ? std::string(not_recorded) : date, provenance_text(*s.provenance))
+            : fmt::format("{}, {}; provenance not recorded", date.empty() ? s.file : date, s.device_name);
+    break;
+  }
+  if (c.transfer) {
+    return fmt::format("transferred to {} from {} ({}), measured {}", c.gpu_id, c.transfer->from_gpu,
+                       c.transfer->from_file, measured);
+  }
+  return fmt::format("measured on {} ({})", c.gpu_id, measured);
+}
+
 // ---- file ------------------------------------------------------------------------------------
 
 json to_json(const Calibration& c) {
@@ -249,6 +319,11 @@ json to_json(const Calibration& c) {
                     {"spread_pct", p.spread * 100}};
       if (p.series) point["series"] = *p.series;
       if (p.loo_error) point["loo_error_pct"] = *p.loo_error * 100;
+      if (p.problem) {
+        point["flops"] = p.problem->flops;
+        point["roof_bytes"] = p.problem->roof_bytes;
+        if (p.problem->peak) point["peak"] = name_of(*p.problem->peak);
+      }
       points.push_back(std::move(point));
     }
     json t = {{"pattern", table.pattern}, {"best", table.best}, {"points", std::move(points)}};
@@ -257,12 +332,11 @@ json to_json(const Calibration& c) {
   }
   json sources = json::array();
   for (const CalibrationSource& s : c.sources) {
-    sources.push_back({{"file", s.file},
-                       {"format", s.format},
-                       {"device_name", s.device_name},
-                       {"started_utc", s.started_utc},
-                       {"quick", s.quick},
-                       {"points", s.points}});
+    json source = {
+        {"file", s.file},   {"format", s.format}, {"device_name", s.device_name}, {"started_utc", s.started_utc},
+        {"quick", s.quick}, {"points", s.points}};
+    if (s.provenance) source["provenance"] = provenance_to_json(*s.provenance);
+    sources.push_back(std::move(source));
   }
   json ceilings = {{"peak_tflops", peaks_to_json(c.ceilings.peaks)}};
   if (c.ceilings.stream_bytes_per_s) {
@@ -284,6 +358,20 @@ json to_json(const Calibration& c) {
       {"tables", std::move(tables)}};
   // Only where measured: files without collectives stay as they were.
   if (!c.collectives.empty()) out["collectives"] = to_json(c.collectives);
+  if (c.validation) {
+    out["validation"] = {{"summary", c.validation->summary},
+                         {"within_pct", c.validation->within_pct},
+                         {"within", c.validation->within},
+                         {"layers", c.validation->layers},
+                         {"run", c.validation->run}};
+  }
+  if (c.transfer) {
+    out["transfer"] = {{"from_gpu", c.transfer->from_gpu},
+                       {"from_file", c.transfer->from_file},
+                       {"points", c.transfer->points},
+                       {"points_dropped", c.transfer->points_dropped},
+                       {"collectives", c.transfer->collectives}};
+  }
   return out;
 }
 
@@ -313,9 +401,15 @@ Calibration calibration_from_json(const json& document, const std::string& name)
   c.roofs.bandwidth = document["roofs"]["bandwidth_tbps"].get<double>() * 1e12;
   c.roofs.peaks = peaks_from_json(document["roofs"]["peak_tflops"]);
   for (const json& s : document["sources"]) {
-    c.sources.push_back({s["file"].get<std::string>(), s["format"].get<std::string>(),
-                         s["device_name"].get<std::string>(), s["started_utc"].get<std::string>(),
-                         s["quick"].get<bool>(), s["points"].get<int>()});
+    CalibrationSource source{s["file"].get<std::string>(),
+                             s["format"].get<std::string>(),
+                             s["device_name"].get<std::string>(),
+                             s["started_utc"].get<std::string>(),
+                             s["quick"].get<bool>(),
+                             s["points"].get<int>(),
+                             std::nullopt};
+    if (s.contains("provenance")) source.provenance = provenance_from_json(s["provenance"]);
+    c.sources.push_back(std::move(source));
   }
   const json& ceilings = document["ceilings"];
   c.ceilings.stream_bytes_per_s = optional_tbps(ceilings, "stream_tbps");
@@ -346,6 +440,18 @@ Calibration calibration_from_json(const json& document, const std::string& name)
       point.measured_s = p["measured_us"].get<double>() * 1e-6;
       point.spread = p["spread_pct"].get<double>() / 100;
       if (p.contains("loo_error_pct")) point.loo_error = p["loo_error_pct"].get<double>() / 100;
+      if (p.contains("flops") != p.contains("roof_bytes")) {
+        throw InputError(
+            fmt::format("{}: /tables/{}/points/{}: flops and roof_bytes come together (the problem "
+                        "behind x)",
+                        name, table_name, i));
+      }
+      if (p.contains("flops")) {
+        CalibrationPoint::Problem problem{p["flops"].get<double>(), p["roof_bytes"].get<double>(), std::nullopt};
+        // the schema admits only peak class names here
+        if (p.contains("peak")) problem.peak = peak_class_from_name(p["peak"].get<std::string>());
+        point.problem = problem;
+      }
       table.points.push_back(std::move(point));
     }
     sort_points(table);
@@ -353,6 +459,17 @@ Calibration calibration_from_json(const json& document, const std::string& name)
   }
   if (document.contains("collectives")) {
     c.collectives = collective_tables_from_json(document["collectives"], name + ": /collectives");
+  }
+  if (document.contains("validation")) {
+    const json& v = document["validation"];
+    c.validation = ErrorBand{v["summary"].get<std::string>(), v["within_pct"].get<double>(), v["within"].get<int>(),
+                             v["layers"].get<int>(), v["run"].get<std::string>()};
+  }
+  if (document.contains("transfer")) {
+    const json& t = document["transfer"];
+    c.transfer =
+        TransferOrigin{t["from_gpu"].get<std::string>(), t["from_file"].get<std::string>(), t["points"].get<int>(),
+                       t["points_dropped"].get<int>(), t["collectives"].get<std::string>()};
   }
   return c;
 }

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iostream>
 #include <memory>
 
 #include "model_options.hpp"
+#include "roofline/basis/calibration_transfer.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline::cli {
@@ -87,13 +89,66 @@ void add_deployment_flags(CLI::App& command, DeploymentFlags& flags) {
       ->group("Model");
   command
       .add_option("--calibration", flags.calibration,
-                  "A calibration file (roofline calibrate): each op's expected time from the efficiency its best "
-                  "measured implementation reached at that size, and its measured collectives (bench --suite "
-                  "collectives) for TP all-reduces and PP transfers; the roofline times stay beside them")
+                  "A calibration file (roofline calibrate), or 'auto': the bundled calibration measured on the GPU, "
+                  "else one transferred from the nearest measured GPU of its architecture, else the roofline (with a "
+                  "note). Each op's expected time from the efficiency its best measured implementation reached at "
+                  "that size, and its measured collectives (bench --suite collectives) for TP all-reduces and PP "
+                  "transfers; the roofline times stay beside them")
       ->group("Model");
 }
 
-std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config) {
+CalibrationChoice choose_calibration(const std::string& flag, const GpuSpec& gpu, const HardwareRegistry& registry) {
+  CalibrationChoice choice;
+  choice.flag = flag;
+  choice.gpu = gpu.id;
+  if (flag != auto_calibration_flag) {
+    choice.calibration = load_calibration(flag);
+    const Calibration& c = *choice.calibration;
+    choice.kind = c.transfer ? "transferred" : "measured";
+    choice.band = c.validation ? c.validation->summary
+                               : std::string("no error band recorded in the file (calibrate --layer-check)");
+    choice.note = origin_text(c);
+    return choice;
+  }
+  AutoCalibration picked = auto_calibration(gpu, registry);
+  // Falling back to the roofline is never silent, whatever the report's format.
+  if (picked.kind == AutoCalibration::Kind::none) std::cerr << "roofline: note: " << picked.note << '\n';
+  choice.kind = name_of(picked.kind);
+  choice.calibration = std::move(picked.calibration);
+  choice.band = std::move(picked.band);
+  choice.note = std::move(picked.note);
+  return choice;
+}
+
+nlohmann::json calibration_block(const CalibrationChoice& choice) {
+  nlohmann::json block = {
+      {"flag", choice.flag}, {"kind", choice.kind}, {"gpu", choice.gpu}, {"band", choice.band}, {"note", choice.note}};
+  if (!choice.calibration) {
+    block["file"] = nullptr;
+    block["from_gpu"] = nullptr;
+    return block;
+  }
+  const Calibration& c = *choice.calibration;
+  block["file"] = c.file;
+  block["from_gpu"] = c.transfer ? nlohmann::json(c.transfer->from_gpu) : nlohmann::json(c.gpu_id);
+  nlohmann::json provenance = nlohmann::json::array();
+  for (const CalibrationSource& s : c.sources) {
+    provenance.push_back(
+        {{"file", s.file},
+         {"started_utc", s.started_utc},
+         {"provenance", s.provenance ? nlohmann::json(provenance_text(*s.provenance)) : nlohmann::json(not_recorded)}});
+  }
+  block["sources"] = std::move(provenance);
+  if (c.transfer) {
+    block["transfer"] = {{"points", c.transfer->points},
+                         {"points_dropped", c.transfer->points_dropped},
+                         {"collectives", c.transfer->collectives}};
+  }
+  return block;
+}
+
+std::optional<CalibrationChoice> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config,
+                                                        const GpuSpec& gpu, const HardwareRegistry& registry) {
   const auto non_negative = [](double v, std::string_view flag) {
     if (!(v >= 0) || !std::isfinite(v)) throw InputError(fmt::format("{} {}: must be a number >= 0", flag, v));
     return v;
@@ -111,10 +166,16 @@ std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, 
   }
   config.scale_up_domain = flags.scale_up_domain;
   if (!flags.calibration) return std::nullopt;
-  std::optional<Calibration> calibration = load_calibration(*flags.calibration);
-  config.collectives = std::make_shared<const CollectiveTables>(calibration->collectives);
-  config.collectives_gpu = calibration->gpu_id;
-  return calibration;
+  // Refused before resolving, so that bad input gets its one line and nothing else.
+  if (flags.efficiency != DeploymentFlags{}.efficiency) {
+    throw InputError("--efficiency and --calibration both set the expected time: give one of them");
+  }
+  CalibrationChoice choice = choose_calibration(*flags.calibration, gpu, registry);
+  if (choice.calibration) {
+    config.collectives = std::make_shared<const CollectiveTables>(choice.calibration->collectives);
+    config.collectives_gpu = choice.calibration->gpu_id;
+  }
+  return choice;
 }
 
 std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file) {
@@ -145,22 +206,20 @@ nlohmann::json deployment_flags_json(const DeploymentFlags& flags) {
 
 void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibration>& calibration, TimeOptions& time) {
   time.efficiency = parse_efficiency(flags.efficiency, "--efficiency");
-  if (!calibration) return;
+  if (!flags.calibration) return;
   if (flags.efficiency != DeploymentFlags{}.efficiency) {
     throw InputError("--efficiency and --calibration both set the expected time: give one of them");
   }
-  time.calibration = &*calibration;
+  if (calibration) time.calibration = &*calibration;
 }
 
-std::string calibration_note(const Calibration& calibration) {
-  std::vector<std::string> sources;
-  for (const CalibrationSource& s : calibration.sources) sources.push_back(s.file);
+std::string calibration_note(const CalibrationChoice& choice) {
+  if (!choice.calibration) return choice.note;
   return fmt::format(
-      "expected times calibrated with {} (learnt on {} from {}): each op's roofline time divided by the efficiency "
-      "the best measured implementation of its table reached at that size (interpolated in log(size), clamped at the "
-      "ends), the lookup of op --calibration; ops no table covers keep the roofline (see each op's calibration "
-      "note)",
-      calibration.file, calibration.gpu_id, fmt::join(sources, ", "));
+      "expected times calibrated with {} ({}); error band: {}: each op's roofline time divided by the efficiency the "
+      "best measured implementation of its table reached at that size (interpolated in log(size), clamped at the "
+      "ends), the lookup of op --calibration; ops no table covers keep the roofline (see each op's calibration note)",
+      choice.calibration->file, choice.note, choice.band);
 }
 
 }  // namespace roofline::cli

@@ -52,16 +52,37 @@ struct DeploymentFlags {
   double scale_out_latency_us = default_scale_out_latency_us;
   int scale_up_domain = default_scale_up_domain;
   std::string efficiency = "compute=1,memory=1";
-  // A calibration file (roofline calibrate): its efficiency tables set each op's expected time, and
-  // its measured collective tables charge TP and PP communication on its GPU (docs/collectives.md).
+  // A calibration file (roofline calibrate), or "auto" (the bundled one of the GPU, measured or
+  // transferred: docs/calibration.md): its efficiency tables set each op's expected time, and its
+  // measured collective tables charge TP and PP communication on its GPU (docs/collectives.md).
   std::optional<std::string> calibration;
 };
+
+// --calibration FILE|auto, resolved for one GPU.
+inline constexpr std::string_view auto_calibration_flag = "auto";
+struct CalibrationChoice {
+  std::string flag;  // what --calibration said
+  std::string gpu;   // the GPU it was resolved for
+  // "measured" or "transferred" (what the tables are), "none" (auto found none: roofline kept)
+  std::string kind;
+  std::optional<Calibration> calibration;
+  std::string band;  // the error band the validation supports, or why there is none
+  std::string note;  // where the tables come from, for the report's notes (and stderr for "none")
+};
+// A file is loaded as it is (InputError naming its key when bad); auto picks the bundled
+// calibration measured on `gpu`, else transfers the nearest of its architecture, else none.
+[[nodiscard]] CalibrationChoice choose_calibration(const std::string& flag, const GpuSpec& gpu,
+                                                   const HardwareRegistry& registry);
+// The report's "calibration" block: file, kind, GPU, source GPU, provenance, band, note.
+[[nodiscard]] nlohmann::json calibration_block(const CalibrationChoice& choice);
 void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
 // Checks the values (InputError naming the flag), fills the config's memory and link fields, and
-// loads the calibration --calibration names, once (InputError naming the key of a bad file): its
-// measured collectives go into the config, and it is returned for its op tables (nullopt without
+// resolves --calibration once for `gpu` (choose_calibration): the measured collectives of the
+// calibration go into the config, and the choice is returned for its op tables (nullopt without
 // the flag).
-[[nodiscard]] std::optional<Calibration> apply_deployment_flags(const DeploymentFlags& flags, DeploymentConfig& config);
+[[nodiscard]] std::optional<CalibrationChoice> apply_deployment_flags(const DeploymentFlags& flags,
+                                                                      DeploymentConfig& config, const GpuSpec& gpu,
+                                                                      const HardwareRegistry& registry);
 // The report's note on --calibration's collectives: used on this GPU, or why not.
 [[nodiscard]] std::string collectives_note(const DeploymentConfig& config, const GpuSpec& gpu, const std::string& file);
 [[nodiscard]] nlohmann::json deployment_flags_json(const DeploymentFlags& flags);
@@ -70,8 +91,8 @@ void add_deployment_flags(CLI::App& command, DeploymentFlags& flags);
 // `calibration`, which must outlive it (a temporary is refused).
 void apply_time_flags(const DeploymentFlags& flags, const std::optional<Calibration>& calibration, TimeOptions& time);
 void apply_time_flags(const DeploymentFlags&, const std::optional<Calibration>&&, TimeOptions&) = delete;
-// The report's note on a calibration: the file, where it was learnt, and how many ops of each
-// step a table covered.
-[[nodiscard]] std::string calibration_note(const Calibration& calibration);
+// The report's note on a calibration: the file, where it was learnt (or whence transferred), and
+// the error band.
+[[nodiscard]] std::string calibration_note(const CalibrationChoice& choice);
 
 }  // namespace roofline::cli

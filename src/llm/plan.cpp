@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline {
@@ -45,6 +46,14 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
   config.kv = c.kv;
   config.embeddings = default_activation_dtype(gpu);
   config.activations = default_activation_dtype(gpu);
+  TimeOptions time = space.time;
+  if (const auto it = space.calibration_by_gpu.find(gpu.id); it != space.calibration_by_gpu.end()) {
+    time.calibration = it->second;
+    // Not owned: the calibration outlives the search.
+    config.collectives =
+        std::shared_ptr<const CollectiveTables>(std::shared_ptr<const CollectiveTables>(), &it->second->collectives);
+    config.collectives_gpu = gpu.id;
+  }
 
   if (c.tp > config.scale_up_domain) {
     c.rejection = Rejection::sharding;
@@ -84,7 +93,7 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
     return;
   }
 
-  const StepTime first = prefill(model, gpu, sharding, config, w.prompt, space.time);
+  const StepTime first = prefill(model, gpu, sharding, config, w.prompt, time);
   c.ttft_s = first.time_s;
   c.ttft_roofline_s = first.roofline_s;
   if (c.ttft_s > w.ttft_s) {
@@ -99,7 +108,7 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
   double first_tpot = 0;
   double first_step = 0;
   for (std::int64_t batch : batch_ladder(std::min(c.max_batch, space.max_batch))) {
-    const StepTime step = decode_step(model, gpu, sharding, config, batch, context, space.time);
+    const StepTime step = decode_step(model, gpu, sharding, config, batch, context, time);
     ++result.decode_evaluations;
     const auto b = static_cast<double>(batch);
     // A replica running `batch` requests at a time also prefills each newcomer: per request it

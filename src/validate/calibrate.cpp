@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 
 #include "roofline/bench/bench.hpp"
@@ -102,7 +103,7 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
   };
   std::map<std::pair<std::string, std::string>, Best> best;  // (best table, problem) -> fastest
   for (const MeasuredRun& run : runs) {
-    CalibrationSource source{run.file, run.format, run.device_name, run.started_utc, run.quick, 0};
+    CalibrationSource source{run.file, run.format, run.device_name, run.started_utc, run.quick, 0, std::nullopt};
     for (const Measurement& m : run.results) {
       if (!m.timed()) {
         out.skipped.push_back({m.id, m.status == "passed" ? "not timed" : fmt::format("status {}", m.status)});
@@ -140,6 +141,7 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
       p.benchmark = m.id;
       p.measured_s = m.timing->median_s;
       p.spread = m.timing->spread();
+      p.problem = CalibrationPoint::Problem{basis.cost.flops, basis.roof_bytes, ideal.peak};
       CalibrationTable& table = cal.tables[basis.table];
       table.name = basis.table;
       table.pattern = basis.pattern;
@@ -173,6 +175,93 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
     leave_one_out(table);
   }
   return out;
+}
+
+// ---- provenance ------------------------------------------------------------------------------
+
+namespace {
+
+using nlohmann::json;
+
+// The first row of a bench report's results table `name`, or null.
+const json* first_row(const json& report, const char* name) {
+  const auto results = report.find("results");
+  if (results == report.end() || !results->is_object()) return nullptr;
+  const auto rows = results->find(name);
+  if (rows == results->end() || !rows->is_array() || rows->empty() || !rows->front().is_object()) return nullptr;
+  return &rows->front();
+}
+
+std::optional<std::int64_t> integer_of(const json& row, const char* key) {
+  const auto it = row.find(key);
+  if (it == row.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+std::optional<double> positive_of(const json& row, const char* key) {
+  const auto it = row.find(key);
+  if (it == row.end() || !it->is_number() || !(it->get<double>() > 0)) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string text_of(const json& row, const char* key) {
+  const auto it = row.find(key);
+  if (it == row.end() || !it->is_string() || it->get<std::string>().empty()) return std::string(not_recorded);
+  return it->get<std::string>();
+}
+
+// CUDA encodes its driver and runtime versions as 1000 x major + 10 x minor.
+std::string cuda_version_text(std::optional<std::int64_t> v) {
+  if (!v || *v <= 0) return std::string(not_recorded);
+  return fmt::format("{}.{}", *v / 1000, *v % 1000 / 10);
+}
+
+// cuBLAS as 10000 x major + 100 x minor + patch (CUBLAS_VERSION).
+std::string cublas_version_text(std::optional<std::int64_t> v) {
+  if (!v || *v <= 0) return std::string(not_recorded);
+  return fmt::format("{}.{}.{}", *v / 10000, *v % 10000 / 100, *v % 100);
+}
+
+}  // namespace
+
+std::optional<RunProvenance> run_provenance(const nlohmann::json& bench_report) {
+  const json* device = first_row(bench_report, "device");
+  if (device == nullptr) return std::nullopt;
+  RunProvenance p;
+  p.gpu_name = text_of(*device, "name");
+  p.compute_capability = text_of(*device, "compute_capability");
+  p.driver_version = cuda_version_text(integer_of(*device, "driver_version"));
+  p.cuda_runtime_version = cuda_version_text(integer_of(*device, "runtime_version"));
+  p.cublas_version = cublas_version_text(integer_of(*device, "cublas_version"));
+  p.sm_clock_start_mhz = positive_of(*device, "sm_clock_start_mhz");
+  p.sm_clock_end_mhz = positive_of(*device, "sm_clock_end_mhz");
+  p.memory_clock_start_mhz = positive_of(*device, "memory_clock_start_mhz");
+  p.memory_clock_end_mhz = positive_of(*device, "memory_clock_end_mhz");
+  const json* run = first_row(bench_report, "run");
+  p.tool_commit = run != nullptr ? text_of(*run, "tool_commit") : std::string(not_recorded);
+  if (const auto inputs = bench_report.find("inputs"); inputs != bench_report.end() && inputs->is_object()) {
+    p.command_line = inputs->value("command_line", "");
+  }
+  return p;
+}
+
+std::optional<ErrorBand> layer_error_band(std::span<const LayerCheck> layers, double within_pct,
+                                          const std::string& run) {
+  int checked = 0;
+  int within = 0;
+  double worst = 0;
+  for (const LayerCheck& layer : layers) {
+    if (!layer.timed()) continue;
+    const std::optional<double> error = layer.calibrated_error();
+    if (!error) continue;
+    ++checked;
+    if (std::abs(*error) * 100 <= within_pct) ++within;
+    if (std::abs(*error) > std::abs(worst)) worst = *error;
+  }
+  if (checked == 0) return std::nullopt;
+  return ErrorBand{fmt::format("layers within {:g}% out of sample, {}/{} (worst {:+.1f}%)", within_pct, within, checked,
+                               worst * 100),
+                   within_pct, within, checked, run};
 }
 
 }  // namespace roofline

@@ -38,6 +38,13 @@ CASES = [
      "--batch", "4"],
     ["plan", "--model", "llama-3.1-70b", "--gpus", "h100,h200,a100-sxm4-80gb,b200", "--rps", "5", "--prompt", "2048",
      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5"],
+    # --calibration auto: measured (h200), transferred (h100), none (b200), in each report kind that takes it.
+    ["plan", "--model", "llama-3.1-8b", "--gpus", "h100,h200,b200", "--rps", "5", "--prompt", "2048",
+     "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5", "--calibration", "auto"],
+    ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--context", "2048",
+     "--calibration", "auto"],
+    ["llm", "--model", "llama-3.1-8b", "--gpu", "b200", "--context", "2048", "--calibration", "auto"],
+    ["op", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--gpu", "h200,h100,b200", "--calibration", "auto"],
     ["plot", "--gpu", "h100"],
     ["plot", "--gpu", "h100", "--dtype", "bf16,fp8", "--l2-tbps", "7", "--smem-tbps", "30",
      "--point", "GEMV batch 1:1:3.35", "--measured-point", "cuBLAS GEMM 4096^3:1365:741", "--title", "t"],
@@ -183,6 +190,17 @@ def main() -> int:
             used.add(calibration_schema.name)
         except (OSError, ValueError, jsonschema.ValidationError) as error:
             print(f"FAIL calibration file {file}: {error}")
+            failures += 1
+    # The bundled calibrations and the bands of their transfers (calibrations/), as compiled in.
+    bundled = [(path, calibration_schema) for path in sorted((source / "calibrations").glob("*.json"))]
+    bundled.append((source / "calibrations" / "transfer" / "bands.json", schema_dir / "transfer-bands.v1.schema.json"))
+    for path, schema_path in bundled:
+        try:
+            jsonschema.validate(json.loads(path.read_text()), json.loads(schema_path.read_text()))
+            print(f"ok   bundled {path.relative_to(source)} -> {schema_path.name}")
+            used.add(schema_path.name)
+        except (OSError, ValueError, jsonschema.ValidationError) as error:
+            print(f"FAIL bundled {path}: {error}")
             failures += 1
     for path in sorted(schema_dir.glob("*.schema.json")):
         if path.name.startswith("report-envelope") or path.name in used:

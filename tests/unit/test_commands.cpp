@@ -141,7 +141,8 @@ TEST_CASE("deployment flags: memory and links in SI units, each bad value naming
   flags.scale_out_gbps = 100;
   flags.scale_out_latency_us = 8;
   DeploymentConfig config;
-  CHECK_FALSE(apply_deployment_flags(flags, config));  // no --calibration
+  const GpuSpec& h200 = fixture::gpus().find("h200");
+  CHECK_FALSE(apply_deployment_flags(flags, config, h200, fixture::gpus()));  // no --calibration
   CHECK(config.reserve_bytes == 4e9);
   CHECK(config.workspace_bytes == 2e9);  // the default 2 GB
   CHECK(config.scale_out.name == "scale-out 100 GB/s");
@@ -150,21 +151,29 @@ TEST_CASE("deployment flags: memory and links in SI units, each bad value naming
 
   DeploymentFlags negative;
   negative.workspace_gb = -1;
-  CHECK_THROWS_WITH(apply_deployment_flags(negative, config), Contains("--workspace-gb -1: must be a number >= 0"));
+  CHECK_THROWS_WITH(apply_deployment_flags(negative, config, h200, fixture::gpus()),
+                    Contains("--workspace-gb -1: must be a number >= 0"));
   DeploymentFlags no_network;
   no_network.scale_out_gbps = 0;
-  CHECK_THROWS_WITH(apply_deployment_flags(no_network, config), Contains("--scale-out-gbps 0: must be a positive"));
+  CHECK_THROWS_WITH(apply_deployment_flags(no_network, config, h200, fixture::gpus()),
+                    Contains("--scale-out-gbps 0: must be a positive"));
   DeploymentFlags no_domain;
   no_domain.scale_up_domain = 0;
-  CHECK_THROWS_WITH(apply_deployment_flags(no_domain, config), Contains("--scale-up-domain 0: must be at least 1"));
+  CHECK_THROWS_WITH(apply_deployment_flags(no_domain, config, h200, fixture::gpus()),
+                    Contains("--scale-up-domain 0: must be at least 1"));
 
-  // --efficiency and --calibration both set the expected time.
-  DeploymentFlags both;
+  // --efficiency and --calibration both set the expected time: refused before the calibration is
+  // resolved, and again where the time flags are applied.
+  DeploymentFlags calibrated;
+  calibrated.calibration = std::string(ROOFLINE_SOURCE_DIR) + "/docs/results/2026-11-30-h200-run3/calibration.json";
+  const std::optional<CalibrationChoice> choice = apply_deployment_flags(calibrated, config, h200, fixture::gpus());
+  REQUIRE(choice);
+  REQUIRE(choice->calibration);
+  CHECK(choice->kind == "measured");
+  CHECK(config.collectives_gpu == choice->calibration->gpu_id);
+  DeploymentFlags both = calibrated;
   both.efficiency = "compute=0.7,memory=0.8";
-  both.calibration = std::string(ROOFLINE_SOURCE_DIR) + "/docs/results/2026-11-30-h200-run3/calibration.json";
-  const std::optional<Calibration> calibration = apply_deployment_flags(both, config);
-  REQUIRE(calibration);
-  CHECK(config.collectives_gpu == calibration->gpu_id);
+  CHECK_THROWS_WITH(apply_deployment_flags(both, config, h200, fixture::gpus()), Contains("give one of them"));
   TimeOptions time;
-  CHECK_THROWS_WITH(apply_time_flags(both, calibration, time), Contains("give one of them"));
+  CHECK_THROWS_WITH(apply_time_flags(both, choice->calibration, time), Contains("give one of them"));
 }

@@ -47,6 +47,14 @@ struct CalibrationPoint {
   // Leave one out: predicted / measured - 1 for this point when the table without it predicts it
   // (nullopt where nothing else is left to predict from).
   std::optional<double> loo_error;
+  // The problem behind x (absent in files written before it was recorded): what a transfer to
+  // another GPU re-expresses x with (calibration_transfer.hpp).
+  struct Problem {
+    double flops = 0;
+    double roof_bytes = 0;
+    std::optional<PeakClass> peak;  // the class bounding its FLOPs, if any is charged
+  };
+  std::optional<Problem> problem = std::nullopt;
 };
 
 struct CalibrationTable {
@@ -90,13 +98,49 @@ struct MeasuredCeilings {
   std::array<std::optional<double>, peak_class_names.size()> peaks{};  // FLOP/s of the peak probes
 };
 
+// How a source run was measured: its bench report's device and run rows. Texts the run did not
+// record read not_recorded; clocks it did not record are nullopt.
+inline constexpr std::string_view not_recorded = "not recorded";
+struct RunProvenance {
+  std::string gpu_name;
+  std::string compute_capability;
+  std::string driver_version;        // the CUDA version the driver supports, "13.0"
+  std::string cuda_runtime_version;  // "13.0"
+  std::string cublas_version;        // "13.1.0"
+  std::optional<double> sm_clock_start_mhz;
+  std::optional<double> sm_clock_end_mhz;
+  std::optional<double> memory_clock_start_mhz;
+  std::optional<double> memory_clock_end_mhz;
+  std::string tool_commit;  // the roofline commit that measured the run
+  std::string command_line;
+};
+
 struct CalibrationSource {
   std::string file;
   std::string format;
   std::string device_name;
   std::string started_utc;
   bool quick = false;
-  int points = 0;  // benchmarks that became points
+  int points = 0;                                          // benchmarks that became points
+  std::optional<RunProvenance> provenance = std::nullopt;  // absent in files written before it was recorded
+};
+
+// The error band a validation supports: the layer check out of sample on the calibration's GPU.
+struct ErrorBand {
+  std::string summary;  // "layers within 10% out of sample, 25/26"
+  double within_pct = 0;
+  int within = 0;
+  int layers = 0;
+  std::string run;  // the layer run it was checked on
+};
+
+// Where a transferred calibration came from (calibration_transfer.hpp).
+struct TransferOrigin {
+  std::string from_gpu;
+  std::string from_file;
+  int points = 0;           // points re-expressed on the target's roofs
+  int points_dropped = 0;   // points whose peak the target does not state, or without their problem
+  std::string collectives;  // what became of the measured collectives, and why
 };
 
 struct Calibration {
@@ -110,10 +154,19 @@ struct Calibration {
   // Measured collectives (the collectives suite), by op and rank count: what llm and plan charge
   // for TP and PP communication in place of the ring model (collective_tables.hpp).
   CollectiveTables collectives;
-  std::string file;  // where it was loaded from; empty when built in memory
+  std::optional<ErrorBand> validation;     // set by calibrate --layer-check
+  std::optional<TransferOrigin> transfer;  // set in a calibration transferred from another GPU
+  std::string file;                        // where it was loaded from; empty when built in memory
 
   [[nodiscard]] const CalibrationTable* table(std::string_view name) const;
 };
+
+// "NVIDIA H200 (cc 9.0), driver 13.0, CUDA 13.0, cuBLAS 13.1.0, SM 1980 -> 1965 MHz, memory 3201 ->
+// 3201 MHz, commit not recorded".
+[[nodiscard]] std::string provenance_text(const RunProvenance& provenance);
+// Where a calibration's tables come from, for a report: "measured on h200-sxm (2026-12-01, ...)",
+// or "transferred to h100-sxm from h200-sxm, measured ...".
+[[nodiscard]] std::string origin_text(const Calibration& calibration);
 
 [[nodiscard]] nlohmann::json to_json(const Calibration& calibration);
 // Validates against the embedded schema, then the meaning (sorted points, known peak classes);

@@ -34,6 +34,10 @@ struct PlanSpace {
   std::int64_t max_batch = 1024;  // concurrent requests per replica
   DeploymentConfig base;          // reserve, workspace, links (tp/pp/formats are enumerated)
   TimeOptions time{{}, false};    // with a calibration, candidates are timed and ranked by calibrated times
+  // By GPU id, the calibration (not owned) a GPU's candidates are timed with and whose measured
+  // collectives they charge, in place of time.calibration and base.collectives: --calibration
+  // auto resolves one per GPU.
+  std::map<std::string, const Calibration*> calibration_by_gpu;
 };
 
 // Why a candidate was dropped.

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
 #include "roofline/core/stats.hpp"
 #include "roofline/core/text.hpp"
 #include "roofline/report/output_file.hpp"
@@ -86,6 +87,29 @@ constexpr std::array<ColumnOf<PointRow>, 8> point_columns{{
     {{"loo_error_pct", "LOO err %", 1}, [](const PointRow& r) { return optional_cell(r.point->loo_error, 100); }},
 }};
 
+// The band a layer check reports: the target for the layer predicted out of sample.
+constexpr double layer_band_within_pct = 10;
+
+// Each source's provenance, from its bench report's device and run rows (runs read from files: the
+// rows are not part of a MeasuredRun).
+void add_provenance(Calibration& cal, std::span<const MeasuredRun> runs) {
+  for (std::size_t i = 0; i < runs.size() && i < cal.sources.size(); ++i) {
+    if (runs[i].format != "roofline.bench.v1") continue;
+    const nlohmann::json report = nlohmann::json::parse(read_input_file(runs[i].file), nullptr, false);
+    if (!report.is_discarded()) cal.sources[i].provenance = run_provenance(report);
+  }
+}
+
+void add_layer_band(Calibration& cal, const GpuSpec& gpu, const std::string& file) {
+  const MeasuredRun run = load_measured(file);
+  if (run.hardware_id && *run.hardware_id != gpu.id) {
+    throw InputError(fmt::format("--layer-check {}: a run on {}, not {}", file, *run.hardware_id, gpu.id));
+  }
+  const std::vector<LayerCheck> layers = check_layers(std::span(&run, 1), Roofs::of(gpu), &cal);
+  cal.validation = layer_error_band(layers, layer_band_within_pct, file);
+  if (!cal.validation) throw InputError(fmt::format("--layer-check {}: no timed layer the calibration predicts", file));
+}
+
 constexpr std::array<ColumnOf<Skipped>, 2> skipped_columns{{
     {{"id", "benchmark", 0}, [](const Skipped& s) { return Cell{s.id}; }},
     {{"reason", "why no point", 0}, [](const Skipped& s) { return Cell{s.reason}; }},
@@ -116,6 +140,8 @@ CalibrateResult run_calibrate(const CalibrateOptions& options, std::span<const M
   CalibrationBuild build = build_calibration(runs, gpu);
   Calibration& cal = build.calibration;
   cal.file = options.output;
+  add_provenance(cal, runs);
+  if (options.layer_check) add_layer_band(cal, gpu, *options.layer_check);
 
   Report report;
   report.kind = "calibrate";
@@ -124,7 +150,8 @@ CalibrateResult run_calibrate(const CalibrateOptions& options, std::span<const M
   report.inputs = {{"measured", files},
                    {"output", options.output},
                    {"gpu", options.gpu ? nlohmann::json(*options.gpu) : nullptr},
-                   {"filter", options.filters}};
+                   {"filter", options.filters},
+                   {"layer_check", options.layer_check ? nlohmann::json(*options.layer_check) : nullptr}};
   report.hardware.push_back({gpu.id, gpu.origin});
 
   std::vector<TableRow> tables;
@@ -144,6 +171,14 @@ CalibrateResult run_calibrate(const CalibrateOptions& options, std::span<const M
       {"file", options.output}, {"gpu", gpu.id}, {"tables", cal.tables.size()}, {"points", points.size()}};
   report.notes.push_back(fmt::format("wrote {} ({} tables, {} points; schema roofline.calibration.v1)", options.output,
                                      cal.tables.size(), points.size()));
+  for (const CalibrationSource& s : cal.sources) {
+    if (!s.provenance) continue;
+    report.notes.push_back(fmt::format("provenance of {}: {}", s.file, provenance_text(*s.provenance)));
+  }
+  if (cal.validation) {
+    report.extra_results["calibration"]["validation"] = cal.validation->summary;
+    report.notes.push_back(fmt::format("error band ({}): {}", cal.validation->run, cal.validation->summary));
+  }
   report.notes.push_back(
       "x = the roofline time of the problem on the hardware file's roofs; efficiency is linear in log(x) between "
       "measured sizes (points of equal x averaged) and in log(series) between series (GEMV batch, access stride); "
@@ -169,6 +204,9 @@ void setup_calibrate_command(CLI::App& app) {
   command->add_option("--gpu", options->gpu, "The hardware file to calibrate against, when the run matched none");
   command->add_option("--filter", options->filters,
                       "Only benchmarks whose id contains one of these texts (comma-separated; repeatable)");
+  command->add_option("--layer-check", options->layer_check,
+                      "A layer-suite run (bench --suite layer) of the same GPU: the share of its layers the new "
+                      "calibration predicts within 10% (out of sample) is written into the file as its error band");
   add_common_options(*command, options->common);
   // Here -o names the calibration file; the summary report goes to stdout.
   command->remove_option(command->get_option("--output"));

@@ -181,7 +181,8 @@ struct LlmInputs {
   const ModelSpec& model;
   const GpuSpec& gpu;
   const DeploymentConfig& config;
-  const std::optional<Calibration>& calibration;
+  const std::optional<Calibration>& calibration;   // the tables the step was timed with
+  const std::optional<CalibrationChoice>& choice;  // what --calibration resolved to (set with the flag)
   int gpus = 0;
   LlmQuery query;
 };
@@ -253,14 +254,17 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
         fmt::format(", calibrated ({} of {} decode ops)", calibrated_op_count(decode), op_count(decode));
     row("ttft_ms")->derivation +=
         fmt::format(", calibrated ({} of {} prefill ops)", calibrated_op_count(first), op_count(first));
-    rows.insert(row("decode_bottleneck"), {{"tpot_roofline_ms", "time per output token, roofline",
-                                            decode.roofline_s * 1e3, "ms", "the same step at the roofline bound"},
-                                           {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3,
-                                            "ms", "the same prefill at the roofline bound"},
-                                           {"tokens_per_s_roofline", "tokens/s, deployment, roofline",
-                                            r.tokens_per_s_roofline, "tokens/s", "at the roofline TPOT"},
-                                           {"calibration", "calibration", calibration->file, "",
-                                            fmt::format("learnt on {}", calibration->gpu_id)}});
+    rows.insert(row("decode_bottleneck"),
+                {{"tpot_roofline_ms", "time per output token, roofline", decode.roofline_s * 1e3, "ms",
+                  "the same step at the roofline bound"},
+                 {"ttft_roofline_ms", "time to first token, roofline", first.roofline_s * 1e3, "ms",
+                  "the same prefill at the roofline bound"},
+                 {"tokens_per_s_roofline", "tokens/s, deployment, roofline", r.tokens_per_s_roofline, "tokens/s",
+                  "at the roofline TPOT"},
+                 {"calibration", "calibration", calibration->file, "",
+                  fmt::format("{} {} {}; error band: {}", in.choice->kind, calibration->transfer ? "from" : "on",
+                              calibration->transfer ? calibration->transfer->from_gpu : calibration->gpu_id,
+                              in.choice->band)}});
   }
   return rows;
 }
@@ -371,15 +375,19 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
     report.extra_results["tpot_roofline_ms"] = decode.roofline_s * 1e3;
     report.extra_results["ttft_roofline_ms"] = first.roofline_s * 1e3;
     report.extra_results["tokens_per_s_roofline"] = r.tokens_per_s_roofline;
-    report.extra_results["calibration"] = {
-        {"file", calibration->file},      {"gpu", calibration->gpu_id},
-        {"decode_ops", op_count(decode)}, {"decode_ops_calibrated", calibrated_op_count(decode)},
-        {"prefill_ops", op_count(first)}, {"prefill_ops_calibrated", calibrated_op_count(first)}};
+  }
+  if (in.choice) {
+    nlohmann::json block = calibration_block(*in.choice);
+    block.update({{"decode_ops", op_count(decode)},
+                  {"decode_ops_calibrated", calibration ? calibrated_op_count(decode) : 0},
+                  {"prefill_ops", op_count(first)},
+                  {"prefill_ops_calibrated", calibration ? calibrated_op_count(first) : 0}});
+    report.extra_results["calibration"] = std::move(block);
   }
 
   if (config.collectives) report.notes.push_back(collectives_note(config, gpu, *options.deployment.calibration));
+  if (in.choice) report.notes.push_back(calibration_note(*in.choice));
   if (calibration) {
-    report.notes.push_back(calibration_note(*calibration));
     if (calibration->gpu_id != gpu.id) {
       report.notes.push_back(fmt::format("the calibration is for {}, not {}: every op keeps its roofline time",
                                          calibration->gpu_id, gpu.id));
@@ -425,14 +433,16 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
 
   DeploymentConfig config;
   apply_format_flags(options.formats, gpu, config);
-  const std::optional<Calibration> calibration = apply_deployment_flags(options.deployment, config);
+  const std::optional<CalibrationChoice> choice = apply_deployment_flags(options.deployment, config, gpu, registry);
+  const std::optional<Calibration> no_calibration;
+  const std::optional<Calibration>& calibration = choice ? choice->calibration : no_calibration;
   TimeOptions time;
   apply_time_flags(options.deployment, calibration, time);
   const Sharding sharding = shard(model, options.parallelism.tp, options.parallelism.pp);
   const int gpus = apply_parallelism_flags(options.parallelism, config);
 
   const LlmReport r = llm_report(model, gpu, sharding, config, query, time);
-  return render_llm({options, model, gpu, config, calibration, gpus, query}, r);
+  return render_llm({options, model, gpu, config, calibration, choice, gpus, query}, r);
 }
 
 void setup_llm_command(CLI::App& app) {

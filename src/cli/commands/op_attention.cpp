@@ -251,7 +251,7 @@ void generate(const AttentionPlan& p, Emit&& emit) {
       flash.residency = flash_kv_residency(shape, tiling, gpu.units, gpu.l2_bytes);
       standard.t = time_on(standard.cost.hbm, gpu, p.math, p.setup.efficiency);
       flash.t = time_on(flash.cost.hbm, gpu, p.math, p.setup.efficiency);
-      if (p.setup.calibration) {
+      if (p.setup.calibrated()) {
         apply_calibration(standard.t, p.setup, attention_basis(shape, AttentionImpl::standard));
         apply_calibration(flash.t, p.setup, attention_basis(shape, AttentionImpl::flash));
       }

@@ -51,9 +51,24 @@ Timing time_on(const OpCost& cost, const Roofs& roofs, const MathRoof& math,
   return t;
 }
 
+const Calibration* OpSetup::calibration_for(std::string_view gpu_id) const {
+  for (const CalibrationChoice& choice : calibrations) {
+    if (choice.flag != auto_calibration_flag || choice.gpu == gpu_id) {
+      return choice.calibration ? &*choice.calibration : nullptr;
+    }
+  }
+  return nullptr;
+}
+
 void apply_calibration(Timing& t, const OpSetup& setup, const Basis& basis) {
-  if (!setup.calibration) return;
-  CalibratedOrNot c = calibrated_time(*setup.calibration, basis, *t.roofs);
+  if (!setup.calibrated()) return;
+  const Calibration* calibration = setup.calibration_for(t.roofs->gpu_id);
+  if (calibration == nullptr) {
+    t.expected_s = 0;
+    t.calibration_note = "--calibration auto: no calibration of this GPU's architecture (roofline only)";
+    return;
+  }
+  CalibratedOrNot c = calibrated_time(*calibration, basis, *t.roofs);
   if (CalibratedTime* found = std::get_if<CalibratedTime>(&c)) {
     t.expected_s = found->time_s;
     if (found->clamped) t.calibration_note = found->detail;
@@ -73,7 +88,15 @@ OpSetup setup_op(std::string kind, const OpCommonOptions& options, const Hardwar
     throw InputError("--efficiency and --calibration both set the expected time: give one of them");
   }
   if (options.efficiency) setup.efficiency = parse_efficiency(*options.efficiency);
-  if (options.calibration) setup.calibration = load_calibration(*options.calibration);
+  if (options.calibration) {
+    // A file is one GPU's: loaded once. Auto resolves each GPU's own (from the hardware files as
+    // bundled: --set what-ifs change the roofs a calibration is applied on, not which one applies).
+    const bool per_gpu = *options.calibration == auto_calibration_flag;
+    for (const GpuSpec& gpu : setup.gpus) {
+      setup.calibrations.push_back(choose_calibration(*options.calibration, registry.find(gpu.id), registry));
+      if (!per_gpu) break;
+    }
+  }
   setup.report.kind = std::move(kind);
   nlohmann::json efficiency = nullptr;
   if (setup.efficiency) efficiency = {{"compute", setup.efficiency->compute}, {"memory", setup.efficiency->memory}};
@@ -83,21 +106,26 @@ OpSetup setup_op(std::string kind, const OpCommonOptions& options, const Hardwar
                          {"efficiency", efficiency},
                          {"calibration", options.calibration ? nlohmann::json(*options.calibration) : nullptr}};
   add_hardware_origins(setup.report, setup.gpus);
-  if (setup.calibration) {
-    const Calibration& c = *setup.calibration;
-    std::vector<std::string> sources;
-    for (const CalibrationSource& s : c.sources) sources.push_back(s.file);
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const CalibrationChoice& choice : setup.calibrations) {
+    blocks.push_back(calibration_block(choice));
+    if (!choice.calibration) {
+      setup.report.notes.push_back(choice.note);
+      continue;
+    }
     setup.report.notes.push_back(fmt::format(
-        "expected: calibrated with {} (learnt on {} from {}): the roofline time divided by the efficiency the best "
+        "expected: calibrated with {} ({}); error band: {}: the roofline time divided by the efficiency the best "
         "implementation measured reached at this size (its table), interpolated in log(size) and clamped at the ends",
-        c.file, c.gpu_id, fmt::join(sources, ", ")));
+        choice.calibration->file, choice.note, choice.band));
+    if (choice.flag == auto_calibration_flag) continue;
     for (const GpuSpec& gpu : setup.gpus) {
-      if (gpu.id != c.gpu_id) {
-        setup.report.notes.push_back(
-            fmt::format("{}: the calibration is for {}, so its expected time is left empty", gpu.id, c.gpu_id));
+      if (gpu.id != choice.calibration->gpu_id) {
+        setup.report.notes.push_back(fmt::format("{}: the calibration is for {}, so its expected time is left empty",
+                                                 gpu.id, choice.calibration->gpu_id));
       }
     }
   }
+  if (!setup.calibrations.empty()) setup.report.extra_results["calibration"] = std::move(blocks);
   return setup;
 }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../deployment_options.hpp"
 #include "op.hpp"
 #include "op_cell.hpp"
 #include "op_csv.hpp"
@@ -113,9 +114,13 @@ struct OpSetup {
   std::vector<GpuSpec> gpus;
   std::vector<Roofs> roofs;  // one per GPU, in the same order
   std::optional<Efficiency> efficiency;
-  std::optional<Calibration> calibration;
+  // --calibration: a file (one choice, applied to the GPU it was learnt on) or auto (one per GPU).
+  std::vector<CalibrationChoice> calibrations;
   Format format = Format::table;
-  [[nodiscard]] bool expected() const { return efficiency.has_value() || calibration.has_value(); }
+  [[nodiscard]] bool calibrated() const { return !calibrations.empty(); }
+  [[nodiscard]] bool expected() const { return efficiency.has_value() || calibrated(); }
+  // The calibration to apply on `gpu_id`; null where auto found none for it.
+  [[nodiscard]] const Calibration* calibration_for(std::string_view gpu_id) const;
   Report report;  // kind, common inputs, hardware origins
 };
 [[nodiscard]] OpSetup setup_op(std::string kind, const OpCommonOptions& options, const HardwareRegistry& registry);
@@ -157,7 +162,7 @@ void write_notes(std::ostream& notes, const Report& report);
 template <class Row, class Generate>
 [[nodiscard]] Report make_report(OpSetup& setup, std::uint64_t row_count, std::string name, std::string title,
                                  std::initializer_list<std::span<const OpColumn<Row>>> groups, Generate&& generate) {
-  const auto columns = select_columns<Row>(setup.format, setup.expected(), groups, setup.calibration.has_value());
+  const auto columns = select_columns<Row>(setup.format, setup.expected(), groups, setup.calibrated());
   setup.report.tables.insert(setup.report.tables.begin(),
                              collect_table<Row>(std::move(name), std::move(title), columns, row_count, generate));
   return std::move(setup.report);
@@ -167,7 +172,7 @@ template <class Row, class Generate>
 template <class Row, class Generate>
 std::uint64_t stream_rows(const OpSetup& setup, std::initializer_list<std::span<const OpColumn<Row>>> groups,
                           std::ostream& out, std::ostream& notes, Generate&& generate) {
-  const auto columns = select_columns<Row>(Format::csv, setup.expected(), groups, setup.calibration.has_value());
+  const auto columns = select_columns<Row>(Format::csv, setup.expected(), groups, setup.calibrated());
   write_notes(notes, setup.report);
   CsvStream csv(out);
   csv.header(columns);

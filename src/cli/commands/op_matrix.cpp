@@ -80,7 +80,7 @@ void generate(const GemmPlan& p, Emit&& emit) {
     do {
       row.shape = {p.m[at[0]], p.n[at[1]], p.k[at[2]], p.batch[at[3]], p.act, p.weights, p.out};
       row.t = time_on(gemm_cost(row.shape), roofs, p.math, p.setup.efficiency);
-      if (p.setup.calibration) apply_calibration(row.t, p.setup, gemm_basis(row.shape));
+      if (p.setup.calibrated()) apply_calibration(row.t, p.setup, gemm_basis(row.shape));
       emit(row);
     } while (at.next());
   }
@@ -146,7 +146,7 @@ void generate(const GemvPlan& p, Emit&& emit) {
     do {
       row.shape = {p.m[at[0]], p.k[at[1]], p.batch[at[2]], p.weights, p.act};
       row.t = time_on(gemv_cost(row.shape), roofs, p.math, p.setup.efficiency);
-      if (p.setup.calibration) apply_calibration(row.t, p.setup, gemv_basis(row.shape));
+      if (p.setup.calibrated()) apply_calibration(row.t, p.setup, gemv_basis(row.shape));
       emit(row);
     } while (at.next());
   }

@@ -109,7 +109,7 @@ void generate(const ElementwisePlan& p, Emit&& emit) {
       row.shape = {p.elements[at[0]], static_cast<int>(p.inputs[at[1]]), static_cast<int>(p.outputs[at[2]]),
                    p.flops[at[3]], p.dtype};
       row.t = time_on(elementwise_cost(row.shape), roofs, p.math, p.setup.efficiency);
-      if (p.setup.calibration) apply_calibration(row.t, p.setup, elementwise_basis(row.shape));
+      if (p.setup.calibrated()) apply_calibration(row.t, p.setup, elementwise_basis(row.shape));
       emit(row);
     } while (at.next());
   }
@@ -179,7 +179,7 @@ void generate(const NormPlan& p, Emit&& emit) {
     do {
       row.shape = {p.rows_axis[at[0]], p.hidden[at[1]], p.kind, p.residual, p.dtype};
       row.t = time_on(norm_cost(row.shape), roofs, p.math, p.setup.efficiency);
-      if (p.setup.calibration) apply_calibration(row.t, p.setup, norm_basis(row.shape));
+      if (p.setup.calibrated()) apply_calibration(row.t, p.setup, norm_basis(row.shape));
       emit(row);
     } while (at.next());
   }
@@ -237,7 +237,7 @@ void generate(const SoftmaxPlan& p, Emit&& emit) {
     do {
       row.shape = {p.rows_axis[at[0]], p.cols[at[1]], p.dtype};
       row.t = time_on(softmax_cost(row.shape), roofs, p.math, p.setup.efficiency);
-      if (p.setup.calibration) apply_calibration(row.t, p.setup, softmax_basis(row.shape));
+      if (p.setup.calibrated()) apply_calibration(row.t, p.setup, softmax_basis(row.shape));
       emit(row);
     } while (at.next());
   }

@@ -146,6 +146,13 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& entri
   return prices;
 }
 
+// The report's calibration blocks, one per GPU --calibration was resolved for (empty without it).
+nlohmann::json calibrations_json(const std::vector<CalibrationChoice>& choices) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const CalibrationChoice& choice : choices) out.push_back(calibration_block(choice));
+  return out;
+}
+
 }  // namespace
 
 Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
@@ -158,9 +165,26 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
   space.tp = parse_list<int>(options.tp, "--tp", parse_degree);
   space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
   space.max_batch = options.max_batch;
-  const std::optional<Calibration> calibration = apply_deployment_flags(options.deployment, space.base);
+  // A file holds one GPU's tables; auto resolves one calibration per candidate GPU.
+  std::vector<CalibrationChoice> choices;
+  if (std::optional<CalibrationChoice> first =
+          apply_deployment_flags(options.deployment, space.base, space.gpus.front(), registry)) {
+    choices.push_back(std::move(*first));
+    const bool per_gpu = *options.deployment.calibration == auto_calibration_flag;
+    for (std::size_t i = 1; per_gpu && i < space.gpus.size(); ++i) {
+      choices.push_back(choose_calibration(*options.deployment.calibration, space.gpus[i], registry));
+    }
+    if (per_gpu) {
+      for (const CalibrationChoice& choice : choices) {
+        if (choice.calibration) space.calibration_by_gpu[choice.gpu] = &*choice.calibration;
+      }
+    }
+  }
+  const std::optional<Calibration> no_calibration;
+  const std::optional<Calibration>& calibration =
+      choices.empty() || space.calibration_by_gpu.size() > 0 ? no_calibration : choices.front().calibration;
   apply_time_flags(options.deployment, calibration, space.time);
-  const bool calibrated = calibration.has_value();
+  const bool calibrated = calibration.has_value() || !space.calibration_by_gpu.empty();
   if (options.top < 0) throw InputError(fmt::format("--top {}: must be >= 0", options.top));
   if (!(options.tpot_ms > 0) || !(options.ttft_ms > 0)) {
     throw InputError("--tpot-ms and --ttft-ms: must be positive numbers of milliseconds");
@@ -240,6 +264,7 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
                             {"feasible", result.ranked.size()},
                             {"rejected", result.rejected.size()},
                             {"decode_evaluations", result.decode_evaluations}}}};
+  if (!choices.empty()) report.extra_results["calibration"] = calibrations_json(choices);
 
   const PlanCandidate& best = result.ranked.front();
   report.notes.push_back(fmt::format(
@@ -252,17 +277,24 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
       "prefills interleaved with decode); the step is timed at the last token (prompt + output cached); queueing "
       "is not modelled");
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
-  if (space.base.collectives) {
+  if (space.base.collectives && space.calibration_by_gpu.empty()) {
     report.notes.push_back(fmt::format(
         "--calibration {}: candidates on {} charge TP/PP communication from its measured collectives where they cover "
         "the op and GPU count; other GPUs and group sizes use the ring model",
         *options.deployment.calibration, space.base.collectives_gpu));
   }
-  if (calibration) {
-    report.notes.push_back(calibration_note(*calibration));
+  for (const CalibrationChoice& choice : choices) report.notes.push_back(calibration_note(choice));
+  if (calibrated) {
     std::vector<std::string> others;
+    std::string calibrated_gpus;
     for (const GpuSpec& gpu : space.gpus) {
-      if (gpu.id != calibration->gpu_id) others.push_back(gpu.id);
+      const bool covered = space.calibration_by_gpu.empty() ? calibration && gpu.id == calibration->gpu_id
+                                                            : space.calibration_by_gpu.contains(gpu.id);
+      if (covered) {
+        calibrated_gpus += calibrated_gpus.empty() ? gpu.id : ", " + gpu.id;
+      } else {
+        others.push_back(gpu.id);
+      }
     }
     report.notes.push_back(
         others.empty()
@@ -271,9 +303,9 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
                           "{:.1f} ms at the roofline for the "
                           "chosen one",
                           best.tpot_roofline_s * 1e3, best.ttft_roofline_s * 1e3)
-            : fmt::format("the calibration is for {}: {} keep roofline times, which measured kernels do not reach, "
-                          "so the ranking favours them over the calibrated {}; the JSON lists every rejected candidate",
-                          calibration->gpu_id, fmt::join(others, ", "), calibration->gpu_id));
+            : fmt::format("calibrated: {}; {} keep roofline times, which measured kernels do not reach, so the "
+                          "ranking favours them over the calibrated ones; the JSON lists every rejected candidate",
+                          calibrated_gpus, fmt::join(others, ", ")));
   } else {
     report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
   }

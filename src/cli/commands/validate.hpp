@@ -39,7 +39,8 @@ struct CalibrateOptions {
   std::string output;  // the calibration file
   std::optional<std::string> gpu;
   std::vector<std::string> filters;
-  CommonOptions common;  // --format of the summary on stdout (its -o is the calibration file)
+  std::optional<std::string> layer_check;  // a layer-suite run: its out-of-sample error band goes into the file
+  CommonOptions common;                    // --format of the summary on stdout (its -o is the calibration file)
 };
 
 // Measured runs from files, keeping the benchmarks whose id contains one of `filters` (all
