@@ -7,6 +7,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "../blas_api.hpp"
 #include "../cuda_check.cuh"
@@ -41,13 +43,31 @@ std::uint32_t common_alignment(std::initializer_list<const void*> pointers) {
 
 }  // namespace
 
-// One shape's descriptors and algorithm; the scale pointers are attributes of the descriptor.
-struct Fp8Plan {
+// How many algorithms the heuristic is asked for per descriptor. cuBLASLt's first choice can be
+// refused by cublasLtMatmul itself (CUBLAS_STATUS_NOT_SUPPORTED although the heuristic offered it:
+// seen on the H200 with cuBLAS 13.1 under a CUDA 13.0 driver, 2026-12-01), so a plan keeps every
+// candidate and the first call settles on the first one that runs.
+constexpr int kHeuristicCandidates = 8;
+
+// One way of calling cublasLtMatmul: a descriptor (fast accumulation on, as the project's kernel
+// and serving engines run FP8, or off), an algorithm, and whether C is passed (beta is 0, so C may
+// be null, as PyTorch's _scaled_mm passes it).
+struct Fp8Candidate {
   cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool pass_c = true;
+};
+
+// One shape's descriptors, layouts and candidates; the scale pointers are attributes of the
+// descriptors. `chosen` is the candidate that ran (-1 until a call has settled it).
+struct Fp8Plan {
+  cublasLtMatmulDesc_t desc_fast = nullptr;
+  cublasLtMatmulDesc_t desc_exact = nullptr;
   cublasLtMatrixLayout_t layout_a = nullptr;  // cuBLASLt's A: our B, k x n column-major
   cublasLtMatrixLayout_t layout_b = nullptr;  // cuBLASLt's B: our A, k x m column-major
   cublasLtMatrixLayout_t layout_d = nullptr;  // C and D: n x m column-major bf16
-  cublasLtMatmulAlgo_t algo{};
+  std::vector<Fp8Candidate> candidates;
+  int chosen = -1;
 };
 
 class BlasLtPlans {
@@ -60,48 +80,79 @@ class BlasLtPlans {
     for (auto& [key, plan] : plans_) release(plan);
   }
 
-  const Fp8Plan& get(const BlasLtApi& lt, const Fp8GemmArgs& args) {
+  // Runs the product with the plan of its shape: the settled candidate, or (first call) each
+  // candidate in turn until cuBLASLt accepts one.
+  void run(const BlasLtApi& lt, const Fp8GemmArgs& args, cudaStream_t stream) {
     const std::uint32_t alignment = common_alignment({args.a, args.b, args.c});
     const Key key{args.m, args.n, args.k, args.a_scale, args.b_scale, alignment};
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (const auto it = plans_.find(key); it != plans_.end()) return it->second;
-    Fp8Plan plan;
-    try {
-      build(lt, args, alignment, plan);
-    } catch (...) {
-      release(plan);
-      throw;
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      Fp8Plan plan;
+      try {
+        build(lt, args, alignment, plan);
+      } catch (...) {
+        release(plan);
+        throw;
+      }
+      it = plans_.emplace(key, std::move(plan)).first;
     }
-    return plans_.emplace(key, plan).first->second;
+    Fp8Plan& plan = it->second;
+    if (plan.chosen >= 0) {
+      check_lt(call(lt, plan, plan.candidates[static_cast<std::size_t>(plan.chosen)], args, stream), "cublasLtMatmul");
+      return;
+    }
+    cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
+    for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+      last = call(lt, plan, plan.candidates[i], args, stream);
+      if (last == CUBLAS_STATUS_SUCCESS) {
+        plan.chosen = static_cast<int>(i);
+        return;
+      }
+    }
+    throw KernelError("cublasLtMatmul refused all " + std::to_string(plan.candidates.size()) +
+                      " algorithms its heuristic offered for the FP8 product " + std::to_string(args.m) + "x" +
+                      std::to_string(args.n) + "x" + std::to_string(args.k) +
+                      " (fast accumulation on and off, C given and null): last cuBLAS status " +
+                      std::to_string(static_cast<int>(last)));
   }
 
  private:
   using Key = std::tuple<int, int, int, const float*, const float*, std::uint32_t>;
 
-  static void build(const BlasLtApi& lt, const Fp8GemmArgs& args, std::uint32_t alignment, Fp8Plan& plan) {
-    check_lt(lt.matmul_desc_create(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  static cublasStatus_t call(const BlasLtApi& lt, const Fp8Plan& plan, const Fp8Candidate& candidate,
+                             const Fp8GemmArgs& args, cudaStream_t stream) {
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    return lt.matmul(lt.handle, candidate.desc, &alpha, args.b, plan.layout_a, args.a, plan.layout_b, &beta,
+                     candidate.pass_c ? args.c : nullptr, plan.layout_d, args.c, plan.layout_d, &candidate.algo,
+                     lt.workspace, lt.workspace_bytes, stream);
+  }
+
+  static cublasLtMatmulDesc_t make_desc(const BlasLtApi& lt, const Fp8GemmArgs& args, bool fast_accumulation) {
+    cublasLtMatmulDesc_t desc = nullptr;
+    check_lt(lt.matmul_desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     const cublasOperation_t transpose = CUBLAS_OP_T;
     const cublasOperation_t plain = CUBLAS_OP_N;
-    const std::int8_t fast_accumulation = 1;
+    const std::int8_t fast = fast_accumulation ? 1 : 0;
     const auto set = [&](cublasLtMatmulDescAttributes_t attribute, const void* value, std::size_t size) {
-      check_lt(lt.matmul_desc_set_attribute(plan.desc, attribute, value, size), "cublasLtMatmulDescSetAttribute");
+      const cublasStatus_t status = lt.matmul_desc_set_attribute(desc, attribute, value, size);
+      if (status != CUBLAS_STATUS_SUCCESS) lt.matmul_desc_destroy(desc);
+      check_lt(status, "cublasLtMatmulDescSetAttribute");
     };
     set(CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose));
     set(CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof(plain));
-    set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation, sizeof(fast_accumulation));
+    set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast));
     set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &args.b_scale, sizeof(args.b_scale));
     set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &args.a_scale, sizeof(args.a_scale));
-    const auto u64 = [](int v) { return static_cast<std::uint64_t>(v); };
-    check_lt(lt.matrix_layout_create(&plan.layout_a, CUDA_R_8F_E4M3, u64(args.k), u64(args.n), args.k),
-             "cublasLtMatrixLayoutCreate");
-    check_lt(lt.matrix_layout_create(&plan.layout_b, CUDA_R_8F_E4M3, u64(args.k), u64(args.m), args.k),
-             "cublasLtMatrixLayoutCreate");
-    check_lt(lt.matrix_layout_create(&plan.layout_d, CUDA_R_16BF, u64(args.n), u64(args.m), args.n),
-             "cublasLtMatrixLayoutCreate");
+    return desc;
+  }
 
+  // Up to kHeuristicCandidates algorithms for `desc`, appended to the plan with C given and null.
+  static void add_candidates(const BlasLtApi& lt, Fp8Plan& plan, cublasLtMatmulDesc_t desc, std::uint32_t alignment) {
     cublasLtMatmulPreference_t preference = nullptr;
     check_lt(lt.preference_create(&preference), "cublasLtMatmulPreferenceCreate");
-    cublasLtMatmulHeuristicResult_t result{};
+    std::array<cublasLtMatmulHeuristicResult_t, kHeuristicCandidates> results{};
     int found = 0;
     cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
     const std::uint64_t workspace = lt.workspace_bytes;
@@ -118,18 +169,38 @@ class BlasLtPlans {
       if (status == CUBLAS_STATUS_SUCCESS) status = lt.preference_set_attribute(preference, attribute, value, size);
     }
     if (status == CUBLAS_STATUS_SUCCESS) {
-      status = lt.algo_get_heuristic(lt.handle, plan.desc, plan.layout_a, plan.layout_b, plan.layout_d, plan.layout_d,
-                                     preference, 1, &result, &found);
+      status = lt.algo_get_heuristic(lt.handle, desc, plan.layout_a, plan.layout_b, plan.layout_d, plan.layout_d,
+                                     preference, kHeuristicCandidates, results.data(), &found);
     }
     lt.preference_destroy(preference);
-    check_lt(status, "cublasLtMatmulAlgoGetHeuristic");
-    detail::require(found > 0, "cuBLASLt has no FP8 algorithm for " + std::to_string(args.m) + "x" +
-                                   std::to_string(args.n) + "x" + std::to_string(args.k));
-    plan.algo = result.algo;
+    if (status != CUBLAS_STATUS_SUCCESS) return;  // this descriptor has no algorithm: the other may
+    for (int i = 0; i < found; ++i) {
+      if (results[static_cast<std::size_t>(i)].state != CUBLAS_STATUS_SUCCESS) continue;
+      for (bool pass_c : {true, false})
+        plan.candidates.push_back({desc, results[static_cast<std::size_t>(i)].algo, pass_c});
+    }
+  }
+
+  static void build(const BlasLtApi& lt, const Fp8GemmArgs& args, std::uint32_t alignment, Fp8Plan& plan) {
+    const auto u64 = [](int v) { return static_cast<std::uint64_t>(v); };
+    check_lt(lt.matrix_layout_create(&plan.layout_a, CUDA_R_8F_E4M3, u64(args.k), u64(args.n), args.k),
+             "cublasLtMatrixLayoutCreate");
+    check_lt(lt.matrix_layout_create(&plan.layout_b, CUDA_R_8F_E4M3, u64(args.k), u64(args.m), args.k),
+             "cublasLtMatrixLayoutCreate");
+    check_lt(lt.matrix_layout_create(&plan.layout_d, CUDA_R_16BF, u64(args.n), u64(args.m), args.n),
+             "cublasLtMatrixLayoutCreate");
+    plan.desc_fast = make_desc(lt, args, true);
+    plan.desc_exact = make_desc(lt, args, false);
+    add_candidates(lt, plan, plan.desc_fast, alignment);
+    add_candidates(lt, plan, plan.desc_exact, alignment);
+    detail::require(!plan.candidates.empty(), "cuBLASLt has no FP8 algorithm for " + std::to_string(args.m) + "x" +
+                                                  std::to_string(args.n) + "x" + std::to_string(args.k));
   }
 
   void release(Fp8Plan& plan) const {
-    if (plan.desc != nullptr) desc_destroy_(plan.desc);
+    for (cublasLtMatmulDesc_t desc : {plan.desc_fast, plan.desc_exact}) {
+      if (desc != nullptr) desc_destroy_(desc);
+    }
     for (cublasLtMatrixLayout_t layout : {plan.layout_a, plan.layout_b, plan.layout_d}) {
       if (layout != nullptr) layout_destroy_(layout);
     }
@@ -157,12 +228,7 @@ void cublaslt_gemm_fp8(const BlasLtApi& lt, const Fp8GemmArgs& args, Stream stre
                     "cuBLASLt FP8 GEMM: operands must be 16-byte aligned");
   }
   detail::require(args.a_scale != nullptr && args.b_scale != nullptr, "cuBLASLt FP8 GEMM: the scales must be given");
-  const Fp8Plan& plan = lt.plans->get(lt, args);
-  const float alpha = 1.0f;
-  const float beta = 0.0f;
-  check_lt(lt.matmul(lt.handle, plan.desc, &alpha, args.b, plan.layout_a, args.a, plan.layout_b, &beta, args.c,
-                     plan.layout_d, args.c, plan.layout_d, &plan.algo, lt.workspace, lt.workspace_bytes, stream),
-           "cublasLtMatmul");
+  lt.plans->run(lt, args, stream);
 }
 
 }  // namespace roofline::kernels
