@@ -38,7 +38,7 @@ TEST_CASE("serve: identical requests at rate inf: the issue's JSON fields, equal
   CHECK(res.at("timeline").size() == 16);
 }
 
-TEST_CASE("serve: the same seed gives the same report; --requests-csv writes one row per request") {
+TEST_CASE("serve: the same seed gives the same report, and --requests-csv writes one row per request") {
   const std::filesystem::path dir = scratch("serve-csv");
   const std::string csv = (dir / "requests.csv").string();
   const std::string args =
