@@ -38,12 +38,18 @@ TEST_CASE("serve: identical requests at rate inf: the issue's JSON fields, equal
   CHECK(res.at("timeline").size() == 16);
 }
 
-TEST_CASE("serve: the same seed gives the same report, and --requests-csv writes one row per request") {
+TEST_CASE("serve: the same seed gives the same report, --requests-csv one row per request, --timeline-svg a chart") {
   const std::filesystem::path dir = scratch("serve-csv");
   const std::string csv = (dir / "requests.csv").string();
   const std::string args =
       base + "--prompt-dist normal:512,100 --output-dist lognormal:128,64 --requests 30 --rate 10 --seed 3";
-  const json a = json_report(args + " --requests-csv " + csv);
+  const std::string svg = (dir / "timeline.svg").string();
+  const json a = json_report(args + " --requests-csv " + csv + " --timeline-svg " + svg);
+  std::ifstream chart(svg);
+  std::stringstream text;
+  text << chart.rdbuf();
+  CHECK(text.str().rfind("<svg xmlns=", 0) == 0);
+  CHECK_THAT(text.str(), Contains("KV cache in use [%]"));
   const json b = json_report(args);
   CHECK(a.at("results") == b.at("results"));
   std::ifstream in(csv);

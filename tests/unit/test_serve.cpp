@@ -8,6 +8,7 @@
 #include "llm_fixture.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/llm/llm.hpp"
+#include "roofline/plot/timeline.hpp"
 #include "roofline/serve/engine.hpp"
 #include "roofline/serve/step_cost.hpp"
 #include "roofline/serve/workload.hpp"
@@ -291,4 +292,27 @@ TEST_CASE("serve: requests that cannot be served are bad input") {
   CHECK_THROWS_AS(parse_length_distribution("uniform:10", "--prompt-dist"), InputError);
   CHECK_THROWS_AS(parse_length_distribution("normal:0,1", "--prompt-dist"), InputError);
   CHECK_THROWS_AS(parse_length_distribution("zipf:1,2", "--prompt-dist"), InputError);
+}
+
+TEST_CASE("serve timeline chart: round linear ticks, one polyline per line, bad data refused") {
+  // max 237: steps of 237 / 5 = 47.4 rounded up to 50: 0, 50, ..., 250.
+  CHECK(plot::linear_ticks(237) == std::vector<double>{0, 50, 100, 150, 200, 250});
+  // max 0.9: 0.18 rounded up to 0.2: 0 .. 1.0.
+  CHECK(plot::linear_ticks(0.9).back() == Approx(1.0));
+  CHECK(plot::linear_ticks(0) == std::vector<double>{0, 1});
+  plot::TimelineChart chart;
+  chart.title = "a & b";
+  chart.time_s = {1, 2, 3};
+  chart.panels = {{"requests", {{"running", {1, 2, 3}}, {"waiting", {0, 0, 1}}}},
+                  {"tokens/s", {{"output", {5, 6, 7}}}}};
+  const std::string svg = plot::render_timeline_svg(chart);
+  std::size_t polylines = 0;
+  for (std::size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++polylines;
+  CHECK(polylines == 3);
+  CHECK_THAT(svg, Contains("<title>a &amp; b</title>"));
+  CHECK(svg.rfind("</svg>") != std::string::npos);
+  chart.panels[1].lines[0].values = {1, 2};
+  CHECK_THROWS_WITH(plot::render_timeline_svg(chart), Contains("'output' has 2 values for 3 time points"));
+  chart.panels[1].lines[0].values = {1, -2, 3};
+  CHECK_THROWS_AS(plot::render_timeline_svg(chart), InputError);
 }

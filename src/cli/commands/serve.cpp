@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/plot/timeline.hpp"
 #include "roofline/report/output_file.hpp"
 
 namespace roofline::cli {
@@ -194,6 +195,26 @@ void write_requests_csv(const std::string& path, const Simulation& sim) {
       "--requests-csv");
 }
 
+// The timeline as a chart: requests, KV cache use, tokens/s over time.
+void write_timeline_svg(const std::string& path, const Simulation& sim, std::int64_t kv_blocks, std::string title) {
+  plot::TimelineChart chart;
+  chart.title = std::move(title);
+  plot::TimelineLine running{"running", {}}, waiting{"waiting", {}}, kv{"KV blocks in use", {}}, output{"output", {}},
+      prefill{"prefill", {}};
+  for (const TimelinePoint& p : sim.timeline) {
+    chart.time_s.push_back(p.time_s);
+    running.values.push_back(p.running);
+    waiting.values.push_back(p.waiting);
+    kv.values.push_back(100.0 * p.kv_blocks / static_cast<double>(kv_blocks));
+    output.values.push_back(p.span_s > 0 ? static_cast<double>(p.output_tokens) / p.span_s : 0.0);
+    prefill.values.push_back(p.span_s > 0 ? static_cast<double>(p.prefill_tokens) / p.span_s : 0.0);
+  }
+  chart.panels = {{"requests", {std::move(running), std::move(waiting)}},
+                  {"KV cache in use [%]", {std::move(kv)}},
+                  {"tokens/s", {std::move(output), std::move(prefill)}}};
+  write_file_atomically(path, plot::render_timeline_svg(chart), "--timeline-svg");
+}
+
 }  // namespace
 
 Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
@@ -236,6 +257,11 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   StepCoster coster(model, gpu, config, time, std::max(engine.max_num_tokens, engine.max_batch));
   Simulation sim = simulate(requests, engine, coster, model);
   if (o.requests_csv) write_requests_csv(*o.requests_csv, sim);
+  if (o.timeline_svg) {
+    write_timeline_svg(*o.timeline_svg, sim, kv.blocks,
+                       fmt::format("{} on {} x {} (TP {}): {} requests, {}", model.id, gpus, gpu.id, config.tp,
+                                   sim.requests.size(), arrivals_text(o, rate)));
+  }
 
   // Metrics as vLLM's benchmark_serving defines them.
   Distribution ttft, tpot, e2e, queue;
@@ -464,6 +490,7 @@ void setup_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--slo", options->slo, "Goodput targets: ttft=MS,tpot=MS");
   command->add_option("--requests-csv", options->requests_csv, "Write one row per request to this CSV file");
+  command->add_option("--timeline-svg", options->timeline_svg, "Write the timeline as an SVG chart to this file");
   add_deployment_flags(*command, options->deployment);
   add_what_if_option(*command, options->what_if);
   add_common_options(*command, options->common, false);

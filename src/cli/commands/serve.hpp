@@ -36,6 +36,7 @@ struct ServeOptions {
   double step_overhead_us = 0;
   std::optional<std::string> slo;  // ttft=MS,tpot=MS
   std::optional<std::string> requests_csv;
+  std::optional<std::string> timeline_svg;
   std::vector<std::string> what_if;
   CommonOptions common;
 };
