@@ -10,6 +10,7 @@
 #include "roofline/llm/llm.hpp"
 #include "roofline/plot/timeline.hpp"
 #include "roofline/serve/engine.hpp"
+#include "roofline/serve/metrics.hpp"
 #include "roofline/serve/step_cost.hpp"
 #include "roofline/serve/workload.hpp"
 
@@ -315,4 +316,33 @@ TEST_CASE("serve timeline chart: round linear ticks, one polyline per line, bad 
   CHECK_THROWS_WITH(plot::render_timeline_svg(chart), Contains("'output' has 2 values for 3 time points"));
   chart.panels[1].lines[0].values = {1, -2, 3};
   CHECK_THROWS_AS(plot::render_timeline_svg(chart), InputError);
+}
+
+TEST_CASE("serve metrics: throughput over first arrival to last finish, TPOT per request, goodput") {
+  // A: arrives at 0, scheduled at once, first token at 1 s, last (3rd) at 3 s: TTFT 1, E2E 3,
+  // TPOT (3 - 1) / 2 = 1 s. B: arrives at 1, scheduled at 1.5, one token at 2: TTFT 1, E2E 1, no
+  // TPOT. Duration 3 s: 4 output tokens / 3 s, 2 requests / 3 s; per user 1 / TPOT = 1 token/s.
+  Simulation sim;
+  sim.requests = {{{0.0, 100, 3}, 0.0, 1.0, 3.0, 0}, {{1.0, 50, 1}, 1.5, 2.0, 2.0, 0}};
+  sim.start_s = 0;
+  sim.end_s = 3;
+  sim.itl_s.add(1.0, 2);
+  const ServeMetrics m = measure(sim);
+  CHECK(m.duration_s == 3.0);
+  CHECK(m.output_tokens_per_s == Approx(4.0 / 3.0));
+  CHECK(m.total_tokens_per_s == Approx(154.0 / 3.0));
+  CHECK(m.requests_per_s == Approx(2.0 / 3.0));
+  CHECK(m.user_tokens_per_s == 1.0);
+  CHECK(m.ttft.mean == 1.0);
+  CHECK(m.tpot.samples == 1);
+  CHECK(m.tpot.p99 == 1.0);
+  CHECK(m.e2e.max == 3.0);
+  // Queue [0, 0.5]: p50 at h = 0.5: 0.25.
+  CHECK(m.queue.p50 == 0.25);
+  CHECK(m.itl.samples == 2);
+  CHECK(m.good_requests == 2);
+  // TTFT within 0.9 s: neither; TPOT within 1.5 s: both (B has none to miss).
+  CHECK(measure(sim, {0.9, std::nullopt}).good_requests == 0);
+  CHECK(measure(sim, {std::nullopt, 1.5}).good_requests == 2);
+  CHECK(measure(sim, {std::nullopt, 0.5}).good_requests == 1);
 }

@@ -15,6 +15,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/plot/timeline.hpp"
 #include "roofline/report/output_file.hpp"
+#include "roofline/serve/metrics.hpp"
 
 namespace roofline::cli {
 namespace {
@@ -88,11 +89,6 @@ double parse_rate(const std::string& text) {
   return value;
 }
 
-struct Slo {
-  std::optional<double> ttft_ms;
-  std::optional<double> tpot_ms;
-};
-
 Slo parse_slo(const std::string& text) {
   Slo slo;
   std::size_t start = 0;
@@ -110,7 +106,7 @@ Slo parse_slo(const std::string& text) {
         value <= 0 || (key != "ttft" && key != "tpot")) {
       throw InputError(fmt::format("--slo '{}': expected ttft=MS,tpot=MS (either or both, each > 0)", text));
     }
-    (key == "ttft" ? slo.ttft_ms : slo.tpot_ms) = value;
+    (key == "ttft" ? slo.ttft_s : slo.tpot_s) = value * 1e-3;
   }
   return slo;
 }
@@ -164,9 +160,9 @@ std::vector<RequestSpec> workload(const ServeOptions& o, const std::optional<dou
   return synthetic_requests(w);
 }
 
-LatencyRow latency_row(std::string metric, std::string definition, Distribution& d) {
-  return {std::move(metric),      std::move(definition),  d.count(),    d.mean() * 1e3, d.percentile(50) * 1e3,
-          d.percentile(90) * 1e3, d.percentile(99) * 1e3, d.max() * 1e3};
+LatencyRow latency_row(std::string metric, std::string definition, const LatencyStats& s) {
+  return {std::move(metric), std::move(definition), s.samples,   s.mean * 1e3,
+          s.p50 * 1e3,       s.p90 * 1e3,           s.p99 * 1e3, s.max * 1e3};
 }
 
 nlohmann::json latency_json(const LatencyRow& r) {
@@ -263,40 +259,19 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
                                    sim.requests.size(), arrivals_text(o, rate)));
   }
 
-  // Metrics as vLLM's benchmark_serving defines them.
-  Distribution ttft, tpot, e2e, queue;
-  std::int64_t output_tokens = 0, prompt_tokens = 0, good = 0;
-  double user_speed_sum = 0;
-  std::int64_t user_speed_count = 0;
-  for (const RequestRecord& r : sim.requests) {
-    ttft.add(r.ttft_s());
-    e2e.add(r.e2e_s());
-    queue.add(r.queue_s());
-    output_tokens += r.spec.output;
-    prompt_tokens += r.spec.prompt;
-    const std::optional<double> t = r.tpot_s();
-    if (t) {
-      tpot.add(*t);
-      if (*t > 0) {
-        user_speed_sum += 1.0 / *t;
-        ++user_speed_count;
-      }
-    }
-    const bool ttft_ok = !slo.ttft_ms || r.ttft_s() * 1e3 <= *slo.ttft_ms;
-    const bool tpot_ok = !slo.tpot_ms || !t || *t * 1e3 <= *slo.tpot_ms;
-    if (ttft_ok && tpot_ok) ++good;
-  }
-  const double duration = sim.end_s - sim.start_s;
-  const auto n = static_cast<double>(sim.requests.size());
-  const double out_per_s = static_cast<double>(output_tokens) / duration;
-  const double user_speed = user_speed_count > 0 ? user_speed_sum / static_cast<double>(user_speed_count) : 0.0;
-
+  const ServeMetrics m = measure(sim, slo);
+  const double duration = m.duration_s;
+  const double out_per_s = m.output_tokens_per_s;
+  const std::int64_t output_tokens = m.output_tokens;
+  const std::int64_t prompt_tokens = m.prompt_tokens;
+  const std::int64_t good = m.good_requests;
+  const auto n = static_cast<double>(m.requests);
   std::vector<LatencyRow> latency{
-      latency_row("ttft", "arrival to first output token (the end of the step that completes the prompt)", ttft),
-      latency_row("tpot", "per request: (E2E - TTFT) / (output - 1), requests of 2+ output tokens", tpot),
-      latency_row("itl", "every gap between two consecutive output tokens of a request", sim.itl_s),
-      latency_row("e2e", "arrival to last output token", e2e),
-      latency_row("queue", "arrival to the start of the step that first schedules the request", queue),
+      latency_row("ttft", "arrival to first output token (the end of the step that completes the prompt)", m.ttft),
+      latency_row("tpot", "per request: (E2E - TTFT) / (output - 1), requests of 2+ output tokens", m.tpot),
+      latency_row("itl", "every gap between two consecutive output tokens of a request", m.itl),
+      latency_row("e2e", "arrival to last output token", m.e2e),
+      latency_row("queue", "arrival to the start of the step that first schedules the request", m.queue),
   };
 
   const EngineStats& es = sim.engine;
@@ -305,7 +280,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
        fmt::format("{} output tokens / {:.3f} s (first arrival to last finish)", output_tokens, duration)},
       {"output_tokens_per_s_per_gpu", "output tokens/s per GPU", out_per_s / gpus, "tokens/s",
        fmt::format("/ {} GPUs", gpus)},
-      {"output_tokens_per_s_per_user", "output tokens/s per user", user_speed, "tokens/s",
+      {"output_tokens_per_s_per_user", "output tokens/s per user", m.user_tokens_per_s, "tokens/s",
        "mean over requests of 1 / TPOT"},
       {"total_tokens_per_s", "prompt + output tokens/s", static_cast<double>(prompt_tokens + output_tokens) / duration,
        "tokens/s", fmt::format("{} prompt + {} output tokens / duration", prompt_tokens, output_tokens)},
@@ -328,9 +303,10 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   if (o.slo) {
     rows.push_back({"goodput_requests_per_s", "goodput", static_cast<double>(good) / duration, "requests/s",
                     fmt::format("{} of {} requests within --slo {}", good, sim.requests.size(), *o.slo)});
-    goodput = {{"slo",
-                {{"ttft_ms", slo.ttft_ms ? nlohmann::json(*slo.ttft_ms) : nlohmann::json(nullptr)},
-                 {"tpot_ms", slo.tpot_ms ? nlohmann::json(*slo.tpot_ms) : nlohmann::json(nullptr)}}},
+    const auto ms = [](const std::optional<double>& s) {
+      return s ? nlohmann::json(*s * 1e3) : nlohmann::json(nullptr);
+    };
+    goodput = {{"slo", {{"ttft_ms", ms(slo.ttft_s)}, {"tpot_ms", ms(slo.tpot_s)}}},
                {"requests", good},
                {"requests_per_s", static_cast<double>(good) / duration},
                {"fraction", static_cast<double>(good) / n}};
@@ -391,7 +367,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   }
   report.extra_results = {{"output_tokens_per_s", out_per_s},
                           {"output_tokens_per_s_per_gpu", out_per_s / gpus},
-                          {"output_tokens_per_s_per_user", user_speed},
+                          {"output_tokens_per_s_per_user", m.user_tokens_per_s},
                           {"total_tokens_per_s", static_cast<double>(prompt_tokens + output_tokens) / duration},
                           {"requests_per_s", n / duration},
                           {"duration_s", duration},
