@@ -148,9 +148,18 @@ class Engine {
     waiting_.push_front(id);
   }
 
+  // The blocks a request must hold to run `tokens` more: those of its cache after them, or, when
+  // admission guarantees no eviction, those of its whole life from the start.
+  [[nodiscard]] std::int64_t blocks_needed(std::size_t id, std::int64_t tokens) const {
+    const RequestSpec& spec = out_.requests[id].spec;
+    const std::int64_t held =
+        c_.policy == CapacityPolicy::guaranteed_no_evict ? spec.prompt + spec.output - 1 : live_[id].computed + tokens;
+    return blocks_for(held, c_.block_size) - live_[id].blocks;
+  }
+
   void take(std::size_t id, std::int64_t tokens) {
     Live& r = live_[id];
-    const std::int64_t need = blocks_for(r.computed + tokens, c_.block_size) - r.blocks;
+    const std::int64_t need = blocks_needed(id, tokens);
     free_blocks_ -= need;
     r.blocks += need;
     if (!r.scheduled) {
@@ -176,7 +185,7 @@ class Engine {
     for (std::size_t i = 0; i < running_.size() && budget > 0;) {
       const std::size_t id = running_[i];
       const std::int64_t tokens = std::min(known(id) - live_[id].computed, budget);
-      const std::int64_t need = blocks_for(live_[id].computed + tokens, c_.block_size) - live_[id].blocks;
+      const std::int64_t need = blocks_needed(id, tokens);
       bool self = false;
       while (need > free_blocks_) {
         const std::size_t victim = running_.back();
@@ -199,7 +208,7 @@ class Engine {
       const std::int64_t remaining = known(id) - live_[id].computed;
       if (!c_.chunked_prefill && remaining > budget) break;
       const std::int64_t tokens = std::min(remaining, budget);
-      if (blocks_for(tokens, c_.block_size) > free_blocks_) break;
+      if (blocks_needed(id, tokens) > free_blocks_) break;
       waiting_.pop_front();
       running_.push_back(id);
       take(id, tokens);

@@ -184,6 +184,16 @@ TEST_CASE("serve: a KV cache that cannot hold the batch preempts, and no request
   CHECK(sim.engine.decode_tokens <= 8 * 63);
   // Recomputed tokens are prefilled again: more prefill tokens than the 8 x 64 prompts.
   CHECK(sim.engine.prefill_tokens > 8 * 64);
+
+  // TensorRT-LLM's guaranteed-no-evict admission reserves the 8 blocks of a request's whole life:
+  // 2 run at a time (16 of 20 blocks), none is preempted, every token still comes once.
+  e.policy = CapacityPolicy::guaranteed_no_evict;
+  const Simulation reserved = simulate(identical(8, 64, 64), e, coster, m);
+  CHECK(reserved.engine.preemptions == 0);
+  CHECK(reserved.engine.batch_max == 2);
+  CHECK(reserved.engine.kv_blocks_peak == 16);
+  CHECK(reserved.itl_s.count() == 8 * 63);
+  CHECK(reserved.engine.prefill_tokens == 8 * 64);
 }
 
 TEST_CASE("serve: Poisson arrivals: idle prefill at a low rate, Little's law at a higher one") {

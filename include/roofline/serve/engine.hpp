@@ -17,6 +17,12 @@
 
 namespace roofline {
 
+// When a request may be admitted, in TensorRT-LLM's names (CapacitySchedulerPolicy):
+// max_utilization, when the blocks of its first chunk are free (vLLM's rule; running requests
+// that later find no block preempt others, by recompute); guaranteed_no_evict, when the blocks of
+// its whole life (prompt + output - 1 tokens) are free, reserved at admission: never a preemption.
+enum class CapacityPolicy : std::uint8_t { max_utilization, guaranteed_no_evict };
+
 // The engine's settings, named after vLLM's and TensorRT-LLM's (docs/serve.md gives the sources
 // of the defaults).
 struct EngineConfig {
@@ -26,6 +32,7 @@ struct EngineConfig {
   std::int64_t block_size = 16;  // tokens per KV block
   std::int64_t kv_blocks = 0;    // blocks in the cache (kv_cache_blocks)
   double step_overhead_s = 0;    // added to every step: scheduler, sampling, launch gaps
+  CapacityPolicy policy = CapacityPolicy::max_utilization;
   // Closed loop: this many requests in flight; each finished one is replaced at once by the next
   // (the workload's arrival times are then unused). Unset: the requests' own arrival times.
   std::optional<std::int64_t> concurrency;

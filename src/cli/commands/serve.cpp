@@ -244,6 +244,11 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
     throw InputError(fmt::format("--step-overhead-us {}: must be a number >= 0", o.step_overhead_us));
   }
   engine.chunked_prefill = !o.no_chunked_prefill;
+  if (o.policy == "guaranteed-no-evict") {
+    engine.policy = CapacityPolicy::guaranteed_no_evict;
+  } else if (o.policy != "max-utilization") {
+    throw InputError(fmt::format("--capacity-policy '{}': expected max-utilization or guaranteed-no-evict", o.policy));
+  }
   engine.step_overhead_s = o.step_overhead_us * 1e-6;
   engine.concurrency = o.concurrency;
   const KvCache kv = kv_cache(model, gpu, config, engine.block_size, o.kv_memory_fraction);
@@ -340,6 +345,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
                     {{"max_batch", engine.max_batch},
                      {"max_num_tokens", engine.max_num_tokens},
                      {"chunked_prefill", engine.chunked_prefill},
+                     {"capacity_policy", o.policy},
                      {"block_size", engine.block_size},
                      {"kv_memory_fraction", o.kv_memory_fraction},
                      {"step_overhead_us", o.step_overhead_us}}},
@@ -418,10 +424,11 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
       "ops do not overlap; PP stages run one after another");
   report.notes.push_back(fmt::format(
       "scheduler after vLLM V1: running requests first, FCFS, token budget {} per step, at most {} sequences, "
-      "chunked prefill {}, paged KV of {} blocks x {} tokens ({:g} of the {:.2f} GB per GPU left after weights, "
+      "chunked prefill {}, admission {}, paged KV of {} blocks x {} tokens ({:g} of the {:.2f} GB per GPU left after "
+      "weights, "
       "reserve and workspace), preemption by recompute; step overhead {:g} us",
-      engine.max_num_tokens, engine.max_batch, engine.chunked_prefill ? "on" : "off", kv.blocks, engine.block_size,
-      o.kv_memory_fraction, kv.free_bytes / 1e9, o.step_overhead_us));
+      engine.max_num_tokens, engine.max_batch, engine.chunked_prefill ? "on" : "off", o.policy, kv.blocks,
+      engine.block_size, o.kv_memory_fraction, kv.free_bytes / 1e9, o.step_overhead_us));
   report.notes.push_back(
       "metrics as vLLM's benchmark_serving states them: TTFT, TPOT = (E2E - TTFT) / (output - 1), ITL per token gap, "
       "E2E; percentiles interpolate linearly (numpy); throughput over first arrival to last finish");
@@ -455,6 +462,11 @@ void setup_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--no-chunked-prefill", options->no_chunked_prefill,
                     "Schedule a prompt only when it fits the step's budget whole");
+  command
+      ->add_option("--capacity-policy", options->policy,
+                   "Admission: max-utilization (when the first chunk's KV blocks are free; preempt by recompute) "
+                   "or guaranteed-no-evict (when the whole request's are)")
+      ->capture_default_str();
   command->add_option("--block-size", options->engine.block_size, "Tokens per KV block")->capture_default_str();
   command
       ->add_option("--kv-memory-fraction", options->kv_memory_fraction,

@@ -32,6 +32,7 @@ struct ServeOptions {
   // The engine (EngineConfig's defaults).
   EngineConfig engine;
   bool no_chunked_prefill = false;
+  std::string policy = "max-utilization";
   double kv_memory_fraction = 0.9;
   double step_overhead_us = 0;
   std::optional<std::string> slo;  // ttft=MS,tpot=MS
