@@ -378,6 +378,7 @@ KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentCon
     const double per_block = stage.kv_bytes_per_token * static_cast<double>(block_size);
     const double blocks = per_block > 0 ? std::floor(fraction * std::max(stage.free_bytes, 0.0) / per_block) : 0.0;
     if (first || blocks < static_cast<double>(out.blocks)) {
+      // Capped where doubles still count whole blocks exactly (a what-if of absurd memory).
       out.blocks = static_cast<std::int64_t>(std::min(blocks, 9.0e15));
       out.bytes_per_block = per_block;
       out.free_bytes = stage.free_bytes;

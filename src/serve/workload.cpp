@@ -224,22 +224,27 @@ std::int64_t Random::length(const LengthDistribution& d) {
   return static_cast<std::int64_t>(std::clamp(std::round(value), 1.0, static_cast<double>(max_tokens)));
 }
 
+void apply_arrivals(std::vector<RequestSpec>& requests, const Arrivals& arrivals, Random& random) {
+  if (arrivals.kind == Arrivals::Kind::trace) return;
+  // As vLLM's benchmark client sends them: the first at once, then exponential gaps.
+  double now = 0;
+  for (RequestSpec& r : requests) {
+    r.arrival_s = now;
+    if (arrivals.kind == Arrivals::Kind::poisson) now += random.exponential(arrivals.rate);
+  }
+}
+
 std::vector<RequestSpec> synthetic_requests(const SyntheticWorkload& w) {
   Random random(w.seed);
   std::vector<RequestSpec> requests;
   requests.reserve(static_cast<std::size_t>(w.requests));
-  double now = 0;
   for (std::int64_t i = 0; i < w.requests; ++i) {
     RequestSpec r;
-    // As vLLM's benchmark client sends them: the first at once, then exponential gaps.
-    if (w.arrivals.kind == Arrivals::Kind::poisson) {
-      r.arrival_s = now;
-      now += random.exponential(w.arrivals.rate);
-    }
     r.prompt = random.length(w.prompt);
     r.output = random.length(w.output);
     requests.push_back(r);
   }
+  apply_arrivals(requests, w.arrivals, random);
   return requests;
 }
 

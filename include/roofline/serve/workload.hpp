@@ -57,6 +57,11 @@ struct Arrivals {
   double rate = 0;
 };
 
+// Sets the requests' arrival times: all 0, or Poisson (the first at 0, then exponential gaps of
+// mean 1 / rate drawn from `random`); a trace's own times are kept.
+void apply_arrivals(std::vector<RequestSpec>& requests, const Arrivals& arrivals, Random& random);
+
+// Lengths drawn for every request, then the arrivals, from one generator seeded by `seed`.
 struct SyntheticWorkload {
   std::int64_t requests = 1;
   LengthDistribution prompt;

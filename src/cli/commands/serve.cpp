@@ -142,11 +142,7 @@ std::vector<RequestSpec> workload(const ServeOptions& o, const std::optional<dou
     if (rate) {
       // --rate replaces the trace's times: all at once, or Poisson from the seed.
       Random random(o.seed);
-      double now = 0;
-      for (RequestSpec& r : requests) {
-        r.arrival_s = std::isfinite(*rate) ? now : 0.0;
-        if (std::isfinite(*rate)) now += random.exponential(*rate);
-      }
+      apply_arrivals(requests, arrivals, random);
     }
     return requests;
   }
