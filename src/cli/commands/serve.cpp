@@ -207,28 +207,8 @@ void write_timeline_svg(const std::string& path, const Simulation& sim, std::int
   write_file_atomically(path, plot::render_timeline_svg(chart), "--timeline-svg");
 }
 
-}  // namespace
-
-Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
-  const ModelSpec model = resolve_model(o.model);
-  const GpuSpec gpu = apply_overrides(registry.find(o.parallelism.gpu), o.what_if);
-  DeploymentConfig config;
-  apply_format_flags(o.formats, gpu, config);
-  const std::optional<Calibration> calibration = apply_deployment_flags(o.deployment, config);
-  TimeOptions time;
-  time.describe = false;
-  apply_time_flags(o.deployment, calibration, time);
-  const int gpus = apply_parallelism_flags(o.parallelism, config);
-  if (config.replicas != 1) {
-    throw InputError(fmt::format("--gpus {}: serve simulates one replica of TP x PP = {} GPUs", o.parallelism.gpus,
-                                 config.tp * config.pp));
-  }
-
-  if (o.rate && o.concurrency) throw InputError("--rate and --concurrency: give one of them");
-  const std::optional<double> rate = o.rate ? std::optional<double>(parse_rate(*o.rate)) : std::nullopt;
-  if (o.concurrency) require_positive(*o.concurrency, "--concurrency", max_batch);
-  const Slo slo = o.slo ? parse_slo(*o.slo) : Slo{};
-
+// The engine flags checked (InputError naming the flag) and turned into the library's settings.
+EngineConfig engine_config(const ServeOptions& o) {
   EngineConfig engine = o.engine;
   require_positive(engine.max_batch, "--max-batch", max_batch);
   require_positive(engine.max_num_tokens, "--max-num-tokens");
@@ -247,20 +227,36 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   }
   engine.step_overhead_s = o.step_overhead_us * 1e-6;
   engine.concurrency = o.concurrency;
-  const KvCache kv = kv_cache(model, gpu, config, engine.block_size, o.kv_memory_fraction);
-  engine.kv_blocks = kv.blocks;
+  return engine;
+}
 
-  const std::vector<RequestSpec> requests = workload(o, rate);
-  StepCoster coster(model, gpu, config, time, std::max(engine.max_num_tokens, engine.max_batch));
-  Simulation sim = simulate(requests, engine, coster, model);
-  if (o.requests_csv) write_requests_csv(*o.requests_csv, sim);
-  if (o.timeline_svg) {
-    write_timeline_svg(*o.timeline_svg, sim, kv.blocks,
-                       fmt::format("{} on {} x {} (TP {}): {} requests, {}", model.id, gpus, gpu.id, config.tp,
-                                   sim.requests.size(), arrivals_text(o, rate)));
-  }
+// What run_serve resolved from the flags, for the rendering.
+struct ServeRun {
+  const ServeOptions& o;
+  const ModelSpec& model;
+  const GpuSpec& gpu;
+  const DeploymentConfig& config;
+  const std::optional<Calibration>& calibration;
+  int gpus = 1;
+  const std::optional<double>& rate;
+  const Slo& slo;
+  const EngineConfig& engine;
+  const KvCache& kv;
+};
 
-  const ServeMetrics m = measure(sim, slo);
+// The report: the latency table, the throughput and engine figures with how each was reached, the
+// timeline, the JSON figures the issue names, and the notes on how the run was modelled.
+Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetrics& m) {
+  const ServeOptions& o = run.o;
+  const ModelSpec& model = run.model;
+  const GpuSpec& gpu = run.gpu;
+  const DeploymentConfig& config = run.config;
+  const std::optional<Calibration>& calibration = run.calibration;
+  const int gpus = run.gpus;
+  const std::optional<double>& rate = run.rate;
+  const Slo& slo = run.slo;
+  const EngineConfig& engine = run.engine;
+  const KvCache& kv = run.kv;
   const double duration = m.duration_s;
   const double out_per_s = m.output_tokens_per_s;
   const std::int64_t output_tokens = m.output_tokens;
@@ -429,6 +425,46 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
       "metrics as vLLM's benchmark_serving states them: TTFT, TPOT = (E2E - TTFT) / (output - 1), ITL per token gap, "
       "E2E; percentiles interpolate linearly (numpy); throughput over first arrival to last finish");
   return report;
+}
+
+}  // namespace
+
+Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
+  const ModelSpec model = resolve_model(o.model);
+  const GpuSpec gpu = apply_overrides(registry.find(o.parallelism.gpu), o.what_if);
+  DeploymentConfig config;
+  apply_format_flags(o.formats, gpu, config);
+  const std::optional<Calibration> calibration = apply_deployment_flags(o.deployment, config);
+  TimeOptions time;
+  time.describe = false;
+  apply_time_flags(o.deployment, calibration, time);
+  const int gpus = apply_parallelism_flags(o.parallelism, config);
+  if (config.replicas != 1) {
+    throw InputError(fmt::format("--gpus {}: serve simulates one replica of TP x PP = {} GPUs", o.parallelism.gpus,
+                                 config.tp * config.pp));
+  }
+
+  if (o.rate && o.concurrency) throw InputError("--rate and --concurrency: give one of them");
+  const std::optional<double> rate = o.rate ? std::optional<double>(parse_rate(*o.rate)) : std::nullopt;
+  if (o.concurrency) require_positive(*o.concurrency, "--concurrency", max_batch);
+  const Slo slo = o.slo ? parse_slo(*o.slo) : Slo{};
+
+  EngineConfig engine = engine_config(o);
+  const KvCache kv = kv_cache(model, gpu, config, engine.block_size, o.kv_memory_fraction);
+  engine.kv_blocks = kv.blocks;
+
+  const std::vector<RequestSpec> requests = workload(o, rate);
+  StepCoster coster(model, gpu, config, time, std::max(engine.max_num_tokens, engine.max_batch));
+  Simulation sim = simulate(requests, engine, coster, model);
+  if (o.requests_csv) write_requests_csv(*o.requests_csv, sim);
+  if (o.timeline_svg) {
+    write_timeline_svg(*o.timeline_svg, sim, kv.blocks,
+                       fmt::format("{} on {} x {} (TP {}): {} requests, {}", model.id, gpus, gpu.id, config.tp,
+                                   sim.requests.size(), arrivals_text(o, rate)));
+  }
+
+  const ServeMetrics m = measure(sim, slo);
+  return render_serve({o, model, gpu, config, calibration, gpus, rate, slo, engine, kv}, sim, m);
 }
 
 void setup_serve_command(CLI::App& app) {
