@@ -90,7 +90,7 @@ StepCoster::StepCoster(const ModelSpec& model, const GpuSpec& gpu, const Deploym
   decode_per_kv_token_ = keys_two > keys_one ? minus(at_two, at_one) : OpCost{};
   decode_per_request_ = minus(at_one, decode_per_kv_token_);
   prefill_attention_ = attention_op(describe({StepPhase::prefill, 1, 1}));
-  for (std::vector<double>& cache : linear_) cache.assign(static_cast<std::size_t>(max_tokens_) + 1, -1.0);
+  for (std::vector<double>& cache : token_ops_) cache.assign(static_cast<std::size_t>(max_tokens_) + 1, -1.0);
   head_.assign(static_cast<std::size_t>(max_tokens_) + 1, -1.0);
 }
 
@@ -98,8 +98,8 @@ std::vector<DecoderLayer> StepCoster::describe(const StepShape& shape) const {
   return describe_step(model_, sharding_, formats_, shape, describe_);
 }
 
-double StepCoster::linear_part_s(std::int64_t tokens, StepPhase phase) {
-  std::vector<double>& cache = linear_[phase == StepPhase::decode ? 0 : 1];
+double StepCoster::token_ops_s(std::int64_t tokens, StepPhase phase) {
+  std::vector<double>& cache = token_ops_[phase == StepPhase::decode ? 0 : 1];
   const auto index = static_cast<std::size_t>(tokens);
   if (index < cache.size() && cache[index] >= 0) return cache[index];
   double seconds = 0;
@@ -160,7 +160,7 @@ double StepCoster::time_s(const MixedBatch& batch) {
   const std::int64_t tokens = batch.tokens();
   if (tokens < 1) throw InputError("serve: a step with no tokens");
   const StepPhase phase = batch.chunks.empty() ? StepPhase::decode : StepPhase::prefill;
-  double seconds = linear_part_s(tokens, phase) + head_s(batch.rows()) +
+  double seconds = token_ops_s(tokens, phase) + head_s(batch.rows()) +
                    decode_attention_s(batch.decode_requests, batch.decode_kv_tokens);
   for (const PrefillChunk& chunk : batch.chunks) seconds += prefill_attention_s(chunk);
   return seconds;

@@ -154,8 +154,8 @@ TEST_CASE("serve: chunked prefill within a token budget, in vLLM's order") {
   CHECK(sim.engine.kv_blocks_peak == 5);
   // The step's cost is its parts: the 8 tokens' projections (GEMM form), the head over 2 rows,
   // and each chunk's attention.
-  CHECK(s2 == Approx(coster.linear_part_s(8, StepPhase::prefill) + coster.head_s(2) +
-                     coster.prefill_attention_s({2, 8}) + coster.prefill_attention_s({6, 0}))
+  CHECK(s2 == Approx(coster.token_ops_s(8, StepPhase::prefill) + coster.head_s(2) + coster.prefill_attention_s({2, 8}) +
+                     coster.prefill_attention_s({6, 0}))
                   .epsilon(1e-12));
 }
 

@@ -49,10 +49,11 @@ class StepCoster {
   // Seconds of one step through every pipeline stage (the step overhead not included).
   [[nodiscard]] double time_s(const MixedBatch& batch);
 
-  // The parts, for tests and reports: everything but attention at `tokens` tokens (decode: the
+  // The parts, for tests and reports: the ops over the step's tokens, everything but attention and
+  // the head's rows, at `tokens` tokens (decode: the
   // GEMV form of decode_step; prefill: the GEMM form of prefill), the output head over `rows`,
   // decode attention, one prefill chunk's attention.
-  [[nodiscard]] double linear_part_s(std::int64_t tokens, StepPhase phase);
+  [[nodiscard]] double token_ops_s(std::int64_t tokens, StepPhase phase);
   [[nodiscard]] double head_s(std::int64_t rows);
   [[nodiscard]] double decode_attention_s(std::int64_t requests, std::int64_t kv_tokens) const;
   [[nodiscard]] double prefill_attention_s(const PrefillChunk& chunk) const;
@@ -70,9 +71,9 @@ class StepCoster {
   DecoderOp decode_attention_;         // template: one request's decode attention
   OpCost decode_per_request_;          // decode attention cost = requests x this + kv tokens x per_kv_token
   OpCost decode_per_kv_token_;
-  DecoderOp prefill_attention_;    // template: a prefill's attention (shape and formats)
-  std::vector<double> linear_[2];  // by phase and token count; < 0 until computed
-  std::vector<double> head_;       // by rows
+  DecoderOp prefill_attention_;       // template: a prefill's attention (shape and formats)
+  std::vector<double> token_ops_[2];  // by phase and token count; < 0 until computed
+  std::vector<double> head_;          // by rows
 };
 
 }  // namespace roofline
