@@ -49,10 +49,9 @@ class StepCoster {
   // Seconds of one step through every pipeline stage (the step overhead not included).
   [[nodiscard]] double time_s(const MixedBatch& batch);
 
-  // The parts, for tests and reports: the ops over the step's tokens, everything but attention and
-  // the head's rows, at `tokens` tokens (decode: the
-  // GEMV form of decode_step; prefill: the GEMM form of prefill), the output head over `rows`,
-  // decode attention, one prefill chunk's attention.
+  // The parts, for tests and reports: the ops over the step's tokens (everything but attention and
+  // the head's rows) at `tokens` tokens, in the GEMV form of decode_step or the GEMM form of
+  // prefill; the output head over `rows`; decode attention; one prefill chunk's attention.
   [[nodiscard]] double token_ops_s(std::int64_t tokens, StepPhase phase);
   [[nodiscard]] double head_s(std::int64_t rows);
   [[nodiscard]] double decode_attention_s(std::int64_t requests, std::int64_t kv_tokens) const;
