@@ -10,6 +10,7 @@
 #include "roofline/llm/llm.hpp"
 #include "roofline/plot/timeline.hpp"
 #include "roofline/serve/engine.hpp"
+#include "roofline/serve/fit.hpp"
 #include "roofline/serve/metrics.hpp"
 #include "roofline/serve/step_cost.hpp"
 #include "roofline/serve/workload.hpp"
@@ -355,4 +356,23 @@ TEST_CASE("serve metrics: throughput over first arrival to last finish, TPOT per
   CHECK(measure(sim, {0.9, std::nullopt}).good_requests == 0);
   CHECK(measure(sim, {std::nullopt, 1.5}).good_requests == 2);
   CHECK(measure(sim, {std::nullopt, 0.5}).good_requests == 1);
+}
+
+TEST_CASE("serve: the step overhead learnt from a measured throughput") {
+  const ModelSpec& m = models().find("llama-3.1-8b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, fp8(1), {}, 8192);
+  const std::vector<RequestSpec> requests = identical(64, 512, 32);
+  Simulation bare = simulate(requests, roomy(), coster, m);
+  // At rate inf the schedule does not depend on the overhead: a run that took 0.5 ms more per step
+  // took steps x 0.5 ms more in all, and its throughput is tokens / (duration + steps x 0.5 ms).
+  const double duration = bare.end_s - bare.start_s + static_cast<double>(bare.engine.steps) * 0.5e-3;
+  const double measured = 64.0 * 32.0 / duration;
+  const OverheadFit fit = fit_step_overhead(requests, roomy(), coster, m, measured);
+  CHECK(fit.step_overhead_s == Approx(0.5e-3).epsilon(1e-9));
+  CHECK(fit.iterations == 2);
+  CHECK(fit.output_tokens_per_s == Approx(measured).epsilon(1e-6));
+  // A run faster than the op model alone: no overhead >= 0 reproduces it.
+  CHECK_THROWS_WITH(fit_step_overhead(requests, roomy(), coster, m, 2 * 64.0 * 32.0 / (bare.end_s - bare.start_s)),
+                    Contains("already slower than the run"));
 }

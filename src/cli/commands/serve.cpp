@@ -15,6 +15,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/plot/timeline.hpp"
 #include "roofline/report/output_file.hpp"
+#include "roofline/serve/fit.hpp"
 #include "roofline/serve/metrics.hpp"
 
 namespace roofline::cli {
@@ -340,7 +341,7 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
                      {"capacity_policy", o.policy},
                      {"block_size", engine.block_size},
                      {"kv_memory_fraction", o.kv_memory_fraction},
-                     {"step_overhead_us", o.step_overhead_us}}},
+                     {"step_overhead_us", engine.step_overhead_s * 1e6}}},
                    {"deployment", deployment_flags_json(o.deployment)},
                    {"set", o.what_if}};
   report.hardware.push_back({gpu.id, gpu.origin});
@@ -420,7 +421,7 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
       "weights, "
       "reserve and workspace), preemption by recompute; step overhead {:g} us",
       engine.max_num_tokens, engine.max_batch, engine.chunked_prefill ? "on" : "off", o.policy, kv.blocks,
-      engine.block_size, o.kv_memory_fraction, kv.free_bytes / 1e9, o.step_overhead_us));
+      engine.block_size, o.kv_memory_fraction, kv.free_bytes / 1e9, engine.step_overhead_s * 1e6));
   report.notes.push_back(
       "metrics as vLLM's benchmark_serving states them: TTFT, TPOT = (E2E - TTFT) / (output - 1), ITL per token gap, "
       "E2E; percentiles interpolate linearly (numpy); throughput over first arrival to last finish");
@@ -455,6 +456,12 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
 
   const std::vector<RequestSpec> requests = workload(o, rate);
   StepCoster coster(model, gpu, config, time, std::max(engine.max_num_tokens, engine.max_batch));
+  std::optional<OverheadFit> fit;
+  if (o.fit_step_overhead) {
+    if (o.step_overhead_us != 0) throw InputError("--fit-step-overhead and --step-overhead-us: give one of them");
+    fit = fit_step_overhead(requests, engine, coster, model, *o.fit_step_overhead);
+    engine.step_overhead_s = fit->step_overhead_s;
+  }
   Simulation sim = simulate(requests, engine, coster, model);
   if (o.requests_csv) write_requests_csv(*o.requests_csv, sim);
   if (o.timeline_svg) {
@@ -464,7 +471,17 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   }
 
   const ServeMetrics m = measure(sim, slo);
-  return render_serve({o, model, gpu, config, calibration, gpus, rate, slo, engine, kv}, sim, m);
+  Report report = render_serve({o, model, gpu, config, calibration, gpus, rate, slo, engine, kv}, sim, m);
+  if (fit) {
+    report.extra_results["step_overhead_fit"] = {{"measured_output_tokens_per_s", *o.fit_step_overhead},
+                                                 {"step_overhead_us", fit->step_overhead_s * 1e6},
+                                                 {"simulations", fit->iterations}};
+    report.notes.push_back(fmt::format(
+        "--fit-step-overhead: {:.1f} us per step reproduces the measured {:g} output tokens/s ({} simulations); "
+        "every figure above is at that overhead",
+        fit->step_overhead_s * 1e6, *o.fit_step_overhead, fit->iterations));
+  }
+  return report;
 }
 
 void setup_serve_command(CLI::App& app) {
@@ -508,6 +525,8 @@ void setup_serve_command(CLI::App& app) {
       ->add_option("--step-overhead-us", options->step_overhead_us,
                    "Fixed time added to every step (scheduler, sampling, launch gaps)")
       ->capture_default_str();
+  command->add_option("--fit-step-overhead", options->fit_step_overhead,
+                      "Learn --step-overhead-us from a run: the measured output tokens/s of this workload");
   command->add_option("--slo", options->slo, "Goodput targets: ttft=MS,tpot=MS");
   command->add_option("--requests-csv", options->requests_csv, "Write one row per request to this CSV file");
   command->add_option("--timeline-svg", options->timeline_svg, "Write the timeline as an SVG chart to this file");

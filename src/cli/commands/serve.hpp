@@ -35,7 +35,8 @@ struct ServeOptions {
   std::string policy = "max-utilization";
   double kv_memory_fraction = 0.9;
   double step_overhead_us = 0;
-  std::optional<std::string> slo;  // ttft=MS,tpot=MS
+  std::optional<double> fit_step_overhead;  // a measured output tokens/s to learn the overhead from
+  std::optional<std::string> slo;           // ttft=MS,tpot=MS
   std::optional<std::string> requests_csv;
   std::optional<std::string> timeline_svg;
   std::vector<std::string> what_if;
