@@ -104,6 +104,12 @@ TEST_CASE("serve: bad input is one line and exit 2") {
   expect_bad_input(roofline(base + "--prompt 100 --requests 1"), "--output or --output-dist");
   expect_bad_input(roofline(base + "--prompt-dist gamma:1,2 --output 10 --requests 1"), "unknown distribution 'gamma'");
   expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 1 --slo ttft=fast"), "--slo 'ttft=fast'");
+  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --fit-step-overhead 1e9"),
+                   "already slower than the run");
+  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --fit-step-overhead 10 --step-overhead-us 5"),
+                   "give one of them");
+  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --capacity-policy fifo"),
+                   "--capacity-policy 'fifo'");
   // Nothing half-written: a failed run leaves no CSV.
   const std::string csv = (dir / "never.csv").string();
   expect_bad_input(roofline(base + "--prompt 200000 --output 10 --requests 1 --requests-csv " + csv), "context");
