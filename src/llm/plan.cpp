@@ -38,7 +38,13 @@ std::vector<std::int64_t> batch_ladder(std::int64_t limit) {
 
 void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space, const GpuSpec& gpu, double price,
               PlanCandidate& c, PlanResult& result) {
-  const DeploymentConfig config = candidate_config(space, gpu, c);
+  DeploymentConfig config = space.base;
+  config.tp = c.tp;
+  config.pp = c.pp;
+  config.weights = c.weights;
+  config.kv = c.kv;
+  config.embeddings = default_activation_dtype(gpu);
+  config.activations = default_activation_dtype(gpu);
 
   if (c.tp > config.scale_up_domain) {
     c.rejection = Rejection::sharding;
@@ -136,17 +142,6 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
 }
 
 }  // namespace
-
-DeploymentConfig candidate_config(const PlanSpace& space, const GpuSpec& gpu, const PlanCandidate& c) {
-  DeploymentConfig config = space.base;
-  config.tp = c.tp;
-  config.pp = c.pp;
-  config.weights = c.weights;
-  config.kv = c.kv;
-  config.embeddings = default_activation_dtype(gpu);
-  config.activations = default_activation_dtype(gpu);
-  return config;
-}
 
 std::string_view name_of(Rejection reason) {
   switch (reason) {

@@ -115,30 +115,3 @@ TEST_CASE("serve: bad input is one line and exit 2") {
   expect_bad_input(roofline(base + "--prompt 200000 --output 10 --requests 1 --requests-csv " + csv), "context");
   CHECK(!std::filesystem::exists(csv));
 }
-
-TEST_CASE("plan --simulate: the cheapest candidates simulated, those that meet p90 first") {
-  const json r = json_report(
-      "plan --model llama-3.1-70b --gpus h100,h200 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
-      "--price all=2.5 --simulate --sim-requests 300 --sim-candidates 12");
-  const json& sim = r.at("results").at("simulated");
-  CHECK(sim.at("percentile") == 90.0);
-  const json& list = sim.at("candidates");
-  REQUIRE(list.size() == 12);
-  REQUIRE(list.front().at("meets") == true);
-  CHECK(sim.at("chosen") == list.front());
-  CHECK(list.front().at("ttft_ms").get<double>() <= 2000);
-  CHECK(list.front().at("tpot_ms").get<double>() <= 50);
-  bool missed = false;
-  for (const json& c : list) {
-    if (c.at("meets") == false) {
-      missed = true;
-      CHECK_THAT(c.at("reason").get<std::string>(), Contains("p90"));
-    } else {
-      CHECK(!missed);  // every one that meets comes before the first that misses
-    }
-  }
-  CHECK(r.at("results").at("simulated_ranked").size() == 12);
-  expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --rps 5 --prompt 512 --output 64 --tpot-ms 50 "
-                            "--ttft-ms 2000 --price all=2 --simulate --percentile 0"),
-                   "--percentile 0");
-}

@@ -76,10 +76,6 @@ struct PlanResult {
   std::int64_t decode_evaluations = 0;  // decode steps modelled (one per batch tried)
 };
 
-// The deployment a candidate describes: the space's base with its TP, PP and formats, activations
-// and embeddings in the GPU's default activation format.
-[[nodiscard]] DeploymentConfig candidate_config(const PlanSpace& space, const GpuSpec& gpu, const PlanCandidate& c);
-
 // Throws InputError for a workload that is not positive or a GPU without a price.
 [[nodiscard]] PlanResult plan_deployment(const ModelSpec& model, const Workload& workload, const PlanSpace& space);
 

@@ -10,7 +10,6 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
 #include "roofline/llm/plan.hpp"
-#include "roofline/serve/plan_simulation.hpp"
 
 namespace roofline::cli {
 namespace {
@@ -147,28 +146,6 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& entri
   return prices;
 }
 
-struct SimulatedRow {
-  std::int64_t rank = 0;
-  SimulatedCandidate s;
-};
-
-constexpr std::array<ColumnOf<SimulatedRow>, 12> simulated_columns{{
-    {{"rank", "#", 0}, [](const SimulatedRow& r) { return Cell{r.rank}; }},
-    {{"gpu", "GPU", 0}, [](const SimulatedRow& r) { return Cell{r.s.candidate.gpu}; }},
-    {{"tp", "TP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s.candidate.tp}}; }},
-    {{"pp", "PP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s.candidate.pp}}; }},
-    {{"weights", "weights", 0},
-     [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s.candidate.weights))}; }},
-    {{"kv", "KV", 0}, [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s.candidate.kv))}; }},
-    {{"replicas", "replicas", 0}, [](const SimulatedRow& r) { return Cell{r.s.candidate.replicas}; }},
-    {{"usd_per_million_output_tokens", "$/M tok", 3},
-     [](const SimulatedRow& r) { return Cell{r.s.candidate.usd_per_million_output_tokens}; }},
-    {{"ttft_ms", "TTFT [ms]", 1}, [](const SimulatedRow& r) { return Cell{r.s.ttft_s * 1e3}; }},
-    {{"tpot_ms", "TPOT [ms]", 2}, [](const SimulatedRow& r) { return Cell{r.s.tpot_s * 1e3}; }},
-    {{"meets", "meets", 0}, [](const SimulatedRow& r) { return Cell{std::string(r.s.meets ? "yes" : "no")}; }},
-    {{"reason", "missed", 0}, [](const SimulatedRow& r) { return Cell{r.s.reason}; }},
-}};
-
 }  // namespace
 
 Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
@@ -264,49 +241,6 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
                             {"rejected", result.rejected.size()},
                             {"decode_evaluations", result.decode_evaluations}}}};
 
-  if (options.simulate) {
-    if (options.sim_candidates < 1) {
-      throw InputError(fmt::format("--sim-candidates {}: must be at least 1", options.sim_candidates));
-    }
-    PlanSimulationOptions sim;
-    sim.requests = options.sim_requests;
-    sim.percentile = options.percentile;
-    sim.candidates = static_cast<std::size_t>(options.sim_candidates);
-    const std::vector<SimulatedCandidate> simulated = simulate_candidates(model, workload, space, result, sim);
-    std::vector<SimulatedRow> rows;
-    nlohmann::json list = nlohmann::json::array();
-    for (std::size_t i = 0; i < simulated.size(); ++i) {
-      rows.push_back({static_cast<std::int64_t>(i + 1), simulated[i]});
-      list.push_back({{"candidate", candidate_json(simulated[i].candidate, calibrated)},
-                      {"ttft_ms", simulated[i].ttft_s * 1e3},
-                      {"tpot_ms", simulated[i].tpot_s * 1e3},
-                      {"output_tokens_per_s_per_replica", simulated[i].output_tokens_per_s},
-                      {"preemptions", simulated[i].preemptions},
-                      {"meets", simulated[i].meets},
-                      {"reason", simulated[i].reason}});
-    }
-    report.tables.push_back(Table::from_rows<SimulatedRow>(
-        "simulated_ranked",
-        fmt::format("The {} cheapest, simulated ({} requests each, Poisson at --rps / replicas): p{:g} TTFT and TPOT "
-                    "against the targets; those that meet them first, cheapest first",
-                    simulated.size(), options.sim_requests, options.percentile),
-        simulated_columns, rows));
-    const bool any = !simulated.empty() && simulated.front().meets;
-    report.extra_results["simulated"] = {{"percentile", options.percentile},
-                                         {"requests", options.sim_requests},
-                                         {"chosen", any ? list.front() : nlohmann::json(nullptr)},
-                                         {"candidates", list}};
-    report.notes.push_back(
-        any ? fmt::format("simulated (serve's engine, defaults of docs/serve.md): the cheapest that meets p{:g} TTFT "
-                          "and TPOT is {} x {} (TP {}, PP {}), {} / {}",
-                          options.percentile, simulated.front().candidate.gpus_total, simulated.front().candidate.gpu,
-                          simulated.front().candidate.tp, simulated.front().candidate.pp,
-                          name_of(simulated.front().candidate.weights), name_of(simulated.front().candidate.kv))
-            : fmt::format("simulated: none of the {} cheapest meets p{:g} TTFT and TPOT at its replicas; see the "
-                          "simulated table",
-                          simulated.size(), options.percentile));
-  }
-
   const PlanCandidate& best = result.ranked.front();
   report.notes.push_back(fmt::format(
       "chosen: {} x {} (TP {}, PP {}, {} replica(s)), {} weights, {} KV cache, batch {}: ${:.3f} per million output "
@@ -368,14 +302,6 @@ void setup_plan_command(CLI::App& app) {
   command->add_option("--pp", options->pp, "Pipeline degrees to try")->capture_default_str();
   command->add_option("--max-batch", options->max_batch, "Largest batch per replica to try")->capture_default_str();
   command->add_option("--top", options->top, "Runners-up to list after the chosen configuration")
-      ->capture_default_str();
-  command->add_flag("--simulate", options->simulate,
-                    "Check the cheapest candidates by simulating each (roofline serve's engine) at its share of --rps");
-  command->add_option("--percentile", options->percentile, "With --simulate: the percentile the targets apply to")
-      ->capture_default_str();
-  command->add_option("--sim-requests", options->sim_requests, "With --simulate: requests per candidate")
-      ->capture_default_str();
-  command->add_option("--sim-candidates", options->sim_candidates, "With --simulate: how many candidates")
       ->capture_default_str();
   add_deployment_flags(*command, options->deployment);
   add_what_if_option(*command, options->what_if);

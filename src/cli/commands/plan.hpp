@@ -27,12 +27,6 @@ struct PlanOptions {
   std::string pp = "1,2,4";
   std::int64_t max_batch = 1024;
   int top = 5;
-  // --simulate: the cheapest feasible candidates run through serve's engine at their share of --rps
-  // (roofline/serve/plan_simulation.hpp); the targets then apply to this percentile.
-  bool simulate = false;
-  double percentile = 90;
-  std::int64_t sim_requests = 1000;
-  int sim_candidates = 20;
   DeploymentFlags deployment;
   std::vector<std::string> what_if;
   CommonOptions common;
