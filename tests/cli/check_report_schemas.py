@@ -38,11 +38,6 @@ CASES = [
      "--batch", "4"],
     ["plan", "--model", "llama-3.1-70b", "--gpus", "h100,h200,a100-sxm4-80gb,b200", "--rps", "5", "--prompt", "2048",
      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5"],
-    ["serve", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--kv", "fp8", "--prompt", "512",
-     "--output", "64", "--requests", "50", "--rate", "20", "--slo", "ttft=200,tpot=20"],
-    ["serve", "--model", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--weights", "fp8", "--kv", "fp8",
-     "--prompt-dist", "lognormal:1000,300", "--output-dist", "uniform:50,150", "--requests", "40", "--concurrency",
-     "8"],
     ["plot", "--gpu", "h100"],
     ["plot", "--gpu", "h100", "--dtype", "bf16,fp8", "--l2-tbps", "7", "--smem-tbps", "30",
      "--point", "GEMV batch 1:1:3.35", "--measured-point", "cuBLAS GEMM 4096^3:1365:741", "--title", "t"],
@@ -66,6 +61,11 @@ CASES = [
     ["op", "fuse", "--chain", "linear:28672,swiglu,linear", "--rows", "1,4096", "--hidden", "4096", "--gpu", "h100",
      "--efficiency", "compute=0.8,memory=0.8"],
     ["op", "fuse", "--chain", "add,rmsnorm", "--rows", "4096", "--hidden", "4096", "--act", "fp4", "--gpu", "h100"],
+    ["serve", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--kv", "fp8", "--prompt", "512",
+     "--output", "64", "--requests", "50", "--rate", "20", "--slo", "ttft=200,tpot=20"],
+    ["serve", "--model", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--weights", "fp8", "--kv", "fp8",
+     "--prompt-dist", "lognormal:1000,300", "--output-dist", "uniform:50,150", "--requests", "40", "--concurrency",
+     "8"],
 ]
 
 
