@@ -90,8 +90,11 @@ StepCoster::StepCoster(const ModelSpec& model, const GpuSpec& gpu, const Deploym
   decode_per_kv_token_ = keys_two > keys_one ? minus(at_two, at_one) : OpCost{};
   decode_per_request_ = minus(at_one, decode_per_kv_token_);
   prefill_attention_ = attention_op(describe({StepPhase::prefill, 1, 1}));
-  for (std::vector<double>& cache : token_ops_) cache.assign(static_cast<std::size_t>(max_tokens_) + 1, -1.0);
-  head_.assign(static_cast<std::size_t>(max_tokens_) + 1, -1.0);
+  // Steps of more tokens than the cache holds are costed each time (a budget beyond 65,536 tokens
+  // is rare, and its steps are long anyway): the tables stay below 1.6 MB whatever the flags.
+  const auto cached = static_cast<std::size_t>(std::min<std::int64_t>(max_tokens_, std::int64_t{1} << 16)) + 1;
+  for (std::vector<double>& cache : token_ops_) cache.assign(cached, -1.0);
+  head_.assign(cached, -1.0);
 }
 
 std::vector<DecoderLayer> StepCoster::describe(const StepShape& shape) const {
