@@ -3,7 +3,7 @@
 
 The library is layered one way (docs/architecture.md):
 
-    core -> report -> hardware -> model -> basis -> llm -> bench -> validate -> plot -> profile -> cli
+    core -> report -> hardware -> model -> basis -> llm -> serve -> bench -> validate -> plot -> profile -> cli
 
 A file of an area may include the headers of its own area and of the areas before it, never of an
 area after it. A file's area is its folder: include/roofline/<area>/, src/<area>/ (src/bench/cuda
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-AREAS = ["core", "report", "hardware", "model", "basis", "llm", "bench", "validate", "plot", "profile", "cli"]
+AREAS = ["core", "report", "hardware", "model", "basis", "llm", "serve", "bench", "validate", "plot", "profile", "cli"]
 RANK = {area: i for i, area in enumerate(AREAS)}
 TOP = len(AREAS)  # programs and tests above the library
 INCLUDE = re.compile(r'^\s*#\s*include\s+"roofline/([^"]+)"', re.MULTILINE)

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
       "roofline"};
   app.set_version_flag("--version", roofline::tool_version);
   app.require_subcommand(1);
-  // Only the command named first is set up when there is one: setting up all twelve, with their
+  // Only the command named first is set up when there is one: setting up all thirteen, with their
   // hundreds of options, cost as much CPU as answering a what-if query. Anything else (--help,
   // --version, a misspelt command) gets them all, so that help and errors list every command.
   const std::string_view first = argc > 1 ? argv[1] : "";

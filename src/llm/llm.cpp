@@ -8,6 +8,7 @@
 #include "roofline/basis/basis.hpp"
 #include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/llm/op_timer.hpp"
 
 namespace roofline {
 namespace {
@@ -198,6 +199,24 @@ StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sh
 }
 
 }  // namespace
+
+// OpTimer (op_timer.hpp) is StepTimer with the config and options it refers to kept alongside.
+struct OpTimer::Impl {
+  Impl(const GpuSpec& gpu, const DeploymentConfig& c, const TimeOptions& o, int tp)
+      : config(c), options(o), timer(gpu, config, options, tp) {}
+  DeploymentConfig config;
+  TimeOptions options;
+  StepTimer timer;
+};
+
+OpTimer::OpTimer(const GpuSpec& gpu, const DeploymentConfig& config, const TimeOptions& options, int tp)
+    : impl_(std::make_unique<const Impl>(gpu, config, options, tp)) {}
+OpTimer::OpTimer(OpTimer&&) noexcept = default;
+OpTimer& OpTimer::operator=(OpTimer&&) noexcept = default;
+OpTimer::~OpTimer() = default;
+StepOp OpTimer::time(const DecoderOp& op) const {
+  return impl_->timer.time(op);
+}
 
 double LayerGroup::time_s() const {
   double t = 0;

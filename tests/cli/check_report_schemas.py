@@ -68,6 +68,11 @@ CASES = [
     ["op", "fuse", "--chain", "linear:28672,swiglu,linear", "--rows", "1,4096", "--hidden", "4096", "--gpu", "h100",
      "--efficiency", "compute=0.8,memory=0.8"],
     ["op", "fuse", "--chain", "add,rmsnorm", "--rows", "4096", "--hidden", "4096", "--act", "fp4", "--gpu", "h100"],
+    ["serve", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--kv", "fp8", "--prompt", "512",
+     "--output", "64", "--requests", "50", "--rate", "20", "--slo", "ttft=200,tpot=20"],
+    ["serve", "--model", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--weights", "fp8", "--kv", "fp8",
+     "--prompt-dist", "lognormal:1000,300", "--output-dist", "uniform:50,150", "--requests", "40", "--concurrency",
+     "8"],
 ]
 
 
@@ -79,6 +84,8 @@ def data_cases(source, scratch):
     calibration = str(scratch / "h200.calibration.json")
     return [
         ["calibrate", "--measured", memory, "--measured", compute, "-o", calibration],
+        ["serve", "--model", "llama-3.1-8b", "--gpu", "h200", "--trace",
+         str(source / "tests" / "data" / "serve" / "example-trace.csv"), "--calibration", calibration],
         ["validate", "--measured", memory],
         ["validate", "--measured", memory, "--measured", compute, "--calibration", calibration],
         ["validate", "--measured", memory, "--baseline", memory, "--tolerance", "3%"],

@@ -16,6 +16,7 @@ void setup_bench_command(CLI::App& app);
 void setup_llm_command(CLI::App& app);
 void setup_train_command(CLI::App& app);
 void setup_plan_command(CLI::App& app);
+void setup_serve_command(CLI::App& app);
 void setup_validate_command(CLI::App& app);
 void setup_calibrate_command(CLI::App& app);
 void setup_profile_command(CLI::App& app);
@@ -36,6 +37,7 @@ inline constexpr std::array command_setups{
     CommandSetup{"llm", &setup_llm_command},
     CommandSetup{"train", &setup_train_command},
     CommandSetup{"plan", &setup_plan_command},
+    CommandSetup{"serve", &setup_serve_command},
     CommandSetup{"validate", &setup_validate_command},
     CommandSetup{"calibrate", &setup_calibrate_command},
     CommandSetup{"profile", &setup_profile_command},

@@ -1,0 +1,128 @@
+#pragma once
+
+// A serving engine simulated step by step (docs/serve.md): requests arrive, wait, are admitted
+// when KV blocks are free, are prefilled in chunks that share steps with other requests' decode
+// tokens, are preempted (by recompute) when the blocks run out, and finish. The scheduler follows
+// vLLM's V1 scheduler (vllm/v1/core/sched/scheduler.py): running requests first, in order, each
+// its remaining tokens within the step's token budget, the most recently admitted preempted when
+// a running request cannot get its blocks; then waiting requests, first come first served, while
+// the batch, the budget and the free blocks allow, and only in a step that preempted none.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "roofline/serve/step_cost.hpp"
+#include "roofline/serve/workload.hpp"
+
+namespace roofline {
+
+// When a request may be admitted, in TensorRT-LLM's names (CapacitySchedulerPolicy):
+// max_utilization, when the blocks of its first chunk are free (vLLM's rule; running requests
+// that later find no block preempt others, by recompute); guaranteed_no_evict, when the blocks of
+// its whole life (prompt + output - 1 tokens) are free, reserved at admission: never a preemption.
+enum class CapacityPolicy : std::uint8_t { max_utilization, guaranteed_no_evict };
+
+// The engine's settings, named after vLLM's and TensorRT-LLM's (docs/serve.md gives the sources
+// of the defaults).
+struct EngineConfig {
+  std::int64_t max_batch = 256;        // sequences in one step (vLLM max_num_seqs)
+  std::int64_t max_num_tokens = 8192;  // token budget of one step (max_num_batched_tokens, TRT-LLM max_num_tokens)
+  bool chunked_prefill = true;
+  std::int64_t block_size = 16;  // tokens per KV block
+  std::int64_t kv_blocks = 0;    // blocks in the cache (kv_cache_blocks)
+  double step_overhead_s = 0;    // added to every step: scheduler, sampling, launch gaps
+  CapacityPolicy policy = CapacityPolicy::max_utilization;
+  // Closed loop: this many requests in flight; each finished one is replaced at once by the next
+  // (the workload's arrival times are then unused). Unset: the requests' own arrival times.
+  std::optional<std::int64_t> concurrency;
+};
+
+// The KV cache of a deployment: blocks that fit in `fraction` of what each GPU has left after
+// weights, reserve and workspace (plan_memory), the stage with the fewest setting the number.
+struct KvCache {
+  std::int64_t blocks = 0;
+  double bytes_per_block = 0;  // one GPU of the bounding stage
+  double free_bytes = 0;       // that GPU: capacity - weights - reserve - workspace
+};
+[[nodiscard]] KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config,
+                               std::int64_t block_size, double fraction);
+
+// What happened to one request (times in seconds from the start).
+struct RequestRecord {
+  RequestSpec spec;
+  double scheduled_s = 0;    // the start of the step that first scheduled it
+  double first_token_s = 0;  // the end of the step that produced its first token
+  double finish_s = 0;
+  std::int64_t preemptions = 0;
+  [[nodiscard]] double queue_s() const { return scheduled_s - spec.arrival_s; }
+  [[nodiscard]] double ttft_s() const { return first_token_s - spec.arrival_s; }
+  [[nodiscard]] double e2e_s() const { return finish_s - spec.arrival_s; }
+  // (E2E - TTFT) / (output - 1), vLLM's benchmark_serving definition; none for one output token.
+  [[nodiscard]] std::optional<double> tpot_s() const;
+};
+
+// A sample of values, kept as (value, count) runs: the gaps between tokens of one step are one
+// value for every request in it. Percentiles interpolate linearly between order statistics, as
+// numpy.percentile does (what benchmark_serving reports).
+class Distribution {
+ public:
+  void add(double value, std::int64_t count = 1);
+  [[nodiscard]] std::int64_t count() const { return count_; }
+  [[nodiscard]] double mean() const { return count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0; }
+  [[nodiscard]] double max() const { return max_; }
+  // p in [0, 100]; 0 for an empty sample.
+  [[nodiscard]] double percentile(double p);
+
+ private:
+  std::vector<std::pair<double, std::int64_t>> runs_;
+  bool sorted_ = true;
+  std::int64_t count_ = 0;
+  double sum_ = 0;
+  double max_ = 0;
+};
+
+// One point of the timeline: the steps between the previous point and this one.
+struct TimelinePoint {
+  double time_s = 0;  // end of the last step of the point
+  double span_s = 0;
+  std::int64_t steps = 0;
+  double running = 0;  // mean over the span (time-weighted): requests in the batch
+  double waiting = 0;  // requests arrived and not running
+  double kv_blocks = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t prefill_tokens = 0;
+};
+
+struct EngineStats {
+  std::int64_t steps = 0;
+  std::int64_t batch_max = 0;  // sequences in one step
+  double batch_mean = 0;
+  std::int64_t tokens_max = 0;  // tokens in one step
+  double tokens_mean = 0;
+  std::int64_t prefill_tokens = 0;  // all steps (recomputed tokens included)
+  std::int64_t decode_tokens = 0;
+  std::int64_t kv_blocks_peak = 0;
+  double kv_blocks_mean = 0;  // over steps
+  std::int64_t preemptions = 0;
+  double busy_s = 0;  // time in steps
+};
+
+struct Simulation {
+  std::vector<RequestRecord> requests;  // in the workload's order
+  Distribution itl_s;                   // every gap between two tokens of a request
+  EngineStats engine;
+  std::vector<TimelinePoint> timeline;  // at most about 2 x timeline_points points
+  double start_s = 0;                   // the first arrival
+  double end_s = 0;                     // the last finish
+};
+
+inline constexpr std::size_t timeline_points = 256;
+
+// Runs the workload through the engine. `requests` must be sorted by arrival (without
+// concurrency). InputError when a request cannot fit the KV cache alone, or, without chunked
+// prefill, the token budget.
+[[nodiscard]] Simulation simulate(const std::vector<RequestSpec>& requests, const EngineConfig& engine,
+                                  StepCoster& coster, const ModelSpec& model);
+
+}  // namespace roofline

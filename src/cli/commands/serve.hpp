@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../common.hpp"
+#include "../deployment_options.hpp"
+#include "../model_options.hpp"
+#include "roofline/hardware/hardware.hpp"
+#include "roofline/report/report.hpp"
+#include "roofline/serve/engine.hpp"
+
+namespace roofline::cli {
+
+struct ServeOptions {
+  ModelOptions model;
+  ParallelismFlags parallelism;
+  FormatFlags formats;
+  DeploymentFlags deployment;
+  // The workload: fixed lengths or distributions, or a trace; how many; how they arrive.
+  std::optional<std::int64_t> prompt;
+  std::optional<std::int64_t> output;
+  std::optional<std::string> prompt_dist;
+  std::optional<std::string> output_dist;
+  std::optional<std::string> trace;
+  std::optional<std::int64_t> requests;
+  std::optional<std::string> rate;  // inf or requests/s
+  std::optional<std::int64_t> concurrency;
+  std::uint64_t seed = 0;
+  // The engine (EngineConfig's defaults).
+  EngineConfig engine;
+  bool no_chunked_prefill = false;
+  std::string policy = "max-utilization";
+  double kv_memory_fraction = 0.9;
+  double step_overhead_us = 0;
+  std::optional<double> fit_step_overhead;  // a measured output tokens/s to learn the overhead from
+  std::optional<std::string> slo;           // ttft=MS,tpot=MS
+  std::optional<std::string> requests_csv;
+  std::optional<std::string> timeline_svg;
+  std::vector<std::string> what_if;
+  CommonOptions common;
+};
+
+[[nodiscard]] Report run_serve(const ServeOptions& options, const HardwareRegistry& registry);
+
+}  // namespace roofline::cli

@@ -1,0 +1,401 @@
+// The serving engine, step by step (roofline/serve/engine.hpp; docs/serve.md).
+#include "roofline/serve/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <stdexcept>
+
+#include "roofline/core/error.hpp"
+#include "roofline/llm/deployment.hpp"
+
+namespace roofline {
+namespace {
+
+std::int64_t blocks_for(std::int64_t tokens, std::int64_t block_size) {
+  return (tokens + block_size - 1) / block_size;
+}
+
+// A request's state inside the engine.
+struct Live {
+  std::int64_t computed = 0;   // tokens whose keys and values are in the cache
+  std::int64_t generated = 0;  // output tokens produced
+  std::int64_t blocks = 0;     // KV blocks it holds
+  double last_token_s = 0;
+  bool scheduled = false;  // ever
+  bool done = false;
+};
+
+struct Scheduled {
+  std::size_t id = 0;
+  std::int64_t tokens = 0;
+};
+
+// Folds steps into at most 2 x timeline_points points, each `stride` steps; when the points fill
+// up, neighbours merge and the stride doubles (memory bounded, whatever the run's length).
+class Timeline {
+ public:
+  void add(double end_s, double span_s, std::int64_t running, std::int64_t waiting, std::int64_t kv_blocks,
+           std::int64_t output_tokens, std::int64_t prefill_tokens) {
+    current_.time_s = end_s;
+    current_.span_s += span_s;
+    current_.steps += 1;
+    current_.running += static_cast<double>(running) * span_s;
+    current_.waiting += static_cast<double>(waiting) * span_s;
+    current_.kv_blocks += static_cast<double>(kv_blocks) * span_s;
+    current_.output_tokens += output_tokens;
+    current_.prefill_tokens += prefill_tokens;
+    if (current_.steps == stride_) close();
+    if (points_.size() == 2 * timeline_points) {
+      std::vector<TimelinePoint> merged;
+      merged.reserve(timeline_points);
+      for (std::size_t i = 0; i + 1 < points_.size(); i += 2) merged.push_back(merge(points_[i], points_[i + 1]));
+      points_ = std::move(merged);
+      stride_ *= 2;
+    }
+  }
+
+  std::vector<TimelinePoint> take() && {
+    if (current_.steps > 0) close();
+    return std::move(points_);
+  }
+
+ private:
+  void close() {
+    if (current_.span_s > 0) {
+      current_.running /= current_.span_s;
+      current_.waiting /= current_.span_s;
+      current_.kv_blocks /= current_.span_s;
+    }
+    points_.push_back(current_);
+    current_ = {};
+  }
+
+  static TimelinePoint merge(const TimelinePoint& a, const TimelinePoint& b) {
+    TimelinePoint m;
+    m.time_s = b.time_s;
+    m.span_s = a.span_s + b.span_s;
+    m.steps = a.steps + b.steps;
+    const auto mean = [&](double x, double y) { return m.span_s > 0 ? (x * a.span_s + y * b.span_s) / m.span_s : x; };
+    m.running = mean(a.running, b.running);
+    m.waiting = mean(a.waiting, b.waiting);
+    m.kv_blocks = mean(a.kv_blocks, b.kv_blocks);
+    m.output_tokens = a.output_tokens + b.output_tokens;
+    m.prefill_tokens = a.prefill_tokens + b.prefill_tokens;
+    return m;
+  }
+
+  std::vector<TimelinePoint> points_;
+  TimelinePoint current_;
+  std::int64_t stride_ = 1;
+};
+
+class Engine {
+ public:
+  Engine(const std::vector<RequestSpec>& requests, const EngineConfig& config, StepCoster& coster,
+         const ModelSpec& model)
+      : c_(config), coster_(coster), model_(model), live_(requests.size()), free_blocks_(config.kv_blocks) {
+    out_.requests.reserve(requests.size());
+    for (const RequestSpec& spec : requests) out_.requests.push_back({spec, 0, 0, 0, 0});
+    released_ = c_.concurrency ? std::min<std::size_t>(static_cast<std::size_t>(*c_.concurrency), requests.size())
+                               : requests.size();
+    if (c_.concurrency) {
+      for (RequestRecord& r : out_.requests) r.spec.arrival_s = 0;
+    }
+  }
+
+  Simulation run() && {
+    const std::size_t n = out_.requests.size();
+    while (finished_ < n) {
+      admit_arrivals();
+      if (running_.empty() && waiting_.empty()) {
+        now_ = std::max(now_, out_.requests[next_].spec.arrival_s);
+        continue;
+      }
+      step();
+    }
+    out_.start_s = n > 0 ? out_.requests.front().spec.arrival_s : 0;
+    for (const RequestRecord& r : out_.requests) {
+      out_.start_s = std::min(out_.start_s, r.spec.arrival_s);
+      out_.end_s = std::max(out_.end_s, r.finish_s);
+    }
+    EngineStats& e = out_.engine;
+    if (e.steps > 0) {
+      e.batch_mean = batch_sum_ / static_cast<double>(e.steps);
+      e.tokens_mean = tokens_sum_ / static_cast<double>(e.steps);
+      e.kv_blocks_mean = kv_sum_ / static_cast<double>(e.steps);
+    }
+    out_.timeline = std::move(timeline_).take();
+    return std::move(out_);
+  }
+
+ private:
+  [[nodiscard]] std::int64_t known(std::size_t id) const { return out_.requests[id].spec.prompt + live_[id].generated; }
+
+  void admit_arrivals() {
+    while (next_ < released_ && out_.requests[next_].spec.arrival_s <= now_) waiting_.push_back(next_++);
+  }
+
+  void preempt(std::size_t id) {
+    Live& r = live_[id];
+    free_blocks_ += r.blocks;
+    r.blocks = 0;
+    r.computed = 0;  // recompute: prompt and generated tokens are prefilled again on resumption
+    ++out_.requests[id].preemptions;
+    ++out_.engine.preemptions;
+    waiting_.push_front(id);
+  }
+
+  // The blocks a request must hold to run `tokens` more: those of its cache after them, or, when
+  // admission guarantees no eviction, those of its whole life from the start.
+  [[nodiscard]] std::int64_t blocks_needed(std::size_t id, std::int64_t tokens) const {
+    const RequestSpec& spec = out_.requests[id].spec;
+    const std::int64_t held =
+        c_.policy == CapacityPolicy::guaranteed_no_evict ? spec.prompt + spec.output - 1 : live_[id].computed + tokens;
+    return blocks_for(held, c_.block_size) - live_[id].blocks;
+  }
+
+  void take(std::size_t id, std::int64_t tokens) {
+    Live& r = live_[id];
+    const std::int64_t need = blocks_needed(id, tokens);
+    free_blocks_ -= need;
+    r.blocks += need;
+    if (!r.scheduled) {
+      r.scheduled = true;
+      out_.requests[id].scheduled_s = now_;
+    }
+    scheduled_.push_back({id, tokens});
+    if (tokens == 1 && r.generated >= 1) {
+      ++batch_.decode_requests;
+      batch_.decode_kv_tokens += model_.cached_tokens(r.computed + 1);
+    } else {
+      chunks_.push_back({tokens, r.computed});
+    }
+  }
+
+  // vLLM V1's schedule(): running requests in order, then waiting ones (see engine.hpp).
+  void schedule() {
+    scheduled_.clear();
+    chunks_.clear();
+    batch_ = {};
+    std::int64_t budget = c_.max_num_tokens;
+    bool preempted = false;
+    for (std::size_t i = 0; i < running_.size() && budget > 0;) {
+      const std::size_t id = running_[i];
+      const std::int64_t tokens = std::min(known(id) - live_[id].computed, budget);
+      const std::int64_t need = blocks_needed(id, tokens);
+      bool self = false;
+      while (need > free_blocks_) {
+        const std::size_t victim = running_.back();
+        running_.pop_back();
+        preempt(victim);
+        preempted = true;
+        if (victim == id) {
+          self = true;
+          break;
+        }
+      }
+      if (self) break;
+      take(id, tokens);
+      budget -= tokens;
+      ++i;
+    }
+    if (preempted) return;
+    while (!waiting_.empty() && static_cast<std::int64_t>(running_.size()) < c_.max_batch && budget > 0) {
+      const std::size_t id = waiting_.front();
+      const std::int64_t remaining = known(id) - live_[id].computed;
+      if (!c_.chunked_prefill && remaining > budget) break;
+      const std::int64_t tokens = std::min(remaining, budget);
+      if (blocks_needed(id, tokens) > free_blocks_) break;
+      waiting_.pop_front();
+      running_.push_back(id);
+      take(id, tokens);
+      budget -= tokens;
+    }
+  }
+
+  void step() {
+    schedule();
+    if (scheduled_.empty()) throw std::logic_error("serve: a step scheduled nothing");
+    batch_.chunks = chunks_;
+    const double start = now_;
+    const std::int64_t tokens = batch_.tokens();
+    const double seconds = coster_.time_s(batch_) + c_.step_overhead_s;
+    now_ += seconds;
+
+    EngineStats& e = out_.engine;
+    const std::int64_t kv_used = c_.kv_blocks - free_blocks_;
+    ++e.steps;
+    e.busy_s += seconds;
+    e.batch_max = std::max(e.batch_max, static_cast<std::int64_t>(scheduled_.size()));
+    e.tokens_max = std::max(e.tokens_max, tokens);
+    e.kv_blocks_peak = std::max(e.kv_blocks_peak, kv_used);
+    e.decode_tokens += batch_.decode_requests;
+    e.prefill_tokens += tokens - batch_.decode_requests;
+    batch_sum_ += static_cast<double>(scheduled_.size());
+    tokens_sum_ += static_cast<double>(tokens);
+    kv_sum_ += static_cast<double>(kv_used);
+    const auto running = static_cast<std::int64_t>(running_.size());
+    const auto waiting = static_cast<std::int64_t>(waiting_.size());
+
+    std::int64_t emitted = 0;
+    bool any_finished = false;
+    for (const Scheduled& s : scheduled_) {
+      Live& r = live_[s.id];
+      RequestRecord& record = out_.requests[s.id];
+      r.computed += s.tokens;
+      if (r.computed < known(s.id)) continue;  // a prefill chunk short of the prompt's end
+      ++r.generated;
+      ++emitted;
+      if (r.generated == 1) {
+        record.first_token_s = now_;
+      } else {
+        out_.itl_s.add(now_ - r.last_token_s);
+      }
+      r.last_token_s = now_;
+      if (r.generated < record.spec.output) continue;
+      r.done = true;
+      any_finished = true;
+      record.finish_s = now_;
+      free_blocks_ += r.blocks;
+      r.blocks = 0;
+      ++finished_;
+      if (released_ < out_.requests.size()) out_.requests[released_++].spec.arrival_s = now_;
+    }
+    if (any_finished) {
+      running_.erase(std::remove_if(running_.begin(), running_.end(), [&](std::size_t id) { return live_[id].done; }),
+                     running_.end());
+    }
+    timeline_.add(now_, now_ - start, running, waiting, kv_used, emitted, tokens - batch_.decode_requests);
+  }
+
+  const EngineConfig& c_;
+  StepCoster& coster_;
+  const ModelSpec& model_;
+  std::vector<Live> live_;
+  Simulation out_;
+  std::vector<std::size_t> running_;
+  std::deque<std::size_t> waiting_;
+  std::size_t next_ = 0;      // the next request to arrive
+  std::size_t released_ = 0;  // requests allowed to arrive (closed loop: those whose slot has come)
+  std::size_t finished_ = 0;
+  std::int64_t free_blocks_ = 0;
+  double now_ = 0;
+  std::vector<Scheduled> scheduled_;
+  std::vector<PrefillChunk> chunks_;
+  MixedBatch batch_;
+  double batch_sum_ = 0;
+  double tokens_sum_ = 0;
+  double kv_sum_ = 0;
+  Timeline timeline_;
+};
+
+void check_workload(const std::vector<RequestSpec>& requests, const EngineConfig& c, const ModelSpec& model) {
+  if (requests.empty()) throw InputError("serve: no requests");
+  if (c.kv_blocks < 1) throw InputError("serve: the KV cache holds no block");
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const RequestSpec& r = requests[i];
+    if (i > 0 && !c.concurrency && r.arrival_s < requests[i - 1].arrival_s) {
+      throw InputError(fmt::format("serve: request {} arrives before request {}: arrivals must be sorted", i, i - 1));
+    }
+    if (model.max_context && r.prompt + r.output > *model.max_context) {
+      throw InputError(fmt::format("serve: request {}: prompt {} + output {} tokens is more than {}'s context of {}", i,
+                                   r.prompt, r.output, model.id, *model.max_context));
+    }
+    // The most a request holds: its prompt and every output token but the last.
+    const std::int64_t held = r.prompt + r.output - 1;
+    if (blocks_for(held, c.block_size) > c.kv_blocks) {
+      throw InputError(fmt::format(
+          "serve: request {}: {} tokens (prompt {} + output {} - 1) need {} KV blocks of {} tokens; the cache holds {}",
+          i, held, r.prompt, r.output, blocks_for(held, c.block_size), c.block_size, c.kv_blocks));
+    }
+    if (!c.chunked_prefill && held > c.max_num_tokens) {
+      throw InputError(fmt::format(
+          "serve: request {}: without chunked prefill, prompt {} + output {} - 1 tokens (what a recompute prefills) "
+          "must fit --max-num-tokens {}",
+          i, r.prompt, r.output, c.max_num_tokens));
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<double> RequestRecord::tpot_s() const {
+  if (spec.output < 2) return std::nullopt;
+  return (e2e_s() - ttft_s()) / static_cast<double>(spec.output - 1);
+}
+
+void Distribution::add(double value, std::int64_t count) {
+  if (count <= 0) return;
+  if (!runs_.empty() && runs_.back().first == value) {
+    runs_.back().second += count;
+  } else {
+    if (!runs_.empty() && value < runs_.back().first) sorted_ = false;
+    runs_.emplace_back(value, count);
+  }
+  max_ = count_ == 0 ? value : std::max(max_, value);
+  count_ += count;
+  sum_ += value * static_cast<double>(count);
+}
+
+double Distribution::percentile(double p) {
+  if (count_ == 0) return 0;
+  if (!sorted_) {
+    std::sort(runs_.begin(), runs_.end());
+    sorted_ = true;
+  }
+  // numpy's linear method: h = (n - 1) p / 100 between the order statistics floor(h) and floor(h) + 1.
+  const double h = static_cast<double>(count_ - 1) * std::clamp(p, 0.0, 100.0) / 100.0;
+  const auto lo = static_cast<std::int64_t>(std::floor(h));
+  const std::int64_t hi = std::min(lo + 1, count_ - 1);
+  double x_lo = runs_.back().first;
+  double x_hi = x_lo;
+  std::int64_t seen = 0;
+  bool found_lo = false;
+  for (const auto& [value, count] : runs_) {
+    seen += count;
+    if (!found_lo && lo < seen) {
+      x_lo = value;
+      found_lo = true;
+    }
+    if (hi < seen) {
+      x_hi = value;
+      break;
+    }
+  }
+  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
+}
+
+KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config, std::int64_t block_size,
+                 double fraction) {
+  const Sharding sharding = shard(model, config.tp, config.pp);
+  const MemoryPlan memory = plan_memory(model, gpu, sharding, config, 1);
+  KvCache out;
+  bool first = true;
+  for (const StageMemory& stage : memory.stages) {
+    const double per_block = stage.kv_bytes_per_token * static_cast<double>(block_size);
+    const double blocks = per_block > 0 ? std::floor(fraction * std::max(stage.free_bytes, 0.0) / per_block) : 0.0;
+    if (first || blocks < static_cast<double>(out.blocks)) {
+      // Capped where doubles still count whole blocks exactly (a what-if of absurd memory).
+      out.blocks = static_cast<std::int64_t>(std::min(blocks, 9.0e15));
+      out.bytes_per_block = per_block;
+      out.free_bytes = stage.free_bytes;
+      first = false;
+    }
+  }
+  if (out.free_bytes <= 0) {
+    throw InputError(fmt::format("serve: {} does not fit {} x {} (TP {}, PP {}): no memory is left for the KV cache",
+                                 model.id, config.tp * config.pp, gpu.id, config.tp, config.pp));
+  }
+  return out;
+}
+
+Simulation simulate(const std::vector<RequestSpec>& requests, const EngineConfig& engine, StepCoster& coster,
+                    const ModelSpec& model) {
+  check_workload(requests, engine, model);
+  return Engine(requests, engine, coster, model).run();
+}
+
+}  // namespace roofline

@@ -1,0 +1,172 @@
+// The time of one engine step from the op model of `llm` (roofline/serve/step_cost.hpp).
+#include "roofline/serve/step_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "roofline/core/error.hpp"
+#include "roofline/llm/deployment.hpp"
+#include "roofline/model/attention.hpp"
+
+namespace roofline {
+namespace {
+
+bool is_attention(OpKind kind) {
+  return kind == OpKind::attention || kind == OpKind::latent_attention;
+}
+
+// The group that holds the embedding lookup and the output head.
+bool is_head_group(const DecoderLayer& layer) {
+  return std::any_of(layer.ops.begin(), layer.ops.end(),
+                     [](const DecoderOp& op) { return op.kind == OpKind::embedding; });
+}
+
+const DecoderOp& attention_op(const std::vector<DecoderLayer>& layers) {
+  for (const DecoderLayer& layer : layers) {
+    for (const DecoderOp& op : layer.ops) {
+      if (is_attention(op.kind)) return op;
+    }
+  }
+  throw InputError("serve: the model's step has no attention op");
+}
+
+OpCost minus(const OpCost& a, const OpCost& b) {
+  return {a.flops - b.flops, a.bytes_read - b.bytes_read, a.bytes_written - b.bytes_written};
+}
+
+OpCost affine(const OpCost& per_request, double requests, const OpCost& per_token, double tokens) {
+  return {per_request.flops * requests + per_token.flops * tokens,
+          per_request.bytes_read * requests + per_token.bytes_read * tokens,
+          per_request.bytes_written * requests + per_token.bytes_written * tokens};
+}
+
+// Sets the batch and lengths of an attention op's shape (flash or latent), whichever it holds.
+void reshape(DecoderOp& op, std::int64_t batch, std::int64_t seq, std::int64_t kv_seq) {
+  std::visit(
+      [&](auto& shape) {
+        using Shape = std::decay_t<decltype(shape)>;
+        if constexpr (std::is_same_v<Shape, AttentionShape> || std::is_same_v<Shape, LatentAttentionShape>) {
+          shape.batch = batch;
+          shape.seq = seq;
+          shape.kv_seq = kv_seq;
+        }
+      },
+      op.shape);
+}
+
+}  // namespace
+
+std::int64_t MixedBatch::tokens() const {
+  std::int64_t tokens = decode_requests;
+  for (const PrefillChunk& chunk : chunks) tokens += chunk.tokens;
+  return tokens;
+}
+
+StepCoster::StepCoster(const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config,
+                       const TimeOptions& options, std::int64_t max_step_tokens)
+    : model_(model),
+      sharding_(shard(model, config.tp, config.pp)),
+      formats_(StepFormats::of(config)),
+      timer_(gpu, config, options, config.tp),
+      max_tokens_(max_step_tokens) {
+  describe_.text = false;
+  // The tiles llm's steps use (run_step in llm.cpp); they set no HBM figure, only the re-reads.
+  if (gpu.smem_per_unit_kb) describe_.kernels.smem_per_unit_bytes = *gpu.smem_per_unit_kb * 1024.0;
+  const std::vector<DecoderLayer> one = describe({StepPhase::decode, 1, 1});
+  for (const DecoderLayer& layer : one) {
+    if (std::any_of(layer.ops.begin(), layer.ops.end(), [](const DecoderOp& op) { return is_attention(op.kind); })) {
+      attention_layers_ += layer.count;
+    }
+  }
+  decode_attention_ = attention_op(one);
+  // Decode attention reads each request's query once and each cached token's K and V (or
+  // latent) once: affine in the requests and the cached tokens. Two one-request steps give the
+  // coefficients.
+  const OpCost at_one = decode_attention_.cost;
+  const OpCost at_two = attention_op(describe({StepPhase::decode, 1, 2})).cost;
+  const std::int64_t keys_one = model.cached_tokens(1);
+  const std::int64_t keys_two = model.cached_tokens(2);
+  decode_per_kv_token_ = keys_two > keys_one ? minus(at_two, at_one) : OpCost{};
+  decode_per_request_ = minus(at_one, decode_per_kv_token_);
+  prefill_attention_ = attention_op(describe({StepPhase::prefill, 1, 1}));
+  // Steps of more tokens than the cache holds are costed each time (a budget beyond 65,536 tokens
+  // is rare, and its steps are long anyway): the tables stay below 1.6 MB whatever the flags.
+  const auto cached = static_cast<std::size_t>(std::min<std::int64_t>(max_tokens_, std::int64_t{1} << 16)) + 1;
+  for (std::vector<double>& cache : token_ops_) cache.assign(cached, -1.0);
+  head_.assign(cached, -1.0);
+}
+
+std::vector<DecoderLayer> StepCoster::describe(const StepShape& shape) const {
+  return describe_step(model_, sharding_, formats_, shape, describe_);
+}
+
+double StepCoster::token_ops_s(std::int64_t tokens, StepPhase phase) {
+  std::vector<double>& cache = token_ops_[phase == StepPhase::decode ? 0 : 1];
+  const auto index = static_cast<std::size_t>(tokens);
+  if (index < cache.size() && cache[index] >= 0) return cache[index];
+  double seconds = 0;
+  for (const DecoderLayer& layer : describe({phase, tokens, tokens})) {
+    const bool head = is_head_group(layer);
+    for (const DecoderOp& op : layer.ops) {
+      if (is_attention(op.kind) || (head && op.kind != OpKind::embedding)) continue;
+      seconds += static_cast<double>(layer.count) * timer_.time(op).time_s;
+    }
+  }
+  if (index < cache.size()) cache[index] = seconds;
+  return seconds;
+}
+
+double StepCoster::head_s(std::int64_t rows) {
+  const auto index = static_cast<std::size_t>(rows);
+  if (index < head_.size() && head_[index] >= 0) return head_[index];
+  double seconds = 0;
+  // The logits of one row per request: the final norm and the head over `rows` rows (a GEMV
+  // with `rows` vectors, as in decode_step), and their gather over the TP group.
+  for (const DecoderLayer& layer : describe({StepPhase::decode, rows, 1})) {
+    if (!is_head_group(layer)) continue;
+    for (const DecoderOp& op : layer.ops) {
+      if (op.kind != OpKind::embedding) seconds += static_cast<double>(layer.count) * timer_.time(op).time_s;
+    }
+  }
+  if (index < head_.size()) head_[index] = seconds;
+  return seconds;
+}
+
+double StepCoster::decode_attention_s(std::int64_t requests, std::int64_t kv_tokens) const {
+  if (requests == 0) return 0;
+  DecoderOp op = decode_attention_;
+  // The shape names the op to a calibration's table (batch, mean cache); the cost is exact.
+  const std::int64_t mean_kv = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::llround(static_cast<double>(kv_tokens) / static_cast<double>(requests))));
+  reshape(op, requests, 1, mean_kv);
+  op.cost =
+      affine(decode_per_request_, static_cast<double>(requests), decode_per_kv_token_, static_cast<double>(kv_tokens));
+  return static_cast<double>(attention_layers_) * timer_.time(op).time_s;
+}
+
+double StepCoster::prefill_attention_s(const PrefillChunk& chunk) const {
+  DecoderOp op = prefill_attention_;
+  reshape(op, 1, chunk.tokens, chunk.cached + chunk.tokens);
+  if (auto* flash = std::get_if<AttentionShape>(&op.shape)) {
+    flash->causal = true;
+    // HBM traffic and useful FLOPs do not depend on the tiles (they set the re-reads only).
+    op.cost = flash_attention_cost(*flash, FlashTiling{}).hbm;
+  } else if (auto* latent = std::get_if<LatentAttentionShape>(&op.shape)) {
+    latent->causal = true;
+    op.cost = latent_attention_cost(*latent);
+  }
+  return static_cast<double>(attention_layers_) * timer_.time(op).time_s;
+}
+
+double StepCoster::time_s(const MixedBatch& batch) {
+  const std::int64_t tokens = batch.tokens();
+  if (tokens < 1) throw InputError("serve: a step with no tokens");
+  const StepPhase phase = batch.chunks.empty() ? StepPhase::decode : StepPhase::prefill;
+  double seconds = token_ops_s(tokens, phase) + head_s(batch.rows()) +
+                   decode_attention_s(batch.decode_requests, batch.decode_kv_tokens);
+  for (const PrefillChunk& chunk : batch.chunks) seconds += prefill_attention_s(chunk);
+  return seconds;
+}
+
+}  // namespace roofline
