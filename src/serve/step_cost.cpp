@@ -67,7 +67,7 @@ StepCoster::StepCoster(const ModelSpec& model, const GpuSpec& gpu, const Deploym
                        const TimeOptions& options, std::int64_t max_step_tokens)
     : model_(model),
       sharding_(shard(model, config.tp, config.pp)),
-      formats_(StepFormats::of(config)),
+      formats_(StepFormats::of(config, gpu)),
       timer_(gpu, config, options, config.tp),
       max_tokens_(max_step_tokens) {
   describe_.text = false;

@@ -238,6 +238,7 @@ struct ServeRun {
   const GpuSpec& gpu;
   const DeploymentConfig& config;
   const std::optional<Calibration>& calibration;
+  const std::optional<CalibrationChoice>& choice;  // what --calibration resolved to (set with the flag)
   int gpus = 1;
   const std::optional<double>& rate;
   const Slo& slo;
@@ -359,10 +360,10 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
       timeline));
 
   nlohmann::json calibration_json = {{"source", "none"}};
-  if (calibration) {
-    calibration_json = {{"source", calibration->gpu_id == gpu.id ? "measured" : "not applied (another GPU)"},
-                        {"file", calibration->file},
-                        {"gpu", calibration->gpu_id}};
+  if (run.choice) {
+    // The block llm reports, with the name for its kind: measured, transferred or none.
+    calibration_json = calibration_block(*run.choice);
+    calibration_json["source"] = run.choice->kind;
   }
   report.extra_results = {{"output_tokens_per_s", out_per_s},
                           {"output_tokens_per_s_per_gpu", out_per_s / gpus},
@@ -399,8 +400,8 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
                           {"calibration", calibration_json}};
 
   if (config.collectives) report.notes.push_back(collectives_note(config, gpu, *o.deployment.calibration));
+  if (run.choice) report.notes.push_back(calibration_note(*run.choice));
   if (calibration) {
-    report.notes.push_back(calibration_note(*calibration));
     if (calibration->gpu_id != gpu.id) {
       report.notes.push_back(fmt::format("the calibration is for {}, not {}: every op keeps its roofline time",
                                          calibration->gpu_id, gpu.id));
@@ -435,7 +436,9 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   const GpuSpec gpu = apply_overrides(registry.find(o.parallelism.gpu), o.what_if);
   DeploymentConfig config;
   apply_format_flags(o.formats, gpu, config);
-  const std::optional<Calibration> calibration = apply_deployment_flags(o.deployment, config);
+  const std::optional<CalibrationChoice> choice = apply_deployment_flags(o.deployment, config, gpu, registry);
+  const std::optional<Calibration> no_calibration;
+  const std::optional<Calibration>& calibration = choice ? choice->calibration : no_calibration;
   TimeOptions time;
   time.describe = false;
   apply_time_flags(o.deployment, calibration, time);
@@ -471,7 +474,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   }
 
   const ServeMetrics m = measure(sim, slo);
-  Report report = render_serve({o, model, gpu, config, calibration, gpus, rate, slo, engine, kv}, sim, m);
+  Report report = render_serve({o, model, gpu, config, calibration, choice, gpus, rate, slo, engine, kv}, sim, m);
   if (fit) {
     report.extra_results["step_overhead_fit"] = {{"measured_output_tokens_per_s", *o.fit_step_overhead},
                                                  {"step_overhead_us", fit->step_overhead_s * 1e6},
