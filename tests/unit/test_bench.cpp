@@ -388,8 +388,8 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   std::vector<std::string> names;
   for (const Table& t : report.tables) names.push_back(t.name);
   CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "decode_attention", "hierarchy",
-                                          "peak", "gemm", "attention", "attention_by_n", "layer", "layer_stages",
-                                          "targets"});
+                                          "peak", "gemm", "gemm_grouped", "attention", "attention_by_n", "layer",
+                                          "layer_stages", "targets"});
   const Table& stream = table_named(report, "stream");
   REQUIRE(stream.rows.size() == 4);
   // The ladder's 64 KiB copy: its own element count, 2^14.
@@ -406,9 +406,14 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<double>(gemv.rows[0][column_index(gemv, "speedup_vs_cublas")]) == Approx(44.0 / 37.0));
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
-  // Memory 9 (with the 64 KiB copy and decode attention), compute 7 (2 probes, 3 GEMMs, 2
-  // attention), layer 11 (the layer and 10 stages).
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 9 + 7 + 11);
+  // Memory 9 (with the 64 KiB copy and decode attention), compute 9 (2 probes, 3 GEMMs, 2 grouped
+  // GEMMs, 2 attention), layer 11 (the layer and 10 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 9 + 9 + 11);
+  // The grouped wgmma case against cuBLAS: 50 / 60 us.
+  const Table& grouped = table_named(report, "gemm_grouped");
+  REQUIRE(grouped.rows.size() == 2);
+  CHECK(std::get<double>(grouped.rows[0][column_index(grouped, "pct_of_library")]) == Approx(100 * 50.0 / 60.0));
+  CHECK(std::get<std::string>(grouped.rows[1][column_index(grouped, "call")]) == "cublasGemmStridedBatchedEx");
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 2);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "not_supported")]) == 2);
   CHECK(report.hardware.size() == 1);
