@@ -26,6 +26,15 @@ using CublasGemmStridedBatchedEx = cublasStatus_t (*)(cublasHandle_t, cublasOper
                                                       cudaDataType, int, long long int, int, cublasComputeType_t,
                                                       cublasGemmAlgo_t);
 using CublasSetStream = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
+// cublasGemmGroupedBatchedEx (cuBLAS 12.5 and later): groups of problems of one shape each, the
+// shapes, leading dimensions and scalars in host arrays (one entry per group), the operand
+// pointers in device arrays (one entry per problem).
+using CublasGemmGroupedBatchedEx = cublasStatus_t (*)(cublasHandle_t, const cublasOperation_t[],
+                                                      const cublasOperation_t[], const int[], const int[], const int[],
+                                                      const void*, const void* const[], cudaDataType, const int[],
+                                                      const void* const[], cudaDataType, const int[], const void*,
+                                                      void* const[], cudaDataType, const int[], int, const int[],
+                                                      cublasComputeType_t);
 
 // The cuBLAS element type of a storage format.
 constexpr cudaDataType cuda_data_type(StorageFormat format) {
@@ -44,6 +53,9 @@ struct BlasApi {
   CublasGemmEx gemm_ex = nullptr;
   CublasGemmStridedBatchedEx gemm_strided_batched_ex = nullptr;
   CublasSetStream set_stream = nullptr;
+  // Null where the loaded cuBLAS predates it (before 12.5): the grouped GEMM cases that need it
+  // are then not supported.
+  CublasGemmGroupedBatchedEx gemm_grouped_batched_ex = nullptr;
 };
 
 // The cached cuBLASLt descriptors of the FP8 GEMM, one plan per shape (kernels/gemm.hpp).

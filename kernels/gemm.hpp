@@ -12,6 +12,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "blas_api.hpp"
 #include "compute_types.hpp"
@@ -115,5 +117,65 @@ void cublas_gemm(const BlasApi& blas, StorageFormat type, const void* a, const v
 // The same product in fp32 throughout (inputs, output and arithmetic; no TF32): the reference of
 // the decoder-layer benchmark.
 void cublas_gemm_f32(const BlasApi& blas, const float* a, const float* b, float* c, int m, int n, int k, Stream stream);
+
+// ---- grouped GEMM (MoE experts) ---------------------------------------------------------------
+
+// E experts, each multiplying its own tokens by its own weight, C_e[t_e x n] = A_e[t_e x k] .
+// B_e[n x k]^T, in the stacked layout of MoE engines: the tokens sorted by expert, A [sum t_e x k]
+// and C [sum t_e x n] hold expert e's rows from row_offsets[e] to row_offsets[e + 1], and B
+// [E x n x k] the experts' weights one after another. row_offsets has E + 1 entries: 0, then
+// non-decreasing (an expert may have no tokens), the last one sum t_e >= 1.
+//   16-bit operands (gemm_formats): C in their type, as gemm();
+//   fp8_e4m3 operands: C in bf16, scaled by (*a_scale) * (*b_scale) (per-tensor scales, as gemm_fp8).
+struct GroupedGemmArgs {
+  StorageFormat operands = StorageFormat::bf16;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  int n = 0;
+  int k = 0;
+  std::span<const int> row_offsets;  // host
+  // Device copy of grouped_gemm_schedule(row_offsets, n), made by the caller before the launch (a
+  // launch copies nothing, so that it can be captured in a graph).
+  const int* schedule = nullptr;
+  const float* a_scale = nullptr;  // fp8 only
+  const float* b_scale = nullptr;  // fp8 only
+};
+
+// What the grouped kernel reads to map a block to its (expert, tile): row_offsets (E + 1 entries),
+// then the prefix sums of the tiles per expert, ceil(t_e / tile_m) * ceil(n / tile_n) with
+// gemm_tiling(GemmKernel::wgmma) (E + 1 entries, the last one the grid). Throws KernelError when
+// row_offsets is not as GroupedGemmArgs says or the tiles do not fit a grid.
+[[nodiscard]] std::vector<int> grouped_gemm_schedule(std::span<const int> row_offsets, int n);
+
+// The project's grouped kernel (GemmKernel::wgmma only; sm_90a): the wgmma GEMM's mainloop under a
+// scheduler over all experts' tiles (block b -> the expert whose tile prefix sum range holds b). An
+// M tile never crosses an expert: its rows past the expert's end are another expert's tokens, loaded
+// and multiplied but not stored. Requires n % 8 == 0, k % 8 == 0 (16-bit) or k % 16 == 0 (fp8),
+// E * n < 2^31 (TMA's row coordinate), 16-byte aligned pointers and, for fp8, the scales; anything
+// else throws KernelError.
+void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream);
+
+// cuBLAS over equal groups: cublasGemmStridedBatchedEx, E products of t tokens each (A, B and C
+// strides t*k, n*k and t*n), 16-bit operands, fp32 compute. Throws KernelError on a cuBLAS error.
+void cublas_gemm_strided_batched(const BlasApi& blas, StorageFormat type, const void* a, const void* b, void* c,
+                                 int experts, int tokens, int n, int k, Stream stream);
+
+// cuBLAS over uneven groups: cublasGemmGroupedBatchedEx (BlasApi::gemm_grouped_batched_ex), one
+// group of one product per expert with tokens. `pointers` is a device copy of
+// grouped_blas_pointers(...) for the same operands; row_offsets as in GroupedGemmArgs. Throws
+// KernelError when the entry point is absent (cuBLAS before 12.5) or cuBLAS reports an error.
+struct GroupedBlasArgs {
+  StorageFormat type = StorageFormat::bf16;
+  int n = 0;
+  int k = 0;
+  std::span<const int> row_offsets;       // host
+  const void* const* pointers = nullptr;  // device: the experts' B, then A, then C pointers
+};
+void cublas_gemm_grouped_batched(const BlasApi& blas, const GroupedBlasArgs& args, Stream stream);
+// The per-expert operand pointers of the stacked layout for the experts with tokens, in the order
+// cuBLAS takes them: its "A" array (our B_e), its "B" array (our A_e), then C_e.
+[[nodiscard]] std::vector<const void*> grouped_blas_pointers(StorageFormat type, const void* a, const void* b, void* c,
+                                                             std::span<const int> row_offsets, int n, int k);
 
 }  // namespace roofline::kernels

@@ -106,12 +106,7 @@ void gemm_fp8(GemmKernel kernel, const Fp8GemmArgs& args, Stream stream) {
 
 namespace {
 
-void check_cublas(cublasStatus_t status, const char* what) {
-  // The status is a number here: cublasGetStatusName lives in the library, which is not linked.
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw KernelError(std::string(what) + " failed: cuBLAS status " + std::to_string(static_cast<int>(status)));
-  }
-}
+using detail::check_cublas;
 
 // Column-major view: C^T[n x m] = B[n x k] . A^T[k x m], i.e. op(B) = T on the k x n column-major
 // buffer of B, op(A) = N on the k x m column-major buffer of A.

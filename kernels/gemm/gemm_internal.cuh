@@ -4,8 +4,12 @@
 // roofline/kernel_tiles.hpp: the kernels size themselves from it, gemm_tiling() reports it and the
 // benchmarks hand it to the model), the per-kernel launchers, and the block rasterisation.
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <string>
+
+#include "../cuda_check.cuh"
 #include "../gemm.hpp"
 #include "roofline/model/kernel_tiles.hpp"
 
@@ -26,6 +30,14 @@ void gemm_smem_tiled(StorageFormat type, const void* a, const void* b, void* c, 
 void gemm_mma_sync(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 void gemm_wgmma_fp8(const Fp8GemmArgs& args, cudaStream_t stream);
+
+// Throws KernelError naming the call when cuBLAS reports an error. The status is a number here:
+// cublasGetStatusName lives in the library, which is not linked.
+inline void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw KernelError(std::string(what) + " failed: cuBLAS status " + std::to_string(static_cast<int>(status)));
+  }
+}
 
 // Maps a linear block index to an output tile so that consecutive blocks sweep `group` tile rows
 // together: the blocks resident at one time then share A and B strips in L2 instead of each wave

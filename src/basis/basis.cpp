@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "roofline/basis/calibration_tables.hpp"
+#include "roofline/core/error.hpp"
 
 namespace roofline {
 namespace {
@@ -100,6 +101,27 @@ Basis gemm_basis(const GemmShape& shape) {
   b.math = {MathRoof::Unit::matrix, shape.a};
   b.model = fmt::format("gemm_cost{{m {}, n {}, k {}, batch {}, {}}}", shape.m, shape.n, shape.k, shape.batch,
                         name_of(shape.a));
+  return b;
+}
+
+Basis grouped_gemm_basis(const GroupedGemmShape& shape) {
+  Basis b;
+  b.pattern = "gemm_grouped";
+  b.best_table = calibration_tables::grouped_gemm(shape.a, shape.b);
+  b.table = b.best_table;
+  std::int64_t touched = 0;
+  for (const std::int64_t tokens : shape.tokens_per_expert) {
+    if (tokens == 0) continue;
+    const OpCost expert = gemm_cost({tokens, shape.n, shape.k, 1, shape.a, shape.b, shape.c});
+    b.cost = {b.cost.flops + expert.flops, b.cost.bytes_read + expert.bytes_read,
+              b.cost.bytes_written + expert.bytes_written};
+    ++touched;
+  }
+  if (touched == 0) throw InputError("grouped gemm: no expert has tokens");
+  b.roof_bytes = b.cost.bytes();
+  b.math = {MathRoof::Unit::matrix, shape.a};
+  b.model = fmt::format("sum of gemm_cost{{t_e, n {}, k {}, {}}} over {} of {} experts", shape.n, shape.k,
+                        name_of(shape.a), touched, shape.tokens_per_expert.size());
   return b;
 }
 

@@ -20,6 +20,11 @@ std::string gemm(DType a, DType b) {
   return a == b ? fmt::format("gemm.{}", name_of(a)) : fmt::format("gemm.{}.w{}", name_of(a), name_of(b));
 }
 
+std::string grouped_gemm(DType a, DType b) {
+  return a == b ? fmt::format("gemm_grouped.{}", name_of(a))
+                : fmt::format("gemm_grouped.{}.w{}", name_of(a), name_of(b));
+}
+
 std::string gemv(DType activation, DType weight) {
   return activation == weight ? fmt::format("gemv.{}", name_of(weight))
                               : fmt::format("gemv.{}.w{}", name_of(activation), name_of(weight));

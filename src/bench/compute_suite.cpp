@@ -42,9 +42,19 @@ bool is_fp8(const GemmCase& c) {
 }
 
 constexpr std::string_view fp8_gemm_group = "gemm_fp8";
+constexpr std::string_view grouped_gemm_group = "gemm_grouped";
 
 std::string_view group_of(const GemmCase& c) {
   return is_fp8(c) ? fp8_gemm_group : std::string_view("gemm");
+}
+
+std::string_view implementation_of(GroupedGemmImpl impl) {
+  switch (impl) {
+    case GroupedGemmImpl::wgmma: return "roofline";
+    case GroupedGemmImpl::cublas: return "cublas";
+    case GroupedGemmImpl::cublaslt: return "cublaslt";
+  }
+  return "?";
 }
 
 std::string_view implementation_of(GemmImpl impl) {
@@ -126,6 +136,38 @@ constexpr auto fp8_gemm_columns = columns::join(std::to_array<C>({
                                                     col::detail,
                                                 }));
 
+constexpr auto grouped_gemm_columns =
+    columns::join(std::to_array<C>({
+                      col::id,
+                      col::implementation,
+                      col::status,
+                      {{"kernel", "kernel", 0}, &param<"kernel">},
+                      {{"call", "call", 0}, &param<"call">},
+                      {{"dtype", "dtype", 0}, &param<"dtype">},
+                      {{"output", "C", 0}, &param<"output">},
+                      {{"model", "model", 0}, &param<"model">},
+                      {{"projection", "projection", 0}, &param<"projection">},
+                      {{"experts", "E", 0}, &param<"experts">},
+                      {{"experts_touched", "E touched", 0}, &param<"experts_touched">},
+                      {{"tokens_per_expert", "t/E", 0}, &param<"tokens_per_expert">},
+                      {{"split", "split", 0}, &param<"split">},
+                      {{"max_tokens", "max t_e", 0}, &param<"max_tokens">},
+                      {{"m", "sum t_e", 0}, &param<"m">},
+                      {{"m_run", "rows run", 0}, &param<"m_run">},
+                      {{"n", "n", 0}, &param<"n">},
+                      {{"k", "k", 0}, &param<"k">},
+                      col::model_flops,
+                      {{"model_bytes", "HBM bytes (model)", 0}, &cells::model_bytes},
+                  }),
+                  columns::timing,
+                  std::to_array<C>({
+                      col::tflops,
+                      {{"bandwidth_tbps", "model TB/s", 3}, &cells::bandwidth_tbps},
+                      {{"pct_of_library", "% library", 1}, &cells::pct_of_reference},
+                      col::pct_of_peak,
+                      col::detail,
+                  }));
+
 constexpr auto attention_columns =
     columns::join(std::to_array<C>({
                       col::id,
@@ -171,7 +213,7 @@ constexpr auto peak_columns = columns::join(std::to_array<C>({
                                                 col::detail,
                                             }));
 
-const std::array<GroupLayout, 4> group_layouts{{
+const std::array<GroupLayout, 5> group_layouts{{
     {"peak", "Compute ceilings: FMA (fp32) and tensor-core (bf16) probes, arithmetic only", peak_columns},
     {"gemm",
      "GEMM C[m,n] = A[m,k] B[n,k]^T (fp32 accumulation): naive -> smem tiled -> mma.sync -> wgmma -> cuBLAS; HBM bytes "
@@ -181,6 +223,12 @@ const std::array<GroupLayout, 4> group_layouts{{
      "FP8 GEMM C_bf16[m,n] = sa sb A_e4m3[m,k] B_e4m3[n,k]^T (per-tensor scales, fp32 accumulation): wgmma vs "
      "cuBLASLt; FLOPs and bytes of the m rows asked for (m run: the rows cuBLASLt computed after padding)",
      fp8_gemm_columns},
+    {std::string_view(grouped_gemm_group),
+     "MoE grouped GEMM C_e[t_e,n] = A_e[t_e,k] B_e[n,k]^T over E experts, tokens stacked by expert (bf16, or e4m3 "
+     "with per-tensor scales and bf16 C): the wgmma grouped kernel (one launch) vs cuBLAS (strided batched for a "
+     "uniform split, grouped batched for a skewed one) or cuBLASLt (one FP8 matmul per expert, rows rounded up to "
+     "16: rows run); FLOPs 2 sum(t_e) n k, bytes the weights of the experts touched and the tokens in and out",
+     grouped_gemm_columns},
     {"attention", "Attention forward: standard (S and P in HBM, cuBLAS) vs flash; HBM bytes from the model",
      attention_columns},
 }};
@@ -215,6 +263,10 @@ std::vector<CaseInfo> list_cases() {
   for (const PeakCase& c : peak_cases) list.push_back({"compute", "peak", case_id(c.impl), "roofline", c.quick});
   for (const GemmCase& c : all_gemm_cases()) {
     list.push_back({"compute", std::string(group_of(c)), case_id(c), std::string(implementation_of(c.impl)), c.quick});
+  }
+  for (const GroupedGemmCase& c : grouped_gemm_cases()) {
+    list.push_back(
+        {"compute", std::string(grouped_gemm_group), case_id(c), std::string(implementation_of(c.impl)), c.quick});
   }
   for (const AttentionCase& c : attention_cases) {
     list.push_back({"compute", "attention", case_id(c),
@@ -289,6 +341,21 @@ T param_as(const BenchmarkResult& r, std::string_view key) {
 // an attention from its heads, dims and mask (kv_seq = seq where not recorded).
 BasisOrReason recorded_basis(const RecordedResult& m) {
   if (m.group == "peak") return NoBasis{"a compute ceiling: itself a measured roof", true};
+  if (m.group == grouped_gemm_group) {
+    // The split is rebuilt from (experts, tokens per expert, split): expert_tokens is deterministic.
+    const std::string split = m.text("split");
+    const auto known =
+        std::find_if(expert_splits.begin(), expert_splits.end(), [&](ExpertSplit s) { return split_name(s) == split; });
+    if (known == expert_splits.end()) {
+      throw InputError(fmt::format("{}: {} has split '{}' (uniform or skewed)", m.where, m.id, split));
+    }
+    const std::vector<std::int64_t> tokens = expert_tokens(m.whole("experts"), m.whole("tokens_per_expert"), *known);
+    const DType dtype = m.dtype("dtype");
+    Basis b = grouped_gemm_basis({tokens, m.whole("n"), m.whole("k"), dtype, dtype, m.dtype("output")});
+    b.table = calibration_tables::implementation(b.best_table, m.kernel);
+    b.problem = std::string(m.id.substr(0, m.id.rfind('.')));
+    return b;
+  }
   if (m.group != "gemm" && m.group != fp8_gemm_group && m.group != "attention") {
     return NoBasis{fmt::format("group '{}' has no prediction in this build", m.group), false};
   }
@@ -639,6 +706,176 @@ std::array<LinearShape, 4> dense_linears(std::string_view model_id, std::int64_t
 const std::vector<GemmCase>& all_gemm_cases() {
   static const std::vector<GemmCase> cases = build_gemm_cases();
   return cases;
+}
+
+// ---- the grouped GEMM cases -------------------------------------------------------------------
+
+namespace {
+
+// Qwen3's MoE models are not bundled; the figures of their config.json files (hidden_size,
+// moe_intermediate_size, num_experts, num_experts_per_tok):
+//   https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json      2048,  768, 128, 8
+//   https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json    4096, 1536, 128, 8
+constexpr MoeExperts qwen3_30b{"qwen3-30b-a3b", 2048, 768, 128, 8};
+constexpr MoeExperts qwen3_235b{"qwen3-235b-a22b", 4096, 1536, 128, 8};
+
+MoeExperts bundled_experts(std::string_view id) {
+  const ModelSpec& model = bundled_model(id);
+  if (!model.moe)
+    throw InputError(fmt::format("the compute suite's grouped GEMM cases need {} to be an MoE model", id));
+  return {id, model.hidden, model.moe->expert_intermediate, model.moe->experts, model.moe->experts_per_token};
+}
+
+GroupedGemmImpl library_of(DType dtype) {
+  return dtype == DType::bf16 ? GroupedGemmImpl::cublas : GroupedGemmImpl::cublaslt;
+}
+
+std::string grouped_problem(const GroupedGemmCase& c) {
+  return fmt::format("gemm.grouped.{}.e{}.t{}.{}.{}x{}x{}", id_word(c.dtype), c.experts, c.tokens, split_name(c.split),
+                     c.total_tokens(), c.n, c.k);
+}
+
+std::string_view call_of(const GroupedGemmCase& c) {
+  switch (c.impl) {
+    case GroupedGemmImpl::wgmma: return "gemm_grouped";
+    case GroupedGemmImpl::cublas:
+      return c.split == ExpertSplit::uniform ? "cublasGemmStridedBatchedEx" : "cublasGemmGroupedBatchedEx";
+    case GroupedGemmImpl::cublaslt: return "cublasLtMatmul per expert";
+  }
+  return "?";
+}
+
+std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
+  std::vector<GroupedGemmCase> cases;
+  std::set<std::tuple<DType, std::int64_t, std::int64_t, ExpertSplit, std::int64_t, std::int64_t>> seen;
+  const auto add = [&](std::string_view model, std::string_view projection, std::int64_t experts, std::int64_t tokens,
+                       std::int64_t n, std::int64_t k, bool quick) {
+    for (const DType dtype : {DType::bf16, DType::fp8_e4m3}) {
+      for (const ExpertSplit split : expert_splits) {
+        if (!seen.emplace(dtype, experts, tokens, split, n, k).second) continue;
+        for (const GroupedGemmImpl impl : {GroupedGemmImpl::wgmma, library_of(dtype)}) {
+          cases.push_back(GroupedGemmCase{.impl = impl,
+                                          .model = model,
+                                          .projection = projection,
+                                          .experts = experts,
+                                          .tokens = tokens,
+                                          .split = split,
+                                          .n = n,
+                                          .k = k,
+                                          .dtype = dtype,
+                                          .quick = quick});
+        }
+      }
+    }
+  };
+  add(qwen3_30b.model, "down", qwen3_30b.experts, 2, qwen3_30b.hidden, qwen3_30b.expert_ffn, true);
+  add("synthetic", "ragged", 16, 3, 272, 208, true);
+  for (const MoeExperts& m : grouped_gemm_models()) {
+    for (const std::int64_t tokens : grouped_tokens_per_expert) {
+      add(m.model, "gate_up", m.experts, tokens, 2 * m.expert_ffn, m.hidden, false);
+      add(m.model, "down", m.experts, tokens, m.hidden, m.expert_ffn, false);
+    }
+  }
+  return cases;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> expert_tokens(std::int64_t experts, std::int64_t tokens, ExpertSplit split) {
+  if (experts < 1 || tokens < 1) {
+    throw InputError(fmt::format("a grouped GEMM needs experts >= 1 and tokens >= 1, got {} and {}", experts, tokens));
+  }
+  std::vector<std::int64_t> out(static_cast<std::size_t>(experts), tokens);
+  if (split == ExpertSplit::uniform) return out;
+  const std::int64_t total = experts * tokens;
+  double harmonic = 0;
+  for (std::int64_t e = 0; e < experts; ++e) harmonic += 1.0 / static_cast<double>(e + 1);
+  std::vector<double> remainder(out.size());
+  std::int64_t assigned = 0;
+  for (std::size_t e = 0; e < out.size(); ++e) {
+    const double share = static_cast<double>(total) / (harmonic * static_cast<double>(e + 1));
+    out[e] = static_cast<std::int64_t>(share);
+    remainder[e] = share - static_cast<double>(out[e]);
+    assigned += out[e];
+  }
+  std::vector<std::size_t> order(out.size());
+  for (std::size_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return remainder[a] > remainder[b]; });
+  for (std::int64_t i = 0; i < total - assigned; ++i) ++out[order[static_cast<std::size_t>(i)]];
+  return out;
+}
+
+std::array<MoeExperts, 4> grouped_gemm_models() {
+  return {bundled_experts("mixtral-8x7b"), bundled_experts("deepseek-v3"), qwen3_30b, qwen3_235b};
+}
+
+const std::vector<GroupedGemmCase>& grouped_gemm_cases() {
+  static const std::vector<GroupedGemmCase> cases = build_grouped_gemm_cases();
+  return cases;
+}
+
+std::string_view id_name(GroupedGemmImpl impl) {
+  switch (impl) {
+    case GroupedGemmImpl::wgmma: return "wgmma";
+    case GroupedGemmImpl::cublas: return "cublas";
+    case GroupedGemmImpl::cublaslt: return "cublaslt";
+  }
+  return "?";
+}
+
+std::string_view split_name(ExpertSplit split) {
+  return split == ExpertSplit::uniform ? "uniform" : "skewed";
+}
+
+std::string case_id(const GroupedGemmCase& c) {
+  return fmt::format("{}.{}", grouped_problem(c), id_name(c.impl));
+}
+
+std::int64_t rows_run(const GroupedGemmCase& c) {
+  std::int64_t rows = 0;
+  for (const std::int64_t t : expert_tokens(c.experts, c.tokens, c.split)) {
+    rows += c.impl == GroupedGemmImpl::cublaslt && t > 0 ? cublaslt_fp8_rows(t) : t;
+  }
+  return rows;
+}
+
+OpCost case_cost(const GroupedGemmCase& c) {
+  const std::vector<std::int64_t> tokens = expert_tokens(c.experts, c.tokens, c.split);
+  return grouped_gemm_basis({tokens, c.n, c.k, c.dtype, c.dtype, DType::bf16}).cost;
+}
+
+BenchmarkResult make_result(const GroupedGemmCase& c) {
+  const std::vector<std::int64_t> tokens = expert_tokens(c.experts, c.tokens, c.split);
+  BenchmarkResult r;
+  r.suite = "compute";
+  r.group = std::string(grouped_gemm_group);
+  r.id = case_id(c);
+  r.implementation = std::string(implementation_of(c.impl));
+  r.cost = case_cost(c);
+  const auto touched =
+      static_cast<std::int64_t>(std::count_if(tokens.begin(), tokens.end(), [](std::int64_t t) { return t > 0; }));
+  r.parameters = {{"kernel", Cell{std::string(id_name(c.impl))}},
+                  {"call", Cell{std::string(call_of(c))}},
+                  {"dtype", Cell{std::string(name_of(c.dtype))}},
+                  {"output", Cell{std::string(name_of(DType::bf16))}},
+                  {"model", Cell{std::string(c.model)}},
+                  {"projection", Cell{std::string(c.projection)}},
+                  {"experts", Cell{c.experts}},
+                  {"experts_touched", Cell{touched}},
+                  {"tokens_per_expert", Cell{c.tokens}},
+                  {"split", Cell{std::string(split_name(c.split))}},
+                  {"max_tokens", Cell{*std::max_element(tokens.begin(), tokens.end())}},
+                  {"m", Cell{c.total_tokens()}},
+                  {"m_run", Cell{rows_run(c)}},
+                  {"n", Cell{c.n}},
+                  {"k", Cell{c.k}}};
+  r.ceiling_metric = Metric::flop_rate;
+  // The bf16 tensor-core probe is the ceiling of bf16 cases; no FP8 ceiling is measured.
+  if (c.dtype == DType::bf16) r.ceiling_id = std::string(tensor_peak_id);
+  if (c.impl == GroupedGemmImpl::wgmma)
+    r.reference_id = fmt::format("{}.{}", grouped_problem(c), id_name(library_of(c.dtype)));
+  return r;
 }
 
 const SuiteInfo& suite() {

@@ -47,6 +47,9 @@ inline BenchmarkResult compute_result(std::string_view id) {
   for (const compute::AttentionCase& c : compute::attention_cases) {
     if (compute::case_id(c) == id) return compute::make_result(c);
   }
+  for (const compute::GroupedGemmCase& c : compute::grouped_gemm_cases()) {
+    if (compute::case_id(c) == id) return compute::make_result(c);
+  }
   throw std::invalid_argument("no compute case " + std::string(id));
 }
 
@@ -141,6 +144,10 @@ inline BenchRun sample_run() {
   run.results.push_back(with_timing(compute_result("gemm.bf16.8192x8192x8192.naive"), 1.2));
   run.results.push_back(with_timing(compute_result("gemm.bf16.8192x8192x8192.wgmma"), 1.7e-3));
   run.results.push_back(with_timing(compute_result("gemm.bf16.8192x8192x8192.cublas"), 1.4e-3));
+  // Grouped GEMM: Mixtral 8x7B's gate_up experts at 16 tokens each (2 x 128 x 28672 x 4096 =
+  // 3.0065e10 FLOPs, 1.89 GB of weights: memory-bound): wgmma 520 us, cuBLAS (strided batched) 480 us.
+  run.results.push_back(with_timing(compute_result("gemm.grouped.bf16.e8.t16.uniform.128x28672x4096.wgmma"), 520e-6));
+  run.results.push_back(with_timing(compute_result("gemm.grouped.bf16.e8.t16.uniform.128x28672x4096.cublas"), 480e-6));
   run.results.push_back(with_timing(compute_result("attn.bf16.causal.d128.b4h32kv32.n4096.standard"), 6.2e-3));
   run.results.push_back(with_disposition(compute_result("attn.bf16.causal.d128.b4h32kv32.n4096.flashw8r16"),
                                          Disposition::failed, "synthetic failure"));

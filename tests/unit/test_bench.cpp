@@ -485,8 +485,8 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   std::vector<std::string> names;
   for (const Table& t : report.tables) names.push_back(t.name);
   CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "gemv_quant", "decode_attention",
-                                          "decode_attention_fp8", "hierarchy", "peak", "gemm", "attention",
-                                          "attention_by_n", "layer", "layer_stages", "targets"});
+                                          "decode_attention_fp8", "hierarchy", "peak", "gemm", "gemm_grouped",
+                                          "attention", "attention_by_n", "layer", "layer_stages", "targets"});
   const Table& stream = table_named(report, "stream");
   REQUIRE(stream.rows.size() == 4);
   // The ladder's 64 KiB copy: its own element count, 2^14.
@@ -503,9 +503,14 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<double>(gemv.rows[0][column_index(gemv, "speedup_vs_cublas")]) == Approx(44.0 / 37.0));
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
-  // Memory 11 (with the 64 KiB copy, decode attention over both caches and an fp8 GEMV), compute 7
-  // (2 probes, 3 GEMMs, 2 attention), layer 11 (the layer and 10 stages).
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 11 + 7 + 11);
+  // Memory 11 (with the 64 KiB copy, decode attention over both caches and an fp8 GEMV), compute 9
+  // (2 probes, 3 GEMMs, 2 grouped GEMMs, 2 attention), layer 11 (the layer and 10 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 11 + 9 + 11);
+  // The grouped wgmma case against cuBLAS: 480 / 520 us.
+  const Table& grouped = table_named(report, "gemm_grouped");
+  REQUIRE(grouped.rows.size() == 2);
+  CHECK(std::get<double>(grouped.rows[0][column_index(grouped, "pct_of_library")]) == Approx(100 * 480.0 / 520.0));
+  CHECK(std::get<std::string>(grouped.rows[1][column_index(grouped, "call")]) == "cublasGemmStridedBatchedEx");
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "failed")]) == 2);
   CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "not_supported")]) == 2);
   CHECK(report.hardware.size() == 1);
@@ -530,9 +535,9 @@ TEST_CASE("case list report and suite selection") {
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
   // --quick: 57 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention), 73 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40 attention) and 5 + 4 layer
-  // cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 57 + 73 + 5 + 4 + 36);
+  // decode attention), 73 + 16 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40 attention, 16 grouped
+  // GEMMs) and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 57 + 73 + 16 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -803,6 +808,99 @@ TEST_CASE("FP8 GEMM cases: the projections of the bundled LLaMA-3 presets, and t
   CHECK(b.problem == "gemm.fp8e4m3.1x8192x28672");
   CHECK(b.cost.flops == 469762048.0);
   CHECK(b.cost.bytes() == 28672.0 + 234881024.0 + 16384.0);
+}
+
+namespace {
+
+const compute::GroupedGemmCase& grouped_case(std::string_view id) {
+  for (const compute::GroupedGemmCase& c : compute::grouped_gemm_cases()) {
+    if (compute::case_id(c) == id) return c;
+  }
+  throw std::invalid_argument("no case " + std::string(id));
+}
+
+}  // namespace
+
+TEST_CASE("grouped GEMM cases: ids, splits, and the model's cost of the experts touched") {
+  std::set<std::string> ids;
+  std::size_t quick = 0;
+  for (const compute::GroupedGemmCase& c : compute::grouped_gemm_cases()) {
+    const std::string id = compute::case_id(c);
+    INFO(id);
+    CHECK(ids.insert(id).second);
+    CHECK(id.find('_') == std::string::npos);
+    CHECK(id.starts_with("gemm.grouped."));
+    quick += c.quick ? 1 : 0;
+  }
+  // --quick: 2 shapes x bf16/fp8 x uniform/skewed x 2 implementations. The grid: 4 models x 2
+  // projections x 5 token counts x the same 8.
+  CHECK(quick == 16);
+  CHECK(compute::grouped_gemm_cases().size() == 16 + 4 * 2 * 5 * 8);
+
+  // The shapes from the bundled presets: Mixtral 8x7B gate_up, n = 2 x 14336, k = 4096, 8 experts.
+  const compute::GroupedGemmCase& mixtral = grouped_case("gemm.grouped.bf16.e8.t16.uniform.128x28672x4096.cublas");
+  CHECK(mixtral.model == "mixtral-8x7b");
+  CHECK(mixtral.projection == "gate_up");
+  // DeepSeek-V3's down projection: n = hidden 7168, k = moe_intermediate_size 2048, 256 experts.
+  CHECK(grouped_case("gemm.grouped.fp8e4m3.e256.t1.skewed.256x7168x2048.cublaslt").model == "deepseek-v3");
+  CHECK(grouped_case("gemm.grouped.bf16.e128.t2.skewed.256x2048x768.wgmma").quick);
+
+  // Skewed split of 4 experts x 3 tokens: shares 12 / (H_4 (e + 1)) with H_4 = 25/12 are 5.76, 2.88,
+  // 1.92, 1.44; the floors 5, 2, 1, 1 leave 3 tokens for the largest remainders (.92, .88, .76).
+  CHECK(compute::expert_tokens(4, 3, compute::ExpertSplit::skewed) == std::vector<std::int64_t>{6, 3, 2, 1});
+  CHECK(compute::expert_tokens(4, 3, compute::ExpertSplit::uniform) == std::vector<std::int64_t>{3, 3, 3, 3});
+  // 8 experts x 1 token: shares 2.94, 1.47, 0.98, 0.74, 0.59, 0.49, 0.42, 0.37; floors 2, 1 leave 5
+  // for remainders .98, .94, .74, .59, .49: the last two experts get none.
+  const std::vector<std::int64_t> sparse = compute::expert_tokens(8, 1, compute::ExpertSplit::skewed);
+  CHECK(sparse == std::vector<std::int64_t>{3, 1, 1, 1, 1, 1, 0, 0});
+  CHECK_THROWS_AS(compute::expert_tokens(0, 1, compute::ExpertSplit::uniform), InputError);
+
+  // The synthetic uniform case, 16 experts x 3 tokens, n 272, k 208, bf16: 2 x 48 x 272 x 208
+  // FLOPs; per expert A 3 x 208 x 2 = 1248 B, B 272 x 208 x 2 = 113152 B, C 3 x 272 x 2 = 1632 B.
+  const compute::GroupedGemmCase& ragged = grouped_case("gemm.grouped.bf16.e16.t3.uniform.48x272x208.cublas");
+  CHECK(compute::case_cost(ragged).flops == 5431296.0);
+  CHECK(compute::case_cost(ragged).bytes() == 16 * (1248.0 + 113152.0 + 1632.0));
+  // The same shape split {3, 1, 1, 1, 1, 1, 0, 0}: 8 tokens, but only 6 experts' weights are read.
+  const Basis sparse_basis = grouped_gemm_basis({sparse, 272, 208, DType::bf16, DType::bf16, DType::bf16});
+  CHECK(sparse_basis.cost.flops == 2.0 * 8 * 272 * 208);
+  CHECK(sparse_basis.cost.bytes() == 6 * 113152.0 + 8 * 208 * 2 + 8 * 272 * 2);
+  CHECK(sparse_basis.best_table == "gemm_grouped.bf16");
+  CHECK_THAT(sparse_basis.model, Contains("over 6 of 8 experts"));
+  // cuBLASLt computes each expert's rows rounded up to 16: 16 experts x 16 rows for 48 tokens.
+  CHECK(compute::rows_run(grouped_case("gemm.grouped.fp8e4m3.e16.t3.uniform.48x272x208.cublaslt")) == 256);
+  CHECK(compute::rows_run(grouped_case("gemm.grouped.fp8e4m3.e16.t3.uniform.48x272x208.wgmma")) == 48);
+
+  const BenchmarkResult r = compute::make_result(grouped_case("gemm.grouped.bf16.e16.t3.skewed.48x272x208.wgmma"));
+  CHECK(r.group == "gemm_grouped");
+  CHECK(r.implementation == "roofline");
+  CHECK(r.reference_id == "gemm.grouped.bf16.e16.t3.skewed.48x272x208.cublas");
+  CHECK(r.ceiling_id == "peak.wgmma.bf16");
+  CHECK(std::get<std::string>(r.parameter("split")) == "skewed");
+  const BenchmarkResult lib = compute::make_result(grouped_case("gemm.grouped.bf16.e16.t3.skewed.48x272x208.cublas"));
+  CHECK(std::get<std::string>(lib.parameter("call")) == "cublasGemmGroupedBatchedEx");
+  CHECK(lib.reference_id.empty());
+  const BenchmarkResult fp8 =
+      compute::make_result(grouped_case("gemm.grouped.fp8e4m3.e16.t3.uniform.48x272x208.wgmma"));
+  CHECK(fp8.reference_id == "gemm.grouped.fp8e4m3.e16.t3.uniform.48x272x208.cublaslt");
+  CHECK(fp8.ceiling_id.empty());  // no FP8 ceiling is measured
+  // e4m3 operands of 1 byte: per expert A 3 x 208, B 272 x 208, C (bf16) 3 x 272 x 2.
+  CHECK(fp8.cost.bytes() == 16 * (624.0 + 56576.0 + 1632.0));
+
+  // What calibrate learns from a grouped result: gemm_grouped.<dtype>.<kernel>, the split rebuilt
+  // from (experts, tokens per expert, split).
+  const nlohmann::json parameters = {{"kernel", "wgmma"},      {"dtype", "bf16"},   {"output", "bf16"}, {"experts", 8},
+                                     {"tokens_per_expert", 1}, {"split", "skewed"}, {"n", 272},         {"k", 208}};
+  const RecordedResult recorded{
+      "gemm_grouped", "gemm.grouped.bf16.e8.t1.skewed.8x272x208.wgmma", "wgmma", parameters, std::nullopt, "test"};
+  const BasisOrReason basis = compute::suite().basis(recorded);
+  REQUIRE(std::holds_alternative<Basis>(basis));
+  const Basis& b = std::get<Basis>(basis);
+  CHECK(b.table == "gemm_grouped.bf16.wgmma");
+  CHECK(b.problem == "gemm.grouped.bf16.e8.t1.skewed.8x272x208");
+  CHECK(b.cost.bytes() == sparse_basis.cost.bytes());
+  const nlohmann::json bad = {{"kernel", "wgmma"},      {"dtype", "bf16"}, {"output", "bf16"}, {"experts", 8},
+                              {"tokens_per_expert", 1}, {"split", "zipf"}, {"n", 272},         {"k", 208}};
+  CHECK_THROWS_AS(compute::suite().basis({"gemm_grouped", "x.wgmma", "wgmma", bad, std::nullopt, "test"}), InputError);
 }
 
 TEST_CASE("attention cases count FLOPs and HBM bytes with the model's functions") {

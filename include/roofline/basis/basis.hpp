@@ -88,6 +88,18 @@ struct IdealTime {
 // ---- Bases of operations (what op and llm predict) ----
 [[nodiscard]] Basis gemm_basis(const GemmShape& shape);
 [[nodiscard]] Basis gemv_basis(const GemvShape& shape);
+// A grouped GEMM (MoE experts): expert e multiplies its tokens_per_expert[e] rows by its own
+// [n x k] weight. Its cost is gemm_cost of each expert with tokens, summed (an expert without
+// tokens reads no weights); its table calibration_tables::grouped_gemm(a, b).
+struct GroupedGemmShape {
+  std::span<const std::int64_t> tokens_per_expert;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType a = DType::bf16;
+  DType b = DType::bf16;
+  DType c = DType::bf16;
+};
+[[nodiscard]] Basis grouped_gemm_basis(const GroupedGemmShape& shape);
 // Vector work reading `inputs` and writing `outputs` arrays: its table is the stream kernel class
 // with the nearest share of writes (read-only, 1 read : 1 write, 2 reads : 1 write).
 [[nodiscard]] Basis vector_basis(const OpCost& cost, int inputs, int outputs, DType dtype, std::string model);

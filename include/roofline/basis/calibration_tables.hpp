@@ -4,6 +4,7 @@
 // and an operation's basis (op, llm, plan) must name the same table for a calibration learnt from
 // the one to apply to the other, so every name is built here and nowhere else:
 //   gemm.<a>[.w<b>]                       GEMM, activations a, weights b where they differ
+//   gemm_grouped.<a>[.w<b>]               grouped GEMM of MoE experts (one weight per expert)
 //   gemv.<activation>[.w<weight>]         GEMV
 //   stream.r<in>w<out>                    vector work, by its arrays read and written
 //   attention.<impl>.<act>[.kv<kv>].d<head_dim>.<causal|full>   prefill attention
@@ -22,6 +23,7 @@
 namespace roofline::calibration_tables {
 
 [[nodiscard]] std::string gemm(DType a, DType b);
+[[nodiscard]] std::string grouped_gemm(DType a, DType b);
 [[nodiscard]] std::string gemv(DType activation, DType weight);
 [[nodiscard]] std::string stream(int inputs, int outputs);
 // `kernel` is the implementation ("flash", "standard") or the kernel that ran ("flashwgmma").

@@ -54,6 +54,73 @@ struct GemmCase {
   return (m + 15) / 16 * 16;
 }
 
+// ---- grouped GEMM (MoE experts) ----------------------------------------------------------------
+// E experts, expert e multiplying its t_e tokens by its own weight: C_e[t_e x n] = A_e[t_e x k] .
+// B_e[n x k]^T, stacked as MoE engines run it (tokens sorted by expert; kernels/gemm.hpp), bf16 or
+// e4m3 operands with per-tensor scales and a bf16 C.
+//   wgmma:    the project's grouped kernel, one launch over every expert's tiles;
+//   cublas:   bf16, cublasGemmStridedBatchedEx for a uniform split, cublasGemmGroupedBatchedEx for
+//             a skewed one;
+//   cublaslt: fp8, one cublasLtMatmul per expert with tokens (no grouped FP8 call of cuBLASLt is
+//             used), each expert's rows rounded up to 16 as cuBLASLt's FP8 kernels need.
+
+enum class GroupedGemmImpl : std::uint8_t { wgmma, cublas, cublaslt };
+// How the tokens spread over the experts: uniform, t each; skewed, shares of E t in proportion to
+// 1 / (e + 1) (a Zipf law over the experts: the first one gets the most, the last ones may get none).
+enum class ExpertSplit : std::uint8_t { uniform, skewed };
+inline constexpr std::array<ExpertSplit, 2> expert_splits{ExpertSplit::uniform, ExpertSplit::skewed};
+
+struct GroupedGemmCase {
+  GroupedGemmImpl impl = GroupedGemmImpl::wgmma;
+  std::string_view model;       // the model the expert shape is from ("mixtral-8x7b"), or "synthetic"
+  std::string_view projection;  // "gate_up" (n = 2 moe_ffn, k = hidden), "down" (n = hidden, k = moe_ffn), "ragged"
+  std::int64_t experts = 0;
+  std::int64_t tokens = 0;  // per expert on average: E x tokens rows in all
+  ExpertSplit split = ExpertSplit::uniform;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType dtype = DType::bf16;  // the operands' format; C is bf16
+  bool quick = false;
+  [[nodiscard]] std::int64_t total_tokens() const { return experts * tokens; }
+};
+
+// The tokens of each expert: E x tokens in all, as `split` spreads them (for skewed, the largest
+// remainders of the Zipf shares get the leftover tokens, ties to the lower expert).
+[[nodiscard]] std::vector<std::int64_t> expert_tokens(std::int64_t experts, std::int64_t tokens, ExpertSplit split);
+
+// The routed experts of an MoE model: width of the residual stream, of one expert's FFN, the
+// routed experts and how many a token reaches.
+struct MoeExperts {
+  std::string_view model;
+  std::int64_t hidden = 0;
+  std::int64_t expert_ffn = 0;
+  std::int64_t experts = 0;
+  std::int64_t experts_per_token = 0;
+};
+// Mixtral 8x7B and DeepSeek-V3 from the bundled presets, Qwen3-30B-A3B and Qwen3-235B-A22B from
+// their config.json (not bundled). Throws InputError when a preset is missing.
+[[nodiscard]] std::array<MoeExperts, 4> grouped_gemm_models();
+inline constexpr std::array<std::int64_t, 5> grouped_tokens_per_expert{1, 4, 16, 64, 256};
+
+// Every grouped case: --quick first (a real expert count at Qwen3-30B-A3B's down projection, 2
+// tokens per expert, and a synthetic 16 experts x 3 tokens at n = 272, k = 208, off the wgmma tile
+// in n and k and across expert boundaries in B; each uniform and skewed, bf16 and fp8), then each
+// model's gate_up and down at each of grouped_tokens_per_expert, uniform and skewed, bf16 and fp8.
+// Built on first use (the presets are parsed then).
+[[nodiscard]] const std::vector<GroupedGemmCase>& grouped_gemm_cases();
+
+[[nodiscard]] std::string_view id_name(GroupedGemmImpl impl);  // "cublaslt"
+[[nodiscard]] std::string_view split_name(ExpertSplit split);  // "skewed"
+// gemm.grouped.bf16.e128.t2.skewed.256x2048x768.wgmma: operands, experts, tokens per expert,
+// split, then (sum t_e) x n x k.
+[[nodiscard]] std::string case_id(const GroupedGemmCase& c);
+// The rows each expert's call computes: t_e, or for cuBLASLt t_e rounded up to 16.
+[[nodiscard]] std::int64_t rows_run(const GroupedGemmCase& c);
+// The model's grouped_gemm_basis of the case's split: the weights of the experts with tokens,
+// their tokens in and out, 2 sum(t_e) n k FLOPs.
+[[nodiscard]] OpCost case_cost(const GroupedGemmCase& c);
+[[nodiscard]] BenchmarkResult make_result(const GroupedGemmCase& c);
+
 // ---- attention forward ----------------------------------------------------------------------
 
 enum class AttentionImpl : std::uint8_t { standard, flash_w8r16, flash_w4r32, flash_wgmma };

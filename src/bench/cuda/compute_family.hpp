@@ -5,6 +5,7 @@
 // input streams, the check tolerance of a format, reading 16-bit outputs back, and recording a case
 // that was not timed.
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -20,6 +21,16 @@ namespace roofline::bench::cuda::compute_family {
 // The normwise error ||out - ref|| / ||ref|| a result in `format` may have against its reference.
 [[nodiscard]] double tolerance_for(kernels::StorageFormat format);
 
+// The check of an FP8 GEMM (plain or grouped). The check operands (kernels::fill_fp8_check_operand)
+// accumulate exactly in the tensor cores, so the one error left is bf16's rounding of C (at most
+// 2^-9 relative per element), as for a bf16 GEMM. A wrong tile, a lost k stage or a dropped scale
+// is off by far more (one lost 128-wide stage of k = 28672: about 7%; a dropped scale: a third or
+// more with the scales below).
+inline constexpr double fp8_gemm_tolerance = 1e-2;
+// The per-tensor scales of the inputs: far from 1, so that a kernel that drops or misapplies one
+// fails the check; their product 1.5 keeps the exact sums exact.
+inline constexpr std::array<float, 2> fp8_scales{0.5F, 3.0F};  // a_scale, b_scale
+
 // Seeds of the input streams of one run.
 [[nodiscard]] std::uint64_t seed_of(std::uint64_t run_seed, std::uint64_t stream, std::uint64_t sub);
 
@@ -32,6 +43,9 @@ void record_not(Recorder& recorder, BenchmarkResult result, Disposition disposit
 // The cases of one GEMM problem (dtype, m, n, k), in table order.
 void run_gemm_problem(Context& ctx, std::span<const compute::GemmCase* const> cases, bool quick, std::uint64_t seed,
                       Recorder& recorder);
+// The cases of one grouped GEMM problem (dtype, experts, tokens, split, n, k), in table order.
+void run_grouped_gemm_problem(Context& ctx, std::span<const compute::GroupedGemmCase* const> cases, bool quick,
+                              std::uint64_t seed, Recorder& recorder);
 // The cases of one attention problem (dtype and shape), in table order.
 void run_attention_problem(Context& ctx, std::span<const compute::AttentionCase* const> cases, bool quick,
                            std::uint64_t seed, Recorder& recorder);

@@ -187,6 +187,18 @@ void run_compute_suite(Context& ctx, const ComputeSelection& selection, bool qui
       });
 
   for_each_problem(
+      selection.grouped,
+      [](const compute::GroupedGemmCase& a, const compute::GroupedGemmCase& b) {
+        return a.dtype == b.dtype && a.experts == b.experts && a.tokens == b.tokens && a.split == b.split &&
+               a.n == b.n && a.k == b.k;
+      },
+      [&](std::span<const compute::GroupedGemmCase* const> problem) {
+        guarded_problem(
+            ctx, recorder, problem, [](const compute::GroupedGemmCase& c) { return compute::make_result(c); },
+            [&] { run_grouped_gemm_problem(ctx, problem, quick, seed, recorder); });
+      });
+
+  for_each_problem(
       selection.attention,
       [](const AttentionCase& a, const AttentionCase& b) {
         return a.dtype == b.dtype && a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads &&
@@ -202,6 +214,12 @@ void run_compute_suite(Context& ctx, const ComputeSelection& selection, bool qui
         "compute suite: GEMM and attention inputs are uniform random on the device; checks are normwise "
         "||out - ref|| / ||ref|| <= 1e-2 (bf16) or 5e-3 (fp16); GEMM operands are not rotated (compute-bound: at "
         "small sizes they stay in L2)");
+  }
+  if (!selection.grouped.empty()) {
+    notes.push_back(
+        "compute suite: grouped GEMMs (MoE experts, tokens stacked by expert) are checked against one cuBLAS GEMM "
+        "(bf16) or cuBLASLt FP8 matmul (fp8) per expert, whole output, and float64 host samples, normwise <= 1e-2; a "
+        "skewed split gives expert e a share of the tokens in proportion to 1 / (e + 1)");
   }
   if (std::any_of(selection.gemms.begin(), selection.gemms.end(),
                   [](const GemmCase* c) { return c->dtype == DType::fp8_e4m3; })) {

@@ -70,15 +70,6 @@ double sampled_gemm_error(Context& ctx, kernels::StorageFormat format, const Gem
 
 // ---- FP8 ---------------------------------------------------------------------------------------
 
-// The check operands (kernels::fill_fp8_check_operand) accumulate exactly in the tensor cores, so
-// the one error left is bf16's rounding of C (at most 2^-9 relative per element), as for a bf16
-// GEMM. A wrong tile, a lost k stage or a dropped scale is off by far more (one lost 128-wide
-// stage of k = 28672: about 7%; a dropped scale: a third or more with the scales below).
-constexpr double fp8_gemm_tolerance = 1e-2;
-// The per-tensor scales of the inputs: far from 1, so that a kernel that drops or misapplies one
-// fails the check; their product 1.5 keeps the exact sums exact.
-constexpr std::array<float, 2> fp8_scales{0.5F, 3.0F};  // a_scale, b_scale
-
 // Sampled entries of C from the check operands of streams a_seed and b_seed, recomputed on the
 // host (exact in double).
 GemmSamples sample_fp8_gemm(const GemmCase& c, std::uint64_t a_seed, std::uint64_t b_seed, int count,

@@ -151,6 +151,9 @@ const Cublas& Context::cublas() {
   api.gemm_ex = cublas_symbol<kernels::CublasGemmEx>(cublas_library_, "cublasGemmEx");
   api.gemm_strided_batched_ex =
       cublas_symbol<kernels::CublasGemmStridedBatchedEx>(cublas_library_, "cublasGemmStridedBatchedEx");
+  // Optional: absent before cuBLAS 12.5.
+  api.gemm_grouped_batched_ex =
+      reinterpret_cast<kernels::CublasGemmGroupedBatchedEx>(dlsym(cublas_library_, "cublasGemmGroupedBatchedEx"));
   api.set_stream = set_stream;
   check(create(&api.handle), "cublasCreate");
   cublas_.handle = api.handle;  // destroyed with the context even if the steps below fail

@@ -122,6 +122,9 @@ class ComputeRun final : public SuiteRun {
     for (const compute::GemmCase& c : compute::all_gemm_cases()) {
       if (wanted(options, c.quick, compute::case_id(c))) selection_.gemms.push_back(&c);
     }
+    for (const compute::GroupedGemmCase& c : compute::grouped_gemm_cases()) {
+      if (wanted(options, c.quick, compute::case_id(c))) selection_.grouped.push_back(&c);
+    }
     for (const compute::AttentionCase& c : compute::attention_cases) {
       if (wanted(options, c.quick, compute::case_id(c))) selection_.attention.push_back(&c);
     }
@@ -137,6 +140,7 @@ class ComputeRun final : public SuiteRun {
       out.push_back(compute::make_result(c->impl, cuda::peak_cost(c->impl, s.run.device.sms, s.options.quick)));
     }
     for (const compute::GemmCase* c : selection_.gemms) out.push_back(compute::make_result(*c));
+    for (const compute::GroupedGemmCase* c : selection_.grouped) out.push_back(compute::make_result(*c));
     for (const compute::AttentionCase* c : selection_.attention) out.push_back(compute::make_result(*c));
     return out;
   }

@@ -1,0 +1,209 @@
+#pragma once
+
+// The Hopper GEMM kernel (sm_90a), shared by the plain GEMM (gemm_wgmma.cu) and the grouped GEMM of
+// MoE experts (gemm_grouped.cu): warp-specialised, TMA-fed wgmma, for 16-bit operands and for FP8.
+//
+// Block tile 128x256, k staged 128 bytes at a time (64 16-bit or 128 8-bit elements: one row of the
+// 128-byte swizzle) in a 4-deep ring of shared-memory stages (48 KB each). Warpgroup 0 is the
+// producer: one thread issues two TMA tensor copies per stage (A 128 rows and B 256 rows of 128
+// bytes, written in the 128-byte swizzle that wgmma reads) and counts them on the stage's "full"
+// mbarrier. Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and issues four wgmma
+// per stage (m64n256k16 for 16-bit operands, m64n256k32 for 8-bit ones: 32 bytes of k each) into
+// 128 fp32 accumulator registers per thread, keeping one stage's wgmma group in flight while
+// releasing the stage before it on its "empty" mbarrier. The producer gives up registers
+// (setmaxnreg) so that the consumers can hold their accumulators.
+//
+// The 16-bit GEMM rounds the accumulators to the operands' type. The FP8 GEMM (e4m3 operands, both
+// K-major as 8-bit wgmma requires) multiplies them by a_scale * b_scale and writes bf16.
+//
+// Which tile a block computes is the Scheduler's: it maps blockIdx.x to the first rows of the tile
+// in A's and B's tensor maps, the first column of C, and the end of the rows the tile may write.
+// Rows of A past that end (another expert's tokens, in a grouped GEMM) are loaded and multiplied
+// but never stored; TMA zero-fills rows and k columns outside the tensors, and the epilogue stores
+// only columns below n, so any m, n % 8 == 0 and k rows of a multiple of 16 bytes (TMA's row
+// stride) are handled.
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "../cuda_check.cuh"
+#include "../tc_ptx.cuh"
+#include "../tma_host.cuh"
+#include "../wgmma.cuh"
+#include "gemm_internal.cuh"
+
+namespace roofline::kernels::detail::wgmma_gemm {
+
+inline constexpr int kBM = wgmma_tiling.tile_m;
+inline constexpr int kBN = wgmma_tiling.tile_n;
+inline constexpr int kStages = wgmma_tiling.stages;
+inline constexpr int kThreads = wgmma_tiling.threads;
+// One stage holds 128 bytes of k per row, whatever the element size.
+inline constexpr int kRowBytes = 128;
+static_assert(kBM == 128 && kBN == 256 && wgmma_tiling.tile_k * 2 == kRowBytes &&
+                  wgmma_fp8_tiling.tile_k == kRowBytes && kThreads == 384,
+              "two 64-row consumer warpgroups of m64n256 and 128-byte swizzled rows");
+inline constexpr int kConsumerThreads = kThreads - 128;
+inline constexpr int kStageBytesA = kBM * kRowBytes;
+inline constexpr int kStageBytesB = kBN * kRowBytes;
+inline constexpr int kStageBytes = kStageBytesA + kStageBytesB;
+// The stages, then 2*kStages 8-byte mbarriers; +1024 so that the stages can be aligned to 1024
+// bytes (the swizzle pattern repeats every 8 rows of 128 bytes).
+inline constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+inline constexpr int kGroupM = 8;
+
+// The output of one instantiation: 16-bit operands round the accumulators to their own type
+// (Out = T, no scale); FP8 operands write bf16 scaled by (*a_scale) * (*b_scale).
+template <typename T>
+struct Epilogue {
+  static constexpr bool scaled = TraitsOf<T>::bits == 8;
+  using Out = std::conditional_t<scaled, __nv_bfloat16, T>;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+};
+
+// The tile of one block: its first row in A's tensor map (and in C), its first row in B's, its
+// first column of C, and the end (exclusive) of the rows of C it writes.
+struct BlockTile {
+  int a_row = 0;
+  int b_row = 0;
+  int n0 = 0;
+  int row_end = 0;
+};
+
+template <typename T, typename Scheduler>
+__global__ void __launch_bounds__(kThreads, 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                      typename Epilogue<T>::Out* __restrict__ c, int n, int k, Scheduler scheduler,
+                      Epilogue<T> epilogue) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using OutTraits = TraitsOf<typename Epilogue<T>::Out>;
+  constexpr int kBK = kRowBytes / static_cast<int>(sizeof(T));  // elements of k per stage
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t raw = ptx::smem_addr(smem_raw);
+  const uint32_t smem = (raw + 1023u) & ~1023u;
+  const uint32_t smem_a = smem;                           // kStages x [128][64]
+  const uint32_t smem_b = smem + kStages * kStageBytesA;  // kStages x [256][64]
+  const uint32_t full_bar = smem + kStages * kStageBytes;
+  const uint32_t empty_bar = full_bar + kStages * 8;
+
+  const BlockTile tile = scheduler.tile(static_cast<int>(blockIdx.x));
+  const int k_blocks = (k + kBK - 1) / kBK;
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(full_bar + s * 8, 1);
+      ptx::mbarrier_init(empty_bar + s * 8, kConsumerThreads);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        const int s = kb % kStages;
+        const uint32_t phase = static_cast<uint32_t>(kb / kStages) & 1u;
+        // A fresh barrier counts as having completed the phase before phase 0, so the first pass
+        // through the ring (waiting on parity 1) does not block.
+        ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
+        ptx::mbarrier_arrive_expect_tx(full_bar + s * 8, kStageBytes);
+        ptx::tma_load_2d(smem_a + s * kStageBytesA, &map_a, full_bar + s * 8, kb * kBK, tile.a_row);
+        ptx::tma_load_2d(smem_b + s * kStageBytesB, &map_b, full_bar + s * 8, kb * kBK, tile.b_row);
+      }
+    }
+  } else {
+    ptx::setmaxnreg_inc<232>();
+    const int consumer = warpgroup - 1;  // rows consumer*64 .. +63 of the tile
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    ptx::fence_registers(acc);
+
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      const int s = kb % kStages;
+      const uint32_t phase = static_cast<uint32_t>(kb / kStages) & 1u;
+      ptx::mbarrier_wait(full_bar + s * 8, phase);
+      const uint64_t desc_a = ptx::wgmma_desc_sw128(smem_a + s * kStageBytesA + consumer * 64 * 128);
+      const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kRowBytes / 32; ++kk) {
+        // +32 bytes per k step (16 16-bit or 32 8-bit elements), in the descriptor's 16-byte units
+        if constexpr (TraitsOf<T>::bits == 8) {
+          ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        } else {
+          ptx::wgmma_m64n256k16<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        }
+      }
+      ptx::wgmma_commit();
+      // Keep this stage's group in flight; the previous one is then complete and its stage free.
+      ptx::wgmma_wait<1>();
+      if (kb > 0) ptx::mbarrier_arrive(empty_bar + ((kb - 1) % kStages) * 8);
+    }
+    ptx::wgmma_wait<0>();
+    ptx::fence_registers(acc);
+    if constexpr (Epilogue<T>::scaled) {
+      const float scale = *epilogue.a_scale * *epilogue.b_scale;
+#pragma unroll
+      for (int i = 0; i < 128; ++i) acc[i] *= scale;
+    }
+
+    // Accumulator layout of m64nNk16: thread t of the warpgroup holds, for j = 0..N/8-1,
+    // acc[4j+0..1] at (row 16*(t/32) + (t%32)/4, cols 8j + 2*(t%4) + 0..1) and acc[4j+2..3] 8 rows below.
+    const int t = static_cast<int>(threadIdx.x) % 128;
+    const int row = tile.a_row + consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
+#pragma unroll
+    for (int j = 0; j < kBN / 8; ++j) {
+      const int col = tile.n0 + j * 8 + (t % 4) * 2;
+      if (col >= n) continue;
+      if (row < tile.row_end) {
+        *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row) * n + col) =
+            OutTraits::pack(acc[4 * j], acc[4 * j + 1]);
+      }
+      if (row + 8 < tile.row_end) {
+        *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row + 8) * n + col) =
+            OutTraits::pack(acc[4 * j + 2], acc[4 * j + 3]);
+      }
+    }
+  }
+#else
+  // Built without sm_90a code: the host never launches this (gemm_kernel_supported is false);
+  // if it does, fail loudly instead of returning garbage.
+  __trap();
+#endif
+}
+
+// Row-major [rows][cols] matrix of `type`, loaded in boxes of box_rows x 128 bytes with the
+// 128-byte swizzle.
+inline CUtensorMap make_map(StorageFormat type, const void* base, long long rows, int cols, int box_rows) {
+  const int element_bytes = bytes_of(type);
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * static_cast<cuuint64_t>(element_bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kRowBytes / element_bytes), static_cast<cuuint32_t>(box_rows)};
+  return make_tensor_map_sw128(type, base, 2, dims, strides, box, "gemm wgmma operand");
+}
+
+// Launches `blocks` tiles of `scheduler` over A [a_rows x k] and B [b_rows x k] (row-major, k
+// contiguous) into C with n columns.
+template <typename T, typename Scheduler>
+void launch(StorageFormat type, const void* a, long long a_rows, const void* b, long long b_rows, void* c, int n, int k,
+            long long blocks, Scheduler scheduler, Epilogue<T> epilogue, cudaStream_t stream) {
+  const CUtensorMap map_a = make_map(type, a, a_rows, k, kBM);
+  const CUtensorMap map_b = make_map(type, b, b_rows, k, kBN);
+  ROOFLINE_CUDA_CHECK(
+      cudaFuncSetAttribute(gemm_wgmma_kernel<T, Scheduler>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  require(blocks >= 1 && blocks <= 0x7fffffff, "gemm wgmma: the tile count must be in 1 .. 2^31 - 1");
+  gemm_wgmma_kernel<T, Scheduler><<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, stream>>>(
+      map_a, map_b, static_cast<typename Epilogue<T>::Out*>(c), n, k, scheduler, epilogue);
+  ROOFLINE_CHECK_LAUNCH("gemm_wgmma_kernel");
+}
+
+}  // namespace roofline::kernels::detail::wgmma_gemm
