@@ -56,6 +56,7 @@ struct Fp8Candidate {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatmulAlgo_t algo{};
   bool pass_c = true;
+  std::size_t workspace_bytes = 0;  // what the algorithm asks for, at most the plan's workspace
 };
 
 // One shape's descriptors, layouts and candidates; the scale pointers are attributes of the
@@ -63,9 +64,10 @@ struct Fp8Candidate {
 struct Fp8Plan {
   cublasLtMatmulDesc_t desc_fast = nullptr;
   cublasLtMatmulDesc_t desc_exact = nullptr;
-  cublasLtMatrixLayout_t layout_a = nullptr;  // cuBLASLt's A: our B, k x n column-major
-  cublasLtMatrixLayout_t layout_b = nullptr;  // cuBLASLt's B: our A, k x m column-major
-  cublasLtMatrixLayout_t layout_d = nullptr;  // C and D: n x m column-major bf16
+  cublasLtMatmulDesc_t desc_scalar_mode = nullptr;  // fast, with the scale modes stated (as PyTorch does)
+  cublasLtMatrixLayout_t layout_a = nullptr;        // cuBLASLt's A: our B, k x n column-major
+  cublasLtMatrixLayout_t layout_b = nullptr;        // cuBLASLt's B: our A, k x m column-major
+  cublasLtMatrixLayout_t layout_d = nullptr;        // C and D: n x m column-major bf16
   std::vector<Fp8Candidate> candidates;
   int chosen = -1;
 };
@@ -110,11 +112,12 @@ class BlasLtPlans {
         return;
       }
     }
-    throw KernelError("cublasLtMatmul refused all " + std::to_string(plan.candidates.size()) +
-                      " algorithms its heuristic offered for the FP8 product " + std::to_string(args.m) + "x" +
-                      std::to_string(args.n) + "x" + std::to_string(args.k) +
-                      " (fast accumulation on and off, C given and null): last cuBLAS status " +
-                      std::to_string(static_cast<int>(last)));
+    throw KernelError(
+        "cublasLtMatmul refused all " + std::to_string(plan.candidates.size()) +
+        " algorithms its heuristic offered for the FP8 product " + std::to_string(args.m) + "x" +
+        std::to_string(args.n) + "x" + std::to_string(args.k) +
+        " (fast accumulation on and off, scale modes stated or not, C given and null): last cuBLAS status " +
+        std::to_string(static_cast<int>(last)));
   }
 
  private:
@@ -126,10 +129,11 @@ class BlasLtPlans {
     const float beta = 0.0f;
     return lt.matmul(lt.handle, candidate.desc, &alpha, args.b, plan.layout_a, args.a, plan.layout_b, &beta,
                      candidate.pass_c ? args.c : nullptr, plan.layout_d, args.c, plan.layout_d, &candidate.algo,
-                     lt.workspace, lt.workspace_bytes, stream);
+                     lt.workspace, candidate.workspace_bytes, stream);
   }
 
-  static cublasLtMatmulDesc_t make_desc(const BlasLtApi& lt, const Fp8GemmArgs& args, bool fast_accumulation) {
+  static cublasLtMatmulDesc_t make_desc(const BlasLtApi& lt, const Fp8GemmArgs& args, bool fast_accumulation,
+                                        bool state_scale_modes) {
     cublasLtMatmulDesc_t desc = nullptr;
     check_lt(lt.matmul_desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     const cublasOperation_t transpose = CUBLAS_OP_T;
@@ -145,6 +149,11 @@ class BlasLtPlans {
     set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast));
     set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &args.b_scale, sizeof(args.b_scale));
     set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &args.a_scale, sizeof(args.a_scale));
+    if (state_scale_modes) {
+      const std::int32_t scalar = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+      set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &scalar, sizeof(scalar));
+      set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &scalar, sizeof(scalar));
+    }
     return desc;
   }
 
@@ -166,7 +175,10 @@ class BlasLtPlans {
                      sizeof(alignment)},
           std::tuple{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<const void*>(&alignment),
                      sizeof(alignment)}}) {
-      if (status == CUBLAS_STATUS_SUCCESS) status = lt.preference_set_attribute(preference, attribute, value, size);
+      const bool alignment_attribute = attribute != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES;
+      if (status == CUBLAS_STATUS_SUCCESS && !(alignment_attribute && alignment == 0)) {
+        status = lt.preference_set_attribute(preference, attribute, value, size);
+      }
     }
     if (status == CUBLAS_STATUS_SUCCESS) {
       status = lt.algo_get_heuristic(lt.handle, desc, plan.layout_a, plan.layout_b, plan.layout_d, plan.layout_d,
@@ -189,16 +201,18 @@ class BlasLtPlans {
              "cublasLtMatrixLayoutCreate");
     check_lt(lt.matrix_layout_create(&plan.layout_d, CUDA_R_16BF, u64(args.n), u64(args.m), args.n),
              "cublasLtMatrixLayoutCreate");
-    plan.desc_fast = make_desc(lt, args, true);
-    plan.desc_exact = make_desc(lt, args, false);
+    plan.desc_fast = make_desc(lt, args, true, false);
+    plan.desc_exact = make_desc(lt, args, false, false);
+    plan.desc_scalar_mode = make_desc(lt, args, true, true);
     add_candidates(lt, plan, plan.desc_fast, alignment);
     add_candidates(lt, plan, plan.desc_exact, alignment);
+    add_candidates(lt, plan, plan.desc_scalar_mode, 0);
     detail::require(!plan.candidates.empty(), "cuBLASLt has no FP8 algorithm for " + std::to_string(args.m) + "x" +
                                                   std::to_string(args.n) + "x" + std::to_string(args.k));
   }
 
   void release(Fp8Plan& plan) const {
-    for (cublasLtMatmulDesc_t desc : {plan.desc_fast, plan.desc_exact}) {
+    for (cublasLtMatmulDesc_t desc : {plan.desc_fast, plan.desc_exact, plan.desc_scalar_mode}) {
       if (desc != nullptr) desc_destroy_(desc);
     }
     for (cublasLtMatrixLayout_t layout : {plan.layout_a, plan.layout_b, plan.layout_d}) {
