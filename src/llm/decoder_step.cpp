@@ -46,7 +46,8 @@ class Describer {
         context_(step.context),
         act_(formats.activations),
         quantized_(formats.matmul != formats.activations &&
-                   (!step.decode() || options.kernels.quantized_decode_linears)) {}
+                   (!step.decode() || options.kernels.quantized_decode_linears || step.tokens > w8a16_gemv_max_batch)) {
+  }
 
   std::vector<DecoderOp> layer(bool moe_layer) const {
     std::vector<DecoderOp> ops;

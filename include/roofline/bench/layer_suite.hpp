@@ -84,7 +84,7 @@ inline constexpr std::array<std::int64_t, 4> fp8_decode_batches{1, 4, 16, 64};
 inline constexpr std::array<std::int64_t, 2> fp8_decode_contexts{1024, 4096};
 inline constexpr std::array<std::int64_t, 5> fp8_prefill_lengths{512, 1024, 2048, 4096, 8192};
 // Decode batches up to this run on the project's GEMV; larger ones on a GEMM.
-inline constexpr std::int64_t roofline_gemv_max_batch = 16;
+inline constexpr std::int64_t roofline_gemv_max_batch = w8a16_gemv_max_batch;
 // The project's GEMV the decode layer runs: the memory suite's `stag`, the fastest of its GEMVs
 // launched plainly. (`pdl` gains by overlapping a GEMV's tail with the next GEMV's start, back
 // to back; in the layer its neighbours are norms and adds that do not trigger early.) The layer

@@ -26,8 +26,9 @@
 //     activation (SwiGLU + quantise), and after attention, whose kernels write the activation format,
 //     a quantize op (or attn_merge, which quantises as it moves). Decode projections stay GEMVs on
 //     the narrow weights with 16-bit activations (W8A16: the weight bytes dominate at small batches)
-//     unless StepKernels::quantized_decode_linears says the kernels that run them need quantised
-//     inputs too. MLA layers and routed experts keep 16-bit activations.
+//     up to w8a16_gemv_max_batch tokens, and are W8A8 GEMMs above it (as serving engines run FP8
+//     checkpoints at large batches) or wherever StepKernels::quantized_decode_linears says the kernels
+//     that run them need quantised inputs. MLA layers and routed experts keep 16-bit activations.
 
 #include <cstdint>
 #include <optional>
@@ -178,6 +179,11 @@ struct StepFormats {
   DType matmul = DType::bf16;
   [[nodiscard]] static StepFormats of(const DeploymentConfig& config, const GpuSpec& gpu);
 };
+
+// The largest decode batch whose projections are W8A16 GEMVs in an FP8 step: the project's FP8
+// GEMV kernels (kernels/gemv.hpp) serve batches up to 16; above it a GEMV re-reads its weights per
+// tile of rows, and engines (and this description) switch to the W8A8 GEMM.
+inline constexpr std::int64_t w8a16_gemv_max_batch = 16;
 
 // What the kernels that run attention decide of the counts: their tiles (the K/V re-reads of flash
 // attention), and whether prefill attention needs head-major tensors.
