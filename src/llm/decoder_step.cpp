@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "roofline/basis/calibration_tables.hpp"
 #include "roofline/core/error.hpp"
 
 namespace roofline {
@@ -12,9 +13,6 @@ namespace {
 
 constexpr std::string_view no_latent_table =
     "multi-head latent attention: no benchmark measures it, the roofline is kept";
-constexpr std::string_view no_expert_table =
-    "routed experts (many small GEMVs/GEMMs over the experts reached): no benchmark measures them, the roofline is "
-    "kept";
 constexpr std::string_view no_link_table = "a transfer between GPUs: the link model is kept";
 
 OpCost scaled(const OpCost& c, double factor) {
@@ -455,7 +453,21 @@ OpCost kv_append_cost(const KvAppendShape& shape) {
 
 BasisOrReason basis_of(const DecoderOp& op) {
   switch (op.kind) {
-    case OpKind::routed_linear: return NoBasis{std::string(no_expert_table)};
+    case OpKind::routed_linear: {
+      // The experts reached, each a GEMM (a GEMV at decode) over its tokens: what the compute
+      // suite's grouped GEMM measures (gemm_grouped), at the op's own cost.
+      const auto& s = std::get<RoutedShape>(op.shape);
+      Basis b;
+      b.pattern = "gemm_grouped";
+      b.best_table = calibration_tables::grouped_gemm(s.act, s.weights);
+      b.table = b.best_table;
+      b.cost = op.cost;
+      b.roof_bytes = b.cost.bytes();
+      b.math = {MathRoof::Unit::matrix, s.act};
+      b.model = fmt::format("routed experts: {:.1f} experts reached, {:.0f} token-expert pairs, [{} x {}] {}",
+                            s.touched, s.pairs, s.k, s.n, name_of(s.weights));
+      return b;
+    }
     case OpKind::latent_attention: return NoBasis{std::string(no_latent_table)};
     case OpKind::all_reduce:
     case OpKind::all_gather:

@@ -1,4 +1,5 @@
 // The one description of a decoder step: what llm times is what the layer benchmark runs.
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -116,6 +117,25 @@ TEST_CASE("FP8 decode cases on a GEMM: llm's step above the GEMV batches, its W8
     }
     CHECK(p == predicted.size());
   }
+}
+
+TEST_CASE("routed experts are looked up in the grouped GEMM tables, at the op's own cost") {
+  // Mixtral 8x7B (hidden 4096, 8 experts, top 2, expert FFN 14336, SwiGLU), bf16, TP 1, decode of one
+  // token: 8 x (1 - (1 - 2/8)^1) = 2 experts reached, 2 token-expert pairs; experts_gate_up is
+  // [4096 x 28672] per expert: 2 x 2 x 28672 x 4096 FLOPs.
+  const ModelSpec& model = models().find("mixtral-8x7b");
+  const StepFormats bf16 = StepFormats::of(DeploymentConfig{}, gpus().find("h200"));
+  const std::vector<DecoderOp> ops =
+      describe_layer(model, shard(model, 1, 1), bf16, StepShape{StepPhase::decode, 1, 1024}, true);
+  const auto up =
+      std::find_if(ops.begin(), ops.end(), [](const DecoderOp& op) { return op.name == "experts_gate_up"; });
+  REQUIRE(up != ops.end());
+  CHECK(up->cost.flops == 2.0 * 2 * 28672 * 4096);
+  const Basis basis = std::get<Basis>(basis_of(*up));
+  CHECK(basis.pattern == "gemm_grouped");
+  CHECK(basis.best_table == "gemm_grouped.bf16");
+  CHECK(basis.cost.flops == up->cost.flops);
+  CHECK(basis.cost.bytes() == up->cost.bytes());
 }
 
 TEST_CASE("an FP8 step: W8A8 prefill projections fed by quantising ops where the GPU multiplies e4m3") {
