@@ -12,25 +12,10 @@
 #include "roofline/core/error.hpp"
 #include "roofline/llm/llm.hpp"
 #include "roofline/llm/llm_report.hpp"
+#include "summary_table.hpp"
 
 namespace roofline::cli {
 namespace {
-
-struct SummaryRow {
-  std::string key;
-  std::string quantity;
-  Cell value;
-  std::string unit;
-  std::string derivation;
-};
-
-constexpr std::array<ColumnOf<SummaryRow>, 5> summary_columns{{
-    {{"key", "key", 0}, [](const SummaryRow& r) { return Cell{r.key}; }},
-    {{"quantity", "quantity", 0}, [](const SummaryRow& r) { return Cell{r.quantity}; }},
-    {{"value", "value", 2}, [](const SummaryRow& r) { return r.value; }},
-    {{"unit", "unit", 0}, [](const SummaryRow& r) { return Cell{r.unit}; }},
-    {{"derivation", "how", 0}, [](const SummaryRow& r) { return Cell{r.derivation}; }},
-}};
 
 struct StageRow {
   std::int64_t stage = 0;

@@ -17,6 +17,7 @@
 #include "roofline/report/output_file.hpp"
 #include "roofline/serve/fit.hpp"
 #include "roofline/serve/metrics.hpp"
+#include "summary_table.hpp"
 
 namespace roofline::cli {
 namespace {
@@ -37,22 +38,6 @@ constexpr std::array<ColumnOf<LatencyRow>, 8> latency_columns{{
     {{"p99_ms", "p99 [ms]", 2}, [](const LatencyRow& r) { return Cell{r.p99}; }},
     {{"max_ms", "max [ms]", 2}, [](const LatencyRow& r) { return Cell{r.max}; }},
     {{"definition", "definition", 0}, [](const LatencyRow& r) { return Cell{r.definition}; }},
-}};
-
-struct SummaryRow {
-  std::string key;
-  std::string quantity;
-  Cell value;
-  std::string unit;
-  std::string derivation;
-};
-
-constexpr std::array<ColumnOf<SummaryRow>, 5> summary_columns{{
-    {{"key", "key", 0}, [](const SummaryRow& r) { return Cell{r.key}; }},
-    {{"quantity", "quantity", 0}, [](const SummaryRow& r) { return Cell{r.quantity}; }},
-    {{"value", "value", 2}, [](const SummaryRow& r) { return r.value; }},
-    {{"unit", "unit", 0}, [](const SummaryRow& r) { return Cell{r.unit}; }},
-    {{"derivation", "how", 0}, [](const SummaryRow& r) { return Cell{r.derivation}; }},
 }};
 
 struct TimelineRow {
