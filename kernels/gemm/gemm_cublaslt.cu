@@ -188,8 +188,10 @@ class BlasLtPlans {
     if (status != CUBLAS_STATUS_SUCCESS) return;  // this descriptor has no algorithm: the other may
     for (int i = 0; i < found; ++i) {
       if (results[static_cast<std::size_t>(i)].state != CUBLAS_STATUS_SUCCESS) continue;
+      const cublasLtMatmulHeuristicResult_t& result = results[static_cast<std::size_t>(i)];
       for (bool pass_c : {true, false})
-        plan.candidates.push_back({desc, results[static_cast<std::size_t>(i)].algo, pass_c});
+        plan.candidates.push_back(
+            {.desc = desc, .algo = result.algo, .pass_c = pass_c, .workspace_bytes = result.workspaceSize});
     }
   }
 

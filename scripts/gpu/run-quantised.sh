@@ -5,9 +5,12 @@
 #   scripts/gpu/run-quantised.sh
 #
 # 1. scripts/gpu/run.sh build test (the binary in build/gpu-run, ctest -L gpu);
-# 2. a probe of cuBLASLt FP8 (one 1024^3 product): when the toolkit's cuBLASLt refuses it, the
-#    run takes cuBLAS/cuBLASLt from PyTorch's wheel instead (LD_LIBRARY_PATH), and says so in
-#    cublas-choice.txt: every report records the cuBLAS version it ran;
+# 2. scripts/gpu/cublaslt_fp8_probe.cu: one FP8 product through cuBLASLt from PyTorch's set-up and
+#    from roofline's, one condition changed at a time (which one makes cuBLASLt refuse it);
+#    then roofline's own 1024^3 FP8 case, traced by cuBLASLt (CUBLASLT_LOG_LEVEL=5; its last lines
+#    go to quantised.log): when the toolkit's cuBLASLt refuses it, the run takes cuBLAS/cuBLASLt
+#    from PyTorch's wheel instead (LD_LIBRARY_PATH), and says so in cublas-choice.txt: every report
+#    records the cuBLAS version it ran;
 # 3. the compute suite's FP8 and grouped GEMM cases (bench-compute-fp8.json);
 # 4. the whole layer suite, bf16 and FP8 (bench-layer.json);
 # 5. compute-sanitizer memcheck of the quick FP8/grouped GEMM and FP8 layer cases (--check-only).
@@ -35,7 +38,13 @@ ROOFLINE_GPU_BUDGET_S=${ROOFLINE_GPU_BUDGET_S:-230} scripts/gpu/run.sh build tes
 publish
 [ -x "$BIN" ] || { echo "no binary"; exit 1; }
 
+echo "######## cuBLASLt FP8 probe (scripts/gpu/cublaslt_fp8_probe.cu)"
+if /usr/local/cuda/bin/nvcc -std=c++17 -arch=sm_90a -O2 scripts/gpu/cublaslt_fp8_probe.cu -o "$RESULTS/cublaslt-probe" -ldl; then
+  timeout 60 "$RESULTS/cublaslt-probe"
+fi
+
 probe() {
+  CUBLASLT_LOG_LEVEL=5 CUBLASLT_LOG_FILE="$RESULTS/cublaslt-trace.log" \
   "$BIN" bench --suite compute --quick --filter gemm.fp8e4m3.1024x1024x1024.cublaslt --format json -o /dev/null \
     > "$RESULTS/probe.txt" 2>&1
 }
@@ -55,6 +64,9 @@ print(next(q.parent for q in sorted(p.rglob('libcublasLt.so*'))))" 2>/dev/null)
   fi
 fi
 cat "$RESULTS/cublas-choice.txt"
+echo "######## cuBLASLt's trace of roofline's probe: its errors and last lines"
+grep -i -E "error|warn|not supported|fail" "$RESULTS/cublaslt-trace.log" | head -20
+tail -n 8 "$RESULTS/cublaslt-trace.log"
 
 "$BIN" bench --suite compute --filter gemm.fp8e4m3,gemm.grouped --json "$RESULTS/bench-compute-fp8.json" \
   2>&1 | grep -vE "^\[ *[0-9]+/[0-9]+\] .* passed "

@@ -109,8 +109,7 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
   DeviceBuffer b = ctx.allocate(as_size(p.n * p.k));
   DeviceBuffer c_ref = ctx.allocate(as_size(rows * p.n) * 2);
   DeviceBuffer c_out = ctx.allocate(as_size(rows * p.n) * 2);
-  DeviceBuffer scales = ctx.allocate(sizeof(fp8_scales));
-  ctx.upload(scales, fp8_scales.data(), sizeof(fp8_scales));
+  const DeviceBuffer scales = ctx.upload_scalars(fp8_scales);
   const std::uint64_t problem_seed = seed_of(seed, 5, static_cast<std::uint64_t>(p.m * 131 + p.n * 7 + p.k));
   const auto fill_check_operands = [&] {
     kernels::fill_fp8_check_operand(a.get(), as_size(rows * p.k), problem_seed, ctx.stream());
@@ -129,8 +128,8 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
                                 .m = static_cast<int>(m),
                                 .n = static_cast<int>(p.n),
                                 .k = static_cast<int>(p.k),
-                                .a_scale = scales.as<float>(),
-                                .b_scale = scales.as<float>() + 1};
+                                .a_scale = scalar_slot(scales, 0),
+                                .b_scale = scalar_slot(scales, 1)};
   };
 
   // The whole-output reference: cuBLASLt at its padded rows, itself checked on the host samples.

@@ -119,10 +119,9 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
   const std::vector<int> schedule = kernels::grouped_gemm_schedule(experts.row_offsets, n);
   DeviceBuffer schedule_buffer = ctx.allocate(schedule.size() * sizeof(int));
   ctx.upload(schedule_buffer, schedule.data(), schedule.size() * sizeof(int));
-  DeviceBuffer scales = ctx.allocate(sizeof(fp8_scales));
-  ctx.upload(scales, fp8_scales.data(), sizeof(fp8_scales));
-  const float* a_scale = scales.as<float>();
-  const float* b_scale = scales.as<float>() + 1;
+  const DeviceBuffer scales = ctx.upload_scalars(fp8_scales);
+  const float* a_scale = scalar_slot(scales, 0);
+  const float* b_scale = scalar_slot(scales, 1);
 
   const std::uint64_t problem_seed =
       seed_of(seed, 7,

@@ -201,6 +201,14 @@ void Context::upload(const DeviceBuffer& to, const void* from, std::size_t bytes
   wait("upload");
 }
 
+DeviceBuffer Context::upload_scalars(std::span<const float> values) {
+  std::vector<float> slots(values.size() * scalar_slot_floats, 0.0F);
+  for (std::size_t i = 0; i < values.size(); ++i) slots[i * scalar_slot_floats] = values[i];
+  DeviceBuffer buffer = allocate(slots.size() * sizeof(float));
+  upload(buffer, slots.data(), slots.size() * sizeof(float));
+  return buffer;
+}
+
 void Context::download(void* to, const DeviceBuffer& from, std::size_t bytes) {
   wait("before download");  // a synchronous copy behind a stuck kernel would never return
   check(cudaMemcpyAsync(to, from.get(), bytes, cudaMemcpyDeviceToHost, stream_), "download");

@@ -100,6 +100,11 @@ enum class TimingMode : std::uint8_t { graph, direct };
 // cuBLAS, loaded with dlopen when a case first needs it: linking it would make every roofline
 // command (ridge, hw, ...) load ~700 MB of libraries at start-up. The entry points are the ones
 // the kernels take (kernels/blas_api.hpp).
+inline constexpr std::size_t scalar_slot_floats = 64;
+[[nodiscard]] inline const float* scalar_slot(const DeviceBuffer& scalars, std::size_t index) {
+  return scalars.as<float>() + index * scalar_slot_floats;
+}
+
 struct Cublas : kernels::BlasApi {
   int version = 0;
 };
@@ -130,6 +135,10 @@ class Context {
   // Waits for the stream with a deadline (policy().timeout_s); throws GpuHang past it.
   void wait(std::string_view what);
   void upload(const DeviceBuffer& to, const void* from, std::size_t bytes);
+  // Per-tensor scales on the device, value i at scalar_slot(buffer, i): each at the start of its own
+  // 256-byte line, aligned as cudaMalloc aligns a tensor, since cuBLASLt's FP8 kernels take a
+  // scale pointer with a tensor's alignment.
+  DeviceBuffer upload_scalars(std::span<const float> values);
   void download(void* to, const DeviceBuffer& from, std::size_t bytes);
   // Fills the buffer with 0xFF bytes: NaN in every float format and an index no kernel writes,
   // so that an element the kernel under test failed to write is caught by the check.

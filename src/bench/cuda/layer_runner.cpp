@@ -200,8 +200,7 @@ class LayerCase {
     // Every activation buffer holds 16-bit rows; those a W8A8 GEMM reads hold e4m3 in their first half.
     const auto activations = [&](std::int64_t cols) { return ctx.allocate(as_size(rows_ * cols) * 2); };
     const std::int64_t ffn = m.ffn.intermediate;
-    scales_ = ctx.allocate(sizeof(e4m3_scales));
-    ctx.upload(scales_, e4m3_scales.data(), sizeof(e4m3_scales));
+    scales_ = ctx.upload_scalars(e4m3_scales);
     x_ = activations(m.hidden);
     r_ = activations(m.hidden);
     n1_ = activations(m.hidden);
@@ -451,7 +450,7 @@ class LayerCase {
   }
 
   [[nodiscard]] const float* scale_of(E4m3Tensor tensor) const {
-    return scales_.as<float>() + static_cast<std::size_t>(tensor);
+    return scalar_slot(scales_, static_cast<std::size_t>(tensor));
   }
   // The scale an op's e4m3 result is written with, or null where it writes 16 bits.
   [[nodiscard]] const float* output_scale(const StagePlan& plan, E4m3Tensor tensor) const {
