@@ -43,10 +43,11 @@ std::uint32_t common_alignment(std::initializer_list<const void*> pointers) {
 
 }  // namespace
 
-// How many algorithms the heuristic is asked for per descriptor. cuBLASLt's first choice can be
-// refused by cublasLtMatmul itself (CUBLAS_STATUS_NOT_SUPPORTED although the heuristic offered it:
-// seen on the H200 with cuBLAS 13.1 under a CUDA 13.0 driver, 2026-12-01), so a plan keeps every
-// candidate and the first call settles on the first one that runs.
+// How many algorithms the heuristic is asked for per descriptor. The heuristic does not see the
+// scale pointers, so it offers algorithms that cublasLtMatmul then refuses
+// (CUBLAS_STATUS_NOT_SUPPORTED) when a scale pointer is not 16-byte aligned: cublaslt_gemm_fp8
+// requires that alignment; a plan keeps every candidate all the same, and the first call settles
+// on the first one that runs (scripts/gpu/cublaslt_fp8_probe.cu, H200, cuBLAS 13.1, 2026-12-01).
 constexpr int kHeuristicCandidates = 8;
 
 // One way of calling cublasLtMatmul: a descriptor (fast accumulation on, as the project's kernel
@@ -244,6 +245,11 @@ void cublaslt_gemm_fp8(const BlasLtApi& lt, const Fp8GemmArgs& args, Stream stre
                     "cuBLASLt FP8 GEMM: operands must be 16-byte aligned");
   }
   detail::require(args.a_scale != nullptr && args.b_scale != nullptr, "cuBLASLt FP8 GEMM: the scales must be given");
+  for (const float* scale : {args.a_scale, args.b_scale}) {
+    detail::require(reinterpret_cast<std::uintptr_t>(scale) % 16 == 0,
+                    "cuBLASLt FP8 GEMM: each scale must be 16-byte aligned (cublasLtMatmul refuses the product "
+                    "otherwise)");
+  }
   lt.plans->run(lt, args, stream);
 }
 
