@@ -5,10 +5,14 @@
 // input streams, the check tolerance of a format, reading 16-bit outputs back, and recording a case
 // that was not timed.
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness.hpp"
@@ -39,6 +43,39 @@ inline constexpr std::array<float, 2> fp8_scales{0.5F, 3.0F};  // a_scale, b_sca
                                                std::size_t offset, std::size_t count);
 
 void record_not(Recorder& recorder, BenchmarkResult result, Disposition disposition, std::string detail);
+
+// A library's whole output as the reference of the project's kernels: `run` writes it, `sampled_error`
+// measures it against the host samples, and it is used only within `tolerance`. A library that
+// cannot be loaded or called is not used either, and `problem` says why; the library's own cases
+// are then recorded as failed with that reason. A hang is not survivable and propagates.
+struct CheckedReference {
+  bool callable = false;        // the library ran
+  std::optional<double> error;  // set when the reference is used: its error against the samples
+  std::string problem;          // why it is not used, otherwise
+};
+template <typename Run, typename SampledError>
+[[nodiscard]] CheckedReference checked_reference(Context& ctx, std::string_view library, double tolerance, Run&& run,
+                                                 SampledError&& sampled_error) {
+  CheckedReference reference;
+  try {
+    run();
+    ctx.wait(library);
+    reference.callable = true;
+    const double error = sampled_error();
+    if (error <= tolerance) {
+      reference.error = error;
+    } else {
+      reference.problem = fmt::format("{}'s output is off the host samples (error {:.2e}): not used", library, error);
+    }
+  } catch (const GpuHang&) {
+    throw;
+  } catch (const std::exception& e) {
+    ctx.recover();
+    reference.callable = false;
+    reference.problem = fmt::format("no {} reference: {}", library, e.what());
+  }
+  return reference;
+}
 
 // The cases of one GEMM problem (dtype, m, n, k), in table order.
 void run_gemm_problem(Context& ctx, std::span<const compute::GemmCase* const> cases, bool quick, std::uint64_t seed,

@@ -133,27 +133,16 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
   };
 
   // The whole-output reference: cuBLASLt at its padded rows, itself checked on the host samples.
-  std::optional<double> reference_error;
-  std::string reference_problem;
   const kernels::BlasLtApi* lt = nullptr;
-  try {
-    lt = &ctx.cublaslt();
-    ctx.poison(c_ref);
-    kernels::cublaslt_gemm_fp8(*lt, args(rows, c_ref), ctx.stream());
-    ctx.wait("cuBLASLt reference");
-    const double error = sampled_gemm_error(ctx, output, p, samples, c_ref);
-    if (error <= fp8_gemm_tolerance) {
-      reference_error = error;
-    } else {
-      reference_problem = fmt::format("cuBLASLt's output is off the host samples (error {:.2e}): not used", error);
-    }
-  } catch (const GpuHang&) {
-    throw;
-  } catch (const std::exception& e) {
-    ctx.recover();
-    lt = nullptr;
-    reference_problem = fmt::format("no cuBLASLt reference: {}", e.what());
-  }
+  const CheckedReference reference = checked_reference(
+      ctx, "cuBLASLt", fp8_gemm_tolerance,
+      [&] {
+        lt = &ctx.cublaslt();
+        ctx.poison(c_ref);
+        kernels::cublaslt_gemm_fp8(*lt, args(rows, c_ref), ctx.stream());
+      },
+      [&] { return sampled_gemm_error(ctx, output, p, samples, c_ref); });
+  if (!reference.callable) lt = nullptr;
 
   for (const GemmCase* c : cases) {
     BenchmarkResult result = compute::make_result(*c);
@@ -165,7 +154,7 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
     Launch launch;
     if (is_library) {
       if (lt == nullptr) {
-        record_not(recorder, std::move(result), Disposition::failed, reference_problem);
+        record_not(recorder, std::move(result), Disposition::failed, reference.problem);
         continue;
       }
       launch = [lt, call = args(c->rows_run(), c_out)](cudaStream_t s, int) {
@@ -189,10 +178,10 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
       check(launch(ctx.stream(), 0), "fp8 gemm");
       ctx.wait("fp8 gemm");
       const double host = sampled_gemm_error(ctx, output, *c, samples, c_out);
-      std::string versus = "no whole-output comparison (" + reference_problem + ")";
+      std::string versus = "no whole-output comparison (" + reference.problem + ")";
       double error = host;
       std::uint64_t nonfinite = 0;
-      if (!is_library && reference_error) {
+      if (!is_library && reference.error) {
         const kernels::Comparison cmp =
             kernels::compare(output, c_out.get(), c_ref.get(), as_size(c->m * c->n), ctx.stream());
         const double whole = std::sqrt(cmp.sum_sq_diff / std::max(cmp.sum_sq_ref, 1e-300));
@@ -247,26 +236,16 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
   const GemmSamples samples = sample_gemm(ctx, type, p, a, b, quick ? 24 : 48, problem_seed + 2);
 
   // The whole-output reference: cuBLAS, itself checked on the host samples.
-  std::optional<double> reference_error;
-  std::string reference_problem;
   const Cublas* blas = nullptr;
-  try {
-    blas = &ctx.cublas();
-    ctx.poison(c_ref);
-    kernels::cublas_gemm(*blas, type, a.get(), b.get(), c_ref.get(), m, n, k, ctx.stream());
-    ctx.wait("cuBLAS reference");
-    const double error = sampled_gemm_error(ctx, type, p, samples, c_ref);
-    if (error <= tolerance) {
-      reference_error = error;
-    } else {
-      reference_problem = fmt::format("cuBLAS's output is off the host samples (error {:.2e}): not used", error);
-    }
-  } catch (const GpuHang&) {
-    throw;
-  } catch (const std::exception& e) {
-    ctx.recover();
-    reference_problem = fmt::format("no cuBLAS reference: {}", e.what());
-  }
+  const CheckedReference reference = checked_reference(
+      ctx, "cuBLAS", tolerance,
+      [&] {
+        blas = &ctx.cublas();
+        ctx.poison(c_ref);
+        kernels::cublas_gemm(*blas, type, a.get(), b.get(), c_ref.get(), m, n, k, ctx.stream());
+      },
+      [&] { return sampled_gemm_error(ctx, type, p, samples, c_ref); });
+  if (!reference.callable) blas = nullptr;
 
   for (const GemmCase* c : cases) {
     BenchmarkResult result = compute::make_result(*c);
@@ -277,7 +256,7 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
     Launch launch;
     if (c->impl == GemmImpl::cublas) {
       if (blas == nullptr) {
-        record_not(recorder, std::move(result), Disposition::failed, reference_problem);
+        record_not(recorder, std::move(result), Disposition::failed, reference.problem);
         continue;
       }
       launch = [&, blas](cudaStream_t s, int) {
@@ -302,10 +281,10 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
       check(launch(ctx.stream(), 0), "gemm");
       ctx.wait("gemm");
       const double host = sampled_gemm_error(ctx, type, *c, samples, c_out);
-      std::string versus = "no whole-output comparison (" + reference_problem + ")";
+      std::string versus = "no whole-output comparison (" + reference.problem + ")";
       double error = host;
       std::uint64_t nonfinite = 0;
-      if (!is_cublas && reference_error) {
+      if (!is_cublas && reference.error) {
         const kernels::Comparison cmp =
             kernels::compare(type, c_out.get(), c_ref.get(), as_size(p.m * p.n), ctx.stream());
         const double whole = std::sqrt(cmp.sum_sq_diff / std::max(cmp.sum_sq_ref, 1e-300));
