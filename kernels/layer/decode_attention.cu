@@ -40,10 +40,17 @@ constexpr int kDecodeSmemBytes = kDecodeQBytes + 2 * kDecodeStages * kDecodeTile
 constexpr int kDecodeScratchBytes = kDecodeWarps * 16 * kDecodeD * 4 + 2 * kDecodeWarps * 16 * 4;
 static_assert(kDecodeScratchBytes <= 2 * kDecodeStages * kDecodeTileBytes);
 // An e4m3 cache: Q, one widened K and V tile, then the e4m3 stages (the scratch spans the last two).
+// Its tiles are half as many bytes, so with the 16-bit kernel's three stages a block keeps half as
+// many bytes in flight, and the kernel ran no faster than over a bf16 cache (144.8 against 126 us
+// at b16, context 8192, H200, 2026-12-01): the time of a tile is the round trip of the loads issued
+// stages - 1 tiles ahead, not its bytes. Four stages keep 1.5x the bytes in flight at the same
+// occupancy (100 KB of shared memory: two blocks per SM, as the 16-bit kernel).
+constexpr int kDecodeFp8Stages = 4;
 constexpr int kDecodeFp8RowBytes = kDecodeD;
 constexpr int kDecodeFp8TileBytes = kDecodeBN * kDecodeFp8RowBytes;
-constexpr int kDecodeFp8SmemBytes = kDecodeQBytes + 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes;
-static_assert(kDecodeScratchBytes <= 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes);
+constexpr int kDecodeFp8SmemBytes = kDecodeQBytes + 2 * kDecodeTileBytes + 2 * kDecodeFp8Stages * kDecodeFp8TileBytes;
+static_assert(kDecodeScratchBytes <= 2 * kDecodeTileBytes + 2 * kDecodeFp8Stages * kDecodeFp8TileBytes);
+static_assert(kDecodeFp8SmemBytes <= kDecodeSmemBytes, "the e4m3 kernel keeps the 16-bit kernel's occupancy");
 
 __device__ __forceinline__ uint32_t decode_swizzled(int row, int chunk) {
   return static_cast<uint32_t>(row * kDecodeRowBytes + ((chunk ^ (row & 7)) * 16));
@@ -113,16 +120,17 @@ __global__ void __launch_bounds__(kDecodeThreads)
                             int context, int tiles_per_split, int splits, float scale_log2) {
   using Traits = TraitsOf<T>;
   constexpr bool kFp8 = ElementFormat<Cache>::value == StorageFormat::fp8_e4m3;
+  constexpr int kStages = kFp8 ? kDecodeFp8Stages : kDecodeStages;
   static_assert(kFp8 || ElementFormat<Cache>::value == ElementFormat<T>::value, "a 16-bit cache is in q's format");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem_q = ptx::smem_addr(smem);
   const uint32_t smem_k = smem_q + kDecodeQBytes;
   // 16-bit: the K and V stages; e4m3: the widened tiles, then the e4m3 stages.
-  const uint32_t smem_v = smem_k + (kFp8 ? kDecodeTileBytes : kDecodeStages * kDecodeTileBytes);
+  const uint32_t smem_v = smem_k + (kFp8 ? kDecodeTileBytes : kStages * kDecodeTileBytes);
   const uint32_t smem_k8 = smem_q + kDecodeQBytes + 2 * kDecodeTileBytes;
-  const uint32_t smem_v8 = smem_k8 + kDecodeStages * kDecodeFp8TileBytes;
+  const uint32_t smem_v8 = smem_k8 + kStages * kDecodeFp8TileBytes;
   const unsigned char* smem_k8_ptr = smem + kDecodeQBytes + 2 * kDecodeTileBytes;
-  const unsigned char* smem_v8_ptr = smem_k8_ptr + kDecodeStages * kDecodeFp8TileBytes;
+  const unsigned char* smem_v8_ptr = smem_k8_ptr + kStages * kDecodeFp8TileBytes;
   // The cache's scale, folded into the scores' and applied to the partial outputs.
   const float cache_scale = kFp8 ? __ldg(kv_scale) : 1.0f;
   scale_log2 *= cache_scale;
@@ -161,11 +169,11 @@ __global__ void __launch_bounds__(kDecodeThreads)
   decode_load_rows(smem_q, q_rows, 0, 16, group, tid);
   ptx::cp_async_commit();
 #pragma unroll
-  for (int j = 0; j < kDecodeStages - 1; ++j) {
+  for (int j = 0; j < kStages - 1; ++j) {
     if (j < tiles) load_tile(j, j * kDecodeBN, k_rows, v_rows, local_limit);
     ptx::cp_async_commit();
   }
-  ptx::cp_async_wait<kDecodeStages - 1>();  // Q has landed
+  ptx::cp_async_wait<kStages - 1>();  // Q has landed
   __syncthreads();
   uint32_t q_frag[kDecodeD / 16][4];
 #pragma unroll
@@ -178,20 +186,20 @@ __global__ void __launch_bounds__(kDecodeThreads)
   float row_sum[2] = {0.0f, 0.0f};
 
   for (int j = 0; j < tiles; ++j) {
-    const int ahead = j + kDecodeStages - 1;
-    if (ahead < tiles) load_tile(ahead % kDecodeStages, ahead * kDecodeBN, k_rows, v_rows, local_limit);
+    const int ahead = j + kStages - 1;
+    if (ahead < tiles) load_tile(ahead % kStages, ahead * kDecodeBN, k_rows, v_rows, local_limit);
     ptx::cp_async_commit();
-    ptx::cp_async_wait<kDecodeStages - 1>();  // tile j has landed
+    ptx::cp_async_wait<kStages - 1>();  // tile j has landed
     __syncthreads();
     if constexpr (kFp8) {
       // Every warp finished the previous widened tile at the end of the last iteration.
-      decode_widen_fp8_tile<T>(smem_k, smem_k8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
-      decode_widen_fp8_tile<T>(smem_v, smem_v8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
+      decode_widen_fp8_tile<T>(smem_k, smem_k8_ptr + (j % kStages) * kDecodeFp8TileBytes, tid);
+      decode_widen_fp8_tile<T>(smem_v, smem_v8_ptr + (j % kStages) * kDecodeFp8TileBytes, tid);
       __syncthreads();
     }
 
-    const uint32_t tile_k = kFp8 ? smem_k : smem_k + (j % kDecodeStages) * kDecodeTileBytes;
-    const uint32_t tile_v = kFp8 ? smem_v : smem_v + (j % kDecodeStages) * kDecodeTileBytes;
+    const uint32_t tile_k = kFp8 ? smem_k : smem_k + (j % kStages) * kDecodeTileBytes;
+    const uint32_t tile_v = kFp8 ? smem_v : smem_v + (j % kStages) * kDecodeTileBytes;
     const int first_key = key_begin + j * kDecodeBN + warp * 16;
 
     float s[2][4] = {};

@@ -126,12 +126,12 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 7 cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
   // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 9 sizes)
-  // + decode attention (4 batches x 3 contexts) over bf16 and fp8 caches
+  // + decode attention (5 batches x 3 contexts) over bf16 and fp8 caches
   // + quantised GEMV at 8 shapes: fp8 W at batches 1, 2, 4 (mma, 3 tuned, simt) + 8, 16 (mma, 3
   // tuned) + 32 .. 256 (mma) + the read floor at batch 1 = 28; int4 W at batches 1 .. 16, the same
   // kernels without the read floor = 23.
   CHECK(memory::cases.size() ==
-        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 4 * 3 + 8 * (28 + 23));
+        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 17 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 3 + 8 * (28 + 23));
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
@@ -278,8 +278,9 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
   for (const memory::Case& c : memory::cases) {
     if (c.kernel == memory::Kernel::decode_attention) ids.insert(memory::case_id(c));
   }
-  CHECK(ids.size() == 24);
+  CHECK(ids.size() == 30);  // batches 1, 4, 16, 64, 256 x contexts 2048, 8192, 32768 x bf16 and e4m3 caches
   CHECK(ids.contains("attention.decode.bf16.b1.ctx2048.flashdecode"));
+  CHECK(ids.contains("attention.decode.bf16.kvfp8_e4m3.b256.ctx2048.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.b64.ctx32768.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.kvfp8_e4m3.b64.ctx32768.flashdecode"));
   const memory::Case& c = sample::find_case("attention.decode.bf16.b1.ctx2048.flashdecode");

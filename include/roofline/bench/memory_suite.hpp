@@ -140,7 +140,7 @@ inline constexpr std::array<std::int64_t, 9> stream_ladder_bytes{
 inline constexpr int max_stream_rotation = 4096;
 // Decode attention on LLaMA-3-70B's heads (bench::layer::llama3_70b), at contexts other than the
 // layer suite's 4096 so that the layer check interpolates between them.
-inline constexpr std::array<std::int64_t, 4> decode_attention_batches{1, 4, 16, 64};
+inline constexpr std::array<std::int64_t, 5> decode_attention_batches{1, 4, 16, 64, 256};
 inline constexpr std::array<std::int64_t, 3> decode_attention_contexts{2048, 8192, 32768};
 // The KV-cache formats decode attention runs over (bf16 q and output): the layer's bf16, and e4m3
 // with a per-tensor scale, as FP8 serving engines keep it.
