@@ -2,6 +2,7 @@
 // combine of the splits, over a 16-bit or an e4m3 cache.
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 
 #include "common.cuh"
 #include "roofline/model/kernel_tiles.hpp"
@@ -23,9 +24,9 @@ using namespace layer_common;
 // unnormalised partial per head; decode_combine_kernel merges the splits.
 //
 // An e4m3 cache streams through stages of its own (64 keys x 128 bytes) and each tile is widened
-// into one 16-bit tile (the layout above) before the warps read it: exact (e4m3x4_to_pairs), so the
-// mma path is the 16-bit one; the per-tensor scale multiplies the scores (folded into the softmax
-// scale) and the partial outputs, in fp32.
+// into one fp16 tile (the layout above) before the warps read it: exact, so the mma path is the
+// 16-bit one in fp16; the per-tensor scale multiplies the scores (folded into the softmax scale)
+// and the partial outputs, in fp32.
 constexpr int kDecodeD = 128;
 constexpr int kDecodeBN = kernel_tiles::decode_attention_block_n;
 constexpr int kDecodeWarps = kernel_tiles::decode_attention_warps;
@@ -40,17 +41,10 @@ constexpr int kDecodeSmemBytes = kDecodeQBytes + 2 * kDecodeStages * kDecodeTile
 constexpr int kDecodeScratchBytes = kDecodeWarps * 16 * kDecodeD * 4 + 2 * kDecodeWarps * 16 * 4;
 static_assert(kDecodeScratchBytes <= 2 * kDecodeStages * kDecodeTileBytes);
 // An e4m3 cache: Q, one widened K and V tile, then the e4m3 stages (the scratch spans the last two).
-// Its tiles are half as many bytes, so with the 16-bit kernel's three stages a block keeps half as
-// many bytes in flight, and the kernel ran no faster than over a bf16 cache (144.8 against 126 us
-// at b16, context 8192, H200, 2026-12-01): the time of a tile is the round trip of the loads issued
-// stages - 1 tiles ahead, not its bytes. Four stages keep 1.5x the bytes in flight at the same
-// occupancy (100 KB of shared memory: two blocks per SM, as the 16-bit kernel).
-constexpr int kDecodeFp8Stages = 4;
 constexpr int kDecodeFp8RowBytes = kDecodeD;
 constexpr int kDecodeFp8TileBytes = kDecodeBN * kDecodeFp8RowBytes;
-constexpr int kDecodeFp8SmemBytes = kDecodeQBytes + 2 * kDecodeTileBytes + 2 * kDecodeFp8Stages * kDecodeFp8TileBytes;
-static_assert(kDecodeScratchBytes <= 2 * kDecodeTileBytes + 2 * kDecodeFp8Stages * kDecodeFp8TileBytes);
-static_assert(kDecodeFp8SmemBytes <= kDecodeSmemBytes, "the e4m3 kernel keeps the 16-bit kernel's occupancy");
+constexpr int kDecodeFp8SmemBytes = kDecodeQBytes + 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes;
+static_assert(kDecodeScratchBytes <= 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes);
 
 __device__ __forceinline__ uint32_t decode_swizzled(int row, int chunk) {
   return static_cast<uint32_t>(row * kDecodeRowBytes + ((chunk ^ (row & 7)) * 16));
@@ -88,9 +82,13 @@ __device__ __forceinline__ void decode_load_fp8_rows(uint32_t dst, const void* s
   }
 }
 
-// An e4m3 tile (decode_load_fp8_rows) widened into a swizzled 16-bit tile: each thread takes 16
-// bytes (16 values of one row), which become chunks 2c and 2c + 1 of the row.
-template <typename T>
+// An e4m3 tile (decode_load_fp8_rows) widened into a swizzled fp16 tile: each thread takes 16
+// bytes (16 values of one row), which become chunks 2c and 2c + 1 of the row. fp16 holds every
+// e4m3 value exactly, and Hopper converts two of them in one instruction (cvt.rn.f16x2.e4m3x2).
+__device__ __forceinline__ uint32_t e4m3x2_to_half2(uint32_t word, int pair) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(word >> (16 * pair)), __NV_E4M3);
+  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+}
 __device__ __forceinline__ void decode_widen_fp8_tile(uint32_t dst, const unsigned char* src, int tid) {
   constexpr int kChunks = kDecodeFp8RowBytes / 16;
 #pragma unroll
@@ -98,16 +96,25 @@ __device__ __forceinline__ void decode_widen_fp8_tile(uint32_t dst, const unsign
     const int r = idx / kChunks;
     const int c = idx % kChunks;
     const uint4 raw = *reinterpret_cast<const uint4*>(src + r * kDecodeFp8RowBytes + c * 16);
-    const uint2 p0 = e4m3x4_to_pairs<T>(raw.x);
-    const uint2 p1 = e4m3x4_to_pairs<T>(raw.y);
-    const uint2 p2 = e4m3x4_to_pairs<T>(raw.z);
-    const uint2 p3 = e4m3x4_to_pairs<T>(raw.w);
-    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + decode_swizzled(r, 2 * c)), "r"(p0.x),
-                 "r"(p0.y), "r"(p1.x), "r"(p1.y)
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + decode_swizzled(r, 2 * c)),
+                 "r"(e4m3x2_to_half2(raw.x, 0)), "r"(e4m3x2_to_half2(raw.x, 1)), "r"(e4m3x2_to_half2(raw.y, 0)),
+                 "r"(e4m3x2_to_half2(raw.y, 1))
                  : "memory");
-    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + decode_swizzled(r, 2 * c + 1)), "r"(p2.x),
-                 "r"(p2.y), "r"(p3.x), "r"(p3.y)
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + decode_swizzled(r, 2 * c + 1)),
+                 "r"(e4m3x2_to_half2(raw.z, 0)), "r"(e4m3x2_to_half2(raw.z, 1)), "r"(e4m3x2_to_half2(raw.w, 0)),
+                 "r"(e4m3x2_to_half2(raw.w, 1))
                  : "memory");
+  }
+}
+
+// q's 16-bit pairs as fp16 pairs: exact for 2^-14 <= |q| < 65520, where fp16 has every bf16 value.
+template <typename T>
+__device__ __forceinline__ uint32_t to_half2(uint32_t pair) {
+  if constexpr (ElementFormat<T>::value == StorageFormat::fp16) {
+    return pair;
+  } else {
+    const float2 v = TraitsOf<T>::pair_to_float2(pair);
+    return TraitsOf<__half>::pack(v.x, v.y);
   }
 }
 
@@ -118,19 +125,21 @@ __global__ void __launch_bounds__(kDecodeThreads)
                             const Cache* __restrict__ v_cache, const float* __restrict__ kv_scale,
                             float* __restrict__ part_o, float* __restrict__ part_ml, int heads, int kv_heads,
                             int context, int tiles_per_split, int splits, float scale_log2) {
-  using Traits = TraitsOf<T>;
   constexpr bool kFp8 = ElementFormat<Cache>::value == StorageFormat::fp8_e4m3;
-  constexpr int kStages = kFp8 ? kDecodeFp8Stages : kDecodeStages;
+  // The mma's operand format: q's over a 16-bit cache; fp16 over an e4m3 one, which widens to fp16
+  // in one instruction per pair (bf16 would take several), with q rounded to fp16 once (exact in
+  // its normal range) and P in fp16 (values in [0, 1]: finer than bf16).
+  using M = std::conditional_t<kFp8, __half, T>;
   static_assert(kFp8 || ElementFormat<Cache>::value == ElementFormat<T>::value, "a 16-bit cache is in q's format");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem_q = ptx::smem_addr(smem);
   const uint32_t smem_k = smem_q + kDecodeQBytes;
   // 16-bit: the K and V stages; e4m3: the widened tiles, then the e4m3 stages.
-  const uint32_t smem_v = smem_k + (kFp8 ? kDecodeTileBytes : kStages * kDecodeTileBytes);
+  const uint32_t smem_v = smem_k + (kFp8 ? kDecodeTileBytes : kDecodeStages * kDecodeTileBytes);
   const uint32_t smem_k8 = smem_q + kDecodeQBytes + 2 * kDecodeTileBytes;
-  const uint32_t smem_v8 = smem_k8 + kStages * kDecodeFp8TileBytes;
+  const uint32_t smem_v8 = smem_k8 + kDecodeStages * kDecodeFp8TileBytes;
   const unsigned char* smem_k8_ptr = smem + kDecodeQBytes + 2 * kDecodeTileBytes;
-  const unsigned char* smem_v8_ptr = smem_k8_ptr + kStages * kDecodeFp8TileBytes;
+  const unsigned char* smem_v8_ptr = smem_k8_ptr + kDecodeStages * kDecodeFp8TileBytes;
   // The cache's scale, folded into the scores' and applied to the partial outputs.
   const float cache_scale = kFp8 ? __ldg(kv_scale) : 1.0f;
   scale_log2 *= cache_scale;
@@ -169,16 +178,20 @@ __global__ void __launch_bounds__(kDecodeThreads)
   decode_load_rows(smem_q, q_rows, 0, 16, group, tid);
   ptx::cp_async_commit();
 #pragma unroll
-  for (int j = 0; j < kStages - 1; ++j) {
+  for (int j = 0; j < kDecodeStages - 1; ++j) {
     if (j < tiles) load_tile(j, j * kDecodeBN, k_rows, v_rows, local_limit);
     ptx::cp_async_commit();
   }
-  ptx::cp_async_wait<kStages - 1>();  // Q has landed
+  ptx::cp_async_wait<kDecodeStages - 1>();  // Q has landed
   __syncthreads();
   uint32_t q_frag[kDecodeD / 16][4];
 #pragma unroll
   for (int kk = 0; kk < kDecodeD / 16; ++kk) {
     ptx::ldmatrix_x4(q_frag[kk], smem_q + decode_swizzled(lane % 16, kk * 2 + lane / 16));
+    if constexpr (kFp8) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) q_frag[kk][r] = to_half2<T>(q_frag[kk][r]);
+    }
   }
 
   float o_acc[kDecodeD / 8][4] = {};
@@ -186,20 +199,20 @@ __global__ void __launch_bounds__(kDecodeThreads)
   float row_sum[2] = {0.0f, 0.0f};
 
   for (int j = 0; j < tiles; ++j) {
-    const int ahead = j + kStages - 1;
-    if (ahead < tiles) load_tile(ahead % kStages, ahead * kDecodeBN, k_rows, v_rows, local_limit);
+    const int ahead = j + kDecodeStages - 1;
+    if (ahead < tiles) load_tile(ahead % kDecodeStages, ahead * kDecodeBN, k_rows, v_rows, local_limit);
     ptx::cp_async_commit();
-    ptx::cp_async_wait<kStages - 1>();  // tile j has landed
+    ptx::cp_async_wait<kDecodeStages - 1>();  // tile j has landed
     __syncthreads();
     if constexpr (kFp8) {
       // Every warp finished the previous widened tile at the end of the last iteration.
-      decode_widen_fp8_tile<T>(smem_k, smem_k8_ptr + (j % kStages) * kDecodeFp8TileBytes, tid);
-      decode_widen_fp8_tile<T>(smem_v, smem_v8_ptr + (j % kStages) * kDecodeFp8TileBytes, tid);
+      decode_widen_fp8_tile(smem_k, smem_k8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
+      decode_widen_fp8_tile(smem_v, smem_v8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
       __syncthreads();
     }
 
-    const uint32_t tile_k = kFp8 ? smem_k : smem_k + (j % kStages) * kDecodeTileBytes;
-    const uint32_t tile_v = kFp8 ? smem_v : smem_v + (j % kStages) * kDecodeTileBytes;
+    const uint32_t tile_k = kFp8 ? smem_k : smem_k + (j % kDecodeStages) * kDecodeTileBytes;
+    const uint32_t tile_v = kFp8 ? smem_v : smem_v + (j % kDecodeStages) * kDecodeTileBytes;
     const int first_key = key_begin + j * kDecodeBN + warp * 16;
 
     float s[2][4] = {};
@@ -207,8 +220,8 @@ __global__ void __launch_bounds__(kDecodeThreads)
     for (int kk = 0; kk < kDecodeD / 16; ++kk) {
       uint32_t bk[4];
       ptx::ldmatrix_x4(bk, tile_k + decode_swizzled(warp * 16 + (lane / 16) * 8 + (lane % 8), kk * 2 + (lane / 8) % 2));
-      ptx::mma_16816<T>(s[0], q_frag[kk], bk[0], bk[1]);
-      ptx::mma_16816<T>(s[1], q_frag[kk], bk[2], bk[3]);
+      ptx::mma_16816<M>(s[0], q_frag[kk], bk[0], bk[1]);
+      ptx::mma_16816<M>(s[1], q_frag[kk], bk[2], bk[3]);
     }
     if (first_key + 16 > key_end) {
 #pragma unroll
@@ -247,17 +260,17 @@ __global__ void __launch_bounds__(kDecodeThreads)
       }
     }
     uint32_t p[4];
-    p[0] = Traits::pack(s[0][0], s[0][1]);
-    p[1] = Traits::pack(s[0][2], s[0][3]);
-    p[2] = Traits::pack(s[1][0], s[1][1]);
-    p[3] = Traits::pack(s[1][2], s[1][3]);
+    p[0] = TraitsOf<M>::pack(s[0][0], s[0][1]);
+    p[1] = TraitsOf<M>::pack(s[0][2], s[0][3]);
+    p[2] = TraitsOf<M>::pack(s[1][0], s[1][1]);
+    p[3] = TraitsOf<M>::pack(s[1][2], s[1][3]);
 #pragma unroll
     for (int dp = 0; dp < kDecodeD / 16; ++dp) {
       uint32_t bv[4];
       ptx::ldmatrix_x4_trans(
           bv, tile_v + decode_swizzled(warp * 16 + ((lane / 8) % 2) * 8 + (lane % 8), dp * 2 + lane / 16));
-      ptx::mma_16816<T>(o_acc[2 * dp], p, bv[0], bv[1]);
-      ptx::mma_16816<T>(o_acc[2 * dp + 1], p, bv[2], bv[3]);
+      ptx::mma_16816<M>(o_acc[2 * dp], p, bv[0], bv[1]);
+      ptx::mma_16816<M>(o_acc[2 * dp + 1], p, bv[2], bv[3]);
     }
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
