@@ -101,7 +101,8 @@ def predict(binary: str, row: Published, calibration: str | None) -> Prediction:
     return Prediction(batch=batch, tpot_ms=step["tpot_ms"], ttft_ms=step["ttft_ms"],
                       decode_only=step["tokens_per_s"],
                       with_prefill=batch / (tpot_s + batch * ttft_s / row.osl),
-                      calibration=f"{used['file']} (learnt on {used['gpu']})" if used else "",
+                      calibration=f"{used['file']} ({used['kind']}, measured on {used['from_gpu']}, used on {used['gpu']})"
+                      if used else "",
                       calibrated_share=sum(op["share_of_step"] for op in step["decode"] if op.get("calibration_table"))
                       if used else None)
 

@@ -23,10 +23,11 @@ using namespace layer_common;
 // At the end the four warps' (max, sum, O) meet in shared memory and the block writes one
 // unnormalised partial per head; decode_combine_kernel merges the splits.
 //
-// An e4m3 cache streams through stages of its own (64 keys x 128 bytes) and each tile is widened
-// into one fp16 tile (the layout above) before the warps read it: exact, so the mma path is the
-// 16-bit one in fp16; the per-tensor scale multiplies the scores (folded into the softmax scale)
-// and the partial outputs, in fp32.
+// An e4m3 cache streams through stages of its own (64 keys x 128 bytes), the mma in fp16 (exact for
+// e4m3). K is read from its stage into the mma's B fragments directly (the head dimension permuted
+// so that a lane's pair is four adjacent bytes); each V tile is widened into one fp16 tile (the
+// layout above) that ldmatrix.trans reads. The per-tensor scale multiplies the scores (folded into
+// the softmax scale) and the partial outputs, in fp32.
 constexpr int kDecodeD = 128;
 constexpr int kDecodeBN = kernel_tiles::decode_attention_block_n;
 constexpr int kDecodeWarps = kernel_tiles::decode_attention_warps;
@@ -40,11 +41,12 @@ constexpr int kDecodeSmemBytes = kDecodeQBytes + 2 * kDecodeStages * kDecodeTile
 // The combine scratch reuses the K/V stages: O of 4 warps x 16 rows x 128 fp32, then max and sum.
 constexpr int kDecodeScratchBytes = kDecodeWarps * 16 * kDecodeD * 4 + 2 * kDecodeWarps * 16 * 4;
 static_assert(kDecodeScratchBytes <= 2 * kDecodeStages * kDecodeTileBytes);
-// An e4m3 cache: Q, one widened K and V tile, then the e4m3 stages (the scratch spans the last two).
+// An e4m3 cache: Q, one widened V tile, then the e4m3 stages (the scratch spans them). 68 KB: three
+// blocks per SM where the 16-bit kernel fits two.
 constexpr int kDecodeFp8RowBytes = kDecodeD;
 constexpr int kDecodeFp8TileBytes = kDecodeBN * kDecodeFp8RowBytes;
-constexpr int kDecodeFp8SmemBytes = kDecodeQBytes + 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes;
-static_assert(kDecodeScratchBytes <= 2 * kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes);
+constexpr int kDecodeFp8SmemBytes = kDecodeQBytes + kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes;
+static_assert(kDecodeScratchBytes <= kDecodeTileBytes + 2 * kDecodeStages * kDecodeFp8TileBytes);
 
 __device__ __forceinline__ uint32_t decode_swizzled(int row, int chunk) {
   return static_cast<uint32_t>(row * kDecodeRowBytes + ((chunk ^ (row & 7)) * 16));
@@ -66,8 +68,11 @@ __device__ __forceinline__ void decode_load_rows(uint32_t dst, const void* src_v
   }
 }
 
-// Rows row0 .. row0 + rows - 1 of a [limit][128] e4m3 matrix into a plain (unswizzled) tile of
-// 128-byte rows; rows at or past `limit` are zero-filled.
+// Rows row0 .. row0 + rows - 1 of a [limit][128] e4m3 matrix into a tile of 128-byte rows, its
+// 16-byte chunks in place (V: widened row by row) or swizzled as the 16-bit tiles are (K: read four
+// bytes a lane, eight rows at a time, without bank conflicts); rows at or past `limit` are
+// zero-filled.
+template <bool Swizzled>
 __device__ __forceinline__ void decode_load_fp8_rows(uint32_t dst, const void* src_void, int row0, int rows, int limit,
                                                      int tid) {
   const auto* src = static_cast<const unsigned char*>(src_void);
@@ -78,7 +83,7 @@ __device__ __forceinline__ void decode_load_fp8_rows(uint32_t dst, const void* s
     const int c = idx % kChunks;
     const bool valid = row0 + r < limit;
     const unsigned char* from = src + (valid ? static_cast<std::size_t>(row0 + r) * kDecodeFp8RowBytes + c * 16 : 0);
-    ptx::cp_async_16(dst + r * kDecodeFp8RowBytes + c * 16, from, valid);
+    ptx::cp_async_16(dst + r * kDecodeFp8RowBytes + (Swizzled ? c ^ (r & 7) : c) * 16, from, valid);
   }
 }
 
@@ -133,22 +138,22 @@ __global__ void __launch_bounds__(kDecodeThreads)
   static_assert(kFp8 || ElementFormat<Cache>::value == ElementFormat<T>::value, "a 16-bit cache is in q's format");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem_q = ptx::smem_addr(smem);
+  // 16-bit: the K and V stages; e4m3: the widened V tile, then the e4m3 K and V stages (K is read
+  // from its stage: decode_fp8_key_pair).
   const uint32_t smem_k = smem_q + kDecodeQBytes;
-  // 16-bit: the K and V stages; e4m3: the widened tiles, then the e4m3 stages.
-  const uint32_t smem_v = smem_k + (kFp8 ? kDecodeTileBytes : kDecodeStages * kDecodeTileBytes);
-  const uint32_t smem_k8 = smem_q + kDecodeQBytes + 2 * kDecodeTileBytes;
+  const uint32_t smem_v = kFp8 ? smem_q + kDecodeQBytes : smem_k + kDecodeStages * kDecodeTileBytes;
+  const uint32_t smem_k8 = smem_q + kDecodeQBytes + kDecodeTileBytes;
   const uint32_t smem_v8 = smem_k8 + kDecodeStages * kDecodeFp8TileBytes;
-  const unsigned char* smem_k8_ptr = smem + kDecodeQBytes + 2 * kDecodeTileBytes;
-  const unsigned char* smem_v8_ptr = smem_k8_ptr + kDecodeStages * kDecodeFp8TileBytes;
+  const unsigned char* smem_v8_ptr = smem + kDecodeQBytes + kDecodeTileBytes + kDecodeStages * kDecodeFp8TileBytes;
   // The cache's scale, folded into the scores' and applied to the partial outputs.
   const float cache_scale = kFp8 ? __ldg(kv_scale) : 1.0f;
   scale_log2 *= cache_scale;
   const auto load_tile = [&](int stage, int first_row, const Cache* k_rows, const Cache* v_rows, int local_limit) {
     if constexpr (kFp8) {
-      decode_load_fp8_rows(smem_k8 + stage * kDecodeFp8TileBytes, k_rows, first_row, kDecodeBN, local_limit,
-                           static_cast<int>(threadIdx.x));
-      decode_load_fp8_rows(smem_v8 + stage * kDecodeFp8TileBytes, v_rows, first_row, kDecodeBN, local_limit,
-                           static_cast<int>(threadIdx.x));
+      decode_load_fp8_rows<true>(smem_k8 + stage * kDecodeFp8TileBytes, k_rows, first_row, kDecodeBN, local_limit,
+                                 static_cast<int>(threadIdx.x));
+      decode_load_fp8_rows<false>(smem_v8 + stage * kDecodeFp8TileBytes, v_rows, first_row, kDecodeBN, local_limit,
+                                  static_cast<int>(threadIdx.x));
     } else {
       decode_load_rows(smem_k + stage * kDecodeTileBytes, k_rows, first_row, kDecodeBN, local_limit,
                        static_cast<int>(threadIdx.x));
@@ -187,10 +192,21 @@ __global__ void __launch_bounds__(kDecodeThreads)
   uint32_t q_frag[kDecodeD / 16][4];
 #pragma unroll
   for (int kk = 0; kk < kDecodeD / 16; ++kk) {
-    ptx::ldmatrix_x4(q_frag[kk], smem_q + decode_swizzled(lane % 16, kk * 2 + lane / 16));
     if constexpr (kFp8) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) q_frag[kk][r] = to_half2<T>(q_frag[kk][r]);
+      // The head dimension permuted within each 16: fragment index 2t, 2t + 1 (8 + 2t, 9 + 2t) is
+      // dimension 4t, 4t + 1 (4t + 2, 4t + 3), so that a lane's K pair is four adjacent bytes of a
+      // key (decode_fp8_key_pair); q takes the same permutation and the dot products are unchanged.
+      const int g = lane / 4;
+      const int t = lane % 4;
+      const uint32_t offset = 8 * static_cast<uint32_t>(t % 2);
+      const uint32_t top = smem_q + decode_swizzled(g, 2 * kk + t / 2) + offset;
+      const uint32_t bottom = smem_q + decode_swizzled(g + 8, 2 * kk + t / 2) + offset;
+      q_frag[kk][0] = to_half2<T>(ptx::ld_shared_u32(top));
+      q_frag[kk][1] = to_half2<T>(ptx::ld_shared_u32(bottom));
+      q_frag[kk][2] = to_half2<T>(ptx::ld_shared_u32(top + 4));
+      q_frag[kk][3] = to_half2<T>(ptx::ld_shared_u32(bottom + 4));
+    } else {
+      ptx::ldmatrix_x4(q_frag[kk], smem_q + decode_swizzled(lane % 16, kk * 2 + lane / 16));
     }
   }
 
@@ -206,12 +222,12 @@ __global__ void __launch_bounds__(kDecodeThreads)
     __syncthreads();
     if constexpr (kFp8) {
       // Every warp finished the previous widened tile at the end of the last iteration.
-      decode_widen_fp8_tile(smem_k, smem_k8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
       decode_widen_fp8_tile(smem_v, smem_v8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
       __syncthreads();
     }
 
-    const uint32_t tile_k = kFp8 ? smem_k : smem_k + (j % kDecodeStages) * kDecodeTileBytes;
+    const uint32_t tile_k =
+        kFp8 ? smem_k8 + (j % kDecodeStages) * kDecodeFp8TileBytes : smem_k + (j % kDecodeStages) * kDecodeTileBytes;
     const uint32_t tile_v = kFp8 ? smem_v : smem_v + (j % kDecodeStages) * kDecodeTileBytes;
     const int first_key = key_begin + j * kDecodeBN + warp * 16;
 
@@ -219,7 +235,20 @@ __global__ void __launch_bounds__(kDecodeThreads)
 #pragma unroll
     for (int kk = 0; kk < kDecodeD / 16; ++kk) {
       uint32_t bk[4];
-      ptx::ldmatrix_x4(bk, tile_k + decode_swizzled(warp * 16 + (lane / 16) * 8 + (lane % 8), kk * 2 + (lane / 8) % 2));
+      if constexpr (kFp8) {
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          // Key 16w + 8nt + g (row & 7 = g), bytes 4t .. 4t + 3 of its chunk kk (swizzled).
+          const int row = warp * 16 + nt * 8 + lane / 4;
+          const uint32_t word =
+              ptx::ld_shared_u32(tile_k + row * kDecodeFp8RowBytes + ((kk ^ (row & 7)) * 16) + 4 * (lane % 4));
+          bk[2 * nt] = e4m3x2_to_half2(word, 0);
+          bk[2 * nt + 1] = e4m3x2_to_half2(word, 1);
+        }
+      } else {
+        ptx::ldmatrix_x4(bk,
+                         tile_k + decode_swizzled(warp * 16 + (lane / 16) * 8 + (lane % 8), kk * 2 + (lane / 8) % 2));
+      }
       ptx::mma_16816<M>(s[0], q_frag[kk], bk[0], bk[1]);
       ptx::mma_16816<M>(s[1], q_frag[kk], bk[2], bk[3]);
     }
