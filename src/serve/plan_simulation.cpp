@@ -44,7 +44,6 @@ SimulatedCandidate simulate_one(const ModelSpec& model, const Workload& w, const
     const ServeMetrics m = recorder.finish(run);
     out.ttft = m.ttft;
     out.tpot = m.tpot;
-    out.e2e_s = m.e2e.mean;
     out.output_tokens_per_s = m.output_tokens_per_s;
     out.preemptions = m.preemptions;
   } catch (const InputError& e) {

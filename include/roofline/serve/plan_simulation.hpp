@@ -34,7 +34,6 @@ struct SimulatedCandidate {
   PlanCandidate candidate;
   double ttft_s = 0;
   double tpot_s = 0;
-  double e2e_s = 0;
   LatencyStats ttft, tpot;         // the whole distributions (mean, p50, p90, p99, max)
   double output_tokens_per_s = 0;  // one replica
   std::int64_t preemptions = 0;

@@ -487,8 +487,9 @@ void setup_plan_command(CLI::App& app) {
   command->add_option("--max-batch", options->max_batch, "Largest batch per replica to try")->capture_default_str();
   command->add_option("--top", options->top, "Runners-up to list after the chosen configuration")
       ->capture_default_str();
-  command->add_flag("--closed-form", options->closed_form,
-                    "Rank by the closed form alone (no simulation; the targets are then its mean TTFT and TPOT)");
+  command->add_flag(
+      "--closed-form", options->closed_form,
+      "Rank by the closed form alone (no simulation: the targets apply to its one-prefill TTFT and its TPOT)");
   command
       ->add_option("--percentile", options->percentile,
                    "The percentile of the simulated TTFT and TPOT the targets apply to")
