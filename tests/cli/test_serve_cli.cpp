@@ -238,3 +238,24 @@ TEST_CASE("serve --fp8-kernels like-16-bit: FP8 ops at the bf16 kernels' efficie
         measured.at("results").at("output_tokens_per_s").get<double>());
   expect_bad_input(roofline(run + "--fp8-kernels fast"), "--fp8-kernels 'fast'");
 }
+
+TEST_CASE("plan --rps: the queueing the closed form leaves out turns cheaper candidates down") {
+  // Llama 3.1 8B on H100 at 20 requests/s of 2048 + 256 tokens: the closed form's cheapest
+  // candidates prefill one prompt in about 19 ms (< 30 ms), but at their share of the rate prompts
+  // queue behind each other, and the simulated p90 TTFT is above 30 ms: they miss, and the chosen
+  // one is a dearer candidate that meets it.
+  const json r = json_report(
+      "plan --model llama-3.1-8b --gpus h100 --prompt 2048 --output 256 --rps 20 --ttft-ms 30 --tpot-ms 30 "
+      "--price all=2.5 --sim-requests 300 --top 1");
+  const json& res = r.at("results");
+  const json& missed = res.at("simulation").at("missed");
+  REQUIRE_FALSE(missed.empty());
+  const json& chosen = res.at("chosen");
+  CHECK(chosen.at("simulated").at("ttft_ms").get<double>() <= 30);
+  for (const json& m : missed) {
+    CHECK(m.at("ttft_ms").get<double>() <= 30);                 // the closed form accepted it
+    CHECK(m.at("simulated").at("ttft_ms").get<double>() > 30);  // the simulation does not
+    CHECK(m.at("usd_per_million_output_tokens").get<double>() <=
+          chosen.at("usd_per_million_output_tokens").get<double>());
+  }
+}
