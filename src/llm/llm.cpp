@@ -85,6 +85,12 @@ class StepTimer {
     Basis& basis = std::get<Basis>(made);
     basis.cost = row.cost;
     basis.roof_bytes = row.cost.bytes();
+    if (const auto in_place = o_.table_in_place_of.find(basis.best_table); in_place != o_.table_in_place_of.end()) {
+      const std::string swap = fmt::format("table {} in place of {}", in_place->second, basis.best_table);
+      basis.note = basis.note.empty() ? swap : fmt::format("{}; {}", basis.note, swap);
+      basis.best_table = in_place->second;
+      basis.table = in_place->second;
+    }
     CalibratedOrNot found = calibrated_time(*o_.calibration, basis, roofs_);
     if (const NotCalibrated* none = std::get_if<NotCalibrated>(&found)) {
       out.detail = none->reason;

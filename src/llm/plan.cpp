@@ -39,21 +39,9 @@ std::vector<std::int64_t> batch_ladder(std::int64_t limit) {
 
 void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space, const GpuSpec& gpu, double price,
               PlanCandidate& c, PlanResult& result) {
-  DeploymentConfig config = space.base;
-  config.tp = c.tp;
-  config.pp = c.pp;
-  config.weights = c.weights;
-  config.kv = c.kv;
-  config.embeddings = default_activation_dtype(gpu);
-  config.activations = default_activation_dtype(gpu);
-  TimeOptions time = space.time;
-  if (const auto it = space.calibration_by_gpu.find(gpu.id); it != space.calibration_by_gpu.end()) {
-    time.calibration = it->second;
-    // Not owned: the calibration outlives the search.
-    config.collectives =
-        std::shared_ptr<const CollectiveTables>(std::shared_ptr<const CollectiveTables>(), &it->second->collectives);
-    config.collectives_gpu = gpu.id;
-  }
+  const CandidateDeployment deployment = candidate_deployment(space, gpu, c);
+  const DeploymentConfig& config = deployment.config;
+  const TimeOptions& time = deployment.time;
 
   if (c.tp > config.scale_up_domain) {
     c.rejection = Rejection::sharding;
@@ -120,7 +108,8 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
     }
     if (tpot > w.tpot_s) break;  // longer with every larger batch
     const double per_replica = b / (output * step.time_s + b * c.ttft_s);
-    const double needed = std::ceil(w.requests_per_s / per_replica - 1e-9);
+    // At least one replica, however light the load (a rate of 1e-8 requests/s still needs one).
+    const double needed = std::max(1.0, std::ceil(w.requests_per_s / per_replica - 1e-9));
     if (!(needed < 1e15)) continue;  // more replicas than any deployment: not a candidate
     const auto replicas = static_cast<std::int64_t>(needed);
     const std::int64_t gpus = replicas * c.tp * c.pp;
@@ -150,7 +139,40 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
   }
 }
 
+bool cheaper(const PlanCandidate& a, const PlanCandidate& b) {
+  if (a.usd_per_million_output_tokens != b.usd_per_million_output_tokens)
+    return a.usd_per_million_output_tokens < b.usd_per_million_output_tokens;
+  if (a.gpus_total != b.gpus_total) return a.gpus_total < b.gpus_total;
+  return a.tpot_s < b.tpot_s;
+}
+
+// Keeps the `keep` cheapest (enumeration order among equals): sorted and cut each time the list
+// doubles, so that memory stays within twice what is kept however many are feasible.
+void keep_cheapest(std::vector<PlanCandidate>& ranked, std::size_t keep) {
+  std::stable_sort(ranked.begin(), ranked.end(), cheaper);
+  if (ranked.size() > keep) ranked.resize(keep);
+}
+
 }  // namespace
+
+CandidateDeployment candidate_deployment(const PlanSpace& space, const GpuSpec& gpu, const PlanCandidate& c) {
+  CandidateDeployment out{space.base, space.time};
+  DeploymentConfig& config = out.config;
+  config.tp = c.tp;
+  config.pp = c.pp;
+  config.weights = c.weights;
+  config.kv = c.kv;
+  config.embeddings = default_activation_dtype(gpu);
+  config.activations = default_activation_dtype(gpu);
+  if (const auto it = space.calibration_by_gpu.find(gpu.id); it != space.calibration_by_gpu.end()) {
+    out.time.calibration = it->second;
+    // Not owned: the calibration outlives the search.
+    config.collectives =
+        std::shared_ptr<const CollectiveTables>(std::shared_ptr<const CollectiveTables>(), &it->second->collectives);
+    config.collectives_gpu = gpu.id;
+  }
+  return out;
+}
 
 std::string_view name_of(Rejection reason) {
   switch (reason) {
@@ -181,6 +203,8 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
   }
 
   PlanResult result;
+  RejectionTally tally;
+  const std::size_t keep = std::max<std::size_t>(space.keep_ranked, 1);
   for (const GpuSpec& gpu : space.gpus) {
     const auto price = space.usd_per_gpu_hour.find(gpu.id);
     if (price == space.usd_per_gpu_hour.end()) {
@@ -199,37 +223,44 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
             c.kv = kv;
             evaluate(model, w, space, gpu, price->second, c, result);
             if (c.rejection == Rejection::none) {
+              ++result.feasible;
               result.ranked.push_back(std::move(c));
+              if (result.ranked.size() >= 2 * keep) keep_cheapest(result.ranked, keep);
             } else {
-              result.rejected.push_back(std::move(c));
+              ++result.rejected_total;
+              tally.add(c);
+              if (result.rejected.size() < space.keep_rejected) result.rejected.push_back(std::move(c));
             }
           }
         }
       }
     }
   }
-  std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
-    if (a.usd_per_million_output_tokens != b.usd_per_million_output_tokens)
-      return a.usd_per_million_output_tokens < b.usd_per_million_output_tokens;
-    if (a.gpus_total != b.gpus_total) return a.gpus_total < b.gpus_total;
-    return a.tpot_s < b.tpot_s;
-  });
+  keep_cheapest(result.ranked, keep);
+  result.rejections = tally.counts();
   return result;
 }
 
-std::vector<RejectionCount> rejection_summary(const PlanResult& result) {
-  std::map<std::string, RejectionCount> by_reason;
-  for (const PlanCandidate& c : result.rejected) {
-    RejectionCount& entry = by_reason[std::string(name_of(c.rejection))];
-    if (entry.count++ == 0) {
-      entry.reason = name_of(c.rejection);
-      entry.example =
-          fmt::format("{} TP {} PP {} {}/{}: {}", c.gpu, c.tp, c.pp, name_of(c.weights), name_of(c.kv), c.reason);
-    }
+void RejectionTally::add(const PlanCandidate& c) {
+  RejectionCount& entry = by_reason_[std::string(name_of(c.rejection))];
+  if (entry.count++ == 0) {
+    entry.reason = name_of(c.rejection);
+    entry.example =
+        fmt::format("{} TP {} PP {} {}/{}: {}", c.gpu, c.tp, c.pp, name_of(c.weights), name_of(c.kv), c.reason);
   }
+}
+
+std::vector<RejectionCount> RejectionTally::counts() const {
   std::vector<RejectionCount> out;
-  for (auto& [reason, entry] : by_reason) out.push_back(std::move(entry));
+  out.reserve(by_reason_.size());
+  for (const auto& [reason, entry] : by_reason_) out.push_back(entry);
   return out;
+}
+
+std::vector<RejectionCount> rejection_summary(const PlanResult& result) {
+  RejectionTally tally;
+  for (const PlanCandidate& c : result.rejected) tally.add(c);
+  return tally.counts();
 }
 
 }  // namespace roofline

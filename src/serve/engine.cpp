@@ -18,8 +18,10 @@ std::int64_t blocks_for(std::int64_t tokens, std::int64_t block_size) {
   return (tokens + block_size - 1) / block_size;
 }
 
-// A request's state inside the engine.
+// A request's state inside the engine, from its arrival to its finish (a slot, reused after).
 struct Live {
+  RequestRecord record;
+  std::size_t index = 0;       // in the workload's order
   std::int64_t computed = 0;   // tokens whose keys and values are in the cache
   std::int64_t generated = 0;  // output tokens produced
   std::int64_t blocks = 0;     // KV blocks it holds
@@ -92,34 +94,59 @@ class Timeline {
   std::int64_t stride_ = 1;
 };
 
+// The checks of one request as it arrives (index: its place in the workload).
+void check_request(std::size_t i, const RequestSpec& r, const EngineConfig& c, const ModelSpec& model) {
+  if (model.max_context && r.prompt + r.output > *model.max_context) {
+    throw InputError(fmt::format("serve: request {}: prompt {} + output {} tokens is more than {}'s context of {}", i,
+                                 r.prompt, r.output, model.id, *model.max_context));
+  }
+  // The most a request holds: its prompt and every output token but the last.
+  const std::int64_t held = r.prompt + r.output - 1;
+  if (blocks_for(held, c.block_size) > c.kv_blocks) {
+    throw InputError(fmt::format(
+        "serve: request {}: {} tokens (prompt {} + output {} - 1) need {} KV blocks of {} tokens; the cache holds {}",
+        i, held, r.prompt, r.output, blocks_for(held, c.block_size), c.block_size, c.kv_blocks));
+  }
+  // Without chunks a prefill runs whole: the prompt, or after a preemption everything recomputed
+  // (none when admission guarantees no eviction).
+  if (!c.chunked_prefill && c.policy == CapacityPolicy::guaranteed_no_evict && r.prompt > c.max_num_tokens) {
+    throw InputError(
+        fmt::format("serve: request {}: without chunked prefill, its prompt of {} tokens must fit "
+                    "--max-num-tokens {}",
+                    i, r.prompt, c.max_num_tokens));
+  }
+  if (!c.chunked_prefill && c.policy == CapacityPolicy::max_utilization && held > c.max_num_tokens) {
+    throw InputError(fmt::format(
+        "serve: request {}: without chunked prefill, prompt {} + output {} - 1 tokens (what a recompute prefills) "
+        "must fit --max-num-tokens {}",
+        i, r.prompt, r.output, c.max_num_tokens));
+  }
+}
+
 class Engine {
  public:
-  Engine(const std::vector<RequestSpec>& requests, const EngineConfig& config, StepCoster& coster,
-         const ModelSpec& model)
-      : c_(config), coster_(coster), model_(model), live_(requests.size()), free_blocks_(config.kv_blocks) {
-    out_.requests.reserve(requests.size());
-    for (const RequestSpec& spec : requests) out_.requests.push_back({spec, 0, 0, 0, 0});
-    released_ = c_.concurrency ? std::min<std::size_t>(static_cast<std::size_t>(*c_.concurrency), requests.size())
-                               : requests.size();
-    if (c_.concurrency) {
-      for (RequestRecord& r : out_.requests) r.spec.arrival_s = 0;
-    }
+  Engine(RequestSource& source, const EngineConfig& config, StepCoster& coster, const ModelSpec& model,
+         const FinishedRequest& on_finish)
+      : c_(config),
+        coster_(coster),
+        model_(model),
+        source_(source),
+        on_finish_(on_finish),
+        free_blocks_(config.kv_blocks),
+        released_(config.concurrency ? static_cast<std::size_t>(*config.concurrency) : 0) {
+    pending_ = source_.next();
+    if (!pending_) throw InputError("serve: no requests");
   }
 
-  Simulation run() && {
-    const std::size_t n = out_.requests.size();
-    while (finished_ < n) {
+  EngineRun run() && {
+    while (pending_ || !running_.empty() || !waiting_.empty()) {
       admit_arrivals();
       if (running_.empty() && waiting_.empty()) {
-        now_ = std::max(now_, out_.requests[next_].spec.arrival_s);
+        // Idle until the next arrival (closed loop: a slot is always free here).
+        now_ = std::max(now_, pending_->arrival_s);
         continue;
       }
       step();
-    }
-    out_.start_s = n > 0 ? out_.requests.front().spec.arrival_s : 0;
-    for (const RequestRecord& r : out_.requests) {
-      out_.start_s = std::min(out_.start_s, r.spec.arrival_s);
-      out_.end_s = std::max(out_.end_s, r.finish_s);
     }
     EngineStats& e = out_.engine;
     if (e.steps > 0) {
@@ -127,15 +154,46 @@ class Engine {
       e.tokens_mean = tokens_sum_ / static_cast<double>(e.steps);
       e.kv_blocks_mean = kv_sum_ / static_cast<double>(e.steps);
     }
+    out_.in_flight_peak = static_cast<std::int64_t>(live_.size());
     out_.timeline = std::move(timeline_).take();
     return std::move(out_);
   }
 
  private:
-  [[nodiscard]] std::int64_t known(std::size_t id) const { return out_.requests[id].spec.prompt + live_[id].generated; }
+  [[nodiscard]] std::int64_t known(std::size_t id) const { return live_[id].record.spec.prompt + live_[id].generated; }
 
+  // Requests whose arrival the clock has reached (closed loop: as many as there are free slots,
+  // arriving now) enter the waiting queue, each in a free slot.
   void admit_arrivals() {
-    while (next_ < released_ && out_.requests[next_].spec.arrival_s <= now_) waiting_.push_back(next_++);
+    while (pending_) {
+      RequestSpec spec = *pending_;
+      if (c_.concurrency) {
+        if (entered_ >= released_) return;
+        spec.arrival_s = entered_ < static_cast<std::size_t>(*c_.concurrency) ? 0.0 : now_;
+      } else if (spec.arrival_s > now_) {
+        return;
+      }
+      check_request(entered_, spec, c_, model_);
+      std::size_t id = 0;
+      if (free_slots_.empty()) {
+        id = live_.size();
+        live_.emplace_back();
+      } else {
+        id = free_slots_.back();
+        free_slots_.pop_back();
+      }
+      live_[id] = Live{};
+      live_[id].record.spec = spec;
+      live_[id].index = entered_;
+      if (entered_ == 0) out_.start_s = spec.arrival_s;
+      ++entered_;
+      waiting_.push_back(id);
+      pending_ = source_.next();
+      if (pending_ && !c_.concurrency && pending_->arrival_s < spec.arrival_s) {
+        throw InputError(fmt::format("serve: request {} arrives before request {}: arrivals must be sorted", entered_,
+                                     entered_ - 1));
+      }
+    }
   }
 
   void preempt(std::size_t id) {
@@ -143,7 +201,7 @@ class Engine {
     free_blocks_ += r.blocks;
     r.blocks = 0;
     r.computed = 0;  // recompute: prompt and generated tokens are prefilled again on resumption
-    ++out_.requests[id].preemptions;
+    ++r.record.preemptions;
     ++out_.engine.preemptions;
     waiting_.push_front(id);
   }
@@ -151,7 +209,7 @@ class Engine {
   // The blocks a request must hold to run `tokens` more: those of its cache after them, or, when
   // admission guarantees no eviction, those of its whole life from the start.
   [[nodiscard]] std::int64_t blocks_needed(std::size_t id, std::int64_t tokens) const {
-    const RequestSpec& spec = out_.requests[id].spec;
+    const RequestSpec& spec = live_[id].record.spec;
     const std::int64_t held =
         c_.policy == CapacityPolicy::guaranteed_no_evict ? spec.prompt + spec.output - 1 : live_[id].computed + tokens;
     return blocks_for(held, c_.block_size) - live_[id].blocks;
@@ -164,7 +222,7 @@ class Engine {
     r.blocks += need;
     if (!r.scheduled) {
       r.scheduled = true;
-      out_.requests[id].scheduled_s = now_;
+      r.record.scheduled_s = now_;
     }
     scheduled_.push_back({id, tokens});
     if (tokens == 1 && r.generated >= 1) {
@@ -244,7 +302,7 @@ class Engine {
     bool any_finished = false;
     for (const Scheduled& s : scheduled_) {
       Live& r = live_[s.id];
-      RequestRecord& record = out_.requests[s.id];
+      RequestRecord& record = r.record;
       r.computed += s.tokens;
       if (r.computed < known(s.id)) continue;  // a prefill chunk short of the prompt's end
       ++r.generated;
@@ -261,11 +319,18 @@ class Engine {
       record.finish_s = now_;
       free_blocks_ += r.blocks;
       r.blocks = 0;
-      ++finished_;
-      if (released_ < out_.requests.size()) out_.requests[released_++].spec.arrival_s = now_;
+      ++out_.finished;
+      ++released_;  // closed loop: the next request takes its place
+      out_.end_s = std::max(out_.end_s, now_);
+      if (on_finish_) on_finish_(r.index, record);
     }
     if (any_finished) {
-      running_.erase(std::remove_if(running_.begin(), running_.end(), [&](std::size_t id) { return live_[id].done; }),
+      running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                    [&](std::size_t id) {
+                                      if (!live_[id].done) return false;
+                                      free_slots_.push_back(id);
+                                      return true;
+                                    }),
                      running_.end());
     }
     timeline_.add(now_, now_ - start, running, waiting, kv_used, emitted, tokens - batch_.decode_requests);
@@ -274,14 +339,18 @@ class Engine {
   const EngineConfig& c_;
   StepCoster& coster_;
   const ModelSpec& model_;
-  std::vector<Live> live_;
-  Simulation out_;
+  RequestSource& source_;
+  const FinishedRequest& on_finish_;
+  std::optional<RequestSpec> pending_;  // the next request of the source, not yet arrived
+  std::vector<Live> live_;              // slots: the requests in flight and free ones
+  std::vector<std::size_t> free_slots_;
+  EngineRun out_;
   std::vector<std::size_t> running_;
   std::deque<std::size_t> waiting_;
-  std::size_t next_ = 0;      // the next request to arrive
-  std::size_t released_ = 0;  // requests allowed to arrive (closed loop: those whose slot has come)
-  std::size_t finished_ = 0;
+  std::size_t entered_ = 0;  // requests taken from the source
   std::int64_t free_blocks_ = 0;
+  // Closed loop: requests allowed in (the concurrency, and one more per finished request).
+  std::size_t released_ = 0;
   double now_ = 0;
   std::vector<Scheduled> scheduled_;
   std::vector<PrefillChunk> chunks_;
@@ -291,34 +360,6 @@ class Engine {
   double kv_sum_ = 0;
   Timeline timeline_;
 };
-
-void check_workload(const std::vector<RequestSpec>& requests, const EngineConfig& c, const ModelSpec& model) {
-  if (requests.empty()) throw InputError("serve: no requests");
-  if (c.kv_blocks < 1) throw InputError("serve: the KV cache holds no block");
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    const RequestSpec& r = requests[i];
-    if (i > 0 && !c.concurrency && r.arrival_s < requests[i - 1].arrival_s) {
-      throw InputError(fmt::format("serve: request {} arrives before request {}: arrivals must be sorted", i, i - 1));
-    }
-    if (model.max_context && r.prompt + r.output > *model.max_context) {
-      throw InputError(fmt::format("serve: request {}: prompt {} + output {} tokens is more than {}'s context of {}", i,
-                                   r.prompt, r.output, model.id, *model.max_context));
-    }
-    // The most a request holds: its prompt and every output token but the last.
-    const std::int64_t held = r.prompt + r.output - 1;
-    if (blocks_for(held, c.block_size) > c.kv_blocks) {
-      throw InputError(fmt::format(
-          "serve: request {}: {} tokens (prompt {} + output {} - 1) need {} KV blocks of {} tokens; the cache holds {}",
-          i, held, r.prompt, r.output, blocks_for(held, c.block_size), c.block_size, c.kv_blocks));
-    }
-    if (!c.chunked_prefill && held > c.max_num_tokens) {
-      throw InputError(fmt::format(
-          "serve: request {}: without chunked prefill, prompt {} + output {} - 1 tokens (what a recompute prefills) "
-          "must fit --max-num-tokens {}",
-          i, r.prompt, r.output, c.max_num_tokens));
-    }
-  }
-}
 
 }  // namespace
 
@@ -392,10 +433,20 @@ KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentCon
   return out;
 }
 
+EngineRun simulate(RequestSource& source, const EngineConfig& engine, StepCoster& coster, const ModelSpec& model,
+                   const FinishedRequest& on_finish) {
+  if (engine.kv_blocks < 1) throw InputError("serve: the KV cache holds no block");
+  return Engine(source, engine, coster, model, on_finish).run();
+}
+
 Simulation simulate(const std::vector<RequestSpec>& requests, const EngineConfig& engine, StepCoster& coster,
                     const ModelSpec& model) {
-  check_workload(requests, engine, model);
-  return Engine(requests, engine, coster, model).run();
+  Simulation out;
+  out.requests.resize(requests.size());
+  VectorSource source(requests);
+  static_cast<EngineRun&>(out) = simulate(source, engine, coster, model,
+                                          [&](std::size_t index, const RequestRecord& r) { out.requests[index] = r; });
+  return out;
 }
 
 }  // namespace roofline

@@ -10,43 +10,48 @@ LatencyStats stats(Distribution& d) {
 
 }  // namespace
 
-ServeMetrics measure(Simulation& sim, const Slo& slo) {
-  ServeMetrics m;
-  Distribution ttft, tpot, e2e, queue;
-  double user_speed_sum = 0;
-  std::int64_t user_speed_count = 0;
-  for (const RequestRecord& r : sim.requests) {
-    ttft.add(r.ttft_s());
-    e2e.add(r.e2e_s());
-    queue.add(r.queue_s());
-    m.output_tokens += r.spec.output;
-    m.prompt_tokens += r.spec.prompt;
-    const std::optional<double> t = r.tpot_s();
-    if (t) {
-      tpot.add(*t);
-      if (*t > 0) {
-        user_speed_sum += 1.0 / *t;
-        ++user_speed_count;
-      }
+void MetricsRecorder::add(const RequestRecord& r) {
+  ttft_.add(r.ttft_s());
+  e2e_.add(r.e2e_s());
+  queue_.add(r.queue_s());
+  ++m_.requests;
+  m_.output_tokens += r.spec.output;
+  m_.prompt_tokens += r.spec.prompt;
+  const std::optional<double> t = r.tpot_s();
+  if (t) {
+    tpot_.add(*t);
+    if (*t > 0) {
+      user_speed_sum_ += 1.0 / *t;
+      ++user_speed_count_;
     }
-    const bool ttft_ok = !slo.ttft_s || r.ttft_s() <= *slo.ttft_s;
-    const bool tpot_ok = !slo.tpot_s || !t || *t <= *slo.tpot_s;
-    if (ttft_ok && tpot_ok) ++m.good_requests;
   }
-  m.requests = static_cast<std::int64_t>(sim.requests.size());
-  m.duration_s = sim.end_s - sim.start_s;
+  const bool ttft_ok = !slo_.ttft_s || r.ttft_s() <= *slo_.ttft_s;
+  const bool tpot_ok = !slo_.tpot_s || !t || *t <= *slo_.tpot_s;
+  if (ttft_ok && tpot_ok) ++m_.good_requests;
+}
+
+ServeMetrics MetricsRecorder::finish(EngineRun& run) {
+  ServeMetrics m = m_;
+  m.duration_s = run.end_s - run.start_s;
   if (m.duration_s > 0) {
     m.output_tokens_per_s = static_cast<double>(m.output_tokens) / m.duration_s;
     m.total_tokens_per_s = static_cast<double>(m.prompt_tokens + m.output_tokens) / m.duration_s;
     m.requests_per_s = static_cast<double>(m.requests) / m.duration_s;
   }
-  m.user_tokens_per_s = user_speed_count > 0 ? user_speed_sum / static_cast<double>(user_speed_count) : 0.0;
-  m.ttft = stats(ttft);
-  m.tpot = stats(tpot);
-  m.itl = stats(sim.itl_s);
-  m.e2e = stats(e2e);
-  m.queue = stats(queue);
+  m.user_tokens_per_s = user_speed_count_ > 0 ? user_speed_sum_ / static_cast<double>(user_speed_count_) : 0.0;
+  m.ttft = stats(ttft_);
+  m.tpot = stats(tpot_);
+  m.itl = stats(run.itl_s);
+  m.e2e = stats(e2e_);
+  m.queue = stats(queue_);
+  m.preemptions = run.engine.preemptions;
   return m;
+}
+
+ServeMetrics measure(Simulation& sim, const Slo& slo) {
+  MetricsRecorder recorder(slo);
+  for (const RequestRecord& r : sim.requests) recorder.add(r);
+  return recorder.finish(sim);
 }
 
 }  // namespace roofline

@@ -42,56 +42,41 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
-// One trace row checked: a finite time >= 0, not before the previous row's, and lengths that are
-// positive integers within the model's bounds.
-class TraceRows {
- public:
-  explicit TraceRows(std::string origin) : origin_(std::move(origin)) {}
-
-  void add(std::size_t line, std::optional<double> arrival, std::optional<double> prompt,
-           std::optional<double> output) {
-    const auto where = [&] { return fmt::format("{}:{}", origin_, line); };
-    if (!arrival || *arrival < 0) throw InputError(fmt::format("{}: arrival_s must be a number >= 0", where()));
-    if (!rows_.empty() && *arrival < rows_.back().arrival_s) {
-      throw InputError(
-          fmt::format("{}: arrival_s {} is before the previous row's {} (the trace must be sorted by time)", where(),
-                      *arrival, rows_.back().arrival_s));
-    }
-    rows_.push_back({*arrival, length(where(), "prompt", prompt), length(where(), "output", output)});
+std::int64_t trace_length(const std::string& where, std::string_view what, std::optional<double> value) {
+  if (!value || *value < 1 || *value > static_cast<double>(max_tokens) || std::floor(*value) != *value) {
+    throw InputError(fmt::format("{}: {} must be a whole number of tokens from 1 to {}", where, what, max_tokens));
   }
+  return static_cast<std::int64_t>(*value);
+}
 
-  std::vector<RequestSpec> take() && {
-    if (rows_.empty()) throw InputError(fmt::format("{}: the trace has no requests", origin_));
-    return std::move(rows_);
-  }
+// A trace line longer than this is not a row of three numbers: refused rather than buffered.
+constexpr std::size_t max_trace_line_bytes = std::size_t{1} << 20;
 
- private:
-  static std::int64_t length(const std::string& where, std::string_view what, std::optional<double> value) {
-    if (!value || *value < 1 || *value > static_cast<double>(max_tokens) || std::floor(*value) != *value) {
-      throw InputError(fmt::format("{}: {} must be a whole number of tokens from 1 to {}", where, what, max_tokens));
-    }
-    return static_cast<std::int64_t>(*value);
-  }
+}  // namespace
 
-  std::string origin_;
-  std::vector<RequestSpec> rows_;
-};
-
-std::vector<RequestSpec> read_csv_trace(std::string_view text, const std::string& origin) {
-  TraceRows rows(origin);
+// One line at a time: a CSV header names the columns (arrival_s, prompt, output, in any order),
+// then each row is checked (a finite time >= 0, not before the previous row's, and lengths that
+// are positive integers within the model's bounds); JSON Lines carry the names in every row.
+struct TraceSource::Impl {
+  std::ifstream in;
+  std::string origin;
+  bool jsonl = false;
+  std::optional<std::int64_t> limit;
+  std::optional<Arrivals> arrivals;
+  Random gaps{0};
+  double now = 0;
   std::size_t line_number = 0;
-  std::optional<std::size_t> arrival, prompt, output;
-  std::size_t columns = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = trim(text.substr(start, end - start));
-    start = end + 1;
-    ++line_number;
-    if (line.empty() || line.front() == '#') continue;
+  std::int64_t rows = 0;
+  std::optional<double> previous_arrival;
+  std::size_t columns = 0;  // CSV: fields per row, 0 before the header
+  std::size_t arrival_column = 0, prompt_column = 0, output_column = 0;
+  bool exhausted = false;
+
+  std::optional<RequestSpec> parse_csv(std::string_view line) {
+    if (line.front() == '#') return std::nullopt;
     const std::vector<std::string_view> fields = split(line, ',');
     if (columns == 0) {
+      std::optional<std::size_t> arrival, prompt, output;
       for (std::size_t i = 0; i < fields.size(); ++i) {
         const std::string_view name = trim(fields[i]);
         if (name == "arrival_s") arrival = i;
@@ -103,44 +88,74 @@ std::vector<RequestSpec> read_csv_trace(std::string_view text, const std::string
             fmt::format("{}:{}: the header must name the columns arrival_s, prompt and output", origin, line_number));
       }
       columns = fields.size();
-      continue;
+      arrival_column = *arrival;
+      prompt_column = *prompt;
+      output_column = *output;
+      return std::nullopt;
     }
     if (fields.size() != columns) {
       throw InputError(fmt::format("{}:{}: {} fields, the header has {}", origin, line_number, fields.size(), columns));
     }
-    rows.add(line_number, parse_number(fields[*arrival]), parse_number(fields[*prompt]), parse_number(fields[*output]));
+    return row(parse_number(fields[arrival_column]), parse_number(fields[prompt_column]),
+               parse_number(fields[output_column]));
   }
-  if (columns == 0) throw InputError(fmt::format("{}: no header (arrival_s,prompt,output)", origin));
-  return std::move(rows).take();
-}
 
-std::vector<RequestSpec> read_jsonl_trace(std::string_view text, const std::string& origin) {
-  TraceRows rows(origin);
-  std::size_t line_number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = trim(text.substr(start, end - start));
-    start = end + 1;
-    ++line_number;
-    if (line.empty()) continue;
+  std::optional<RequestSpec> parse_jsonl(std::string_view line) {
     const std::string where = fmt::format("{}:{}", origin, line_number);
-    const nlohmann::json row = parse_json_document(line, where);
-    const auto number = [&](const char* key) -> std::optional<double> {
-      if (!row.is_object() || !row.contains(key) || !row.at(key).is_number()) return std::nullopt;
-      return row.at(key).get<double>();
-    };
-    if (!row.is_object()) throw InputError(fmt::format("{}: each line must be a JSON object", where));
+    const nlohmann::json row_json = parse_json_document(line, where);
+    if (!row_json.is_object()) throw InputError(fmt::format("{}: each line must be a JSON object", where));
     for (const char* key : {"arrival_s", "prompt", "output"}) {
-      if (!row.contains(key)) throw InputError(fmt::format("{}: missing \"{}\"", where, key));
+      if (!row_json.contains(key)) throw InputError(fmt::format("{}: missing \"{}\"", where, key));
     }
-    rows.add(line_number, number("arrival_s"), number("prompt"), number("output"));
+    const auto number = [&](const char* key) -> std::optional<double> {
+      if (!row_json.at(key).is_number()) return std::nullopt;
+      return row_json.at(key).get<double>();
+    };
+    return row(number("arrival_s"), number("prompt"), number("output"));
   }
-  return std::move(rows).take();
-}
 
-}  // namespace
+  RequestSpec row(std::optional<double> arrival, std::optional<double> prompt, std::optional<double> output) {
+    const std::string where = fmt::format("{}:{}", origin, line_number);
+    if (!arrival || *arrival < 0) throw InputError(fmt::format("{}: arrival_s must be a number >= 0", where));
+    if (previous_arrival && *arrival < *previous_arrival) {
+      throw InputError(
+          fmt::format("{}: arrival_s {} is before the previous row's {} (the trace must be sorted by time)", where,
+                      *arrival, *previous_arrival));
+    }
+    previous_arrival = arrival;
+    return {*arrival, trace_length(where, "prompt", prompt), trace_length(where, "output", output)};
+  }
+
+  std::optional<RequestSpec> next() {
+    if (exhausted || (limit && rows >= *limit)) return std::nullopt;
+    std::string text;
+    while (std::getline(in, text)) {
+      ++line_number;
+      if (text.size() > max_trace_line_bytes) {
+        throw InputError(fmt::format("{}:{}: a line of more than {} bytes", origin, line_number, max_trace_line_bytes));
+      }
+      const std::string_view line = trim(text);
+      if (line.empty()) continue;
+      std::optional<RequestSpec> r = jsonl ? parse_jsonl(line) : parse_csv(line);
+      if (!r) continue;
+      if (arrivals) {
+        // As apply_arrivals: the first at once, then exponential gaps (none when all at once).
+        r->arrival_s = now;
+        if (arrivals->kind == Arrivals::Kind::poisson) now += gaps.exponential(arrivals->rate);
+      }
+      ++rows;
+      return r;
+    }
+    if (in.bad()) throw InputError(fmt::format("{}: cannot be read (read error)", origin));
+    exhausted = true;
+    if (!jsonl && columns == 0) throw InputError(fmt::format("{}: no header (arrival_s,prompt,output)", origin));
+    if (rows == 0) throw InputError(fmt::format("{}: the trace has no requests", origin));
+    if (limit && rows < *limit) {
+      throw InputError(fmt::format("--requests {}: the trace {} has only {}", *limit, origin, rows));
+    }
+    return std::nullopt;
+  }
+};
 
 std::int64_t LengthDistribution::max_length() const {
   switch (kind) {
@@ -249,11 +264,62 @@ std::vector<RequestSpec> synthetic_requests(const SyntheticWorkload& w) {
 }
 
 std::vector<RequestSpec> read_trace(const std::filesystem::path& path) {
-  const std::string text = read_input_file(path, max_data_file_bytes);
-  const std::string origin = path.string();
+  TraceSource source(path, std::nullopt, std::nullopt, 0);
+  std::vector<RequestSpec> requests;
+  while (std::optional<RequestSpec> r = source.next()) requests.push_back(*r);
+  return requests;
+}
+
+TraceSource::TraceSource(const std::filesystem::path& path, std::optional<std::int64_t> limit,
+                         std::optional<Arrivals> arrivals, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& t = *impl_;
+  t.origin = path.string();
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) {
+    throw InputError(fmt::format("{}: no such file", t.origin));
+  }
+  if (std::filesystem::is_directory(status)) throw InputError(fmt::format("{}: is a directory, not a file", t.origin));
+  t.in.open(path, std::ios::binary);
+  if (!t.in) throw InputError(fmt::format("{}: cannot be read", t.origin));
   const std::string extension = path.extension().string();
-  if (extension == ".jsonl" || extension == ".ndjson") return read_jsonl_trace(text, origin);
-  return read_csv_trace(text, origin);
+  t.jsonl = extension == ".jsonl" || extension == ".ndjson";
+  t.limit = limit;
+  if (arrivals && arrivals->kind != Arrivals::Kind::trace) t.arrivals = arrivals;
+  t.gaps = Random(seed);
+}
+
+TraceSource::~TraceSource() = default;
+
+std::optional<RequestSpec> TraceSource::next() {
+  return impl_->next();
+}
+
+std::optional<RequestSpec> VectorSource::next() {
+  if (next_ >= requests_.size()) return std::nullopt;
+  return requests_[next_++];
+}
+
+SyntheticSource::SyntheticSource(const SyntheticWorkload& workload)
+    : w_(workload), lengths_(workload.seed), gaps_(workload.seed) {
+  if (w_.arrivals.kind != Arrivals::Kind::poisson) return;
+  // synthetic_requests draws every length before the first gap: the gap generator starts there.
+  for (std::int64_t i = 0; i < w_.requests; ++i) {
+    (void)gaps_.length(w_.prompt);
+    (void)gaps_.length(w_.output);
+  }
+}
+
+std::optional<RequestSpec> SyntheticSource::next() {
+  if (drawn_ >= w_.requests) return std::nullopt;
+  ++drawn_;
+  RequestSpec r;
+  r.prompt = lengths_.length(w_.prompt);
+  r.output = lengths_.length(w_.output);
+  r.arrival_s = now_;
+  if (w_.arrivals.kind == Arrivals::Kind::poisson) now_ += gaps_.exponential(w_.arrivals.rate);
+  return r;
 }
 
 }  // namespace roofline

@@ -6,8 +6,10 @@
 
 #include "catch.hpp"
 #include "llm_fixture.hpp"
+#include "roofline/basis/calibration_transfer.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/llm/llm.hpp"
+#include "roofline/llm/plan.hpp"
 #include "roofline/plot/timeline.hpp"
 #include "roofline/serve/engine.hpp"
 #include "roofline/serve/fit.hpp"
@@ -375,4 +377,126 @@ TEST_CASE("serve: the step overhead learnt from a measured throughput") {
   // A run faster than the op model alone: no overhead >= 0 reproduces it.
   CHECK_THROWS_WITH(fit_step_overhead(requests, roomy(), coster, m, 2 * 64.0 * 32.0 / (bare.end_s - bare.start_s)),
                     Contains("already slower than the run"));
+}
+
+TEST_CASE("serve: a streamed workload is the vector's, bit for bit, and memory follows the requests in flight") {
+  SyntheticWorkload w;
+  w.requests = 500;
+  w.prompt = parse_length_distribution("lognormal:300,200", "--prompt-dist");
+  w.output = parse_length_distribution("normal:40,10", "--output-dist");
+  w.arrivals = {Arrivals::Kind::poisson, 30.0};
+  w.seed = 9;
+  const std::vector<RequestSpec> whole = synthetic_requests(w);
+  SyntheticSource stream(w);
+  for (const RequestSpec& r : whole) {
+    const std::optional<RequestSpec> s = stream.next();
+    REQUIRE(s);
+    CHECK(s->arrival_s == r.arrival_s);  // exact: the gaps drawn from the same generator state
+    CHECK(s->prompt == r.prompt);
+    CHECK(s->output == r.output);
+  }
+  CHECK_FALSE(stream.next());
+
+  // Closed loop of 3 over 9 requests: three slots, reused; every request reported once.
+  const ModelSpec& m = models().find("llama-3.1-8b");
+  StepCoster coster(m, gpus().find("h100"), fp8(1), {}, 8192);
+  EngineConfig e = roomy();
+  e.concurrency = 3;
+  const std::vector<RequestSpec> nine = identical(9, 256, 32);
+  VectorSource source(nine);
+  std::vector<int> seen(9, 0);
+  const EngineRun run = simulate(source, e, coster, m, [&](std::size_t i, const RequestRecord&) { ++seen[i]; });
+  CHECK(run.in_flight_peak == 3);
+  CHECK(run.finished == 9);
+  CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+}
+
+TEST_CASE("serve: the metrics reduced as requests finish are those of the records") {
+  const ModelSpec& m = models().find("llama-3.1-8b");
+  StepCoster coster(m, gpus().find("h100"), fp8(1), {}, 8192);
+  SyntheticWorkload w;
+  w.requests = 300;
+  w.prompt = parse_length_distribution("uniform:100,900", "--prompt-dist");
+  w.output.a = 24;
+  w.arrivals = {Arrivals::Kind::poisson, 20.0};
+  Simulation whole = simulate(synthetic_requests(w), roomy(), coster, m);
+  const ServeMetrics a = measure(whole, {0.05, 0.01});
+  SyntheticSource source(w);
+  MetricsRecorder recorder({0.05, 0.01});
+  EngineRun run = simulate(source, roomy(), coster, m, [&](std::size_t, const RequestRecord& r) { recorder.add(r); });
+  const ServeMetrics b = recorder.finish(run);
+  CHECK(a.ttft.p90 == b.ttft.p90);
+  CHECK(a.tpot.p99 == b.tpot.p99);
+  CHECK(a.e2e.mean == Approx(b.e2e.mean).epsilon(1e-12));  // summed in finish order, not workload order
+  CHECK(a.good_requests == b.good_requests);
+  CHECK(a.output_tokens_per_s == b.output_tokens_per_s);
+  CHECK(run.in_flight_peak < 300);
+}
+
+TEST_CASE("serve step cost: --fp8-kernels like-16-bit costs FP8 GEMMs and FP8-KV attention by the bf16 tables") {
+  const ModelSpec& m = models().find("llama-3.1-8b");
+  const GpuSpec& h200 = gpus().find("h200");
+  const std::optional<Calibration> table = bundled_calibration("h200-sxm");
+  REQUIRE(table);
+  const DeploymentConfig c = fp8(1);
+  // The names come from calibration_tables: bf16 activations, FP8 weights and cache, d = 128.
+  const auto swap = fp8_tables_as_16_bit(m, c);
+  CHECK(swap.at("gemm.fp8_e4m3") == "gemm.bf16");
+  CHECK(swap.at("gemm_grouped.fp8_e4m3") == "gemm_grouped.bf16");
+  CHECK(swap.at("attention.decode.bf16.kvfp8_e4m3.d128") == "attention.decode.bf16.d128");
+  CHECK(swap.at("attention.flash.bf16.kvfp8_e4m3.d128.causal") == "attention.flash.bf16.d128.causal");
+  DeploymentConfig bf16 = c;
+  bf16.weights = DType::bf16;
+  bf16.kv = DType::bf16;
+  CHECK(fp8_tables_as_16_bit(m, bf16).empty());
+
+  TimeOptions own;
+  own.calibration = &*table;
+  TimeOptions like = own;
+  like.table_in_place_of = swap;
+  StepCoster measured(m, h200, c, own, 8192);
+  StepCoster as_bf16(m, h200, c, like, 8192);
+  DeploymentConfig bf16_kv = c;
+  bf16_kv.kv = DType::bf16;
+  StepCoster bf16_cache(m, h200, bf16_kv, own, 8192);
+  // 64 requests over 2,048 cached tokens each. The bundled FP8-KV kernel is no faster than the bf16
+  // one on twice the bytes; looked up in the bf16 table at the FP8 op's size, the FP8 op takes
+  // about half the bf16 cache's time (the bf16 table read at half the bytes: within 25% here).
+  const double fp8_measured = measured.decode_attention_s(64, 64 * 2048);
+  const double fp8_as_bf16 = as_bf16.decode_attention_s(64, 64 * 2048);
+  const double bf16_time = bf16_cache.decode_attention_s(64, 64 * 2048);
+  CHECK(fp8_measured >= 0.9 * bf16_time);
+  CHECK(fp8_as_bf16 == Approx(bf16_time / 2).epsilon(0.25));
+  // The GEMMs of a 256-token step: faster than the wgmma kernel's table, never below the roofline.
+  TimeOptions bare;
+  StepCoster roofline(m, h200, c, bare, 8192);
+  CHECK(as_bf16.token_ops_s(256, StepPhase::decode) < measured.token_ops_s(256, StepPhase::decode));
+  CHECK(as_bf16.token_ops_s(256, StepPhase::decode) > roofline.token_ops_s(256, StepPhase::decode));
+}
+
+TEST_CASE("plan: hardening II #2: the search keeps what it reports, whatever its size") {
+  const ModelSpec& m = models().find("llama-3.1-70b");
+  PlanSpace space;
+  space.gpus = {gpus().find("h100"), gpus().find("h200"), gpus().find("a100-80gb")};
+  space.usd_per_gpu_hour = {{"h100-sxm", 2.0}, {"h200-sxm", 2.5}, {"a100-sxm4-80gb", 1.5}};
+  const Workload w{5, 2048, 256, 0.05, 2.0};
+  const PlanResult all = plan_deployment(m, w, space);
+  space.keep_ranked = 3;
+  space.keep_rejected = 2;
+  const PlanResult kept = plan_deployment(m, w, space);
+  // 3 GPUs x 4 TP x 3 PP x 4 weights x 2 KV = 288 configurations, every one counted.
+  CHECK(kept.configurations == 288);
+  CHECK(kept.feasible + kept.rejected_total == 288);
+  CHECK(kept.feasible == static_cast<std::int64_t>(all.ranked.size()));
+  REQUIRE(kept.ranked.size() == 3);
+  CHECK(kept.rejected.size() == 2);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(kept.ranked[i].gpu == all.ranked[i].gpu);  // the cheapest three, in the same order
+    CHECK(kept.ranked[i].tp == all.ranked[i].tp);
+    CHECK(kept.ranked[i].weights == all.ranked[i].weights);
+    CHECK(kept.ranked[i].usd_per_million_output_tokens == all.ranked[i].usd_per_million_output_tokens);
+  }
+  std::int64_t counted = 0;
+  for (const RejectionCount& r : kept.rejections) counted += r.count;
+  CHECK(counted == kept.rejected_total);
 }

@@ -6,6 +6,7 @@
 // against the scale-out network. docs/llm.md derives it.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,6 +75,10 @@ struct TimeOptions {
   // roofs over the efficiency its best-implementation table gives (calibrated_time, the lookup
   // `op --calibration` makes); ops no table covers keep the roofline. Not owned; may be null.
   const Calibration* calibration = nullptr;
+  // Which kernel family's table costs an op: a table looked up in place of another (names from
+  // calibration_tables.hpp), the op's own cost and roofs kept, e.g. an FP8 GEMM at the efficiency
+  // the bf16 GEMM table measured. Empty: every op in its own table.
+  std::map<std::string, std::string, std::less<>> table_in_place_of;
 };
 
 // One decode step: `batch` requests, each with `context` tokens in its cache (the new token

@@ -24,6 +24,13 @@ struct Workload {
   double ttft_s = 0;        // target time to first token
 };
 
+// Time options that format no op's shape (the planner times thousands of steps).
+[[nodiscard]] inline TimeOptions quiet_time() {
+  TimeOptions t;
+  t.describe = false;
+  return t;
+}
+
 struct PlanSpace {
   std::vector<GpuSpec> gpus;
   std::map<std::string, double> usd_per_gpu_hour;  // by GPU id; every GPU needs one
@@ -31,13 +38,17 @@ struct PlanSpace {
   std::vector<DType> kv{DType::bf16, DType::fp8_e4m3};
   std::vector<int> tp{1, 2, 4, 8};
   std::vector<int> pp{1, 2, 4};
-  std::int64_t max_batch = 1024;  // concurrent requests per replica
-  DeploymentConfig base;          // reserve, workspace, links (tp/pp/formats are enumerated)
-  TimeOptions time{{}, false};    // with a calibration, candidates are timed and ranked by calibrated times
+  std::int64_t max_batch = 1024;    // concurrent requests per replica
+  DeploymentConfig base;            // reserve, workspace, links (tp/pp/formats are enumerated)
+  TimeOptions time = quiet_time();  // with a calibration, candidates are timed and ranked by calibrated times
   // By GPU id, the calibration (not owned) a GPU's candidates are timed with and whose measured
   // collectives they charge, in place of time.calibration and base.collectives: --calibration
   // auto resolves one per GPU.
   std::map<std::string, const Calibration*> calibration_by_gpu;
+  // What a search keeps, whatever its size (memory bounded by what is reported): the cheapest
+  // feasible candidates and the first rejected ones; counts by reason cover every candidate.
+  std::size_t keep_ranked = 1024;
+  std::size_t keep_rejected = 1024;
 };
 
 // Why a candidate was dropped.
@@ -73,23 +84,49 @@ struct PlanCandidate {
   std::string bottleneck;  // of the decode step
 };
 
-struct PlanResult {
-  std::vector<PlanCandidate> ranked;    // feasible, cheapest first
-  std::vector<PlanCandidate> rejected;  // in enumeration order
-  std::int64_t configurations = 0;      // GPU x TP x PP x weights x KV
-  std::int64_t decode_evaluations = 0;  // decode steps modelled (one per batch tried)
-};
-
-// Throws InputError for a workload that is not positive or a GPU without a price.
-[[nodiscard]] PlanResult plan_deployment(const ModelSpec& model, const Workload& workload, const PlanSpace& space);
-
-// The rejected candidates of a plan by reason, in the order of the reasons' names: how many, and
-// the first one as an example ("h100 TP 3 PP 1 bf16/bf16: --tp 3 does not divide ...").
+// The rejected candidates of a plan by reason: how many, and the first one as an example
+// ("h100 TP 3 PP 1 bf16/bf16: --tp 3 does not divide ...").
 struct RejectionCount {
   std::string reason;  // name_of(Rejection)
   std::int64_t count = 0;
   std::string example;
 };
+
+struct PlanResult {
+  std::vector<PlanCandidate> ranked;    // feasible, cheapest first: the space's keep_ranked cheapest
+  std::vector<PlanCandidate> rejected;  // in enumeration order: the first keep_rejected
+  std::int64_t configurations = 0;      // GPU x TP x PP x weights x KV
+  std::int64_t feasible = 0;            // all of them, kept or not
+  std::int64_t rejected_total = 0;
+  std::int64_t decode_evaluations = 0;     // decode steps modelled (one per batch tried)
+  std::vector<RejectionCount> rejections;  // every rejected candidate by reason (RejectionTally)
+};
+
+// The deployment a candidate describes, and how its ops are timed: the space's base with the
+// candidate's TP, PP and formats (activations and embeddings in the GPU's default activation
+// format); with a calibration for its GPU in calibration_by_gpu, that calibration's tables and
+// measured collectives.
+struct CandidateDeployment {
+  DeploymentConfig config;
+  TimeOptions time;
+};
+[[nodiscard]] CandidateDeployment candidate_deployment(const PlanSpace& space, const GpuSpec& gpu,
+                                                       const PlanCandidate& candidate);
+
+// Throws InputError for a workload that is not positive or a GPU without a price.
+[[nodiscard]] PlanResult plan_deployment(const ModelSpec& model, const Workload& workload, const PlanSpace& space);
+
+// Counts rejected candidates by reason as they come, keeping the first of each as its example.
+class RejectionTally {
+ public:
+  void add(const PlanCandidate& rejected);
+  [[nodiscard]] std::vector<RejectionCount> counts() const;  // in the order of the reasons' names
+
+ private:
+  std::map<std::string, RejectionCount, std::less<>> by_reason_;
+};
+
+// The tally of result.rejected (the candidates kept).
 [[nodiscard]] std::vector<RejectionCount> rejection_summary(const PlanResult& result);
 
 }  // namespace roofline

@@ -9,6 +9,7 @@
 // the batch, the budget and the free blocks allow, and only in a step that preempted none.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -108,20 +109,41 @@ struct EngineStats {
   double busy_s = 0;  // time in steps
 };
 
-struct Simulation {
-  std::vector<RequestRecord> requests;  // in the workload's order
-  Distribution itl_s;                   // every gap between two tokens of a request
+// What the engine reports of a run, whatever its length: memory bounded by the requests in
+// flight (in_flight_peak) and the steps (the inter-token gaps, one (value, count) run per step
+// and request group; the timeline is folded).
+struct EngineRun {
+  Distribution itl_s;  // every gap between two tokens of a request
   EngineStats engine;
   std::vector<TimelinePoint> timeline;  // at most about 2 x timeline_points points
   double start_s = 0;                   // the first arrival
   double end_s = 0;                     // the last finish
+  std::int64_t finished = 0;            // requests
+  std::int64_t in_flight_peak = 0;      // requests arrived and not finished, at most at once
+};
+
+// A run and the record of every request, in the workload's order (O(requests): for tests, the
+// per-request CSV and the overhead fit).
+struct Simulation : EngineRun {
+  std::vector<RequestRecord> requests;
 };
 
 inline constexpr std::size_t timeline_points = 256;
 
-// Runs the workload through the engine. `requests` must be sorted by arrival (without
-// concurrency). InputError when a request cannot fit the KV cache alone, or, without chunked
-// prefill, the token budget.
+// Called once per request as it finishes (in the order they finish), with its index in the
+// workload's order.
+using FinishedRequest = std::function<void(std::size_t index, const RequestRecord& record)>;
+
+// Runs the requests of `source` through the engine, taking each when the clock reaches its
+// arrival (closed loop: when a slot frees), and handing each to `on_finish` when it is done.
+// InputError when the requests arrive out of order (without concurrency), when a request cannot
+// fit the KV cache alone or the model's context, or, without chunked prefill, the token budget;
+// and when the source has none.
+[[nodiscard]] EngineRun simulate(RequestSource& source, const EngineConfig& engine, StepCoster& coster,
+                                 const ModelSpec& model, const FinishedRequest& on_finish);
+
+// The same over a vector, keeping every request's record. `requests` must be sorted by arrival
+// (without concurrency).
 [[nodiscard]] Simulation simulate(const std::vector<RequestSpec>& requests, const EngineConfig& engine,
                                   StepCoster& coster, const ModelSpec& model);
 

@@ -35,9 +35,32 @@ struct ServeMetrics {
   double user_tokens_per_s = 0;  // mean over requests of 1 / TPOT (AIPerf's per-user throughput)
   LatencyStats ttft, tpot, itl, e2e, queue;
   std::int64_t good_requests = 0;  // within the Slo (all of them without targets)
+  std::int64_t preemptions = 0;
 };
 
-// Sorts the simulation's inter-token gaps (hence not const).
+// The metrics reduced request by request as they finish (an engine's FinishedRequest): counts
+// and sums, and of each latency one sample per request, kept for exact percentiles (TTFT, TPOT,
+// E2E and queueing time: 4 values of 16 bytes per request, the only part that grows with the
+// workload rather than the requests in flight).
+class MetricsRecorder {
+ public:
+  explicit MetricsRecorder(const Slo& slo = {}) : slo_(slo) {}
+  void add(const RequestRecord& record);
+  // The figures of the run; sorts the samples (hence not const).
+  [[nodiscard]] ServeMetrics finish(EngineRun& run);
+  // A percentile of the TTFT or TPOT samples, p in [0, 100].
+  [[nodiscard]] double ttft_percentile(double p) { return ttft_.percentile(p); }
+  [[nodiscard]] double tpot_percentile(double p) { return tpot_.percentile(p); }
+
+ private:
+  Slo slo_;
+  ServeMetrics m_;
+  Distribution ttft_, tpot_, e2e_, queue_;
+  double user_speed_sum_ = 0;
+  std::int64_t user_speed_count_ = 0;
+};
+
+// The metrics of a simulation's records; sorts its inter-token gaps (hence not const).
 [[nodiscard]] ServeMetrics measure(Simulation& simulation, const Slo& slo = {});
 
 }  // namespace roofline

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -75,5 +77,59 @@ struct SyntheticWorkload {
 // JSON Lines with those keys (a .jsonl or .ndjson file). Times in seconds, non-decreasing; lengths
 // positive integers. InputError naming the file and line.
 [[nodiscard]] std::vector<RequestSpec> read_trace(const std::filesystem::path& path);
+
+// Where the engine takes its requests from, one at a time as its clock reaches them, so that a
+// simulation holds the requests in flight and not the whole workload.
+class RequestSource {
+ public:
+  RequestSource() = default;
+  RequestSource(const RequestSource&) = delete;
+  RequestSource& operator=(const RequestSource&) = delete;
+  virtual ~RequestSource() = default;
+  // The next request in the workload's order; none once it is exhausted.
+  [[nodiscard]] virtual std::optional<RequestSpec> next() = 0;
+};
+
+// The requests of a vector, in order (tests, and runs that replay a workload: the overhead fit).
+class VectorSource final : public RequestSource {
+ public:
+  explicit VectorSource(const std::vector<RequestSpec>& requests) : requests_(requests) {}
+  [[nodiscard]] std::optional<RequestSpec> next() override;
+
+ private:
+  const std::vector<RequestSpec>& requests_;
+  std::size_t next_ = 0;
+};
+
+// synthetic_requests(workload), request by request, bit for bit: the lengths from a generator
+// seeded by `seed`, the arrival gaps from a second one that starts where the first stands after
+// every length was drawn (found by drawing them once, keeping none).
+class SyntheticSource final : public RequestSource {
+ public:
+  explicit SyntheticSource(const SyntheticWorkload& workload);
+  [[nodiscard]] std::optional<RequestSpec> next() override;
+
+ private:
+  SyntheticWorkload w_;
+  Random lengths_;
+  Random gaps_;
+  std::int64_t drawn_ = 0;
+  double now_ = 0;
+};
+
+// A trace read line by line (read_trace's format and checks), its first `limit` requests (all
+// without one; InputError at the end when it holds fewer); with `arrivals` (all at once or
+// Poisson from `seed`), those replace the trace's times, as apply_arrivals would.
+class TraceSource final : public RequestSource {
+ public:
+  TraceSource(const std::filesystem::path& path, std::optional<std::int64_t> limit, std::optional<Arrivals> arrivals,
+              std::uint64_t seed);
+  ~TraceSource() override;
+  [[nodiscard]] std::optional<RequestSpec> next() override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace roofline

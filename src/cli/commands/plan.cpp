@@ -10,6 +10,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
 #include "roofline/llm/plan.hpp"
+#include "roofline/serve/plan_simulation.hpp"
 
 namespace roofline::cli {
 namespace {
@@ -44,6 +45,36 @@ constexpr std::array<ColumnOf<RejectionCount>, 3> reason_columns{{
     {{"count", "candidates", 0}, [](const RejectionCount& r) { return Cell{r.count}; }},
     {{"example", "example", 0}, [](const RejectionCount& r) { return Cell{r.example}; }},
 }};
+
+struct SimulatedRow {
+  std::int64_t rank = 0;
+  const SimulatedCandidate* s = nullptr;
+};
+
+constexpr std::array<ColumnOf<SimulatedRow>, 14> simulated_columns{{
+    {{"rank", "#", 0}, [](const SimulatedRow& r) { return Cell{r.rank}; }},
+    {{"gpu", "GPU", 0}, [](const SimulatedRow& r) { return Cell{r.s->candidate.gpu}; }},
+    {{"tp", "TP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s->candidate.tp}}; }},
+    {{"pp", "PP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s->candidate.pp}}; }},
+    {{"weights", "weights", 0},
+     [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s->candidate.weights))}; }},
+    {{"kv", "KV", 0}, [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s->candidate.kv))}; }},
+    {{"replicas", "replicas", 0}, [](const SimulatedRow& r) { return Cell{r.s->candidate.replicas}; }},
+    {{"usd_per_million_output_tokens", "$/M tokens", 3},
+     [](const SimulatedRow& r) { return Cell{r.s->candidate.usd_per_million_output_tokens}; }},
+    {{"ttft_ms", "TTFT [ms]", 1}, [](const SimulatedRow& r) { return Cell{r.s->ttft_s * 1e3}; }},
+    {{"tpot_ms", "TPOT [ms]", 2}, [](const SimulatedRow& r) { return Cell{r.s->tpot_s * 1e3}; }},
+    {{"output_tokens_per_s_per_replica", "tok/s per replica", 0},
+     [](const SimulatedRow& r) { return Cell{r.s->output_tokens_per_s}; }},
+    {{"preemptions", "preemptions", 0}, [](const SimulatedRow& r) { return Cell{r.s->preemptions}; }},
+    {{"meets", "meets", 0}, [](const SimulatedRow& r) { return Cell{std::string(r.s->meets ? "yes" : "no")}; }},
+    {{"missed", "missed", 0}, [](const SimulatedRow& r) { return Cell{r.s->reason}; }},
+}};
+
+nlohmann::json latency_json(const LatencyStats& s) {
+  return {
+      {"mean", s.mean * 1e3}, {"p50", s.p50 * 1e3}, {"p90", s.p90 * 1e3}, {"p99", s.p99 * 1e3}, {"max", s.max * 1e3}};
+}
 
 // `calibrated`: the times are calibrated, so the roofline's are added beside them.
 nlohmann::json candidate_json(const PlanCandidate& c, bool calibrated) {
@@ -81,6 +112,25 @@ nlohmann::json candidate_json(const PlanCandidate& c, bool calibrated) {
   return j;
 }
 
+// A simulated candidate: the closed form's figures and, under "simulated", the engine's.
+nlohmann::json simulated_json(const SimulatedCandidate& s, bool calibrated, double percentile) {
+  nlohmann::json j = candidate_json(s.candidate, calibrated);
+  j["simulated"] = {{"percentile", percentile},
+                    {"ttft_ms", s.ttft_s * 1e3},
+                    {"tpot_ms", s.tpot_s * 1e3},
+                    {"ttft_ms_stats", latency_json(s.ttft)},
+                    {"tpot_ms_stats", latency_json(s.tpot)},
+                    {"output_tokens_per_s_per_replica", s.output_tokens_per_s},
+                    {"preemptions", s.preemptions},
+                    {"meets", s.meets},
+                    {"missed", s.reason}};
+  return j;
+}
+
+// Each of --tp and --pp lists at most this many degrees: the search is their product with the
+// GPUs and formats, and no deployment has more distinct useful degrees.
+constexpr std::size_t max_list_entries = 64;
+
 template <typename T>
 std::vector<T> parse_list(const std::string& text, std::string_view flag,
                           T (*parse)(const std::string&, std::string_view)) {
@@ -89,6 +139,10 @@ std::vector<T> parse_list(const std::string& text, std::string_view flag,
     if (piece.empty()) throw InputError(fmt::format("{}: empty entry in '{}'", flag, text));
     const T value = parse(piece, flag);
     if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+  }
+  if (out.size() > max_list_entries) {
+    throw InputError(
+        fmt::format("{}: {} entries, more than the {} a search takes", flag, out.size(), max_list_entries));
   }
   return out;
 }
@@ -155,7 +209,9 @@ nlohmann::json calibrations_json(const std::vector<CalibrationChoice>& choices) 
 
 }  // namespace
 
-Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
+namespace {
+
+Report plan_report(const PlanOptions& options, const HardwareRegistry& registry) {
   const ModelSpec model = resolve_model(options.model);
   PlanSpace space;
   space.gpus = selected_gpus(registry, options.gpus, options.what_if);
@@ -191,9 +247,15 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
   }
   const Workload workload{options.rps, options.prompt, options.output, options.tpot_ms / 1e3, options.ttft_ms / 1e3};
 
+  if (options.sim_candidates < 1) {
+    throw InputError(fmt::format("--sim-candidates {}: must be at least 1", options.sim_candidates));
+  }
+  const auto wanted = static_cast<std::size_t>(options.top) + 1;
+  // Kept: what is reported, or simulated (memory bounded by that, not by the search).
+  space.keep_ranked = std::max(wanted, static_cast<std::size_t>(options.sim_candidates));
   const PlanResult result = plan_deployment(model, workload, space);
 
-  const std::vector<RejectionCount> reasons = rejection_summary(result);
+  const std::vector<RejectionCount>& reasons = result.rejections;
   if (result.ranked.empty()) {
     std::vector<std::string> parts;
     for (const RejectionCount& r : reasons) parts.push_back(fmt::format("{} {}", r.count, r.reason));
@@ -207,8 +269,39 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
     }
     throw InputError(
         fmt::format("{}: no configuration fits and meets the targets ({} candidates rejected: {}); e.g. {}", model.id,
-                    result.rejected.size(), fmt::join(parts, ", "), example));
+                    result.rejected_total, fmt::join(parts, ", "), example));
   }
+
+  std::optional<PlanSimulation> simulation;
+  if (!options.closed_form) {
+    PlanSimulationOptions sim;
+    sim.requests = options.sim_requests;
+    sim.percentile = options.percentile;
+    sim.wanted = wanted;
+    sim.most = static_cast<std::size_t>(options.sim_candidates);
+    simulation = simulate_candidates(model, workload, space, result, sim);
+    if (simulation->meeting.empty()) {
+      const SimulatedCandidate& first = simulation->missing.front();
+      throw InputError(fmt::format(
+          "{}: none of the {} cheapest feasible candidates meets p{:g} TTFT <= {:g} ms and TPOT <= {:g} ms when "
+          "simulated at its share of --rps; the cheapest, {} TP {} PP {} {}/{} x {} replica(s): {} (--closed-form "
+          "ranks by the closed form alone)",
+          model.id, simulation->simulated, options.percentile, options.ttft_ms, options.tpot_ms, first.candidate.gpu,
+          first.candidate.tp, first.candidate.pp, name_of(first.candidate.weights), name_of(first.candidate.kv),
+          first.candidate.replicas, first.reason));
+    }
+  }
+  // The ranking reported: those that meet the targets in simulation, or the closed form's.
+  std::vector<PlanCandidate> order;
+  if (simulation) {
+    for (const SimulatedCandidate& c : simulation->meeting) order.push_back(c.candidate);
+  } else {
+    for (std::size_t i = 0; i < std::min(wanted, result.ranked.size()); ++i) order.push_back(result.ranked[i]);
+  }
+  const auto ranked_json = [&](std::size_t i) {
+    return simulation ? simulated_json(simulation->meeting[i], calibrated, options.percentile)
+                      : candidate_json(result.ranked[i], calibrated);
+  };
 
   Report report;
   report.kind = "plan";
@@ -233,49 +326,95 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
                      {"tp", space.tp},
                      {"pp", space.pp},
                      {"max_batch", space.max_batch}}},
+                   {"ranking",
+                    {{"simulated", simulation.has_value()},
+                     {"percentile", options.percentile},
+                     {"requests_per_candidate", options.sim_requests},
+                     {"most_candidates", options.sim_candidates}}},
                    {"deployment", deployment_flags_json(options.deployment)},
                    {"top", options.top},
                    {"set", options.what_if}};
   add_hardware_origins(report, space.gpus);
 
   std::vector<RankedRow> ranked;
-  const std::size_t shown = std::min(result.ranked.size(), static_cast<std::size_t>(options.top) + 1);
-  for (std::size_t i = 0; i < shown; ++i) ranked.push_back({static_cast<std::int64_t>(i + 1), result.ranked[i]});
+  const std::size_t shown = std::min(order.size(), wanted);
+  for (std::size_t i = 0; i < shown; ++i) ranked.push_back({static_cast<std::int64_t>(i + 1), order[i]});
   report.tables.push_back(Table::from_rows<RankedRow>(
       "ranked",
-      fmt::format("{} at {:g} requests/s ({} prompt + {} output tokens), TPOT <= {:g} ms, TTFT <= {:g} ms: cheapest "
+      fmt::format("{} at {:g} requests/s ({} prompt + {} output tokens), TPOT <= {:g} ms, TTFT <= {:g} ms{}: cheapest "
                   "first",
-                  model.id, options.rps, options.prompt, options.output, options.tpot_ms, options.ttft_ms),
+                  model.id, options.rps, options.prompt, options.output, options.tpot_ms, options.ttft_ms,
+                  simulation ? fmt::format(" (p{:g}, simulated)", options.percentile) : std::string(" (closed form)")),
       ranked_columns, ranked));
+  if (simulation) {
+    std::vector<SimulatedRow> rows;
+    for (const auto* list : {&simulation->meeting, &simulation->missing}) {
+      for (const SimulatedCandidate& c : *list) rows.push_back({static_cast<std::int64_t>(rows.size() + 1), &c});
+    }
+    report.tables.push_back(Table::from_rows<SimulatedRow>(
+        "simulated",
+        fmt::format("The {} cheapest feasible candidates simulated ({} requests each, Poisson at --rps / replicas): "
+                    "p{:g} TTFT and TPOT against the targets; those that meet them first, cheapest first",
+                    simulation->simulated, options.sim_requests, options.percentile),
+        simulated_columns, rows));
+  }
   report.tables.push_back(Table::from_rows<RejectionCount>(
       "rejection_summary",
-      fmt::format("{} of {} configurations rejected", result.rejected.size(), result.configurations), reason_columns,
+      fmt::format("{} of {} configurations rejected", result.rejected_total, result.configurations), reason_columns,
       reasons));
 
   nlohmann::json runners_up = nlohmann::json::array();
-  for (std::size_t i = 1; i < shown; ++i) runners_up.push_back(candidate_json(result.ranked[i], calibrated));
+  for (std::size_t i = 1; i < shown; ++i) runners_up.push_back(ranked_json(i));
   nlohmann::json rejected = nlohmann::json::array();
   for (const PlanCandidate& c : result.rejected) rejected.push_back(candidate_json(c, calibrated));
-  report.extra_results = {{"chosen", candidate_json(result.ranked.front(), calibrated)},
+  report.extra_results = {{"chosen", ranked_json(0)},
                           {"runners_up", runners_up},
                           {"rejected", rejected},
                           {"counts",
                            {{"configurations", result.configurations},
-                            {"feasible", result.ranked.size()},
-                            {"rejected", result.rejected.size()},
+                            {"feasible", result.feasible},
+                            {"rejected", result.rejected_total},
+                            {"rejected_listed", result.rejected.size()},
                             {"decode_evaluations", result.decode_evaluations}}}};
+  if (simulation) {
+    nlohmann::json missed = nlohmann::json::array();
+    for (const SimulatedCandidate& c : simulation->missing) {
+      missed.push_back(simulated_json(c, calibrated, options.percentile));
+    }
+    report.extra_results["simulation"] = {{"percentile", options.percentile},
+                                          {"requests_per_candidate", options.sim_requests},
+                                          {"simulated", simulation->simulated},
+                                          {"meeting", simulation->meeting.size()},
+                                          {"stopped_at_most", simulation->stopped_at_most},
+                                          {"missed", missed}};
+  }
   if (!choices.empty()) report.extra_results["calibration"] = calibrations_json(choices);
 
-  const PlanCandidate& best = result.ranked.front();
+  const PlanCandidate& best = order.front();
   report.notes.push_back(fmt::format(
       "chosen: {} x {} (TP {}, PP {}, {} replica(s)), {} weights, {} KV cache, batch {}: ${:.3f} per million output "
       "tokens at ${:.2f}/hour",
       best.gpus_total, best.gpu, best.tp, best.pp, best.replicas, name_of(best.weights), name_of(best.kv), best.batch,
       best.usd_per_million_output_tokens, best.usd_per_hour));
   report.notes.push_back(
-      "a replica at batch B serves B / (output x step + B x TTFT) requests/s; TPOT = step + B x TTFT / output (the "
-      "prefills interleaved with decode); the step is timed at the last token (prompt + output cached); queueing "
-      "is not modelled");
+      "closed form (it prunes, and sizes the replicas): a replica at batch B serves B / (output x step + B x TTFT) "
+      "requests/s; TPOT = step + B x TTFT / output (the prefills interleaved with decode); the step is timed at the "
+      "last token (prompt + output cached); queueing is not modelled");
+  if (simulation) {
+    report.notes.push_back(fmt::format(
+        "ranked by simulation: the feasible candidates in the closed form's order of cost, each one replica under "
+        "Poisson arrivals at --rps / replicas ({} requests, seed 0) through serve's engine (defaults of docs/serve.md, "
+        "--max-batch capped at the search's), until {} meet p{:g} TTFT and TPOT{}; {} of {} simulated met them",
+        options.sim_requests, wanted, options.percentile,
+        simulation->stopped_at_most ? fmt::format(" (stopped at --sim-candidates {})", options.sim_candidates) : "",
+        simulation->meeting.size(), simulation->simulated));
+  }
+  if (result.rejected.size() < static_cast<std::size_t>(result.rejected_total)) {
+    report.notes.push_back(
+        fmt::format("the JSON lists the first {} of the {} rejected candidates; the summary counts "
+                    "them all",
+                    result.rejected.size(), result.rejected_total));
+  }
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
   if (space.base.collectives && space.calibration_by_gpu.empty()) {
     report.notes.push_back(fmt::format(
@@ -312,6 +451,19 @@ Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
   return report;
 }
 
+}  // namespace
+
+Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
+  try {
+    return plan_report(options, registry);
+  } catch (const std::bad_alloc&) {
+    // The search keeps only what it reports; a failure here is a space too large for this machine.
+    throw InputError(
+        "plan: out of memory: the search is too large for this machine; narrow --gpus, --tp, --pp, --weights or "
+        "--kv");
+  }
+}
+
 void setup_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanOptions>();
   CLI::App* command = app.add_subcommand(
@@ -334,6 +486,19 @@ void setup_plan_command(CLI::App& app) {
   command->add_option("--pp", options->pp, "Pipeline degrees to try")->capture_default_str();
   command->add_option("--max-batch", options->max_batch, "Largest batch per replica to try")->capture_default_str();
   command->add_option("--top", options->top, "Runners-up to list after the chosen configuration")
+      ->capture_default_str();
+  command->add_flag(
+      "--closed-form", options->closed_form,
+      "Rank by the closed form alone (no simulation: the targets apply to its one-prefill TTFT and its TPOT)");
+  command
+      ->add_option("--percentile", options->percentile,
+                   "The percentile of the simulated TTFT and TPOT the targets apply to")
+      ->capture_default_str();
+  command->add_option("--sim-requests", options->sim_requests, "Requests simulated per candidate")
+      ->capture_default_str();
+  command
+      ->add_option("--sim-candidates", options->sim_candidates,
+                   "Simulate at most this many candidates (cheapest first; it stops once --top + 1 meet the targets)")
       ->capture_default_str();
   add_deployment_flags(*command, options->deployment);
   add_what_if_option(*command, options->what_if);

@@ -27,6 +27,13 @@ struct PlanOptions {
   std::string pp = "1,2,4";
   std::int64_t max_batch = 1024;
   int top = 5;
+  // The ranking: the closed form's feasible candidates simulated by serve's engine at their share
+  // of --rps (roofline/serve/plan_simulation.hpp), targets on this percentile; --closed-form ranks
+  // by the closed form alone.
+  bool closed_form = false;
+  double percentile = 90;
+  std::int64_t sim_requests = 1000;
+  int sim_candidates = 64;
   DeploymentFlags deployment;
   std::vector<std::string> what_if;
   CommonOptions common;

@@ -108,8 +108,9 @@ LengthDistribution lengths(const std::optional<std::int64_t>& fixed, const std::
   return d;
 }
 
-// The requests the flags describe: a trace (its times, or replaced by --rate) or synthetic ones.
-std::vector<RequestSpec> workload(const ServeOptions& o, const std::optional<double>& rate) {
+// The requests the flags describe, as a stream: a trace (its times, or replaced by --rate) or
+// synthetic ones.
+std::unique_ptr<RequestSource> workload(const ServeOptions& o, const std::optional<double>& rate) {
   if (o.requests) require_positive(*o.requests, "--requests", max_batch * 1024);
   Arrivals arrivals;
   if (rate && std::isfinite(*rate)) arrivals = {Arrivals::Kind::poisson, *rate};
@@ -117,20 +118,9 @@ std::vector<RequestSpec> workload(const ServeOptions& o, const std::optional<dou
     if (o.prompt || o.output || o.prompt_dist || o.output_dist) {
       throw InputError("--trace: the trace states the lengths; leave out --prompt, --output and their -dist flags");
     }
-    std::vector<RequestSpec> requests = read_trace(*o.trace);
-    if (o.requests) {
-      if (*o.requests > static_cast<std::int64_t>(requests.size())) {
-        throw InputError(
-            fmt::format("--requests {}: the trace {} has only {}", *o.requests, *o.trace, requests.size()));
-      }
-      requests.resize(static_cast<std::size_t>(*o.requests));
-    }
-    if (rate) {
-      // --rate replaces the trace's times: all at once, or Poisson from the seed.
-      Random random(o.seed);
-      apply_arrivals(requests, arrivals, random);
-    }
-    return requests;
+    // --rate replaces the trace's times: all at once, or Poisson from the seed.
+    return std::make_unique<TraceSource>(*o.trace, o.requests, rate ? std::optional<Arrivals>(arrivals) : std::nullopt,
+                                         o.seed);
   }
   if (!o.requests) throw InputError("--requests is required (or --trace)");
   SyntheticWorkload w;
@@ -139,7 +129,7 @@ std::vector<RequestSpec> workload(const ServeOptions& o, const std::optional<dou
   w.output = lengths(o.output, o.output_dist, "output");
   w.arrivals = arrivals;
   w.seed = o.seed;
-  return synthetic_requests(w);
+  return std::make_unique<SyntheticSource>(w);
 }
 
 LatencyRow latency_row(std::string metric, std::string definition, const LatencyStats& s) {
@@ -157,13 +147,16 @@ std::string arrivals_text(const ServeOptions& o, const std::optional<double>& ra
   return "the trace's times";
 }
 
-void write_requests_csv(const std::string& path, const Simulation& sim) {
+// The records of --requests-csv, kept as the requests finish and written in the workload's order.
+using IndexedRecords = std::vector<std::pair<std::size_t, RequestRecord>>;
+
+void write_requests_csv(const std::string& path, IndexedRecords& records) {
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   write_file_atomically(
       path,
       [&](std::ostream& out) {
         out << "request,arrival_s,prompt,output,queue_ms,ttft_ms,tpot_ms,e2e_ms,finish_s,preemptions\n";
-        for (std::size_t i = 0; i < sim.requests.size(); ++i) {
-          const RequestRecord& r = sim.requests[i];
+        for (const auto& [i, r] : records) {
           const std::optional<double> tpot = r.tpot_s();
           out << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", i, r.spec.arrival_s, r.spec.prompt, r.spec.output,
                              r.queue_s() * 1e3, r.ttft_s() * 1e3, tpot ? fmt::format("{}", *tpot * 1e3) : "",
@@ -174,7 +167,7 @@ void write_requests_csv(const std::string& path, const Simulation& sim) {
 }
 
 // The timeline as a chart: requests, KV cache use, tokens/s over time.
-void write_timeline_svg(const std::string& path, const Simulation& sim, std::int64_t kv_blocks, std::string title) {
+void write_timeline_svg(const std::string& path, const EngineRun& sim, std::int64_t kv_blocks, std::string title) {
   plot::TimelineChart chart;
   chart.title = std::move(title);
   plot::TimelineLine running{"running", {}}, waiting{"waiting", {}}, kv{"KV blocks in use", {}}, output{"output", {}},
@@ -216,6 +209,10 @@ EngineConfig engine_config(const ServeOptions& o) {
   return engine;
 }
 
+std::string policy_name(CapacityPolicy policy) {
+  return policy == CapacityPolicy::guaranteed_no_evict ? "guaranteed-no-evict" : "max-utilization";
+}
+
 // What run_serve resolved from the flags, for the rendering.
 struct ServeRun {
   const ServeOptions& o;
@@ -233,7 +230,7 @@ struct ServeRun {
 
 // The report: the latency table, the throughput and engine figures with how each was reached, the
 // timeline, the JSON figures the issue names, and the notes on how the run was modelled.
-Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetrics& m) {
+Report render_serve(const ServeRun& run, const EngineRun& sim, const ServeMetrics& m) {
   const ServeOptions& o = run.o;
   const ModelSpec& model = run.model;
   const GpuSpec& gpu = run.gpu;
@@ -268,8 +265,7 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
        "mean over requests of 1 / TPOT"},
       {"total_tokens_per_s", "prompt + output tokens/s", static_cast<double>(prompt_tokens + output_tokens) / duration,
        "tokens/s", fmt::format("{} prompt + {} output tokens / duration", prompt_tokens, output_tokens)},
-      {"requests_per_s", "requests/s", n / duration, "requests/s",
-       fmt::format("{} requests / duration", sim.requests.size())},
+      {"requests_per_s", "requests/s", n / duration, "requests/s", fmt::format("{} requests / duration", m.requests)},
       {"duration_s", "duration", duration, "s", "first arrival to last finish"},
       {"preemptions", "preemptions", es.preemptions, "", "requests evicted for KV blocks (recomputed on resumption)"},
       {"steps", "engine steps", es.steps, "", fmt::format("{:.3f} s busy", es.busy_s)},
@@ -286,7 +282,7 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
   nlohmann::json goodput = nullptr;
   if (o.slo) {
     rows.push_back({"goodput_requests_per_s", "goodput", static_cast<double>(good) / duration, "requests/s",
-                    fmt::format("{} of {} requests within --slo {}", good, sim.requests.size(), *o.slo)});
+                    fmt::format("{} of {} requests within --slo {}", good, m.requests, *o.slo)});
     const auto ms = [](const std::optional<double>& s) {
       return s ? nlohmann::json(*s * 1e3) : nlohmann::json(nullptr);
     };
@@ -298,7 +294,7 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
 
   Report report;
   report.kind = "serve";
-  nlohmann::json workload_json = {{"requests", sim.requests.size()},
+  nlohmann::json workload_json = {{"requests", m.requests},
                                   {"arrivals", arrivals_text(o, rate)},
                                   {"seed", o.seed},
                                   {"prompt_tokens", prompt_tokens},
@@ -324,16 +320,18 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
                     {{"max_batch", engine.max_batch},
                      {"max_num_tokens", engine.max_num_tokens},
                      {"chunked_prefill", engine.chunked_prefill},
-                     {"capacity_policy", o.policy},
+                     {"capacity_policy", policy_name(engine.policy)},
                      {"block_size", engine.block_size},
                      {"kv_memory_fraction", o.kv_memory_fraction},
-                     {"step_overhead_us", engine.step_overhead_s * 1e6}}},
+                     {"step_overhead_us", engine.step_overhead_s * 1e6},
+                     {"fp8_kernels", o.fp8_kernels}}},
                    {"deployment", deployment_flags_json(o.deployment)},
                    {"set", o.what_if}};
+  if (o.layers) report.inputs["layers"] = *o.layers;
   report.hardware.push_back({gpu.id, gpu.origin});
   const std::string title =
       fmt::format("{} on {} x {} (TP {}, PP {}), weights {}, KV {}: {} requests, {}", model.id, gpus, gpu.id, config.tp,
-                  config.pp, name_of(config.weights), name_of(config.kv), sim.requests.size(), arrivals_text(o, rate));
+                  config.pp, name_of(config.weights), name_of(config.kv), m.requests, arrivals_text(o, rate));
   report.tables.push_back(
       Table::from_rows<LatencyRow>("latency", "Latency per request [ms] (" + title + ")", latency_columns, latency));
   report.tables.push_back(Table::from_rows<SummaryRow>("summary", "Throughput and engine", summary_columns, rows));
@@ -356,7 +354,7 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
                           {"total_tokens_per_s", static_cast<double>(prompt_tokens + output_tokens) / duration},
                           {"requests_per_s", n / duration},
                           {"duration_s", duration},
-                          {"requests", sim.requests.size()},
+                          {"requests", m.requests},
                           {"output_tokens", output_tokens},
                           {"prompt_tokens", prompt_tokens},
                           {"ttft_ms", latency_json(latency[0])},
@@ -374,7 +372,8 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
                             {"tokens_per_step_mean", es.tokens_mean},
                             {"tokens_per_step_max", es.tokens_max},
                             {"prefill_tokens", es.prefill_tokens},
-                            {"decode_tokens", es.decode_tokens}}},
+                            {"decode_tokens", es.decode_tokens},
+                            {"requests_in_flight_peak", sim.in_flight_peak}}},
                           {"kv_cache",
                            {{"blocks", kv.blocks},
                             {"block_size", engine.block_size},
@@ -406,18 +405,29 @@ Report render_serve(const ServeRun& run, const Simulation& sim, const ServeMetri
       "chunked prefill {}, admission {}, paged KV of {} blocks x {} tokens ({:g} of the {:.2f} GB per GPU left after "
       "weights, "
       "reserve and workspace), preemption by recompute; step overhead {:g} us",
-      engine.max_num_tokens, engine.max_batch, engine.chunked_prefill ? "on" : "off", o.policy, kv.blocks,
-      engine.block_size, o.kv_memory_fraction, kv.free_bytes / 1e9, engine.step_overhead_s * 1e6));
+      engine.max_num_tokens, engine.max_batch, engine.chunked_prefill ? "on" : "off", policy_name(engine.policy),
+      kv.blocks, engine.block_size, o.kv_memory_fraction, kv.free_bytes / 1e9, engine.step_overhead_s * 1e6));
   report.notes.push_back(
       "metrics as vLLM's benchmark_serving states them: TTFT, TPOT = (E2E - TTFT) / (output - 1), ITL per token gap, "
       "E2E; percentiles interpolate linearly (numpy); throughput over first arrival to last finish");
   return report;
 }
 
+ModelSpec with_layers(ModelSpec model, const std::optional<std::int64_t>& layers) {
+  if (!layers) return model;
+  require_positive(*layers, "--layers", model.layers);
+  if (model.moe && *layers < model.moe->dense_layers) {
+    throw InputError(fmt::format("--layers {}: {} starts with {} dense layers; give at least that many", *layers,
+                                 model.id, model.moe->dense_layers));
+  }
+  model.layers = *layers;
+  return model;
+}
+
 }  // namespace
 
 Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
-  const ModelSpec model = resolve_model(o.model);
+  const ModelSpec model = with_layers(resolve_model(o.model), o.layers);
   const GpuSpec gpu = apply_overrides(registry.find(o.parallelism.gpu), o.what_if);
   DeploymentConfig config;
   apply_format_flags(o.formats, gpu, config);
@@ -428,6 +438,11 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   time.describe = false;
   apply_time_flags(o.deployment, calibration, time);
   const int gpus = apply_parallelism_flags(o.parallelism, config);
+  if (o.fp8_kernels == "like-16-bit") {
+    time.table_in_place_of = fp8_tables_as_16_bit(model, config);
+  } else if (o.fp8_kernels != "measured") {
+    throw InputError(fmt::format("--fp8-kernels '{}': expected measured or like-16-bit", o.fp8_kernels));
+  }
   if (config.replicas != 1) {
     throw InputError(fmt::format("--gpus {}: serve simulates one replica of TP x PP = {} GPUs", o.parallelism.gpus,
                                  config.tp * config.pp));
@@ -442,23 +457,31 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   const KvCache kv = kv_cache(model, gpu, config, engine.block_size, o.kv_memory_fraction);
   engine.kv_blocks = kv.blocks;
 
-  const std::vector<RequestSpec> requests = workload(o, rate);
+  std::unique_ptr<RequestSource> source = workload(o, rate);
   StepCoster coster(model, gpu, config, time, std::max(engine.max_num_tokens, engine.max_batch));
   std::optional<OverheadFit> fit;
+  std::vector<RequestSpec> replayed;  // --fit-step-overhead runs the workload many times: kept whole
   if (o.fit_step_overhead) {
     if (o.step_overhead_us != 0) throw InputError("--fit-step-overhead and --step-overhead-us: give one of them");
-    fit = fit_step_overhead(requests, engine, coster, model, *o.fit_step_overhead);
+    while (std::optional<RequestSpec> r = source->next()) replayed.push_back(*r);
+    fit = fit_step_overhead(replayed, engine, coster, model, *o.fit_step_overhead);
     engine.step_overhead_s = fit->step_overhead_s;
+    source = std::make_unique<VectorSource>(replayed);
   }
-  Simulation sim = simulate(requests, engine, coster, model);
-  if (o.requests_csv) write_requests_csv(*o.requests_csv, sim);
+  MetricsRecorder recorder(slo);
+  IndexedRecords records;  // only for --requests-csv
+  EngineRun sim = simulate(*source, engine, coster, model, [&](std::size_t index, const RequestRecord& r) {
+    recorder.add(r);
+    if (o.requests_csv) records.emplace_back(index, r);
+  });
+  if (o.requests_csv) write_requests_csv(*o.requests_csv, records);
+  const ServeMetrics m = recorder.finish(sim);
   if (o.timeline_svg) {
     write_timeline_svg(*o.timeline_svg, sim, kv.blocks,
                        fmt::format("{} on {} x {} (TP {}): {} requests, {}", model.id, gpus, gpu.id, config.tp,
-                                   sim.requests.size(), arrivals_text(o, rate)));
+                                   m.requests, arrivals_text(o, rate)));
   }
 
-  const ServeMetrics m = measure(sim, slo);
   Report report = render_serve({o, model, gpu, config, calibration, choice, gpus, rate, slo, engine, kv}, sim, m);
   if (fit) {
     report.extra_results["step_overhead_fit"] = {{"measured_output_tokens_per_s", *o.fit_step_overhead},
@@ -478,6 +501,9 @@ void setup_serve_command(CLI::App& app) {
       "serve",
       "A serving engine simulated step by step under load: tokens/s, TTFT/TPOT/ITL percentiles, KV, preemptions");
   add_model_options(*command, options->model);
+  command->add_option("--layers", options->layers,
+                      "Simulate only the model's first N decoder layers (embedding and head kept), e.g. 1 for the "
+                      "layer suite's check");
   add_parallelism_flags(*command, options->parallelism, "GPUs in all (TP x PP: one replica is simulated)", false);
   add_format_flags(*command, options->formats);
   command->add_option("--prompt", options->prompt, "Prompt tokens per request (fixed)");
@@ -512,6 +538,12 @@ void setup_serve_command(CLI::App& app) {
   command
       ->add_option("--step-overhead-us", options->step_overhead_us,
                    "Fixed time added to every step (scheduler, sampling, launch gaps)")
+      ->capture_default_str();
+  command
+      ->add_option("--fp8-kernels", options->fp8_kernels,
+                   "With a calibration: which kernels cost FP8 GEMMs and attention over an FP8 KV cache: measured "
+                   "(the tables measured for FP8) or like-16-bit (the bf16 kernels' efficiency on the FP8 op's own "
+                   "bytes and peak, as engines' FP8 kernels run; docs/serve.md)")
       ->capture_default_str();
   command->add_option("--fit-step-overhead", options->fit_step_overhead,
                       "Learn --step-overhead-us from a run: the measured output tokens/s of this workload");

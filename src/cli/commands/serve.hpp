@@ -16,6 +16,9 @@ namespace roofline::cli {
 
 struct ServeOptions {
   ModelOptions model;
+  // The model cut to its first N decoder layers (the embedding and head kept): a one-layer run
+  // is what the layer suite measures, plus the head (docs/serve.md).
+  std::optional<std::int64_t> layers;
   ParallelismFlags parallelism;
   FormatFlags formats;
   DeploymentFlags deployment;
@@ -35,6 +38,7 @@ struct ServeOptions {
   std::string policy = "max-utilization";
   double kv_memory_fraction = 0.9;
   double step_overhead_us = 0;
+  std::string fp8_kernels = "measured";     // or like-16-bit: fp8_tables_as_16_bit
   std::optional<double> fit_step_overhead;  // a measured output tokens/s to learn the overhead from
   std::optional<std::string> slo;           // ttft=MS,tpot=MS
   std::optional<std::string> requests_csv;
