@@ -459,14 +459,18 @@ TEST_CASE("serve step cost: --fp8-kernels like-16-bit costs FP8 GEMMs and FP8-KV
   DeploymentConfig bf16_kv = c;
   bf16_kv.kv = DType::bf16;
   StepCoster bf16_cache(m, h200, bf16_kv, own, 8192);
-  // 64 requests over 2,048 cached tokens each. The bundled FP8-KV kernel is no faster than the bf16
-  // one on twice the bytes; looked up in the bf16 table at the FP8 op's size, the FP8 op takes
-  // about half the bf16 cache's time (the bf16 table read at half the bytes: within 25% here).
+  // 64 requests over 2,048 cached tokens each. The bundled FP8-KV kernel is faster than the bf16 one
+  // but short of the 2x its halved bytes allow (1.13x at batch 64, context 2048:
+  // docs/results/2026-12-01-h200-fp8kv-attention); looked up in the bf16 table at the FP8 op's size,
+  // the FP8 op takes about half the bf16 cache's time (the bf16 table read at half the bytes:
+  // within 25% here), less than the FP8 kernel's own table gives.
   const double fp8_measured = measured.decode_attention_s(64, 64 * 2048);
   const double fp8_as_bf16 = as_bf16.decode_attention_s(64, 64 * 2048);
   const double bf16_time = bf16_cache.decode_attention_s(64, 64 * 2048);
-  CHECK(fp8_measured >= 0.9 * bf16_time);
+  CHECK(fp8_measured < bf16_time);
+  CHECK(fp8_measured > 0.5 * bf16_time);
   CHECK(fp8_as_bf16 == Approx(bf16_time / 2).epsilon(0.25));
+  CHECK(fp8_as_bf16 < fp8_measured);
   // The GEMMs of a 256-token step: faster than the wgmma kernel's table, never below the roofline.
   TimeOptions bare;
   StepCoster roofline(m, h200, c, bare, 8192);
