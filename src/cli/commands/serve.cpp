@@ -144,7 +144,8 @@ nlohmann::json latency_json(const LatencyRow& r) {
 std::string arrivals_text(const ServeOptions& o, const std::optional<double>& rate) {
   if (o.concurrency) return fmt::format("closed loop, {} in flight", *o.concurrency);
   if (rate) return std::isfinite(*rate) ? fmt::format("Poisson, {:g} requests/s", *rate) : "all at time 0 (--rate inf)";
-  return "the trace's times";
+  // Without --rate: a trace keeps its times, synthetic requests all arrive at once.
+  return o.trace ? "the trace's times" : "all at time 0 (--rate inf)";
 }
 
 // The records of --requests-csv, kept as the requests finish and written in the workload's order.
