@@ -59,17 +59,18 @@ void reshape(DecoderOp& op, std::int64_t batch, std::int64_t seq, std::int64_t k
 }  // namespace
 
 std::map<std::string, std::string, std::less<>> fp8_tables_as_16_bit(const ModelSpec& model,
-                                                                     const DeploymentConfig& config) {
+                                                                     const DeploymentConfig& config,
+                                                                     Fp8AsSixteenBit families) {
   namespace tables = calibration_tables;
   const DType act = config.activations;
   std::map<std::string, std::string, std::less<>> out;
   if (act != DType::bf16 && act != DType::fp16) return out;
   for (const DType fp8 : {DType::fp8_e4m3, DType::fp8_e5m2}) {
-    if (config.weights == fp8) {
+    if (families.gemm && config.weights == fp8) {
       out[tables::gemm(fp8, fp8)] = tables::gemm(act, act);
       out[tables::grouped_gemm(fp8, fp8)] = tables::grouped_gemm(act, act);
     }
-    if (config.kv == fp8 && model.attention.kind == AttentionKind::gqa) {
+    if (families.attention && config.kv == fp8 && model.attention.kind == AttentionKind::gqa) {
       const std::int64_t d = model.attention.head_dim;
       out[tables::decode_attention(act, fp8, d)] = tables::decode_attention(act, act, d);
       out[tables::attention("flash", act, fp8, d, true)] = tables::attention("flash", act, act, d, true);

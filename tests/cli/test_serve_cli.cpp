@@ -236,6 +236,10 @@ TEST_CASE("serve --fp8-kernels like-16-bit: FP8 ops at the bf16 kernels' efficie
   // roofline: the engine that keeps that fraction is faster.
   CHECK(like.at("results").at("output_tokens_per_s").get<double>() >
         measured.at("results").at("output_tokens_per_s").get<double>());
+  const json attention = json_report(run + "--fp8-kernels attention-like-16-bit");
+  CHECK(attention.at("inputs").at("engine").at("fp8_kernels") == "attention-like-16-bit");
+  CHECK(attention.at("results").at("output_tokens_per_s").get<double>() >
+        measured.at("results").at("output_tokens_per_s").get<double>());
   expect_bad_input(roofline(run + "--fp8-kernels fast"), "--fp8-kernels 'fast'");
 }
 

@@ -440,7 +440,7 @@ TEST_CASE("serve step cost: --fp8-kernels like-16-bit costs FP8 GEMMs and FP8-KV
   REQUIRE(table);
   const DeploymentConfig c = fp8(1);
   // The names come from calibration_tables: bf16 activations, FP8 weights and cache, d = 128.
-  const auto swap = fp8_tables_as_16_bit(m, c);
+  const auto swap = fp8_tables_as_16_bit(m, c, {.gemm = true, .attention = true});
   CHECK(swap.at("gemm.fp8_e4m3") == "gemm.bf16");
   CHECK(swap.at("gemm_grouped.fp8_e4m3") == "gemm_grouped.bf16");
   CHECK(swap.at("attention.decode.bf16.kvfp8_e4m3.d128") == "attention.decode.bf16.d128");
@@ -448,7 +448,11 @@ TEST_CASE("serve step cost: --fp8-kernels like-16-bit costs FP8 GEMMs and FP8-KV
   DeploymentConfig bf16 = c;
   bf16.weights = DType::bf16;
   bf16.kv = DType::bf16;
-  CHECK(fp8_tables_as_16_bit(m, bf16).empty());
+  CHECK(fp8_tables_as_16_bit(m, bf16, {.gemm = true, .attention = true}).empty());
+  // Attention alone: the GEMMs stay in the FP8 table.
+  const auto attention = fp8_tables_as_16_bit(m, c, {.gemm = false, .attention = true});
+  CHECK(attention.size() == 2);
+  CHECK(attention.count("gemm.fp8_e4m3") == 0);
 
   TimeOptions own;
   own.calibration = &*table;

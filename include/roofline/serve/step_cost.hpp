@@ -41,15 +41,21 @@ struct MixedBatch {
   [[nodiscard]] std::int64_t rows() const { return decode_requests + static_cast<std::int64_t>(chunks.size()); }
 };
 
-// The tables that cost a deployment's FP8 ops as its 16-bit kernels' (serve --fp8-kernels
-// like-16-bit, for TimeOptions::table_in_place_of): FP8 GEMMs (dense and grouped, W8A8) by the
-// activation format's GEMM tables, attention over an FP8 cache by the activation format's
-// attention tables (decode, and causal flash for prefill). Each op keeps its own cost and roofs
-// (its FP8 bytes and FP8 peak): only the efficiency is the 16-bit kernel's, at the op's size. For
-// where engines run FP8 kernels that reach the fraction of the roofline their 16-bit ones do
-// while the bundled FP8 ones do not (docs/serve.md). Empty where nothing is stored in FP8.
+// Which FP8 op families are costed as their 16-bit kernels (serve --fp8-kernels).
+struct Fp8AsSixteenBit {
+  bool gemm = false;       // FP8 GEMMs, dense and grouped (W8A8)
+  bool attention = false;  // attention over an FP8 cache: decode, and causal flash for prefill
+};
+
+// The tables that cost a deployment's FP8 ops as its 16-bit kernels' (for
+// TimeOptions::table_in_place_of): the chosen families looked up in the activation format's tables.
+// Each op keeps its own cost and roofs (its FP8 bytes and FP8 peak): only the efficiency is the
+// 16-bit kernel's, at the op's size. For where engines run FP8 kernels that reach the fraction of
+// the roofline their 16-bit ones do while the calibration's FP8 tables hold kernels that do not
+// (docs/serve.md). Empty where nothing is stored in FP8.
 [[nodiscard]] std::map<std::string, std::string, std::less<>> fp8_tables_as_16_bit(const ModelSpec& model,
-                                                                                   const DeploymentConfig& config);
+                                                                                   const DeploymentConfig& config,
+                                                                                   Fp8AsSixteenBit families);
 
 class StepCoster {
  public:

@@ -144,7 +144,8 @@ nlohmann::json latency_json(const LatencyRow& r) {
 std::string arrivals_text(const ServeOptions& o, const std::optional<double>& rate) {
   if (o.concurrency) return fmt::format("closed loop, {} in flight", *o.concurrency);
   if (rate) return std::isfinite(*rate) ? fmt::format("Poisson, {:g} requests/s", *rate) : "all at time 0 (--rate inf)";
-  return "the trace's times";
+  // Without --rate: a trace keeps its times, synthetic requests all arrive at once.
+  return o.trace ? "the trace's times" : "all at time 0 (--rate inf)";
 }
 
 // The records of --requests-csv, kept as the requests finish and written in the workload's order.
@@ -413,6 +414,13 @@ Report render_serve(const ServeRun& run, const EngineRun& sim, const ServeMetric
   return report;
 }
 
+Fp8AsSixteenBit fp8_kernels(const std::string& flag) {
+  if (flag == "measured") return {};
+  if (flag == "like-16-bit") return {.gemm = true, .attention = true};
+  if (flag == "attention-like-16-bit") return {.gemm = false, .attention = true};
+  throw InputError(fmt::format("--fp8-kernels '{}': expected measured, like-16-bit or attention-like-16-bit", flag));
+}
+
 ModelSpec with_layers(ModelSpec model, const std::optional<std::int64_t>& layers) {
   if (!layers) return model;
   require_positive(*layers, "--layers", model.layers);
@@ -438,11 +446,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   time.describe = false;
   apply_time_flags(o.deployment, calibration, time);
   const int gpus = apply_parallelism_flags(o.parallelism, config);
-  if (o.fp8_kernels == "like-16-bit") {
-    time.table_in_place_of = fp8_tables_as_16_bit(model, config);
-  } else if (o.fp8_kernels != "measured") {
-    throw InputError(fmt::format("--fp8-kernels '{}': expected measured or like-16-bit", o.fp8_kernels));
-  }
+  time.table_in_place_of = fp8_tables_as_16_bit(model, config, fp8_kernels(o.fp8_kernels));
   if (config.replicas != 1) {
     throw InputError(fmt::format("--gpus {}: serve simulates one replica of TP x PP = {} GPUs", o.parallelism.gpus,
                                  config.tp * config.pp));
@@ -542,8 +546,9 @@ void setup_serve_command(CLI::App& app) {
   command
       ->add_option("--fp8-kernels", options->fp8_kernels,
                    "With a calibration: which kernels cost FP8 GEMMs and attention over an FP8 KV cache: measured "
-                   "(the tables measured for FP8) or like-16-bit (the bf16 kernels' efficiency on the FP8 op's own "
-                   "bytes and peak, as engines' FP8 kernels run; docs/serve.md)")
+                   "(the tables measured for FP8), like-16-bit (both at the bf16 kernels' efficiency on the FP8 op's "
+                   "own bytes and peak, as engines' FP8 kernels run) or attention-like-16-bit (only the attention; "
+                   "docs/serve.md)")
       ->capture_default_str();
   command->add_option("--fit-step-overhead", options->fit_step_overhead,
                       "Learn --step-overhead-us from a run: the measured output tokens/s of this workload");
