@@ -249,3 +249,52 @@ TEST_CASE("the Hugging Face cache: an id resolves through refs/main, --revision 
   CHECK_FALSE(looks_like_hf_id("llama-3.1-8b"));
   CHECK_FALSE(looks_like_hf_id("./dir/config.json"));
 }
+
+TEST_CASE("Llama 4 and Gemma 2 keys: chunked attention with NoPE layers, alternating windows") {
+  // Llama 4 Scout's text keys (no published config.json was found to carry over: SOURCES.md).
+  std::string no_rope;
+  for (int i = 0; i < 12; ++i) no_rope += std::string(i == 0 ? "" : ", ") + "1, 1, 1, 0";
+  const ModelSpec scout = parse_hf_config(
+      R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+          "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+          "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 16, "num_experts_per_tok": 1,
+          "interleave_moe_layer_step": 1, "attention_chunk_size": 8192, "vocab_size": 202048,
+          "no_rope_layers": [)" +
+          no_rope + "]}",
+      "config.json");
+  REQUIRE(scout.moe);
+  CHECK(scout.moe->shared_experts == 1);
+  CHECK(scout.moe->expert_intermediate == 8192);
+  CHECK(scout.dense_layers() == 0);
+  // Every fourth layer (a NoPE layer) attends to the whole context, the others within 8,192-token
+  // chunks: at 32,768 tokens, 12 x 32,768 + 36 x 8,192 = 688,128 token-layers.
+  CHECK(scout.attention_of(2) == LayerAttention{AttentionScope::chunked, 8192});
+  CHECK(scout.attention_of(3) == LayerAttention{});
+  CHECK(scout.cached_token_layers(32768) == 688128);
+  // Active: per layer attention 5120 x 5120 x 2 + 5120 x 1024 x 2 = 62,914,560, one routed and the
+  // shared expert 2 x 3 x 5120 x 8192 = 251,658,240, router 81,920, norms 10,240: 314,664,960, x 48
+  // = 15,103.9M; embedding and head 2 x 202,048 x 5120 = 2,069.0M: 17,172.9M (the card: 17B active).
+  CHECK(count_parameters(scout).active == Approx(17172889600.0 + 5120).epsilon(1e-6));
+
+  // Maverick interleaves: an expert layer every second layer, dense ones of intermediate_size_mlp.
+  const ModelSpec maverick = parse_hf_config(
+      R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+          "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+          "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 128, "num_experts_per_tok": 1,
+          "interleave_moe_layer_step": 2, "vocab_size": 202048})",
+      "config.json");
+  CHECK(maverick.dense_layers() == 24);
+  CHECK(maverick.ffn.intermediate == 16384);
+
+  // Gemma 2: even layers slide over sliding_window, odd ones attend to all.
+  const ModelSpec gemma2 = parse_hf_config(
+      R"({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_attention_heads": 16,
+          "num_key_value_heads": 8, "head_dim": 256, "num_hidden_layers": 42, "sliding_window": 4096,
+          "hidden_activation": "gelu_pytorch_tanh"})",
+      "config.json");
+  CHECK(gemma2.vocab == 256000);
+  CHECK(gemma2.tied_embeddings);
+  CHECK(gemma2.max_context == 8192);
+  CHECK(gemma2.attention_of(0) == LayerAttention{AttentionScope::sliding, 4096});
+  CHECK(gemma2.attention_of(1) == LayerAttention{});
+}
