@@ -83,6 +83,9 @@ ModelSpec resolve_model(const ModelOptions& options) {
   std::error_code ec;
   if (!hf_id || std::filesystem::exists(name, ec)) {
     if (std::filesystem::exists(name, ec)) return read_config_path(name);
+    if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+      throw InputError(fmt::format("--model {}: no such file or directory (and not an ORG/NAME id)", name));
+    }
     return registry.find(name);  // unknown: the message with suggestions
   }
   HfReadOptions cached;

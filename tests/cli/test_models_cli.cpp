@@ -74,6 +74,8 @@ TEST_CASE("llm: a model named by its config.json, its directory, or stdin") {
                                           " llm --model - --gpu h200 --context 131072 --format json");
   REQUIRE(piped.exit_code == 0);
   CHECK(nlohmann::json::parse(piped.out)["results"] == from_dir["results"]);
+  expect_bad_input(roofline("llm --model ./no/such/config.json --gpu h200 --context 1024"),
+                   "--model ./no/such/config.json: no such file or directory");
   // --weights overrides the checkpoint's format, and the report says so.
   const CommandResult overridden =
       run_command(with_cache("llm --model openai/gpt-oss-20b --weights bf16 --gpu h100 --context 8192 --format json"));
