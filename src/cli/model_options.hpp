@@ -12,19 +12,34 @@
 
 namespace roofline::cli {
 
-// How a command names its model: a preset (--model, with --models-dir for user files) or a
-// Hugging Face config.json (--hf-config).
+// How a command names its model: --model takes a preset id or alias (with --models-dir for user
+// files), a config.json or the directory that holds it, `-` (a config.json on stdin), or a Hugging
+// Face id looked up in the local Hugging Face cache (at --revision); --hf-config a config.json.
 struct ModelOptions {
   std::optional<std::string> model;
   std::optional<std::string> hf_config;
+  std::optional<std::string> revision;
   std::vector<std::string> models_dirs;
+  bool allow_long_context = false;  // --allow-long-context (commands with --context)
 };
 
 void add_model_options(CLI::App& command, ModelOptions& options);
+// --allow-long-context, for the commands whose --context check_context checks.
+void add_context_limit_option(CLI::App& command, ModelOptions& options);
 
 // The model the flags name; exactly one of --model and --hf-config is required (InputError).
-// Notes about user files replacing presets go to stderr.
+// Notes about user files replacing presets go to stderr. Never uses the network.
 [[nodiscard]] ModelSpec resolve_model(const ModelOptions& options);
+
+// A --context beyond the model's longest (max_position_embeddings, or its rope-scaled length) is
+// bad input unless --allow-long-context; then the returned note says so (else empty).
+[[nodiscard]] std::string check_context(const ModelSpec& model, std::int64_t context, const ModelOptions& options);
+
+// The formats the checkpoint stores (ModelSpec::checkpoint) become the deployment's weight formats
+// where --weights was not given. Returns the report's note on which format it used (empty for a
+// model without checkpoint formats).
+[[nodiscard]] std::string apply_checkpoint_format(const ModelSpec& model, bool weights_flag_given,
+                                                  DeploymentConfig& config);
 
 // The registry of presets and --models-dir files (for commands that list models).
 [[nodiscard]] ModelRegistry load_models(const ModelOptions& options);

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "roofline/basis/calibration_tables.hpp"
@@ -47,13 +49,14 @@ class Describer {
                    (!step.decode() || options.kernels.quantized_decode_linears || step.tokens > w8a16_gemv_max_batch)) {
   }
 
-  std::vector<DecoderOp> layer(bool moe_layer) const {
+  // --- models (issue 19): `attention` is this layer's window or chunk (the per-layer pattern).
+  std::vector<DecoderOp> layer(bool moe_layer, const LayerAttention& attention) const {
     std::vector<DecoderOp> ops;
     const std::int64_t h = m_.hidden;
     const bool gqa = m_.attention.kind == AttentionKind::gqa;
     norm(ops, "attn_norm", tokens_, h, gqa ? block_input() : act_);
     if (gqa) {
-      gqa_attention(ops);
+      gqa_attention(ops, attention);
     } else {
       latent_attention(ops);
     }
@@ -218,7 +221,8 @@ class Describer {
          kv_append_cost(shape), OpRole::kv_cache);
   }
 
-  [[nodiscard]] std::int64_t kv_seq() const { return m_.cached_tokens(context_); }
+  // Decode: the keys the new token attends to (the whole context, the window, or its chunk so far).
+  [[nodiscard]] std::int64_t kv_seq(const LayerAttention& attention) const { return attention.decode_keys(context_); }
 
   [[nodiscard]] FlashTiling tiling(const AttentionShape& shape) const {
     const std::optional<FlashTiling>& fixed = decode_ ? o_.kernels.decode_tiles : o_.kernels.prefill_tiles;
@@ -229,7 +233,7 @@ class Describer {
 
   [[nodiscard]] bool head_major() const { return !decode_ && o_.kernels.head_major_prefill; }
 
-  void gqa_attention(std::vector<DecoderOp>& ops) const {
+  void gqa_attention(std::vector<DecoderOp>& ops, const LayerAttention& attention) const {
     const AttentionSpec& a = m_.attention;
     const std::int64_t d = a.head_dim;
     linear(ops, "qkv_proj", tokens_, (s_.q_heads + 2 * s_.kv_heads) * d, m_.hidden, f_.weights, block_input());
@@ -241,15 +245,21 @@ class Describer {
     shape.kv_heads = s_.kv_heads;
     shape.head_dim = d;
     shape.seq = decode_ ? 1 : tokens_;
-    shape.kv_seq = decode_ ? kv_seq() : tokens_;
+    shape.kv_seq = decode_ ? kv_seq(attention) : tokens_;
     shape.causal = !decode_;
     shape.act = act_;
     shape.kv = f_.kv;
+    OpCost cost = flash_attention_cost(shape, tiling(shape)).hbm;
+    if (!decode_ && attention.scope != AttentionScope::full) {
+      // A windowed or chunked prefill evaluates only the pairs its mask keeps; Q, K and V are
+      // still read once each.
+      cost.flops *= attention.prefill_pairs(tokens_) / attention_pairs(shape);
+    }
     push(ops, "attention", OpKind::attention, "attention",
-         text("flash, {} x {} heads ({} KV) x {}, q {} kv {}{}", shape.batch, shape.heads, shape.kv_heads, d, shape.seq,
-              shape.kv_seq, shape.causal ? " causal" : ""),
-         shape, flash_attention_cost(shape, tiling(shape)).hbm, decode_ ? OpRole::kv_cache : OpRole::activations, act_,
-         act_);
+         text("flash, {} x {} heads ({} KV) x {}, q {} kv {}{}{}", shape.batch, shape.heads, shape.kv_heads, d,
+              shape.seq, shape.kv_seq, shape.causal ? " causal" : "",
+              attention.scope == AttentionScope::full ? std::string() : ", " + attention.describe()),
+         shape, cost, decode_ ? OpRole::kv_cache : OpRole::activations, act_, act_);
     const std::int64_t outputs = tokens_ * s_.q_heads * d;
     if (head_major()) {
       // The move back to token-major quantises for a W8A8 o_proj as it goes.
@@ -286,7 +296,7 @@ class Describer {
     shape.batch = decode_ ? tokens_ : 1;
     shape.heads = hq;
     shape.seq = decode_ ? 1 : tokens_;
-    shape.kv_seq = decode_ ? kv_seq() : tokens_;
+    shape.kv_seq = decode_ ? kv_seq(LayerAttention{}) : tokens_;
     shape.causal = !decode_;
     shape.absorbed = decode_;
     shape.kv_lora_rank = a.kv_lora_rank;
@@ -352,9 +362,10 @@ class Describer {
          softmax_cost(gate), OpRole::activations);
     const double pairs = static_cast<double>(tokens_) * k;
     const double touched = E * (1.0 - std::pow(1.0 - k / E, static_cast<double>(tokens_)));
+    const DType weights = f_.expert_weights();  // --- models (issue 19): the checkpoint's expert format
     const auto routed = [&](std::int64_t n, std::int64_t kk) {
-      const OpCost one = linear_cost(1, n, kk, f_.weights, act_);
-      const OpCost two = linear_cost(2, n, kk, f_.weights, act_);
+      const OpCost one = linear_cost(1, n, kk, weights, act_);
+      const OpCost two = linear_cost(2, n, kk, weights, act_);
       const OpCost per_token{two.flops - one.flops, two.bytes_read - one.bytes_read,
                              two.bytes_written - one.bytes_written};
       return sum(scaled(one, touched), scaled(per_token, pairs - touched));
@@ -364,15 +375,15 @@ class Describer {
     const std::int64_t up_width = (gated ? 2 : 1) * w;
     push(ops, gated ? "experts_gate_up" : "experts_up", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
          text("{:.1f} of {} experts, {:.0f} token-expert pairs, [{} x {}] {}", touched, e.experts, pairs, m_.hidden,
-              up_width, name_of(f_.weights)),
-         RoutedShape{touched, pairs, up_width, m_.hidden, f_.weights, act_, decode_}, routed(up_width, m_.hidden),
-         OpRole::weights, act_, f_.weights);
+              up_width, name_of(weights)),
+         RoutedShape{touched, pairs, up_width, m_.hidden, weights, act_, decode_}, routed(up_width, m_.hidden),
+         OpRole::weights, act_, weights);
     activation(ops, "experts_act", static_cast<std::int64_t>(pairs) * w,
                gated ? ElementwiseFn::swiglu : plain_activation(), act_);
     push(ops, "experts_down", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
-         text("{:.1f} of {} experts, [{} x {}] {}", touched, e.experts, w, m_.hidden, name_of(f_.weights)),
-         RoutedShape{touched, pairs, m_.hidden, w, f_.weights, act_, decode_}, routed(m_.hidden, w), OpRole::weights,
-         act_, f_.weights);
+         text("{:.1f} of {} experts, [{} x {}] {}", touched, e.experts, w, m_.hidden, name_of(weights)),
+         RoutedShape{touched, pairs, m_.hidden, w, weights, act_, decode_}, routed(m_.hidden, w), OpRole::weights, act_,
+         weights);
     if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * w, act_);
   }
 
@@ -393,6 +404,17 @@ class Describer {
   DType act_;
   bool quantized_;  // the block's projections run W8A8 in f_.matmul
 };
+
+// --- models (issue 19): a group's name, its attention named where the layers' attention differs.
+std::string_view group_name(int kind, std::optional<AttentionScope> scope) {
+  static constexpr std::array<std::array<std::string_view, 4>, 3> names{{
+      {"layer", "layer, full attention", "layer, sliding window", "layer, chunked attention"},
+      {"dense layer", "dense layer, full attention", "dense layer, sliding window", "dense layer, chunked attention"},
+      {"moe layer", "moe layer, full attention", "moe layer, sliding window", "moe layer, chunked attention"},
+  }};
+  const std::size_t column = scope ? 1 + static_cast<std::size_t>(*scope) : 0;
+  return names.at(static_cast<std::size_t>(kind)).at(column);
+}
 
 void check_step(const StepShape& step) {
   const std::string_view what = step.decode() ? "decode" : "prefill";
@@ -438,8 +460,12 @@ std::string_view name_of(OpKind kind) {
 }
 
 StepFormats StepFormats::of(const DeploymentConfig& config, const GpuSpec& gpu) {
-  return {config.weights, config.embeddings, config.activations, config.kv,
-          matmul_dtype(gpu, config.weights, config.activations)};
+  return {config.weights,
+          config.embeddings,
+          config.activations,
+          config.kv,
+          matmul_dtype(gpu, config.weights, config.activations),
+          config.expert_weights};
 }
 
 OpCost quantize_cost(const QuantizeShape& shape) {
@@ -506,7 +532,9 @@ BasisOrReason basis_of(const DecoderOp& op) {
 std::vector<DecoderOp> describe_layer(const ModelSpec& model, const Sharding& sharding, const StepFormats& formats,
                                       const StepShape& step, bool moe_layer, const DescribeOptions& options) {
   check_step(step);
-  return Describer(model, sharding, formats, step, options).layer(moe_layer);
+  // --- models (issue 19): the attention of the first layer of that kind.
+  return Describer(model, sharding, formats, step, options)
+      .layer(moe_layer, model.attention_of(moe_layer ? model.dense_layers() : 0));
 }
 
 std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& sharding, const StepFormats& formats,
@@ -514,12 +542,26 @@ std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& 
   check_step(step);
   const Describer describer(model, sharding, formats, step, options);
   std::vector<DecoderLayer> layers;
-  if (model.dense_layers() > 0) {
-    layers.push_back({model.moe ? "dense layer" : "layer", model.dense_layers(), describer.layer(false)});
+  // --- models (issue 19): one group per kind of feed-forward layer (dense ones first) and per
+  // attention of the pattern, in the order the layers first use them.
+  for (std::int64_t i = 0; i < model.layers; ++i) {
+    const bool moe_layer = i >= model.dense_layers();
+    const LayerAttention attention = model.attention_of(i);
+    const std::string_view name =
+        group_name(moe_layer ? 2 : (model.moe ? 1 : 0),
+                   model.layer_attention.empty() ? std::nullopt : std::optional(attention.scope));
+    const auto same = std::find_if(layers.begin(), layers.end(), [&](const DecoderLayer& group) {
+      return group.name == name && group.attention == attention;
+    });
+    if (same != layers.end()) {
+      ++same->count;
+    } else {
+      layers.push_back({name, 1, describer.layer(moe_layer, attention), attention});
+    }
   }
-  if (model.moe_layers() > 0) layers.push_back({"moe layer", model.moe_layers(), describer.layer(true)});
-  layers.push_back({"embedding + head", 1, describer.head()});
-  if (sharding.pp > 1) layers.push_back({"pipeline", sharding.pp - 1, describer.pipeline_send()});
+  // --- end models
+  layers.push_back({"embedding + head", 1, describer.head(), {}});
+  if (sharding.pp > 1) layers.push_back({"pipeline", sharding.pp - 1, describer.pipeline_send(), {}});
   return layers;
 }
 

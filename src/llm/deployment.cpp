@@ -114,7 +114,8 @@ LayerElements layer_elements(const ModelSpec& model, const Sharding& s, bool moe
   const double matrices = model.ffn.kind == FfnKind::gated ? 3.0 : 2.0;
   if (moe_layer) {
     const MoeSpec& m = *model.moe;
-    e.ffn = static_cast<double>(m.experts + m.shared_experts) * matrices * h * static_cast<double>(s.expert_ffn);
+    e.routed = static_cast<double>(m.experts) * matrices * h * static_cast<double>(s.expert_ffn);
+    e.ffn = e.routed + static_cast<double>(m.shared_experts) * matrices * h * static_cast<double>(s.expert_ffn);
     e.small += h * static_cast<double>(m.experts);  // router, replicated
   } else {
     e.ffn = matrices * h * static_cast<double>(s.ffn);
@@ -130,6 +131,7 @@ WeightBytes stage_weight_elements(const ModelSpec& model, const Sharding& s, con
   if (stage.moe > 0) {
     const LayerElements moe = layer_elements(model, s, true);
     w.linear += static_cast<double>(stage.moe) * (moe.attention + moe.ffn);
+    w.routed = static_cast<double>(stage.moe) * moe.routed;
     w.small += static_cast<double>(stage.moe) * moe.small;
   }
   const double table = static_cast<double>(s.vocab) * static_cast<double>(model.hidden);
@@ -146,7 +148,8 @@ WeightBytes stage_weight_elements(const ModelSpec& model, const Sharding& s, con
 WeightBytes stage_weight_bytes(const ModelSpec& model, const Sharding& s, const StageLayers& stage,
                                const DeploymentConfig& config) {
   WeightBytes w = stage_weight_elements(model, s, stage);
-  w.linear *= bytes_of(config.weights);
+  w.linear = (w.linear - w.routed) * bytes_of(config.weights) + w.routed * bytes_of(config.experts());
+  w.routed *= bytes_of(config.experts());
   w.small *= bytes_of(config.activations);
   w.embedding *= bytes_of(config.embeddings);
   w.head *= bytes_of(config.embeddings);
@@ -189,14 +192,15 @@ MemoryPlan plan_memory(const ModelSpec& model, const GpuSpec& gpu, const Shardin
   const Sharding whole = shard(model, 1, 1);
   plan.weight_bytes_model = stage_weight_bytes(model, whole, stage_layers(model, 1).front(), config).total();
   plan.kv_bytes_per_token_model = kv_bytes_per_token_layer(model, config.kv) * static_cast<double>(model.layers);
-  plan.kv_bytes_per_request_model = plan.kv_bytes_per_token_model * static_cast<double>(plan.cached_tokens);
+  plan.cached_token_layers = model.cached_token_layers(context);
+  plan.kv_bytes_per_request_model = kv_bytes_per_token_layer(model, config.kv) * plan.cached_token_layers;
   const double kv_layer_gpu = kv_bytes_per_token_layer_gpu(model, sharding, config.kv);
   for (const StageLayers& layers : stage_layers(model, sharding.pp)) {
     StageMemory stage;
     stage.layers = layers;
     stage.weights = stage_weight_bytes(model, sharding, layers, config);
     stage.kv_bytes_per_token = kv_layer_gpu * static_cast<double>(layers.layers());
-    stage.kv_bytes_per_request = stage.kv_bytes_per_token * static_cast<double>(plan.cached_tokens);
+    stage.kv_bytes_per_request = kv_layer_gpu * model.cached_token_layers(context, layers.first_layer, layers.layers());
     stage.free_bytes = plan.capacity_bytes - stage.weights.total() - config.reserve_bytes - config.workspace_bytes;
     if (stage.free_bytes > 0) {
       stage.max_requests = static_cast<std::int64_t>(std::floor(stage.free_bytes / stage.kv_bytes_per_request));

@@ -23,8 +23,70 @@ std::int64_t AttentionSpec::value_head_dim() const {
   return kind == AttentionKind::mla ? v_head_dim : head_dim;
 }
 
+std::string_view name_of(AttentionScope scope) {
+  switch (scope) {
+    case AttentionScope::full: return "full";
+    case AttentionScope::sliding: return "sliding";
+    case AttentionScope::chunked: return "chunked";
+  }
+  return "full";
+}
+
+std::int64_t LayerAttention::cached_tokens(std::int64_t context) const {
+  return scope == AttentionScope::full ? context : std::min(context, span);
+}
+
+std::int64_t LayerAttention::decode_keys(std::int64_t context) const {
+  switch (scope) {
+    case AttentionScope::full: return context;
+    case AttentionScope::sliding: return std::min(context, span);
+    case AttentionScope::chunked: return (context - 1) % span + 1;
+  }
+  return context;
+}
+
+double LayerAttention::prefill_pairs(std::int64_t tokens) const {
+  const auto triangle = [](double n) { return n * (n + 1) / 2; };
+  const auto n = static_cast<double>(tokens);
+  const auto w = static_cast<double>(span);
+  switch (scope) {
+    case AttentionScope::full: break;
+    case AttentionScope::sliding: return tokens <= span ? triangle(n) : triangle(w) + (n - w) * w;
+    case AttentionScope::chunked:
+      return static_cast<double>(tokens / span) * triangle(w) + triangle(static_cast<double>(tokens % span));
+  }
+  return triangle(n);
+}
+
+std::string LayerAttention::describe() const {
+  if (scope == AttentionScope::full) return "full";
+  return fmt::format("{} {}", name_of(scope), span);
+}
+
+LayerAttention ModelSpec::attention_of(std::int64_t index) const {
+  if (!layer_attention.empty()) return layer_attention.at(static_cast<std::size_t>(index));
+  if (attention.sliding_window) return {AttentionScope::sliding, *attention.sliding_window};
+  return {};
+}
+
 std::int64_t ModelSpec::cached_tokens(std::int64_t context) const {
-  return attention.sliding_window ? std::min(context, *attention.sliding_window) : context;
+  std::int64_t most = 0;
+  for (std::int64_t i = 0; i < layers; ++i) most = std::max(most, attention_of(i).cached_tokens(context));
+  return most;
+}
+
+double ModelSpec::cached_token_layers(std::int64_t context, std::int64_t first, std::int64_t count) const {
+  double sum = 0;
+  for (std::int64_t i = first; i < first + count; ++i)
+    sum += static_cast<double>(attention_of(i).cached_tokens(context));
+  return sum;
+}
+
+bool ModelSpec::windowed() const {
+  for (std::int64_t i = 0; i < layers; ++i) {
+    if (attention_of(i).scope != AttentionScope::full) return true;
+  }
+  return false;
 }
 
 ParameterCounts count_parameters(const ModelSpec& m) {
@@ -117,6 +179,17 @@ void check_model(const ModelSpec& m, const std::string& origin) {
       fail("/attention", "kv_heads and head_dim belong to kind gqa; mla caches a latent shared by all heads");
     }
     if (a.sliding_window) fail("/attention/sliding_window", "not modelled together with kind mla");
+    if (!m.layer_attention.empty()) fail("/attention/layers", "not modelled together with kind mla");
+  }
+  if (!m.layer_attention.empty()) {
+    if (static_cast<std::int64_t>(m.layer_attention.size()) != m.layers) {
+      fail("/attention/layers", fmt::format("lists {} layers; the model has {}", m.layer_attention.size(), m.layers));
+    }
+    if (a.sliding_window) fail("/attention/sliding_window", "give either one window or the layers' pattern");
+    for (const LayerAttention& layer : m.layer_attention) {
+      if (layer.scope != AttentionScope::full && layer.span < 1) fail("/attention/layers", "a window needs its span");
+      at_most(layer.span, max_tokens, "/attention/layers");
+    }
   }
   if (m.moe) {
     if (m.moe->experts_per_token > m.moe->experts) {

@@ -26,6 +26,24 @@ std::int64_t get_int(const json& parent, const char* key, std::int64_t fallback 
   return parent.contains(key) ? parent.at(key).get<std::int64_t>() : fallback;
 }
 
+// attention.layer_pattern (its entries checked by the schema) repeated over `layers` layers.
+std::vector<LayerAttention> repeat_pattern(const json& pattern, std::int64_t layers) {
+  std::vector<LayerAttention> cycle;
+  for (const json& entry : pattern) {
+    const std::string text = entry.get<std::string>();
+    const std::size_t colon = text.find(':');
+    if (colon == std::string::npos) {
+      cycle.emplace_back();
+      continue;
+    }
+    const AttentionScope scope = text.starts_with("sliding") ? AttentionScope::sliding : AttentionScope::chunked;
+    cycle.push_back({scope, std::stoll(text.substr(colon + 1))});
+  }
+  std::vector<LayerAttention> all;
+  for (std::int64_t i = 0; i < layers; ++i) all.push_back(cycle[static_cast<std::size_t>(i) % cycle.size()]);
+  return all;
+}
+
 ModelSpec spec_from_document(const json& d, const std::string& origin) {
   ModelSpec m;
   m.id = d.at("id").get<std::string>();
@@ -48,6 +66,7 @@ ModelSpec spec_from_document(const json& d, const std::string& origin) {
   m.attention.head_dim = get_int(a, "head_dim");
   m.attention.qkv_bias = a.contains("qkv_bias") && a.at("qkv_bias").get<bool>();
   if (a.contains("sliding_window")) m.attention.sliding_window = a.at("sliding_window").get<std::int64_t>();
+  if (a.contains("layer_pattern")) m.layer_attention = repeat_pattern(a.at("layer_pattern"), m.layers);
   m.attention.q_lora_rank = get_int(a, "q_lora_rank");
   m.attention.kv_lora_rank = get_int(a, "kv_lora_rank");
   m.attention.qk_nope_head_dim = get_int(a, "qk_nope_head_dim");
@@ -64,6 +83,17 @@ ModelSpec spec_from_document(const json& d, const std::string& origin) {
     m.moe = MoeSpec{e.at("experts").get<std::int64_t>(), e.at("experts_per_token").get<std::int64_t>(),
                     get_int(e, "shared_experts"), e.at("expert_intermediate_size").get<std::int64_t>(),
                     get_int(e, "dense_layers")};
+  }
+  if (d.contains("checkpoint")) {
+    const json& c = d.at("checkpoint");
+    ModelSpec::CheckpointFormat format;
+    format.description = c.at("description").get<std::string>();
+    if (c.contains("linear"))
+      format.linear = parse_dtype(c.at("linear").get<std::string>(), origin + ": /checkpoint/linear");
+    if (c.contains("experts")) {
+      format.experts = parse_dtype(c.at("experts").get<std::string>(), origin + ": /checkpoint/experts");
+    }
+    m.checkpoint = format;
   }
   if (d.contains("parameters_stated")) {
     const json& p = d.at("parameters_stated");
@@ -182,15 +212,21 @@ ModelRegistry ModelRegistry::load(const std::vector<std::filesystem::path>& dire
   return registry;
 }
 
-const ModelSpec& ModelRegistry::find(std::string_view name) const {
+const ModelSpec* ModelRegistry::try_find(std::string_view name) const {
   const std::string wanted = to_lower(name);
   for (std::size_t i = 0; i < models_.size(); ++i) {
-    if (models_[i].id == wanted) return loaded(i);
+    if (models_[i].id == wanted) return &loaded(i);
   }
   for (std::size_t i = 0; i < models_.size(); ++i) {
     const std::vector<std::string>& aliases = models_[i].aliases;
-    if (std::find(aliases.begin(), aliases.end(), wanted) != aliases.end()) return loaded(i);
+    if (std::find(aliases.begin(), aliases.end(), wanted) != aliases.end()) return &loaded(i);
   }
+  return nullptr;
+}
+
+const ModelSpec& ModelRegistry::find(std::string_view name) const {
+  if (const ModelSpec* model = try_find(name)) return *model;
+  const std::string wanted = to_lower(name);
   std::vector<std::string> names;
   std::vector<std::string> ids;
   for (const ModelSpec& m : models_) {
@@ -200,7 +236,10 @@ const ModelSpec& ModelRegistry::find(std::string_view name) const {
   }
   std::string message = fmt::format("--model: unknown model '{}'", name);
   if (auto guess = closest_match(wanted, names)) message += fmt::format(" (did you mean '{}'?)", *guess);
-  message += fmt::format("; known: {} (or --hf-config config.json, or --models-dir DIR)", fmt::join(ids, ", "));
+  message += fmt::format(
+      "; known: {} (or a Hugging Face id ORG/NAME in the local cache, a config.json or its directory, or "
+      "--models-dir DIR)",
+      fmt::join(ids, ", "));
   throw InputError(message);
 }
 

@@ -111,6 +111,9 @@ def data_cases(source, scratch):
          "--calibration", calibration],
         ["llm", "--model", "mixtral", "--gpu", "h200", "--context", "2048", "--batch", "8", "--no-levers",
          "--calibration", calibration],
+        # A published Hugging Face config with a per-layer attention pattern (tests/data/hf/).
+        ["llm", "--model", str(source / "tests" / "data" / "hf" / "gpt-oss-20b"), "--gpu", "h200", "--context",
+         "8192"],
         ["plan", "--model", "llama-3.1-70b", "--gpus", "h200,h100", "--rps", "5", "--prompt", "2048", "--output",
          "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5", "--calibration", calibration],
     ], calibration

@@ -177,6 +177,10 @@ struct StepFormats {
   // The format the projections multiply in (matmul_dtype); where it is not the activations' (FP8
   // weights on a GPU with an FP8 tensor rate), prefill projections are W8A8 GEMMs in it.
   DType matmul = DType::bf16;
+  // The routed experts' weights where the checkpoint stores them apart (gpt-oss: mxfp4 experts);
+  // unset: as weights.
+  std::optional<DType> experts;
+  [[nodiscard]] DType expert_weights() const { return experts.value_or(weights); }
   [[nodiscard]] static StepFormats of(const DeploymentConfig& config, const GpuSpec& gpu);
 };
 
@@ -203,6 +207,9 @@ struct DecoderLayer {
   std::string_view name;   // layer, dense layer, moe layer, embedding + head, pipeline
   std::int64_t count = 0;  // instances per step on the path through all stages
   std::vector<DecoderOp> ops;
+  // The attention of these layers (ModelSpec::layer_attention): layers of one kind whose windows
+  // differ are separate groups, so that a simulator costing a request's attention sees each.
+  LayerAttention attention;
 };
 
 struct DescribeOptions {
@@ -210,12 +217,14 @@ struct DescribeOptions {
   StepKernels kernels;
 };
 
-// The step: the dense layers, the MoE layers, embedding + head, and the pipeline sends, each with
-// its count. Throws InputError on a step too large to model.
+// The step: the dense layers, the MoE layers (one group per attention of the model's per-layer
+// pattern), embedding + head, and the pipeline sends, each with its count. Throws InputError on a step too large to
+// model.
 [[nodiscard]] std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& sharding,
                                                       const StepFormats& formats, const StepShape& step,
                                                       const DescribeOptions& options = {});
-// One transformer layer's ops (dense feed-forward, or mixture of experts).
+// One transformer layer's ops (dense feed-forward, or mixture of experts), with the attention of
+// the first layer of that kind.
 [[nodiscard]] std::vector<DecoderOp> describe_layer(const ModelSpec& model, const Sharding& sharding,
                                                     const StepFormats& formats, const StepShape& step, bool moe_layer,
                                                     const DescribeOptions& options = {});

@@ -36,10 +36,13 @@ inline constexpr double default_scale_out_gbps = 50.0;
 inline constexpr int default_scale_up_domain = 8;
 
 struct DeploymentConfig {
-  int tp = 1;                      // tensor parallel: GPUs that split every layer
-  int pp = 1;                      // pipeline parallel: stages that split the layers
-  int replicas = 1;                // data-parallel copies of the model (GPUs = tp x pp x replicas)
-  DType weights = DType::bf16;     // linear layers of the transformer blocks
+  int tp = 1;                   // tensor parallel: GPUs that split every layer
+  int pp = 1;                   // pipeline parallel: stages that split the layers
+  int replicas = 1;             // data-parallel copies of the model (GPUs = tp x pp x replicas)
+  DType weights = DType::bf16;  // linear layers of the transformer blocks
+  // The routed experts where the checkpoint stores them in another format than the other
+  // projections (gpt-oss: mxfp4 experts, bf16 attention); unset: as weights.
+  std::optional<DType> expert_weights;
   DType kv = DType::bf16;          // the KV cache
   DType embeddings = DType::bf16;  // embedding table and output head
   DType activations = DType::bf16;
@@ -55,6 +58,7 @@ struct DeploymentConfig {
   std::string collectives_gpu;
 
   [[nodiscard]] int gpus() const { return tp * pp * replicas; }
+  [[nodiscard]] DType experts() const { return expert_weights.value_or(weights); }
 };
 
 // How a model's dimensions split over the tensor-parallel group. Query heads, the feed-forward
@@ -89,6 +93,7 @@ struct StageLayers {
 // weight format; `small`: norms, biases and routers, kept in the activation format.
 struct WeightBytes {
   double linear = 0;
+  double routed = 0;  // of linear, the routed experts (in DeploymentConfig::experts())
   double small = 0;
   double embedding = 0;
   double head = 0;
@@ -104,6 +109,7 @@ struct WeightBytes {
 struct LayerElements {
   double attention = 0;  // projection matrices
   double ffn = 0;        // dense feed-forward, or all routed + shared experts
+  double routed = 0;     // of ffn, the routed experts
   double small = 0;      // norms, biases, router
 };
 [[nodiscard]] LayerElements layer_elements(const ModelSpec& model, const Sharding& sharding, bool moe_layer);
@@ -127,7 +133,8 @@ struct MemoryPlan {
   double weight_bytes_model = 0;          // every parameter once, in its format
   double kv_bytes_per_token_model = 0;    // whole model, unsharded
   double kv_bytes_per_request_model = 0;  // at the context length
-  std::int64_t cached_tokens = 0;         // tokens per request in the cache (sliding window caps)
+  std::int64_t cached_tokens = 0;         // tokens per request in the fullest layer's cache (a window caps)
+  double cached_token_layers = 0;         // tokens cached summed over the layers (per-layer windows)
   std::vector<StageMemory> stages;
   // The stage that bounds the deployment: most weights per GPU, fewest requests.
   [[nodiscard]] const StageMemory& heaviest() const;

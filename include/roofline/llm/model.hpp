@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/core/dtype.hpp"
 #include "roofline/model/ops.hpp"  // NormKind
 
 namespace roofline {
@@ -29,6 +30,30 @@ enum class FfnKind : std::uint8_t { gated, plain };
 [[nodiscard]] std::string_view name_of(AttentionKind kind);
 [[nodiscard]] std::string_view name_of(FfnKind kind);
 
+// What the queries of one layer see: every earlier token (full), the last `span` tokens (a
+// sliding window: Mistral, Gemma 2/3, gpt-oss, Cohere2), or the tokens of their own block of
+// `span` positions (chunked attention: Llama 4).
+enum class AttentionScope : std::uint8_t { full, sliding, chunked };
+[[nodiscard]] std::string_view name_of(AttentionScope scope);
+
+struct LayerAttention {
+  AttentionScope scope = AttentionScope::full;
+  std::int64_t span = 0;  // the window W or the chunk C; 0 for full
+
+  // Tokens of a `context`-token request this layer keeps in its cache: all, the window, or the
+  // current chunk (at most C: engines allocate a chunk per request).
+  [[nodiscard]] std::int64_t cached_tokens(std::int64_t context) const;
+  // Keys the newest query attends to at `context` tokens (decode): the window, or the tokens of its
+  // chunk so far ((context - 1) mod C + 1).
+  [[nodiscard]] std::int64_t decode_keys(std::int64_t context) const;
+  // Query-key pairs of a causal prefill of `tokens` tokens, the diagonal included: N (N + 1) / 2 for
+  // full attention; a window of W: W (W + 1) / 2 + (N - W) W once N > W; chunks of C: each chunk's
+  // own triangle.
+  [[nodiscard]] double prefill_pairs(std::int64_t tokens) const;
+  [[nodiscard]] std::string describe() const;  // "full", "sliding 4096", "chunked 8192"
+  friend bool operator==(const LayerAttention&, const LayerAttention&) = default;
+};
+
 struct AttentionSpec {
   AttentionKind kind = AttentionKind::gqa;
   std::int64_t heads = 0;
@@ -36,7 +61,9 @@ struct AttentionSpec {
   std::int64_t kv_heads = 0;
   std::int64_t head_dim = 0;
   bool qkv_bias = false;
-  std::optional<std::int64_t> sliding_window;  // tokens each query sees and the cache keeps
+  // Every layer's window where the model has one for all (Mistral 7B v0.1); a model whose layers
+  // differ lists them in ModelSpec::layer_attention instead.
+  std::optional<std::int64_t> sliding_window;
   // Multi-head latent attention (DeepSeek-V2/V3): the cache holds kv_lora_rank + qk_rope_head_dim
   // values per token and layer, shared by all heads.
   std::int64_t q_lora_rank = 0;  // 0: queries are projected from the hidden state directly
@@ -82,6 +109,17 @@ struct ModelSpec {
   AttentionSpec attention;
   FfnSpec ffn;
   std::optional<MoeSpec> moe;
+  // One entry per layer where the layers' attention differs (gpt-oss, Gemma 2/3, Cohere2, Llama 4);
+  // empty: every layer as attention.sliding_window says.
+  std::vector<LayerAttention> layer_attention;
+  // The formats the checkpoint stores its weights in (Hugging Face quantization_config): the
+  // deployment's default where --weights is not given.
+  struct CheckpointFormat {
+    std::optional<DType> linear;   // the transformer blocks' projections (unset: left unquantized)
+    std::optional<DType> experts;  // the routed experts (unset: as linear)
+    std::string description;       // what the config said, for the report
+  };
+  std::optional<CheckpointFormat> checkpoint;
 
   std::optional<double> stated_total_parameters;
   std::optional<double> stated_active_parameters;
@@ -89,8 +127,18 @@ struct ModelSpec {
   // Layers whose feed-forward part is a mixture of experts (the others are dense).
   [[nodiscard]] std::int64_t moe_layers() const { return moe ? layers - moe->dense_layers : 0; }
   [[nodiscard]] std::int64_t dense_layers() const { return layers - moe_layers(); }
-  // Tokens of a request's context the KV cache keeps (sliding window caps it).
+  // Layer `index`'s attention (0-based).
+  [[nodiscard]] LayerAttention attention_of(std::int64_t index) const;
+  // Tokens of a request's context the KV cache keeps in its fullest layer (a window caps it).
   [[nodiscard]] std::int64_t cached_tokens(std::int64_t context) const;
+  // Tokens cached summed over layers [first, first + count): a request's KV bytes are this times
+  // the bytes per token and layer.
+  [[nodiscard]] double cached_token_layers(std::int64_t context, std::int64_t first, std::int64_t count) const;
+  [[nodiscard]] double cached_token_layers(std::int64_t context) const {
+    return cached_token_layers(context, 0, layers);
+  }
+  // Whether any layer's attention is windowed or chunked.
+  [[nodiscard]] bool windowed() const;
 };
 
 // Parameter counts derived from the shapes (elements, not bytes). Biases are counted where the

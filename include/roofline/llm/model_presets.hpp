@@ -36,6 +36,8 @@ class ModelRegistry {
   [[nodiscard]] const std::vector<ModelSpec>& all() const;
   // By id or alias, case-insensitively; throws InputError with a suggestion and the known ids.
   [[nodiscard]] const ModelSpec& find(std::string_view name) const;
+  // By id or alias, case-insensitively; nullptr when no model has that name.
+  [[nodiscard]] const ModelSpec* try_find(std::string_view name) const;
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
  private:

@@ -190,14 +190,21 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
           ? fmt::format("the latent is shared by all heads: every one of the {} TP GPUs keeps all of it",
                         options.parallelism.tp)
           : fmt::format("{} KV head(s) per GPU of TP {}{}", sharding.kv_heads, options.parallelism.tp, replication);
+  // --- models (issue 19): a per-layer pattern keeps a different number of tokens per layer.
   const std::string window =
-      model.attention.sliding_window
+      !model.layer_attention.empty()
+          ? fmt::format(" in the full-attention layers; {:.0f} token-layers in all (per-layer windows)",
+                        memory.cached_token_layers)
+      : model.attention.sliding_window
           ? fmt::format(" (sliding window {} of --context {})", *model.attention.sliding_window, options.context)
           : "";
   std::vector<SummaryRow> rows{
       {"weights_per_gpu_gb", "weights per GPU", heaviest.weights.total() / 1e9, "GB",
        fmt::format("{:.2f} matrices ({}) + {:.2f} embedding/head ({}) + {:.3f} norms, biases, routers",
-                   heaviest.weights.linear / 1e9, name_of(config.weights),
+                   heaviest.weights.linear / 1e9,
+                   config.expert_weights
+                       ? fmt::format("{}; experts {}", name_of(config.weights), name_of(*config.expert_weights))
+                       : std::string(name_of(config.weights)),
                    (heaviest.weights.embedding + heaviest.weights.head) / 1e9, name_of(config.embeddings),
                    heaviest.weights.small / 1e9)},
       {"weights_model_gb", "weights, whole model", memory.weight_bytes_model / 1e9, "GB",
@@ -394,10 +401,11 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
         "E (1 - (1 - k/E)^tokens) with uniform routing); experts are split over TP like dense layers",
         model.moe->experts_per_token, model.moe->experts));
   }
-  if (model.attention.sliding_window && prompt > *model.attention.sliding_window) {
+  if (model.windowed()) {
+    // --- models (issue 19)
     report.notes.push_back(
-        "the prefill's attention counts every causal pair: the sliding window's savings beyond "
-        "the window are not modelled");
+        "windowed and chunked layers: the cache keeps each layer's window (or chunk), decode attention reads it, and "
+        "the prefill's attention counts only the pairs the mask keeps (Q, K and V still read once)");
   }
   report.notes.push_back(fmt::format(
       "TP all-reduce: ring, 2 (n - 1) steps of {:g} us + 2 (n - 1) / n x message / link bandwidth per direction; "
@@ -414,10 +422,17 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   require_positive(options.context, "--context");
   const std::int64_t prompt = options.prompt.value_or(options.context);
   require_positive(prompt, "--prompt");
+  // --- models (issue 19; hardening II #13): the prompt fits the context, the context the model.
+  if (prompt > options.context) {
+    throw InputError(
+        fmt::format("--prompt {}: longer than --context {} (the cache holds the prompt)", prompt, options.context));
+  }
+  const std::string long_context = check_context(model, options.context, options.model);
   const LlmQuery query{options.context, prompt, parse_batch(options.batch), options.levers};
 
   DeploymentConfig config;
   apply_format_flags(options.formats, gpu, config);
+  const std::string weights_note = apply_checkpoint_format(model, options.formats.weights.has_value(), config);
   const std::optional<CalibrationChoice> choice = apply_deployment_flags(options.deployment, config, gpu, registry);
   const std::optional<Calibration> no_calibration;
   const std::optional<Calibration>& calibration = choice ? choice->calibration : no_calibration;
@@ -427,7 +442,10 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   const int gpus = apply_parallelism_flags(options.parallelism, config);
 
   const LlmReport r = llm_report(model, gpu, sharding, config, query, time);
-  return render_llm({options, model, gpu, config, calibration, choice, gpus, query}, r);
+  Report report = render_llm({options, model, gpu, config, calibration, choice, gpus, query}, r);
+  if (!weights_note.empty()) report.notes.push_back(weights_note);
+  if (!long_context.empty()) report.notes.push_back(long_context);
+  return report;
 }
 
 void setup_llm_command(CLI::App& app) {
@@ -435,6 +453,7 @@ void setup_llm_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "llm", "One LLM deployment: weights and KV cache per GPU, max batch, decode and prefill op by op, TPOT, TTFT");
   add_model_options(*command, options->model);
+  add_context_limit_option(*command, options->model);
   add_parallelism_flags(*command, options->parallelism, "GPUs in all (a multiple of TP x PP; default TP x PP)", false);
   add_format_flags(*command, options->formats);
   command->add_option("--context", options->context, "Tokens per request in the KV cache")->required();

@@ -439,6 +439,8 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   const GpuSpec gpu = apply_overrides(registry.find(o.parallelism.gpu), o.what_if);
   DeploymentConfig config;
   apply_format_flags(o.formats, gpu, config);
+  // --- models (issue 19): the checkpoint's weight format where --weights is not given.
+  const std::string weights_note = apply_checkpoint_format(model, o.formats.weights.has_value(), config);
   const std::optional<CalibrationChoice> choice = apply_deployment_flags(o.deployment, config, gpu, registry);
   const std::optional<Calibration> no_calibration;
   const std::optional<Calibration>& calibration = choice ? choice->calibration : no_calibration;
@@ -487,6 +489,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   }
 
   Report report = render_serve({o, model, gpu, config, calibration, choice, gpus, rate, slo, engine, kv}, sim, m);
+  if (!weights_note.empty()) report.notes.push_back(weights_note);  // --- models (issue 19)
   if (fit) {
     report.extra_results["step_overhead_fit"] = {{"measured_output_tokens_per_s", *o.fit_step_overhead},
                                                  {"step_overhead_us", fit->step_overhead_s * 1e6},

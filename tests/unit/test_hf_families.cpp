@@ -1,0 +1,299 @@
+// The published config.json of each family in tests/data/hf/ (SOURCES.md says where each comes
+// from): parameter counts against the model card, KV bytes per token derived by hand, the
+// per-layer attention pattern, the checkpoint's weight format, and the Hugging Face cache layout.
+#include <filesystem>
+
+#include "catch.hpp"
+#include "fixture.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/decoder_step.hpp"
+#include "roofline/llm/deployment.hpp"
+#include "roofline/llm/hf_config.hpp"
+
+using namespace roofline;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::filesystem::path hf_data = std::filesystem::path(ROOFLINE_SOURCE_DIR) / "tests" / "data" / "hf";
+
+ModelSpec family(const std::string& name) {
+  return read_hf_config(hf_data / name / "config.json");
+}
+
+std::string read_error(std::string_view text) {
+  try {
+    (void)parse_hf_config(text, "config.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  FAIL("no error for " << text);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("gpt-oss-20b: 32 experts with mxfp4 weights, sliding and full layers alternating") {
+  const ModelSpec m = family("gpt-oss-20b");
+  CHECK(m.id == (hf_data / "gpt-oss-20b" / "config.json").string());  // no HF id in the file: its path
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 32);
+  CHECK(m.moe->experts_per_token == 4);
+  CHECK(m.attention.qkv_bias);
+  // layer_types: even layers slide over 128 tokens, odd ones see everything.
+  REQUIRE(m.layer_attention.size() == 24);
+  CHECK(m.attention_of(0) == LayerAttention{AttentionScope::sliding, 128});
+  CHECK(m.attention_of(1) == LayerAttention{});
+  CHECK(m.max_context == 131072);  // yarn 32 x 4096 = max_position_embeddings
+
+  // OpenAI, gpt-oss-120b & gpt-oss-20b Model Card (arXiv:2508.10925), section 2: 20.9B parameters
+  // in all, 3.6B active per token (the card leaves the embedding table, a lookup, out of the
+  // active count; the unembedding is in it). Derived: attention 24 x (2880 x 4096 x 2 + 2880 x
+  // 512 x 2 + 5,120 biases) = 637.1M; experts 24 x 32 x 3 x 2880^2 = 19,110.3M; routers 2.2M;
+  // embedding and head 2 x 201,088 x 2880 = 1,158.3M; total 20,908.05M. Active: 4 of 32 experts
+  // = 2,388.8M, so 4,186.5M - the 579.1M embedding = 3,607.4M. (Expert and o_proj biases and
+  // the attention sinks, 0.03% together, are not counted.)
+  const ParameterCounts p = count_parameters(m);
+  CHECK(p.total == Approx(20.9e9).epsilon(0.005));
+  CHECK(p.active - p.embedding == Approx(3.6e9).epsilon(0.005));
+
+  // KV per token and layer, bf16: 2 (K, V) x 8 heads x 64 x 2 B = 2,048 B. At 8,192 tokens the 12
+  // full layers keep 8,192 tokens and the 12 sliding ones 128: 99,840 token-layers, 204,472,320 B.
+  CHECK(kv_bytes_per_token_layer(m, DType::bf16) == 2048);
+  CHECK(m.cached_token_layers(8192) == 12 * 8192 + 12 * 128);
+  DeploymentConfig config;
+  REQUIRE(m.checkpoint);
+  CHECK_FALSE(m.checkpoint->linear);  // attention, router, embeddings and head stay bf16
+  CHECK(m.checkpoint->experts == DType::mxfp4);
+  config.expert_weights = m.checkpoint->experts;
+  const MemoryPlan plan = plan_memory(m, fixture::gpus().find("h100"), shard(m, 1, 1), config, 8192);
+  CHECK(plan.kv_bytes_per_request_model == Approx(204472320.0));
+  // Weights: experts 19,110,297,600 x 4.25 bits = 10,152,345,600 B, attention 637,009,920 x 2 B,
+  // embedding and head 1,158,266,880 x 2 B, norms, biases and routers 2,475,840 x 2 B:
+  // 13,747,850,880 B = 12.80 GiB (the card: the 20b model "runs within 16GB of memory").
+  CHECK(plan.weight_bytes_model == Approx(13747850880.0));
+}
+
+TEST_CASE("gemma-3-27b-it: the text model of the multimodal config, five sliding layers of six") {
+  const ModelSpec m = family("gemma-3-27b-it");
+  CHECK(m.vocab == 262208);  // Gemma3TextConfig's default: the config leaves it out
+  CHECK(m.tied_embeddings);
+  CHECK(m.ffn.activation == "gelu_tanh");
+  CHECK(m.max_context == 131072);
+  REQUIRE(m.layer_attention.size() == 62);
+  // sliding_window_pattern 6 (the default): layers 5, 11, ..., 59 attend to all, the 52 others to
+  // the last 1,024 tokens.
+  CHECK(m.attention_of(4) == LayerAttention{AttentionScope::sliding, 1024});
+  CHECK(m.attention_of(5) == LayerAttention{});
+  CHECK(m.attention_of(61) == LayerAttention{AttentionScope::sliding, 1024});
+
+  // Gemma Team, Gemma 3 Technical Report (arXiv:2503.19786), table 1, 27B: 1,416M embedding and
+  // 25,600M non-embedding parameters (the 417M vision encoder is not modelled). Derived: per layer
+  // 5376 x 4096 x 2 + 5376 x 2048 x 2 (attention) + 3 x 5376 x 21504 (gated GeLU) + 2 x 5376
+  // (norms) = 412,887,552, x 62 = 25,599.0M; embedding 262,208 x 5376 = 1,409.6M, tied. (Gemma's
+  // two extra norms per layer and the q/k norms, 0.7M, are not counted.)
+  const ParameterCounts p = count_parameters(m);
+  CHECK(p.total - p.embedding == Approx(25600e6).epsilon(0.005));
+  CHECK(p.total == Approx(1416e6 + 25600e6).epsilon(0.005));
+  CHECK(p.active == p.total);
+
+  // KV per token and layer, bf16: 2 x 16 heads x 128 x 2 B = 8,192 B. At 131,072 tokens: 10 full
+  // layers x 131,072 + 52 x 1,024 = 1,363,968 token-layers, 11,173,642,240 B per request (all 62
+  // layers full would hold 66.6 GB).
+  CHECK(kv_bytes_per_token_layer(m, DType::bf16) == 8192);
+  CHECK(m.cached_token_layers(131072) == 1363968);
+  const MemoryPlan plan = plan_memory(m, fixture::gpus().find("h100"), shard(m, 1, 1), DeploymentConfig{}, 131072);
+  CHECK(plan.kv_bytes_per_request_model == Approx(11173642240.0));
+  CHECK_FALSE(m.checkpoint);
+}
+
+TEST_CASE("phi-3-mini-4k-instruct: Llama shapes with fused projections and a 2,047-token window") {
+  const ModelSpec m = family("phi-3-mini-4k-instruct");
+  CHECK(m.attention.sliding_window == 2047);
+  CHECK(m.layer_attention.empty());
+  CHECK(m.max_context == 4096);
+  // microsoft/Phi-3-mini-4k-instruct model page: model size 3.82B params. Derived: per layer
+  // 4 x 3072^2 (qkv_proj and o_proj, 32 heads of 96) + 3 x 3072 x 8192 (gate_up_proj, down_proj) +
+  // 2 x 3072 = 113,252,352, x 32 = 3,624.1M; embedding and head 2 x 32,064 x 3072 = 197.0M; 3,821.1M.
+  CHECK(count_parameters(m).total == Approx(3.82e9).epsilon(0.005));
+  // KV per token and layer, bf16: 2 x 32 x 96 x 2 B = 12,288 B; the window keeps 2,047 tokens.
+  CHECK(kv_bytes_per_token_layer(m, DType::bf16) == 12288);
+  CHECK(m.cached_tokens(4096) == 2047);
+}
+
+TEST_CASE("per-layer attention: decode reads each layer's window, prefill counts the pairs its mask keeps") {
+  const LayerAttention full{};
+  const LayerAttention window{AttentionScope::sliding, 128};
+  const LayerAttention chunk{AttentionScope::chunked, 8192};
+  // Decode at 10,000 tokens: all of them, the last 128, and 10,000 - 8,192 = 1,808 of the chunk.
+  CHECK(full.decode_keys(10000) == 10000);
+  CHECK(window.decode_keys(10000) == 128);
+  CHECK(chunk.decode_keys(10000) == 1808);
+  CHECK(chunk.decode_keys(8192) == 8192);
+  CHECK(chunk.cached_tokens(10000) == 8192);
+  // Prefill of 1,000 tokens: 1,000 x 1,001 / 2 = 500,500 pairs; a window of 128: 128 x 129 / 2 +
+  // 872 x 128 = 119,872; chunks of 8,192 hold the whole prompt: 500,500.
+  CHECK(full.prefill_pairs(1000) == 500500);
+  CHECK(window.prefill_pairs(1000) == 119872);
+  CHECK(chunk.prefill_pairs(1000) == 500500);
+  // Two chunks of 4 in 10 tokens: 2 x 10 + 2 x 3 / 2 = 23.
+  CHECK(LayerAttention{AttentionScope::chunked, 4}.prefill_pairs(10) == 23);
+
+  // The step keeps one group per attention: gpt-oss's 12 sliding and 12 full MoE layers.
+  const ModelSpec m = family("gpt-oss-20b");
+  const std::vector<DecoderLayer> step =
+      describe_step(m, shard(m, 1, 1), StepFormats{}, StepShape{StepPhase::decode, 1, 4096});
+  REQUIRE(step.size() == 3);
+  CHECK(step[0].count == 12);
+  CHECK(step[0].attention == window);
+  CHECK(step[1].count == 12);
+  CHECK(step[1].attention == full);
+  const auto attention_op = [](const DecoderLayer& layer) {
+    for (const DecoderOp& op : layer.ops) {
+      if (op.kind == OpKind::attention) return std::get<AttentionShape>(op.shape);
+    }
+    FAIL("no attention op");
+    return AttentionShape{};
+  };
+  CHECK(attention_op(step[0]).kv_seq == 128);
+  CHECK(attention_op(step[1]).kv_seq == 4096);
+  // Prefill FLOPs: 4 x 64 (head dim) x 64 heads x pairs; a window of 128 over 1,000 tokens keeps
+  // 119,872 of the 500,500 pairs.
+  const std::vector<DecoderLayer> prefill =
+      describe_step(m, shard(m, 1, 1), StepFormats{}, StepShape{StepPhase::prefill, 1000, 1000});
+  const auto attention_flops = [](const DecoderLayer& layer) {
+    for (const DecoderOp& op : layer.ops) {
+      if (op.kind == OpKind::attention) return op.cost.flops;
+    }
+    return 0.0;
+  };
+  CHECK(attention_flops(prefill[0]) == Approx(4.0 * 64 * 64 * 119872));
+  CHECK(attention_flops(prefill[1]) == Approx(4.0 * 64 * 64 * 500500));
+}
+
+TEST_CASE("quantization_config: each method's format, and one line naming what is not understood") {
+  const std::string base =
+      R"("model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+         "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256)";
+  const auto read = [&](const std::string& quant) {
+    return parse_hf_config("{" + base + R"(, "quantization_config": )" + quant + "}", "config.json");
+  };
+  // DeepSeek-V3's: fp8 e4m3 with 128 x 128 block scales.
+  const ModelSpec fp8 = read(R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                 "weight_block_size": [128, 128]})");
+  REQUIRE(fp8.checkpoint);
+  CHECK(fp8.checkpoint->linear == DType::fp8_e4m3);
+  CHECK_THAT(fp8.checkpoint->description, Contains("128 x 128"));
+  CHECK(read(R"({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true})").checkpoint->linear ==
+        DType::int4_g128);
+  CHECK(read(R"({"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false})").checkpoint->linear ==
+        DType::int4_g128);
+  CHECK(read(R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights":
+                 {"num_bits": 4, "type": "float", "group_size": 16}}}})")
+            .checkpoint->linear == DType::nvfp4);
+  CHECK(read(R"({"quant_method": "modelopt", "quant_algo": "NVFP4"})").checkpoint->linear == DType::nvfp4);
+  CHECK_THAT(
+      read_error("{" + base + R"(, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 32}})"),
+      Contains("key 'quantization_config.group_size' group_size 32 is not modelled"));
+  CHECK_THAT(read_error("{" + base + R"(, "quantization_config": {"quant_method": "bitsandbytes"}})"),
+             Contains("key 'quantization_config.quant_method' 'bitsandbytes' is not modelled"));
+  // A ModelOpt checkpoint's hf_quant_config.json, where config.json has no quantization_config.
+  HfReadOptions side;
+  side.quant_side_file = R"({"quantization": {"quant_algo": "NVFP4", "group_size": 16}})";
+  const ModelSpec modelopt = parse_hf_config("{" + base + "}", "config.json", side);
+  REQUIRE(modelopt.checkpoint);
+  CHECK(modelopt.checkpoint->linear == DType::nvfp4);
+}
+
+TEST_CASE("families read by architectures, and the key a reader does not understand") {
+  // Kimi-K2 ships DeepSeek-V3's architecture under model_type kimi_k2.
+  const ModelSpec kimi = parse_hf_config(
+      R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", "hidden_size": 7168,
+          "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_attention_heads": 64,
+          "num_hidden_layers": 61, "vocab_size": 163840, "q_lora_rank": 1536, "kv_lora_rank": 512,
+          "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 384,
+          "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1})",
+      "config.json");
+  CHECK(kimi.attention.kind == AttentionKind::mla);
+  CHECK(kimi.moe->experts == 384);
+  CHECK_THAT(read_error(R"({"model_type": "mamba", "hidden_size": 8, "num_hidden_layers": 2})"),
+             Contains("key 'model_type' is 'mamba', which is not supported"));
+  CHECK_THAT(read_error(R"({"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128,
+                            "num_attention_heads": 4, "num_hidden_layers": 2, "head_dim": 16,
+                            "layer_types": ["sliding_attention", "linear_attention"]})"),
+             Contains("key 'layer_types[1]' is 'linear_attention', which is not modelled"));
+}
+
+TEST_CASE("the Hugging Face cache: an id resolves through refs/main, --revision picks a snapshot") {
+  const std::vector<std::filesystem::path> caches{hf_data / "none", hf_data / "cache"};
+  const std::filesystem::path main = find_in_hf_cache("openai/gpt-oss-20b", std::nullopt, caches);
+  CHECK(main.parent_path().filename() == "1111111111111111111111111111111111111111");
+  const std::filesystem::path pinned =
+      find_in_hf_cache("openai/gpt-oss-20b", "2222222222222222222222222222222222222222", caches);
+  CHECK(pinned.parent_path().filename() == "2222222222222222222222222222222222222222");
+  // No refs/main: the only snapshot.
+  CHECK(find_in_hf_cache("google/gemma-3-27b-it", std::nullopt, caches).parent_path().filename() ==
+        "3333333333333333333333333333333333333333");
+  // The model's id is the Hugging Face id of the cache path, not the snapshot's hash.
+  CHECK(read_hf_config(main).id == "openai/gpt-oss-20b");
+  try {
+    (void)find_in_hf_cache("meta-llama/Llama-3.1-8B", std::nullopt, caches);
+    FAIL("found a model the cache does not hold");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Contains("huggingface-cli download meta-llama/Llama-3.1-8B config.json"));
+    CHECK_THAT(std::string(e.what()), Contains("models--meta-llama--Llama-3.1-8B"));
+  }
+  CHECK_THROWS_AS(find_in_hf_cache("openai/gpt-oss-20b", "../../etc", caches), InputError);
+  CHECK(looks_like_hf_id("meta-llama/Llama-3.1-8B"));
+  CHECK_FALSE(looks_like_hf_id("llama-3.1-8b"));
+  CHECK_FALSE(looks_like_hf_id("./dir/config.json"));
+}
+
+TEST_CASE("Llama 4 and Gemma 2 keys: chunked attention with NoPE layers, alternating windows") {
+  // Llama 4 Scout's text keys (no published config.json was found to carry over: SOURCES.md).
+  std::string no_rope;
+  for (int i = 0; i < 12; ++i) no_rope += std::string(i == 0 ? "" : ", ") + "1, 1, 1, 0";
+  const ModelSpec scout = parse_hf_config(
+      R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+          "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+          "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 16, "num_experts_per_tok": 1,
+          "interleave_moe_layer_step": 1, "attention_chunk_size": 8192, "vocab_size": 202048,
+          "no_rope_layers": [)" +
+          no_rope + "]}",
+      "config.json");
+  REQUIRE(scout.moe);
+  CHECK(scout.moe->shared_experts == 1);
+  CHECK(scout.moe->expert_intermediate == 8192);
+  CHECK(scout.dense_layers() == 0);
+  // Every fourth layer (a NoPE layer) attends to the whole context, the others within 8,192-token
+  // chunks: at 32,768 tokens, 12 x 32,768 + 36 x 8,192 = 688,128 token-layers.
+  CHECK(scout.attention_of(2) == LayerAttention{AttentionScope::chunked, 8192});
+  CHECK(scout.attention_of(3) == LayerAttention{});
+  CHECK(scout.cached_token_layers(32768) == 688128);
+  // Active: per layer attention 5120 x 5120 x 2 + 5120 x 1024 x 2 = 62,914,560, one routed and the
+  // shared expert 2 x 3 x 5120 x 8192 = 251,658,240, router 81,920, norms 10,240: 314,664,960, x 48
+  // = 15,103.9M; embedding and head 2 x 202,048 x 5120 = 2,069.0M: 17,172.9M (the card: 17B active).
+  CHECK(count_parameters(scout).active == Approx(17172889600.0 + 5120).epsilon(1e-6));
+
+  // Maverick interleaves: an expert layer every second layer, dense ones of intermediate_size_mlp.
+  const ModelSpec maverick = parse_hf_config(
+      R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+          "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+          "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 128, "num_experts_per_tok": 1,
+          "interleave_moe_layer_step": 2, "vocab_size": 202048})",
+      "config.json");
+  CHECK(maverick.dense_layers() == 24);
+  CHECK(maverick.ffn.intermediate == 16384);
+
+  // Gemma 2: even layers slide over sliding_window, odd ones attend to all.
+  const ModelSpec gemma2 = parse_hf_config(
+      R"({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_attention_heads": 16,
+          "num_key_value_heads": 8, "head_dim": 256, "num_hidden_layers": 42, "sliding_window": 4096,
+          "hidden_activation": "gelu_pytorch_tanh"})",
+      "config.json");
+  CHECK(gemma2.vocab == 256000);
+  CHECK(gemma2.tied_embeddings);
+  CHECK(gemma2.max_context == 8192);
+  CHECK(gemma2.attention_of(0) == LayerAttention{AttentionScope::sliding, 4096});
+  CHECK(gemma2.attention_of(1) == LayerAttention{});
+}
