@@ -59,6 +59,8 @@ Sharding shard(const ModelSpec& model, int tp, int pp) {
                                    model.moe->expert_intermediate, model.id));
     }
     s.expert_ffn = model.moe->expert_intermediate / tp;
+    s.local_experts = model.moe->experts;
+    s.shared_expert_ffn = s.expert_ffn;
   }
   s.vocab = (model.vocab + tp - 1) / tp;
   if (pp > model.layers) {
@@ -114,7 +116,9 @@ LayerElements layer_elements(const ModelSpec& model, const Sharding& s, bool moe
   const double matrices = model.ffn.kind == FfnKind::gated ? 3.0 : 2.0;
   if (moe_layer) {
     const MoeSpec& m = *model.moe;
-    e.ffn = static_cast<double>(m.experts + m.shared_experts) * matrices * h * static_cast<double>(s.expert_ffn);
+    // Expert parallelism (expert_parallel.hpp): this GPU's routed experts, and the shared ones.
+    const std::int64_t widths = s.local_experts * s.expert_ffn + m.shared_experts * s.shared_expert_ffn;
+    e.ffn = static_cast<double>(widths) * matrices * h;
     e.small += h * static_cast<double>(m.experts);  // router, replicated
   } else {
     e.ffn = matrices * h * static_cast<double>(s.ffn);
@@ -199,7 +203,9 @@ MemoryPlan plan_memory(const ModelSpec& model, const GpuSpec& gpu, const Shardin
     stage.kv_bytes_per_request = stage.kv_bytes_per_token * static_cast<double>(plan.cached_tokens);
     stage.free_bytes = plan.capacity_bytes - stage.weights.total() - config.reserve_bytes - config.workspace_bytes;
     if (stage.free_bytes > 0) {
-      stage.max_requests = static_cast<std::int64_t>(std::floor(stage.free_bytes / stage.kv_bytes_per_request));
+      // With attention DP each GPU caches only its own requests: the group holds attention_dp times as many.
+      stage.max_requests =
+          static_cast<std::int64_t>(std::floor(stage.free_bytes / stage.kv_bytes_per_request)) * sharding.attention_dp;
     }
     plan.stages.push_back(stage);
   }
