@@ -9,6 +9,7 @@
 #include "model_options.hpp"
 #include "roofline/basis/calibration_transfer.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline::cli {
 
@@ -30,6 +31,93 @@ int apply_parallelism_flags(const ParallelismFlags& flags, DeploymentConfig& con
   }
   config.replicas = gpus / group;
   return gpus;
+}
+
+void add_expert_flags(CLI::App& command, ExpertFlags& flags) {
+  command
+      .add_option("--ep", flags.ep,
+                  "Expert-parallel GPUs: the routed experts spread over EP of the TP GPUs, each expert's width split "
+                  "over TP / EP (TensorRT-LLM's moe_ep_size)")
+      ->capture_default_str()
+      ->group("Experts");
+  command
+      .add_flag("--attention-dp", flags.attention_dp,
+                "Data-parallel attention (needs --ep = --tp): attention, dense layers and the head whole on every GPU "
+                "over its own requests (the MLA cache no longer replicated); tokens reach their experts by all-to-all")
+      ->group("Experts");
+  command
+      .add_option("--expert-imbalance", flags.imbalance,
+                  "The busiest EP GPU's token-expert pairs over the mean, from 1 to EP (default: the expectation "
+                  "under uniform routing)")
+      ->group("Experts");
+}
+
+void apply_expert_flags(const ExpertFlags& flags, DeploymentConfig& config) {
+  config.experts = {flags.ep, flags.attention_dp, flags.imbalance};
+}
+
+nlohmann::json expert_flags_json(const ExpertFlags& flags) {
+  return {{"ep", flags.ep},
+          {"attention_dp", flags.attention_dp},
+          {"expert_imbalance", flags.imbalance ? nlohmann::json(*flags.imbalance) : nullptr}};
+}
+
+void add_speculation_flags(CLI::App& command, SpeculationFlags& flags) {
+  command
+      .add_option("--speculate", flags.draft_tokens,
+                  "Speculative decoding: K draft tokens per step, verified in one step of K + 1 tokens per sequence")
+      ->group("Speculation");
+  command
+      .add_option("--acceptance", flags.acceptance,
+                  "Acceptance of each draft given the ones before it: one rate in [0, 1], or one per position "
+                  "(0.9,0.8,0.7)")
+      ->group("Speculation");
+  command
+      .add_option("--draft-model", flags.draft_model,
+                  "A draft model (preset or --models-dir file) run K decode steps; default: the model's MTP module")
+      ->group("Speculation");
+}
+
+std::optional<Speculation> resolve_speculation(const SpeculationFlags& flags,
+                                               const std::vector<std::string>& models_dirs) {
+  if (flags.draft_tokens == 0) {
+    if (!flags.acceptance.empty() || flags.draft_model) {
+      throw InputError("--acceptance and --draft-model need --speculate K");
+    }
+    return std::nullopt;
+  }
+  Speculation s;
+  s.draft_tokens = flags.draft_tokens;
+  if (!flags.acceptance.empty()) {
+    for (const std::string& piece : split(flags.acceptance, ',')) {
+      std::size_t used = 0;
+      double value = -1;
+      try {
+        value = std::stod(piece, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != piece.size()) {
+        throw InputError(
+            fmt::format("--acceptance '{}': expected rates in [0, 1] separated by commas", flags.acceptance));
+      }
+      s.acceptance.push_back(value);
+    }
+  }
+  check_speculation(s);
+  if (flags.draft_model) {
+    ModelOptions draft;
+    draft.model = *flags.draft_model;
+    draft.models_dirs = models_dirs;
+    s.draft_model = resolve_model(draft);
+  }
+  return s;
+}
+
+nlohmann::json speculation_json(const Speculation& s) {
+  return {{"draft_tokens", s.draft_tokens},
+          {"acceptance", s.acceptance},
+          {"drafter", s.draft_model ? s.draft_model->id : std::string("mtp")}};
 }
 
 void add_format_flags(CLI::App& command, FormatFlags& flags) {

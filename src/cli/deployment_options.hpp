@@ -14,6 +14,7 @@
 #include "roofline/hardware/hardware.hpp"
 #include "roofline/llm/deployment.hpp"
 #include "roofline/llm/llm.hpp"
+#include "roofline/llm/speculative.hpp"
 #include "roofline/report/report.hpp"
 
 namespace roofline::cli {
@@ -30,6 +31,33 @@ void add_parallelism_flags(CLI::App& command, ParallelismFlags& flags, std::stri
 // Sets the config's TP, PP and replicas; InputError when --gpus is not a multiple of TP x PP.
 // Returns the GPUs in all.
 int apply_parallelism_flags(const ParallelismFlags& flags, DeploymentConfig& config);
+
+// --ep, --attention-dp, --expert-imbalance: how a mixture of experts spreads over the TP group
+// (roofline/llm/expert_parallel.hpp). The values are checked against the model by shard().
+struct ExpertFlags {
+  int ep = 1;
+  bool attention_dp = false;
+  std::optional<double> imbalance;
+};
+void add_expert_flags(CLI::App& command, ExpertFlags& flags);
+void apply_expert_flags(const ExpertFlags& flags, DeploymentConfig& config);
+// The report's "expert_layout" input block.
+[[nodiscard]] nlohmann::json expert_flags_json(const ExpertFlags& flags);
+
+// --speculate K, --acceptance A[,A...], --draft-model M: speculative decoding
+// (roofline/llm/speculative.hpp); without --draft-model the model's MTP module drafts.
+struct SpeculationFlags {
+  int draft_tokens = 0;  // 0: no speculation
+  std::string acceptance;
+  std::optional<std::string> draft_model;
+};
+void add_speculation_flags(CLI::App& command, SpeculationFlags& flags);
+// Unset without --speculate; InputError for bad values (check_speculation), for --acceptance or
+// --draft-model without --speculate. `models`: where the draft model is looked up (--models-dir).
+[[nodiscard]] std::optional<Speculation> resolve_speculation(const SpeculationFlags& flags,
+                                                             const std::vector<std::string>& models_dirs);
+// The report's "speculation" input block.
+[[nodiscard]] nlohmann::json speculation_json(const Speculation& speculation);
 
 // --weights, --kv, --embeddings: the storage formats; unset, the activation format (bf16, or
 // fp16 on a GPU without bf16).

@@ -9,6 +9,8 @@
 
 #include "roofline/basis/calibration_tables.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/llm/expert_parallel.hpp"
+#include "roofline/llm/speculative.hpp"
 
 namespace roofline {
 namespace {
@@ -42,12 +44,12 @@ class Describer {
         f_(formats),
         o_(options),
         decode_(step.decode()),
-        tokens_(step.tokens),
+        tokens_(local_tokens(sharding, step)),
+        group_tokens_(step.tokens),
         context_(step.context),
         act_(formats.activations),
         quantized_(formats.matmul != formats.activations &&
-                   (!step.decode() || options.kernels.quantized_decode_linears || step.tokens > w8a16_gemv_max_batch)) {
-  }
+                   (!step.decode() || options.kernels.quantized_decode_linears || tokens_ > w8a16_gemv_max_batch)) {}
 
   // --- models (issue 19): `attention` is this layer's window or chunk (the per-layer pattern).
   std::vector<DecoderOp> layer(bool moe_layer, const LayerAttention& attention) const {
@@ -82,7 +84,7 @@ class Describer {
          elementwise_cost(lookup), OpRole::activations);
     norm(ops, "final_norm", out_rows, m_.hidden, act_);
     linear(ops, "lm_head", out_rows, s_.vocab, m_.hidden, f_.embeddings, act_);
-    if (s_.tp > 1) {
+    if (s_.tp > 1 && s_.attention_dp == 1) {
       const double total = static_cast<double>(out_rows * m_.vocab) * bytes_per_element(act_);
       transfer(ops, "logits_gather", OpKind::all_gather,
                text("{} rows x {} vocab over {} GPUs", out_rows, m_.vocab, s_.tp), {total, s_.tp, s_.tp},
@@ -100,6 +102,14 @@ class Describer {
   }
 
  private:
+  // The rows this GPU processes: with attention DP, a decode step's requests spread over the GPUs
+  // (the busiest holds the rounded-up share) and a prefill's prompt stays on one.
+  static std::int64_t local_tokens(const Sharding& s, const StepShape& step) {
+    if (!step.decode() || s.attention_dp == 1) return step.tokens;
+    const std::int64_t sequences = step.tokens / step.queries;
+    return (sequences + s.attention_dp - 1) / s.attention_dp * step.queries;
+  }
+
   template <typename... Args>
   std::string text(fmt::format_string<Args...> format, Args&&... args) const {
     if (!o_.text) return {};
@@ -354,15 +364,23 @@ class Describer {
   // touched x cost(1 token) + (pairs - touched) x (cost(2) - cost(1)).
   void experts(std::vector<DecoderOp>& ops) const {
     const MoeSpec& e = *m_.moe;
-    const auto E = static_cast<double>(e.experts);
-    const auto k = static_cast<double>(e.experts_per_token);
     linear(ops, "router", tokens_, e.experts, m_.hidden, act_, act_);
     const SoftmaxShape gate{tokens_, e.experts, act_};
     push(ops, "router_softmax", OpKind::softmax, "softmax", text("{} x {}", tokens_, e.experts), gate,
          softmax_cost(gate), OpRole::activations);
-    const double pairs = static_cast<double>(tokens_) * k;
-    const double touched = E * (1.0 - std::pow(1.0 - k / E, static_cast<double>(tokens_)));
+    // Expert parallelism: the busiest GPU's experts and pairs (expert_parallel.hpp; with one EP rank,
+    // all experts and tokens x k pairs).
+    const ExpertLoad load = busiest_rank_load(e, s_, group_tokens_);
+    const double pairs = load.pairs;
+    const double touched = load.touched;
     const DType weights = f_.expert_weights();  // --- models (issue 19): the checkpoint's expert format
+    const double dispatched = all_to_all_bytes(m_, s_, tokens_, act_, load.imbalance);
+    if (s_.attention_dp > 1) {
+      transfer(ops, "moe_dispatch", OpKind::all_to_all,
+               text("{} tokens x {:.2f} remote GPUs x {} x imbalance {:.2f}", tokens_, remote_ranks_per_token(e, s_.ep),
+                    m_.hidden, load.imbalance),
+               {dispatched, s_.ep, s_.ep}, OpRole::ep_comm);
+    }
     const auto routed = [&](std::int64_t n, std::int64_t kk) {
       const OpCost one = linear_cost(1, n, kk, weights, act_);
       const OpCost two = linear_cost(2, n, kk, weights, act_);
@@ -374,21 +392,26 @@ class Describer {
     const bool gated = m_.ffn.kind == FfnKind::gated;
     const std::int64_t up_width = (gated ? 2 : 1) * w;
     push(ops, gated ? "experts_gate_up" : "experts_up", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
-         text("{:.1f} of {} experts, {:.0f} token-expert pairs, [{} x {}] {}", touched, e.experts, pairs, m_.hidden,
-              up_width, name_of(weights)),
+         text("{:.1f} of {} experts, {:.0f} token-expert pairs, [{} x {}] {}", touched, s_.local_experts, pairs,
+              m_.hidden, up_width, name_of(weights)),
          RoutedShape{touched, pairs, up_width, m_.hidden, weights, act_, decode_}, routed(up_width, m_.hidden),
          OpRole::weights, act_, weights);
-    activation(ops, "experts_act", static_cast<std::int64_t>(pairs) * w,
-               gated ? ElementwiseFn::swiglu : plain_activation(), act_);
+    activation(ops, "experts_act", std::llround(pairs) * w, gated ? ElementwiseFn::swiglu : plain_activation(), act_);
     push(ops, "experts_down", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
-         text("{:.1f} of {} experts, [{} x {}] {}", touched, e.experts, w, m_.hidden, name_of(weights)),
+         text("{:.1f} of {} experts, [{} x {}] {}", touched, s_.local_experts, w, m_.hidden, name_of(weights)),
          RoutedShape{touched, pairs, m_.hidden, w, weights, act_, decode_}, routed(m_.hidden, w), OpRole::weights, act_,
          weights);
-    if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * w, act_);
+    if (s_.attention_dp > 1) {
+      transfer(ops, "moe_combine", OpKind::all_to_all,
+               text("the expert outputs of {} tokens back, as dispatched", tokens_), {dispatched, s_.ep, s_.ep},
+               OpRole::ep_comm);
+    }
+    if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * s_.shared_expert_ffn, act_);
   }
 
   void allreduce(std::vector<DecoderOp>& ops, std::string_view name) const {
-    if (s_.tp == 1) return;
+    // With attention DP every sub-layer is whole on its GPU (the MoE's all-to-all sums the experts).
+    if (s_.tp == 1 || s_.attention_dp > 1) return;
     const double message = static_cast<double>(tokens_ * m_.hidden) * bytes_per_element(act_);
     transfer(ops, name, OpKind::all_reduce, text("{} x {} over {} GPUs", tokens_, m_.hidden, s_.tp),
              {message, s_.tp, s_.tp}, OpRole::tp_comm);
@@ -399,8 +422,9 @@ class Describer {
   StepFormats f_;
   const DescribeOptions& o_;
   bool decode_;
-  std::int64_t tokens_;
-  std::int64_t context_;  // decode: tokens in each request's cache
+  std::int64_t tokens_;        // rows on this GPU
+  std::int64_t group_tokens_;  // rows of the TP group (the MoE layers' tokens)
+  std::int64_t context_;       // decode: tokens in each request's cache
   DType act_;
   bool quantized_;  // the block's projections run W8A8 in f_.matmul
 };
@@ -419,6 +443,9 @@ std::string_view group_name(int kind, std::optional<AttentionScope> scope) {
 void check_step(const StepShape& step) {
   const std::string_view what = step.decode() ? "decode" : "prefill";
   if (step.tokens < 1) throw InputError(fmt::format("{}: needs at least one token", what));
+  if (step.queries < 1 || step.tokens % step.queries != 0) {
+    throw InputError(fmt::format("{}: {} tokens are not sequences of {}", what, step.tokens, step.queries));
+  }
   if (step.tokens > (step.decode() ? max_batch : max_tokens) || step.context > max_tokens) {
     throw InputError(
         fmt::format("{}: {} tokens with {} cached is more than roofline models", what, step.tokens, step.context));
@@ -434,6 +461,7 @@ std::string_view name_of(OpRole role) {
     case OpRole::activations: return "activations";
     case OpRole::tp_comm: return "tp_comm";
     case OpRole::pp_comm: return "pp_comm";
+    case OpRole::ep_comm: return "ep_comm";
   }
   return "weights";
 }
@@ -455,6 +483,7 @@ std::string_view name_of(OpKind kind) {
     case OpKind::all_reduce: return "all_reduce";
     case OpKind::all_gather: return "all_gather";
     case OpKind::send: return "send";
+    case OpKind::all_to_all: return "all_to_all";
   }
   return "?";
 }
@@ -497,6 +526,7 @@ BasisOrReason basis_of(const DecoderOp& op) {
     case OpKind::latent_attention: return NoBasis{std::string(no_latent_table)};
     case OpKind::all_reduce:
     case OpKind::all_gather:
+    case OpKind::all_to_all:
     case OpKind::send: return NoBasis{std::string(no_link_table)};
     case OpKind::kv_append: {
       const auto& s = std::get<KvAppendShape>(op.shape);
@@ -562,6 +592,7 @@ std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& 
   // --- end models
   layers.push_back({"embedding + head", 1, describer.head(), {}});
   if (sharding.pp > 1) layers.push_back({"pipeline", sharding.pp - 1, describer.pipeline_send(), {}});
+  if (step.decode() && step.queries > 1) spread_verify_queries(layers, step.queries);
   return layers;
 }
 

@@ -59,6 +59,8 @@ Sharding shard(const ModelSpec& model, int tp, int pp) {
                                    model.moe->expert_intermediate, model.id));
     }
     s.expert_ffn = model.moe->expert_intermediate / tp;
+    s.local_experts = model.moe->experts;
+    s.shared_expert_ffn = s.expert_ffn;
   }
   s.vocab = (model.vocab + tp - 1) / tp;
   if (pp > model.layers) {
@@ -114,8 +116,9 @@ LayerElements layer_elements(const ModelSpec& model, const Sharding& s, bool moe
   const double matrices = model.ffn.kind == FfnKind::gated ? 3.0 : 2.0;
   if (moe_layer) {
     const MoeSpec& m = *model.moe;
-    e.routed = static_cast<double>(m.experts) * matrices * h * static_cast<double>(s.expert_ffn);
-    e.ffn = e.routed + static_cast<double>(m.shared_experts) * matrices * h * static_cast<double>(s.expert_ffn);
+    // Expert parallelism (expert_parallel.hpp): this GPU's routed experts, and the shared ones.
+    e.routed = static_cast<double>(s.local_experts * s.expert_ffn) * matrices * h;
+    e.ffn = e.routed + static_cast<double>(m.shared_experts * s.shared_expert_ffn) * matrices * h;
     e.small += h * static_cast<double>(m.experts);  // router, replicated
   } else {
     e.ffn = matrices * h * static_cast<double>(s.ffn);
@@ -148,8 +151,8 @@ WeightBytes stage_weight_elements(const ModelSpec& model, const Sharding& s, con
 WeightBytes stage_weight_bytes(const ModelSpec& model, const Sharding& s, const StageLayers& stage,
                                const DeploymentConfig& config) {
   WeightBytes w = stage_weight_elements(model, s, stage);
-  w.linear = (w.linear - w.routed) * bytes_of(config.weights) + w.routed * bytes_of(config.experts());
-  w.routed *= bytes_of(config.experts());
+  w.linear = (w.linear - w.routed) * bytes_of(config.weights) + w.routed * bytes_of(config.expert_format());
+  w.routed *= bytes_of(config.expert_format());
   w.small *= bytes_of(config.activations);
   w.embedding *= bytes_of(config.embeddings);
   w.head *= bytes_of(config.embeddings);
@@ -203,7 +206,9 @@ MemoryPlan plan_memory(const ModelSpec& model, const GpuSpec& gpu, const Shardin
     stage.kv_bytes_per_request = kv_layer_gpu * model.cached_token_layers(context, layers.first_layer, layers.layers());
     stage.free_bytes = plan.capacity_bytes - stage.weights.total() - config.reserve_bytes - config.workspace_bytes;
     if (stage.free_bytes > 0) {
-      stage.max_requests = static_cast<std::int64_t>(std::floor(stage.free_bytes / stage.kv_bytes_per_request));
+      // With attention DP each GPU caches only its own requests: the group holds attention_dp times as many.
+      stage.max_requests =
+          static_cast<std::int64_t>(std::floor(stage.free_bytes / stage.kv_bytes_per_request)) * sharding.attention_dp;
     }
     plan.stages.push_back(stage);
   }

@@ -8,6 +8,7 @@
 #include "roofline/basis/basis.hpp"
 #include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/llm/expert_parallel.hpp"
 #include "roofline/llm/op_timer.hpp"
 
 namespace roofline {
@@ -125,6 +126,11 @@ class StepTimer {
         cost = pair;
         how = pair.detail + " (one step: a transfer of the bytes)";
       }
+    } else if (op.kind == OpKind::all_to_all) {
+      const LinkSpec link = group_link(gpu_, c_, s.group_gpus);
+      row.link_bytes = s.bytes;
+      cost.time_s = all_to_all_time(s.bytes, s.ranks, link);
+      how = fmt::format("all-to-all over {}", link.name);
     } else if (op.kind == OpKind::all_gather) {
       cost = communication(Collective::all_gather, s.bytes, s.ranks, tp_link_, s.group_gpus);
       row.link_bytes = s.bytes * bus_factor(Collective::all_gather, s.ranks);
@@ -172,6 +178,8 @@ void account(StepTime& step) {
         step.tp_comm_s += t;
       } else if (op.role == OpRole::pp_comm) {
         step.pp_comm_s += t;
+      } else if (op.role == OpRole::ep_comm) {
+        step.ep_comm_s += t;
       } else if (op.bound == "compute") {
         step.compute_s += t;
       } else if (op.role == OpRole::weights) {
@@ -190,8 +198,14 @@ StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sh
   DescribeOptions describe;
   describe.text = options.describe;
   if (gpu.smem_per_unit_kb) describe.kernels.smem_per_unit_bytes = *gpu.smem_per_unit_kb * 1024.0;
-  const std::vector<DecoderLayer> layers =
-      describe_step(model, sharding, StepFormats::of(config, gpu), shape, describe);
+  return time_layers(describe_step(model, sharding, StepFormats::of(config, gpu), shape, describe), gpu, sharding,
+                     config, options);
+}
+
+}  // namespace
+
+StepTime time_layers(const std::vector<DecoderLayer>& layers, const GpuSpec& gpu, const Sharding& sharding,
+                     const DeploymentConfig& config, const TimeOptions& options) {
   const StepTimer timer(gpu, config, options, sharding.tp);
   StepTime step;
   for (const DecoderLayer& layer : layers) {
@@ -203,8 +217,6 @@ StepTime run_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sh
   account(step);
   return step;
 }
-
-}  // namespace
 
 // OpTimer (op_timer.hpp) is StepTimer with the config and options it refers to kept alongside.
 struct OpTimer::Impl {
@@ -237,18 +249,19 @@ double LayerGroup::roofline_s() const {
 }
 
 std::string_view StepTime::bottleneck() const {
-  const std::array<std::pair<std::string_view, double>, 6> parts{{{"weight reads", weights_s},
+  const std::array<std::pair<std::string_view, double>, 7> parts{{{"weight reads", weights_s},
                                                                   {"KV-cache reads", kv_cache_s},
                                                                   {"activation traffic", activations_s},
                                                                   {"compute", compute_s},
                                                                   {"TP all-reduce", tp_comm_s},
-                                                                  {"PP transfers", pp_comm_s}}};
+                                                                  {"PP transfers", pp_comm_s},
+                                                                  {"EP all-to-all", ep_comm_s}}};
   return std::max_element(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
       ->first;
 }
 
 double StepTime::bottleneck_share() const {
-  const double largest = std::max({weights_s, kv_cache_s, activations_s, compute_s, tp_comm_s, pp_comm_s});
+  const double largest = std::max({weights_s, kv_cache_s, activations_s, compute_s, tp_comm_s, pp_comm_s, ep_comm_s});
   return time_s > 0 ? largest / time_s : 0.0;
 }
 
@@ -257,6 +270,13 @@ StepTime decode_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding&
                      const TimeOptions& options) {
   if (context < 1) throw InputError("--context: must be at least 1 token");
   return run_step(model, gpu, sharding, config, options, {StepPhase::decode, batch, context});
+}
+
+StepTime verify_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,
+                     const DeploymentConfig& config, std::int64_t batch, std::int64_t queries, std::int64_t context,
+                     const TimeOptions& options) {
+  if (context < 1) throw InputError("--context: must be at least 1 token");
+  return run_step(model, gpu, sharding, config, options, {StepPhase::decode, batch * queries, context, queries});
 }
 
 StepTime prefill(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding, const DeploymentConfig& config,

@@ -34,6 +34,9 @@ CASES = [
     ["llm", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--weights", "fp8", "--kv", "fp8", "--context", "4096"],
     ["llm", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--pp", "2", "--gpus", "32", "--weights", "fp8",
      "--context", "8192", "--batch", "16", "--no-levers"],
+    # Expert parallelism, attention DP and MTP speculation (docs/deployment-modes.md).
+    ["llm", "--model", "deepseek-r1", "--gpu", "h200", "--tp", "8", "--ep", "8", "--attention-dp", "--weights", "fp8",
+     "--context", "3072", "--batch", "64", "--speculate", "3", "--acceptance", "0.9,0.7,0.4", "--no-levers"],
     ["llm", "--model", "mixtral", "--gpu", "l40s", "--tp", "4", "--weights", "int4_g128", "--context", "2048",
      "--batch", "4"],
     ["plan", "--model", "llama-3.1-70b", "--gpus", "h100,h200,a100-sxm4-80gb,b200", "--rps", "5", "--prompt", "2048",

@@ -47,7 +47,7 @@
 namespace roofline {
 
 // What an op's time is spent on, for the bottleneck.
-enum class OpRole : std::uint8_t { weights, kv_cache, activations, tp_comm, pp_comm };
+enum class OpRole : std::uint8_t { weights, kv_cache, activations, tp_comm, pp_comm, ep_comm };
 [[nodiscard]] std::string_view name_of(OpRole role);
 
 // What an op is, for whoever runs it (the layer benchmark maps each kind to its kernel).
@@ -67,6 +67,7 @@ enum class OpKind : std::uint8_t {
   all_reduce,        // TP all-reduce of a sub-layer's output
   all_gather,        // the vocabulary-split logits gathered
   send,              // activations to the next pipeline stage
+  all_to_all,        // tokens to the GPUs of their experts and back (EP with attention DP)
 };
 [[nodiscard]] std::string_view name_of(OpKind kind);
 
@@ -127,7 +128,7 @@ struct RoutedShape {
 };
 
 // A transfer between GPUs: `bytes` is the collective's message (all-reduce, all-gather) or what
-// one GPU sends (send); `group_gpus` the GPUs the group spans (for the link it takes).
+// one GPU sends (send, all-to-all); `group_gpus` the GPUs the group spans (for the link it takes).
 struct TransferShape {
   double bytes = 0;
   int ranks = 1;
@@ -165,6 +166,9 @@ struct StepShape {
   StepPhase phase = StepPhase::decode;
   std::int64_t tokens = 1;
   std::int64_t context = 1;
+  // Decode: the tokens of each sequence (speculative.hpp: a verify step's accepted token and K
+  // drafts, K + 1), so `tokens` / `queries` sequences whose attention has `queries` queries each.
+  std::int64_t queries = 1;
   [[nodiscard]] bool decode() const { return phase == StepPhase::decode; }
 };
 

@@ -35,10 +35,21 @@ inline constexpr double default_scale_out_gbps = 50.0;
 // groups within it use the scale-up link, larger ones the scale-out network.
 inline constexpr int default_scale_up_domain = 8;
 
+// Expert parallelism and data-parallel attention within the TP group (expert_parallel.hpp,
+// docs/deployment-modes.md).
+struct ExpertLayout {
+  int ep = 1;                 // GPUs of the TP group the routed experts are spread over (divides TP)
+  bool attention_dp = false;  // attention, dense layers and the head whole on every GPU, over its own requests
+  // The busiest EP rank's token-expert pairs over the mean; unset: the expectation under uniform
+  // routing (uniform_routing_imbalance).
+  std::optional<double> imbalance;
+};
+
 struct DeploymentConfig {
   int tp = 1;                   // tensor parallel: GPUs that split every layer
   int pp = 1;                   // pipeline parallel: stages that split the layers
   int replicas = 1;             // data-parallel copies of the model (GPUs = tp x pp x replicas)
+  ExpertLayout experts;         // EP and attention DP within the TP group
   DType weights = DType::bf16;  // linear layers of the transformer blocks
   // The routed experts where the checkpoint stores them in another format than the other
   // projections (gpt-oss: mxfp4 experts, bf16 attention); unset: as weights.
@@ -58,7 +69,7 @@ struct DeploymentConfig {
   std::string collectives_gpu;
 
   [[nodiscard]] int gpus() const { return tp * pp * replicas; }
-  [[nodiscard]] DType experts() const { return expert_weights.value_or(weights); }
+  [[nodiscard]] DType expert_format() const { return expert_weights.value_or(weights); }
 };
 
 // How a model's dimensions split over the tensor-parallel group. Query heads, the feed-forward
@@ -73,9 +84,21 @@ struct Sharding {
   std::int64_t ffn = 0;         // dense feed-forward width per GPU
   std::int64_t expert_ffn = 0;  // expert width per GPU
   std::int64_t vocab = 0;       // vocabulary rows per GPU (ceil(vocab / tp))
+  // Expert parallelism (expert_parallel.hpp): the routed experts spread over `ep` GPUs, each
+  // expert's width split over tp / ep of them; with attention DP (attention_dp = tp), attention,
+  // the dense layers, the shared experts and the head are whole on every GPU, each GPU serving
+  // 1 / attention_dp of the requests.
+  int ep = 1;
+  int attention_dp = 1;
+  std::int64_t local_experts = 0;          // routed experts per GPU
+  std::int64_t shared_expert_ffn = 0;      // the shared experts' width per GPU (each)
+  std::optional<double> expert_imbalance;  // ExpertLayout::imbalance
 };
 // Throws InputError naming --tp or --pp and the dimension that does not divide.
 [[nodiscard]] Sharding shard(const ModelSpec& model, int tp, int pp);
+// The same with the config's expert layout applied (apply_expert_layout); throws InputError naming
+// --ep, --attention-dp or --expert-imbalance.
+[[nodiscard]] Sharding shard(const ModelSpec& model, const DeploymentConfig& config);
 
 // The layers of one pipeline stage (stages split the layers as evenly as possible, the first
 // ones taking one more when they do not divide; a MoE model's dense layers come first).
@@ -93,7 +116,7 @@ struct StageLayers {
 // weight format; `small`: norms, biases and routers, kept in the activation format.
 struct WeightBytes {
   double linear = 0;
-  double routed = 0;  // of linear, the routed experts (in DeploymentConfig::experts())
+  double routed = 0;  // of linear, the routed experts (in DeploymentConfig::expert_format())
   double small = 0;
   double embedding = 0;
   double head = 0;
@@ -125,7 +148,7 @@ struct StageMemory {
   double kv_bytes_per_token = 0;    // this GPU, all its layers
   double kv_bytes_per_request = 0;  // at the context length
   double free_bytes = 0;            // capacity - weights - reserve - workspace
-  std::int64_t max_requests = 0;    // floor(free / kv per request), 0 when free <= 0
+  std::int64_t max_requests = 0;    // floor(free / kv per request) x attention DP ranks, 0 when free <= 0
 };
 
 struct MemoryPlan {

@@ -62,6 +62,7 @@ struct StepTime {
   double compute_s = 0;
   double tp_comm_s = 0;
   double pp_comm_s = 0;
+  double ep_comm_s = 0;                               // the MoE's all-to-all dispatch and combine (expert_parallel.hpp)
   double flops = 0;                                   // one GPU per stage, summed over the stages
   double bytes = 0;                                   // HBM traffic, same
   [[nodiscard]] std::string_view bottleneck() const;  // the largest of the parts above
@@ -85,6 +86,15 @@ struct TimeOptions {
 // included), produce one token each. Attention reads the cache of the whole (windowed) context.
 [[nodiscard]] StepTime decode_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,
                                    const DeploymentConfig& config, std::int64_t batch, std::int64_t context,
+                                   const TimeOptions& options = {});
+// A speculative verify step (speculative.hpp): `batch` sequences of `queries` tokens each (the
+// last accepted token and the drafts), each sequence's queries over its cache and the drafts.
+[[nodiscard]] StepTime verify_step(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,
+                                   const DeploymentConfig& config, std::int64_t batch, std::int64_t queries,
+                                   std::int64_t context, const TimeOptions& options = {});
+// The ops of a described step (or any list of layers of described ops) timed as decode_step times them.
+[[nodiscard]] StepTime time_layers(const std::vector<DecoderLayer>& layers, const GpuSpec& gpu,
+                                   const Sharding& sharding, const DeploymentConfig& config,
                                    const TimeOptions& options = {});
 // Prefill of one request of `prompt` tokens (causal attention), up to its first output token.
 [[nodiscard]] StepTime prefill(const ModelSpec& model, const GpuSpec& gpu, const Sharding& sharding,

@@ -10,8 +10,10 @@
 #include "commands.hpp"
 #include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/llm/expert_parallel.hpp"
 #include "roofline/llm/llm.hpp"
 #include "roofline/llm/llm_report.hpp"
+#include "roofline/llm/speculative.hpp"
 #include "summary_table.hpp"
 
 namespace roofline::cli {
@@ -127,6 +129,32 @@ constexpr std::array<ColumnOf<FormatLever>, 8> lever_columns{{
     {{"bottleneck", "bottleneck", 0}, [](const FormatLever& r) { return Cell{r.bottleneck}; }},
 }};
 
+// How EP (and attention DP) placed the experts and requests, for the notes.
+std::string expert_layout_note(const ModelSpec& model, const Sharding& s) {
+  const MoeSpec& e = *model.moe;
+  std::string note = fmt::format(
+      "expert parallelism: EP {} of TP {}: {} of the {} routed experts per GPU, each {} wide (TP / EP = {} GPUs split "
+      "each expert); {} of {} experts per token; the step is timed on the busiest GPU, which receives "
+      "--expert-imbalance times the mean token-expert pairs ({}), its experts reached as if it saw that many times "
+      "the tokens",
+      s.ep, s.tp, s.local_experts, e.experts, s.expert_ffn, s.tp / s.ep, e.experts_per_token, e.experts,
+      s.expert_imbalance ? fmt::format("{:g}, --expert-imbalance", *s.expert_imbalance)
+                         : std::string("the expectation under uniform routing"));
+  if (s.attention_dp > 1) {
+    note += fmt::format(
+        "; attention DP over {} GPUs: attention, the dense layers, the shared experts and the head whole on every GPU, "
+        "each over 1/{} of the requests (its own KV cache only); each MoE layer sends a token once to each other GPU "
+        "holding one of its experts ({:.2f} in expectation) and the outputs back (dispatch and combine all-to-all, "
+        "activation format, one latency + bytes / link bandwidth per direction)",
+        s.attention_dp, s.attention_dp, remote_ranks_per_token(e, s.ep));
+  } else {
+    note +=
+        "; the MoE input is the TP group's all-reduced hidden state on every GPU: no all-to-all, the feed-forward "
+        "all-reduce sums the experts' outputs";
+  }
+  return note;
+}
+
 std::vector<OpRow> op_rows(const StepTime& step) {
   std::vector<OpRow> rows;
   for (const LayerGroup& g : step.groups) {
@@ -170,7 +198,81 @@ struct LlmInputs {
   const std::optional<CalibrationChoice>& choice;  // what --calibration resolved to (set with the flag)
   int gpus = 0;
   LlmQuery query;
+  const std::optional<Speculation>& speculation;
 };
+
+// Speculative decoding at the report's batch (or what fits beside the drafter).
+struct SpeculationResult {
+  SpeculativeDecode decode;
+  std::int64_t batch = 0;
+  std::int64_t max_requests = 0;
+  bool capped = false;  // fewer requests than the decode step's fit beside the drafter
+};
+
+SpeculationResult speculate(const LlmInputs& in, const LlmReport& r, const TimeOptions& time) {
+  const Speculation& s = *in.speculation;
+  SpeculationResult out;
+  out.decode = speculative_decode(in.model, in.gpu, r.sharding, in.config, r.batch, in.query.context, s, time);
+  out.max_requests = max_requests_with_draft(r.memory, r.sharding, out.decode);
+  if (out.max_requests < 1) {
+    throw InputError(
+        fmt::format("--speculate: the drafter's {:.2f} GB of weights per GPU leave no room for one request",
+                    out.decode.draft_weight_bytes / 1e9));
+  }
+  out.batch = r.batch;
+  if (out.max_requests < r.batch) {
+    if (in.query.batch != 0) {
+      throw InputError(fmt::format("--batch {}: only {} requests fit beside the drafter's weights and KV cache",
+                                   in.query.batch, out.max_requests));
+    }
+    out.batch = out.max_requests;
+    out.capped = true;
+    out.decode = speculative_decode(in.model, in.gpu, r.sharding, in.config, out.batch, in.query.context, s, time);
+  }
+  return out;
+}
+
+struct SpeculationRow {
+  std::string key;
+  std::string quantity;
+  double value = 0;
+  std::string unit;
+  std::string derivation;
+};
+
+constexpr std::array<ColumnOf<SpeculationRow>, 5> speculation_columns{{
+    {{"key", "key", 0}, [](const SpeculationRow& r) { return Cell{r.key}; }},
+    {{"quantity", "quantity", 0}, [](const SpeculationRow& r) { return Cell{r.quantity}; }},
+    {{"value", "value", 3}, [](const SpeculationRow& r) { return Cell{r.value}; }},
+    {{"unit", "unit", 0}, [](const SpeculationRow& r) { return Cell{r.unit}; }},
+    {{"derivation", "derivation", 0}, [](const SpeculationRow& r) { return Cell{r.derivation}; }},
+}};
+
+std::vector<SpeculationRow> speculation_rows(const LlmInputs& in, const SpeculationResult& s) {
+  const Speculation& spec = *in.speculation;
+  const SpeculativeDecode& d = s.decode;
+  const std::string drafter =
+      spec.draft_model ? fmt::format("a decode step of {}", spec.draft_model->id) : std::string("the MTP layer + head");
+  const double per_user = 1.0 / d.tpot_s;
+  return {
+      {"batch", "batch (concurrent requests)", static_cast<double>(s.batch), "requests",
+       s.capped ? "what fits beside the drafter" : "as for the decode step"},
+      {"max_requests", "max requests beside the drafter", static_cast<double>(s.max_requests), "requests",
+       fmt::format("(free - {:.2f} GB drafter weights) / (KV + {:.4f} GB drafter KV per request)",
+                   d.draft_weight_bytes / 1e9, d.draft_kv_bytes_per_request / 1e9)},
+      {"verify_ms", "verify step", d.verify.time_s * 1e3, "ms",
+       fmt::format("the model over {} tokens per sequence", spec.draft_tokens + 1)},
+      {"draft_ms", "draft pass", d.draft.time_s * 1e3, "ms",
+       fmt::format("{}, {} per verify step", drafter, d.draft_passes)},
+      {"cycle_ms", "draft + verify cycle", d.cycle_s * 1e3, "ms", "verify + K x draft"},
+      {"tokens_per_verify", "tokens per verify step", d.tokens_per_verify, "tokens",
+       fmt::format("1 + sum of the products of the acceptance rates ({})", fmt::join(spec.acceptance, ", "))},
+      {"tpot_ms", "time per output token", d.tpot_s * 1e3, "ms", "cycle / tokens per verify step"},
+      {"tokens_per_s_per_user", "tokens/s per user", per_user, "tokens/s", "1 / TPOT"},
+      {"tokens_per_s", "tokens/s, deployment", per_user * static_cast<double>(s.batch * in.config.replicas), "tokens/s",
+       fmt::format("{} replica(s) x batch {} / TPOT", in.config.replicas, s.batch)},
+  };
+}
 
 // The summary table's rows: each figure with how it was reached.
 std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
@@ -186,7 +288,8 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
   const std::string replication =
       sharding.kv_replication > 1 ? fmt::format(", each KV head kept on {:g} GPUs", sharding.kv_replication) : "";
   const std::string per_gpu_kv =
-      model.attention.kind == AttentionKind::mla
+      sharding.attention_dp > 1 ? fmt::format("attention DP: each GPU caches only its own requests, all heads")
+      : model.attention.kind == AttentionKind::mla
           ? fmt::format("the latent is shared by all heads: every one of the {} TP GPUs keeps all of it",
                         options.parallelism.tp)
           : fmt::format("{} KV head(s) per GPU of TP {}{}", sharding.kv_heads, options.parallelism.tp, replication);
@@ -220,7 +323,9 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
        fmt::format("{:.0f} capacity - weights - {:.1f} reserve - {:.1f} workspace", memory.capacity_bytes / 1e9,
                    config.reserve_bytes / 1e9, config.workspace_bytes / 1e9)},
       {"max_requests", "max concurrent requests", r.max_requests, "requests",
-       "floor(memory left / KV per request per GPU)"},
+       sharding.attention_dp > 1
+           ? fmt::format("floor(memory left / KV per request per GPU) x {} attention-DP GPUs", sharding.attention_dp)
+           : std::string("floor(memory left / KV per request per GPU)")},
       {"batch", "batch (concurrent requests)", r.batch, "requests", options.batch == "max" ? "--batch max" : "--batch"},
       {"tpot_ms", "time per output token", decode.time_s * 1e3, "ms",
        fmt::format("one decode step, all {} layers{}", model.layers,
@@ -263,7 +368,7 @@ std::vector<SummaryRow> summary_rows(const LlmInputs& in, const LlmReport& r) {
 
 // The report of one deployment: summary, memory by stage, the two steps op by op, the TP
 // all-reduce on each link, the levers, and the notes on how each figure was reached.
-Report render_llm(const LlmInputs& in, const LlmReport& r) {
+Report render_llm(const LlmInputs& in, const LlmReport& r, const std::optional<SpeculationResult>& speculation) {
   const LlmOptions& options = in.options;
   const ModelSpec& model = in.model;
   const GpuSpec& gpu = in.gpu;
@@ -294,6 +399,8 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
                    {"batch", options.batch},
                    {"deployment", deployment_flags_json(options.deployment)},
                    {"set", options.what_if}};
+  if (model.moe) report.inputs["expert_layout"] = expert_flags_json(options.experts);
+  if (in.speculation) report.inputs["speculation"] = speculation_json(*in.speculation);
   report.hardware.push_back({gpu.id, gpu.origin});
 
   const std::vector<SummaryRow> rows = summary_rows(in, r);
@@ -368,6 +475,26 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
     report.extra_results["ttft_roofline_ms"] = first.roofline_s * 1e3;
     report.extra_results["tokens_per_s_roofline"] = r.tokens_per_s_roofline;
   }
+  if (speculation) {
+    const std::vector<SpeculationRow> spec_rows = speculation_rows(in, *speculation);
+    nlohmann::json block = nlohmann::json::object();
+    for (const SpeculationRow& row : spec_rows) block[row.key] = row.value;
+    report.extra_results["speculation"] = std::move(block);
+    report.tables.push_back(Table::from_rows<SpeculationRow>(
+        "speculation_summary",
+        fmt::format("Speculative decoding: {} drafts per step ({})", in.speculation->draft_tokens,
+                    in.speculation->draft_model ? in.speculation->draft_model->id : std::string("MTP")),
+        speculation_columns, spec_rows));
+    report.tables.push_back(op_table("verify",
+                                     fmt::format("One verify step on one GPU: batch {}, {} tokens per sequence",
+                                                 speculation->batch, in.speculation->draft_tokens + 1),
+                                     speculation->decode.verify));
+    report.tables.push_back(op_table("draft", "One draft pass on one GPU", speculation->decode.draft));
+    report.notes.push_back(
+        "speculative decoding: each step the drafter proposes K tokens one pass at a time, the model verifies them in "
+        "one step of K + 1 tokens per sequence (each sequence's queries causal over its cache and the drafts); "
+        "expected tokens per step 1 + a1 + a1 a2 + ... (--acceptance: each position's rate given the ones before)");
+  }
   if (in.choice) {
     nlohmann::json block = calibration_block(*in.choice);
     block.update({{"decode_ops", op_count(decode)},
@@ -395,11 +522,13 @@ Report render_llm(const LlmInputs& in, const LlmReport& r) {
       "projections multiply in {} on {}; norms, softmax and elementwise ops run on the fp32 vector units; attention "
       "math in {}",
       name_of(matmul_dtype(gpu, config.weights, config.activations)), gpu.id, name_of(config.activations)));
-  if (model.moe) {
+  if (model.moe && r.sharding.ep == 1) {
     report.notes.push_back(fmt::format(
         "mixture of experts: {} of {} experts per token; a step reads only the experts its tokens reach (expected "
         "E (1 - (1 - k/E)^tokens) with uniform routing); experts are split over TP like dense layers",
         model.moe->experts_per_token, model.moe->experts));
+  } else if (model.moe) {
+    report.notes.push_back(expert_layout_note(model, r.sharding));
   }
   if (model.windowed()) {
     // --- models (issue 19)
@@ -438,11 +567,16 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   const std::optional<Calibration>& calibration = choice ? choice->calibration : no_calibration;
   TimeOptions time;
   apply_time_flags(options.deployment, calibration, time);
-  const Sharding sharding = shard(model, options.parallelism.tp, options.parallelism.pp);
   const int gpus = apply_parallelism_flags(options.parallelism, config);
+  apply_expert_flags(options.experts, config);
+  const Sharding sharding = shard(model, config);
 
+  const std::optional<Speculation> speculation = resolve_speculation(options.speculation, options.model.models_dirs);
   const LlmReport r = llm_report(model, gpu, sharding, config, query, time);
-  Report report = render_llm({options, model, gpu, config, calibration, choice, gpus, query}, r);
+  const LlmInputs inputs{options, model, gpu, config, calibration, choice, gpus, query, speculation};
+  std::optional<SpeculationResult> speculated;
+  if (speculation) speculated = speculate(inputs, r, time);
+  Report report = render_llm(inputs, r, speculated);
   if (!weights_note.empty()) report.notes.push_back(weights_note);
   if (!long_context.empty()) report.notes.push_back(long_context);
   return report;
@@ -455,6 +589,8 @@ void setup_llm_command(CLI::App& app) {
   add_model_options(*command, options->model);
   add_context_limit_option(*command, options->model);
   add_parallelism_flags(*command, options->parallelism, "GPUs in all (a multiple of TP x PP; default TP x PP)", false);
+  add_expert_flags(*command, options->experts);
+  add_speculation_flags(*command, options->speculation);
   add_format_flags(*command, options->formats);
   command->add_option("--context", options->context, "Tokens per request in the KV cache")->required();
   command->add_option("--prompt", options->prompt, "Prompt tokens for time to first token (default: --context)");

@@ -16,6 +16,8 @@ namespace roofline::cli {
 struct LlmOptions {
   ModelOptions model;
   ParallelismFlags parallelism;
+  ExpertFlags experts;
+  SpeculationFlags speculation;
   FormatFlags formats;
   std::int64_t context = 0;
   std::optional<std::int64_t> prompt;  // default: the context

@@ -1,0 +1,52 @@
+// End-to-end tests of llm's expert parallelism, attention DP and speculative decoding: the real
+// binary, its exit codes and its JSON (docs/deployment-modes.md).
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "run_binary.hpp"
+
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+namespace {
+
+const std::string r1_h200 =
+    "llm --model deepseek-r1 --gpu h200 --tp 8 --weights fp8 --kv fp8 --context 3072 "
+    "--prompt 1024 --no-levers ";
+
+}  // namespace
+
+TEST_CASE("llm: attention DP lets 1,024 DeepSeek-R1 requests fit on 8 H200 where TP 8 alone does not") {
+  const json tp = json_report(r1_h200 + "--batch max");
+  const json dp = json_report(r1_h200 + "--ep 8 --attention-dp --batch 1024");
+  const std::int64_t tp_fit = tp.at("results").at("max_requests").get<std::int64_t>();
+  const std::int64_t dp_fit = dp.at("results").at("max_requests").get<std::int64_t>();
+  CHECK(tp_fit < 1024);
+  CHECK(dp_fit >= 1024);
+  // Every GPU caches only its own requests: one copy of the latent per request (no replication).
+  CHECK(dp.at("results").at("kv_replication").get<double>() == 1.0);
+  CHECK(dp.at("inputs").at("expert_layout").at("ep") == 8);
+  CHECK(dp.at("inputs").at("expert_layout").at("attention_dp") == true);
+  bool dispatch = false;
+  for (const json& op : dp.at("results").at("decode")) dispatch = dispatch || op.at("name") == "moe_dispatch";
+  CHECK(dispatch);
+}
+
+TEST_CASE("llm: MTP speculation at batch 1 reports the verify step, the drafts and the tokens per step") {
+  const json r = json_report(r1_h200 + "--ep 4 --batch 1 --speculate 3 --acceptance 1");
+  const json& s = r.at("results").at("speculation");
+  CHECK(s.at("tokens_per_verify").get<double>() == 4.0);
+  CHECK(s.at("tpot_ms").get<double>() == Approx(s.at("cycle_ms").get<double>() / 4.0));
+  CHECK(r.at("inputs").at("speculation").at("drafter") == "mtp");
+  CHECK(r.at("results").at("verify").size() > 0);
+}
+
+TEST_CASE("llm: bad expert and speculation flags exit 2 with one line") {
+  expect_bad_input(roofline("llm --model mixtral --gpu h200 --tp 8 --ep 3 --context 1024"),
+                   "--ep 3 does not divide --tp 8");
+  expect_bad_input(roofline("llm --model mixtral --gpu h200 --tp 16 --ep 16 --context 1024"),
+                   "does not divide the 8 routed experts");
+  expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h200 --ep 2 --tp 2 --context 1024"), "no experts");
+  expect_bad_input(roofline(r1_h200 + "--speculate 3 --acceptance 1.5"), "--acceptance 1.5");
+  expect_bad_input(roofline(r1_h200 + "--acceptance 0.8"), "need --speculate");
+}
