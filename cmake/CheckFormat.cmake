@@ -6,7 +6,8 @@ endif()
 file(GLOB_RECURSE sources
   "${SOURCE_DIR}/include/*.hpp" "${SOURCE_DIR}/src/*.cpp" "${SOURCE_DIR}/src/*.hpp"
   "${SOURCE_DIR}/kernels/*.cu" "${SOURCE_DIR}/kernels/*.cuh" "${SOURCE_DIR}/kernels/*.hpp" "${SOURCE_DIR}/kernels/*.cpp"
-  "${SOURCE_DIR}/tests/*.cpp" "${SOURCE_DIR}/tests/*.hpp" "${SOURCE_DIR}/bench/*.cpp" "${SOURCE_DIR}/fuzz/*.cpp")
+  "${SOURCE_DIR}/tests/*.cpp" "${SOURCE_DIR}/tests/*.hpp" "${SOURCE_DIR}/bench/*.cpp" "${SOURCE_DIR}/fuzz/*.cpp"
+  "${SOURCE_DIR}/python/*.cpp")
 execute_process(COMMAND "${CLANG_FORMAT}" --dry-run --Werror ${sources}
                 RESULT_VARIABLE result ERROR_VARIABLE errors)
 if(NOT result EQUAL 0)

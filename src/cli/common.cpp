@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
@@ -27,13 +29,39 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool long_out
       ->group("Hardware");
 }
 
-HardwareRegistry load_registry(const CommonOptions& options) {
-  HardwareRegistry registry = HardwareRegistry::load(HardwareSearch::from_flag_and_environment(options.hardware_dir));
-  for (const std::string& note : registry.notes()) std::cerr << "roofline: note: " << note << '\n';
-  return registry;
+const HardwareRegistry& load_registry(const CommonOptions& options) {
+  // Bundled files cannot change while the process runs; user directories are read again every
+  // time, so that an edited file is seen.
+  thread_local std::optional<HardwareRegistry> bundled;
+  thread_local std::optional<HardwareRegistry> with_user_files;
+  const HardwareSearch search = HardwareSearch::from_flag_and_environment(options.hardware_dir);
+  if (search.directories.empty()) {
+    if (!bundled) bundled = HardwareRegistry::load(search);
+    return *bundled;
+  }
+  with_user_files = HardwareRegistry::load(search);
+  for (const std::string& note : with_user_files->notes()) std::cerr << "roofline: note: " << note << '\n';
+  return *with_user_files;
+}
+
+namespace {
+thread_local ReportCapture* active_capture = nullptr;
+}  // namespace
+
+ReportCapture::ReportCapture() {
+  if (active_capture != nullptr) throw std::logic_error("a ReportCapture is already active on this thread");
+  active_capture = this;
+}
+
+ReportCapture::~ReportCapture() {
+  active_capture = nullptr;
 }
 
 void emit(const Report& report, const CommonOptions& options) {
+  if (active_capture != nullptr) {
+    active_capture->report = report;
+    return;
+  }
   const Format format = parse_format(options.format);
   std::ostringstream text;
   make_printer(format)->print(report, text);

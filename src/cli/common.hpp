@@ -22,11 +22,26 @@ struct CommonOptions {
 void add_common_options(CLI::App& command, CommonOptions& options, bool long_output = true);
 
 // The hardware registry for this run: bundled files, ROOFLINE_HARDWARE_PATH, --hardware-dir.
-// Notes about overridden files go to stderr.
-[[nodiscard]] HardwareRegistry load_registry(const CommonOptions& options);
+// Notes about overridden files go to stderr. Valid until the next call on this thread; a registry
+// of bundled files only is kept, so that a process running many commands (the Python module)
+// parses each bundled GPU once.
+[[nodiscard]] const HardwareRegistry& load_registry(const CommonOptions& options);
 
-// Renders the report in the chosen format to stdout, or atomically to -o FILE.
+// Renders the report in the chosen format to stdout, or atomically to -o FILE; while a
+// ReportCapture lives on this thread, hands the report to it instead.
 void emit(const Report& report, const CommonOptions& options);
+
+// Takes the report a command emits instead of printing it: the Python module (python/) runs a
+// command's own flags and callback and returns its report. One per thread at a time.
+class ReportCapture {
+ public:
+  ReportCapture();
+  ReportCapture(const ReportCapture&) = delete;
+  ReportCapture& operator=(const ReportCapture&) = delete;
+  ~ReportCapture();
+
+  std::optional<Report> report;  // the last report emitted while this capture lived
+};
 
 // "What if" overrides of hardware figures: --set KEY=VALUE, repeatable.
 void add_what_if_option(CLI::App& command, std::vector<std::string>& assignments);

@@ -28,7 +28,7 @@ void write_streamed(const std::optional<std::string>& path, const std::function<
 
 template <class Options>
 void run_command(const Options& options) {
-  const HardwareRegistry registry = load_registry(options.op.common);
+  const HardwareRegistry& registry = load_registry(options.op.common);
   if (parse_format(options.op.common.format) == Format::csv) {
     write_streamed(options.op.common.output,
                    [&](std::ostream& out) { (void)stream_op_csv(options, registry, out, std::cerr); });
