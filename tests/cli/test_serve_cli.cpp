@@ -17,7 +17,7 @@ const std::string base = "serve --model llama-3.1-8b --gpu h100 --weights fp8 --
 }  // namespace
 
 TEST_CASE("serve: identical requests at rate inf: the issue's JSON fields, equal latencies") {
-  const json r = json_report(base + "--prompt 128 --output 16 --requests 8 --rate inf");
+  const json r = json_report(base + "--prompt-tokens 128 --output-tokens 16 --requests 8 --rate inf");
   CHECK(r.at("schema") == "roofline.serve.v1");
   const json& res = r.at("results");
   for (const char* key : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms"}) {
@@ -75,10 +75,12 @@ TEST_CASE("serve: the bundled trace, CSV and JSONL, give the same report") {
 }
 
 TEST_CASE("serve: goodput under --slo counts the requests within both targets") {
-  const json loose = json_report(base + "--prompt 256 --output 32 --requests 20 --rate 5 --slo ttft=100000,tpot=1000");
+  const json loose =
+      json_report(base + "--prompt-tokens 256 --output-tokens 32 --requests 20 --rate 5 --slo ttft=100000,tpot=1000");
   CHECK(loose.at("results").at("goodput").at("requests") == 20);
   CHECK(loose.at("results").at("goodput").at("fraction") == 1.0);
-  const json tight = json_report(base + "--prompt 256 --output 32 --requests 20 --rate 5 --slo ttft=0.001");
+  const json tight =
+      json_report(base + "--prompt-tokens 256 --output-tokens 32 --requests 20 --rate 5 --slo ttft=0.001");
   CHECK(tight.at("results").at("goodput").at("requests") == 0);
 }
 
@@ -88,9 +90,9 @@ TEST_CASE("serve: bad input is one line and exit 2") {
     write_file(dir / name, text);
     return (dir / name).string();
   };
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 5 --rate 0"), "--rate '0'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 5 --rate -2"), "--rate '-2'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 5 --rate 1 --concurrency 2"),
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 5 --rate 0"), "--rate '0'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 5 --rate -2"), "--rate '-2'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 5 --rate 1 --concurrency 2"),
                    "--rate and --concurrency");
   expect_bad_input(roofline(base + "--trace " + trace("unsorted.csv", "arrival_s,prompt,output\n1,10,10\n0.5,10,10\n")),
                    "unsorted.csv:3: arrival_s 0.5 is before the previous row's 1");
@@ -98,20 +100,25 @@ TEST_CASE("serve: bad input is one line and exit 2") {
                    "negative.csv:2: prompt must be a whole number of tokens");
   expect_bad_input(roofline(base + "--trace " + trace("missing.jsonl", "{\"arrival_s\": 0, \"prompt\": 5}\n")),
                    "missing.jsonl:1: missing \"output\"");
-  expect_bad_input(roofline(base + "--prompt 200000 --output 10 --requests 1"), "context of 131072");
-  expect_bad_input(roofline(base + "--prompt 100000 --output 10 --requests 1 --kv-memory-fraction 0.001"),
+  expect_bad_input(roofline(base + "--prompt-tokens 200000 --output-tokens 10 --requests 1"), "context of 131072");
+  expect_bad_input(roofline(base + "--prompt-tokens 100000 --output-tokens 10 --requests 1 --kv-memory-fraction 0.001"),
                    "KV blocks of 16 tokens; the cache holds");
-  expect_bad_input(roofline(base + "--prompt 100 --requests 1"), "--output or --output-dist");
-  expect_bad_input(roofline(base + "--prompt-dist gamma:1,2 --output 10 --requests 1"), "unknown distribution 'gamma'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 1 --slo ttft=fast"), "--slo 'ttft=fast'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --fit-step-overhead 1e9"),
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --requests 1"), "--output-tokens or --output-dist");
+  expect_bad_input(roofline(base + "--prompt-dist gamma:1,2 --output-tokens 10 --requests 1"),
+                   "unknown distribution 'gamma'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 1 --slo ttft=fast"),
+                   "--slo 'ttft=fast'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 4 --fit-step-overhead 1e9"),
                    "already slower than the run");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --fit-step-overhead 10 --step-overhead-us 5"),
-                   "give one of them");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --capacity-policy fifo"),
+  expect_bad_input(
+      roofline(base +
+               "--prompt-tokens 100 --output-tokens 10 --requests 4 --fit-step-overhead 10 --step-overhead-us 5"),
+      "give one of them");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 4 --capacity-policy fifo"),
                    "--capacity-policy 'fifo'");
   // Nothing half-written: a failed run leaves no CSV.
   const std::string csv = (dir / "never.csv").string();
-  expect_bad_input(roofline(base + "--prompt 200000 --output 10 --requests 1 --requests-csv " + csv), "context");
+  expect_bad_input(roofline(base + "--prompt-tokens 200000 --output-tokens 10 --requests 1 --requests-csv " + csv),
+                   "context");
   CHECK(!std::filesystem::exists(csv));
 }
