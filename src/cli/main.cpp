@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 says "INI was not able to parse plan.modle" for a key that is no flag of the command.
+    std::cerr << "roofline: --config: " << e.what() << " (no such flag of the command; see --help)\n";
+    return static_cast<int>(roofline::ExitCode::bad_input);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help or --version, printed to stdout
     // A flag error is bad input like any other: one line on stderr.
