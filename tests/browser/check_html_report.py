@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Opens `--format html` reports of llm, serve, plan and validate in headless Chromium.
+"""Opens `--format html` reports of llm, serve, plan, validate and an llm sweep in headless Chromium.
 
 Usage: check_html_report.py ROOFLINE_BINARY SOURCE_DIR BENCH_REPORT_SAMPLE
 
@@ -194,6 +194,14 @@ def check_validate(page, report):
     print(f"ok   validate: {len(points)} benchmarks at their measured and roofline times")
 
 
+def check_sweep(page, report):
+    points = sorted((float(m["data-x"]), float(m["data-y"])) for m in marks(page, "data-x"))
+    rows = sorted((r["context"], r["tpot_ms"]) for r in report["results"]["sweep"])
+    if len(points) != len(rows) or not all(close(a[0], b[0]) and close(a[1], b[1]) for a, b in zip(points, rows)):
+        fail(f"llm sweep: chart points {points[:3]} are not the sweep table's {rows[:3]}")
+    print(f"ok   llm sweep: {len(points)} points at the sweep table's context and TPOT")
+
+
 def main():
     if len(sys.argv) != 4:
         fail("usage: check_html_report.py ROOFLINE_BINARY SOURCE_DIR BENCH_REPORT_SAMPLE")
@@ -212,6 +220,8 @@ def main():
             ("plan", ["plan", "--model", "llama-3.1-8b", "--gpus", "h100,a100-80gb", "--rps", "5", "--prompt", "1000",
                       "--output", "200", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2"], check_plan),
             ("validate", ["validate", "--measured", str(measured)], check_validate),
+            ("sweep", ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "1024:8192:x2", "--batch",
+                       "1,8,max"], check_sweep),
         ]
         for name, args, check in cases:
             page = run(binary, [*args, "--format", "html"])

@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
 #include "roofline/model/sweep.hpp"
+#include "roofline/plot/charts.hpp"
 
 namespace roofline::cli {
 namespace {
@@ -45,6 +48,27 @@ constexpr std::array<ColumnOf<SweepRow>, 14> sweep_columns{{
     {{"prefill_bottleneck", "prefill bound", 0},
      [](const SweepRow& r) { return Cell{r.figures.at("prefill_bottleneck").get<std::string>()}; }},
 }};
+
+// --format html: TPOT over the contexts, one line per --batch value, from the rows of the table.
+std::vector<Figure> sweep_figures(const std::vector<SweepRow>& rows) {
+  plot::ScatterChart chart{
+      "TPOT across the sweep", "context [tokens]", "TPOT [ms]", plot::Scale::log, plot::Scale::linear, {}, {}, false};
+  for (const SweepRow& row : rows) {
+    auto series = std::find_if(chart.series.begin(), chart.series.end(),
+                               [&](const plot::ScatterSeries& s) { return s.name == "batch " + row.batch_flag; });
+    if (series == chart.series.end()) {
+      chart.series.push_back({"batch " + row.batch_flag, {}, true});
+      series = chart.series.end() - 1;
+    }
+    const double tpot = number(row.figures, "tpot_ms");
+    series->points.push_back({fmt::format("context {} batch {}", row.context, row.batch_flag),
+                              static_cast<double>(row.context), tpot,
+                              fmt::format("context {}, batch {} ({}): TPOT {:.4g} ms", row.context, row.batch_flag,
+                                          row.figures.at("batch").get<std::int64_t>(), tpot)});
+  }
+  return {{"sweep", "TPOT across the sweep", plot::render_scatter_svg(chart),
+           "Each point of the sweep table: TPOT at its context, one line per --batch value (max: what fits)."}};
+}
 
 }  // namespace
 
@@ -98,6 +122,7 @@ Report run_llm_sweep(const LlmOptions& options, const LlmSweep& sweep, const Har
       fmt::format("{} on {}: {} points (--context x --batch), one deployment each",
                   report.inputs["model"].value("id", ""), report.inputs["gpu"].get<std::string>(), rows.size()),
       sweep_columns, rows));
+  if (draws_figures(options.common)) report.figures = sweep_figures(rows);
   return report;
 }
 
