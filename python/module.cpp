@@ -172,8 +172,9 @@ py::object run(const std::vector<std::string>& path, const std::vector<std::stri
 
 // Every model preset (and --models-dir file), as the reports' inputs describe a model.
 py::object models(const std::vector<std::string>& models_dirs) {
-  const roofline::ModelRegistry registry =
-      roofline::cli::load_models({.model = {}, .hf_config = {}, .models_dirs = models_dirs});
+  roofline::cli::ModelOptions options;
+  options.models_dirs = models_dirs;
+  const roofline::ModelRegistry registry = roofline::cli::load_models(options);
   nlohmann::json list = nlohmann::json::array();
   for (const roofline::ModelSpec& model : registry.all()) list.push_back(roofline::cli::model_summary(model));
   return to_python(list);

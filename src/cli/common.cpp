@@ -10,13 +10,22 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
+#include "roofline/plot/html.hpp"
 #include "roofline/report/output_file.hpp"
 
 namespace roofline::cli {
 
 void add_common_options(CLI::App& command, CommonOptions& options, bool long_output) {
-  command.add_option("--format", options.format, "Output format: table (default), json or csv")
-      ->check(CLI::IsMember({"table", "json", "csv"}, CLI::ignore_case))
+  command
+      .add_option("--format", options.format,
+                  "Output format: table (default), json, csv (one table), markdown, or html (one self-contained "
+                  "page with the report's charts)")
+      ->check(CLI::IsMember(std::vector<std::string>(format_names.begin(), format_names.end()), CLI::ignore_case))
+      ->group("Output");
+  command
+      .add_option("--table", options.table,
+                  "Only this table of the report (its JSON name under results), in csv, table or markdown output; "
+                  "csv's default is the first")
       ->group("Output");
   command
       .add_option(long_output ? "-o,--output" : "-o", options.output,
@@ -64,7 +73,9 @@ void emit(const Report& report, const CommonOptions& options) {
   }
   const Format format = parse_format(options.format);
   std::ostringstream text;
-  make_printer(format)->print(report, text);
+  const std::unique_ptr<Printer> printer =
+      format == Format::html && !options.table ? plot::make_html_printer() : make_printer({format, options.table});
+  printer->print(report, text);
   if (format == Format::csv) {
     for (const std::string& note : report.notes) std::cerr << "roofline: note: " << note << '\n';
   }
@@ -73,6 +84,14 @@ void emit(const Report& report, const CommonOptions& options) {
   } else {
     std::cout << text.str() << std::flush;
   }
+}
+
+void deprecation_note(const std::string& old_name, const std::string& name) {
+  std::cerr << fmt::format("roofline: note: {} is deprecated; it is now {}\n", old_name, name);
+}
+
+bool draws_figures(const CommonOptions& options) {
+  return parse_format(options.format) == Format::html;
 }
 
 void add_what_if_option(CLI::App& command, std::vector<std::string>& assignments) {

@@ -10,9 +10,10 @@
 
 namespace roofline::cli {
 
-// The flags every command takes: --format, -o and --hardware-dir.
+// The flags every command takes: --format, --table, -o and --hardware-dir.
 struct CommonOptions {
   std::string format = "table";
+  std::optional<std::string> table;
   std::optional<std::string> output;
   std::optional<std::string> hardware_dir;
 };
@@ -42,6 +43,31 @@ class ReportCapture {
 
   std::optional<Report> report;  // the last report emitted while this capture lived
 };
+
+// True when the report will be drawn as HTML: only then does a command draw its figures.
+[[nodiscard]] bool draws_figures(const CommonOptions& options);
+
+// The one note a deprecated spelling prints (stderr, never into the report).
+void deprecation_note(const std::string& old_name, const std::string& name);
+
+// A flag renamed: `name` is the flag (and its config key); `old_name` still sets the same value,
+// left out of --help, with one note on stderr naming the new flag. Give one of them: both is bad
+// input. `name` may be required: the old spelling satisfies it.
+template <typename T>
+CLI::Option* add_renamed_option(CLI::App& command, const std::string& name, const std::string& old_name, T& value,
+                                const std::string& description) {
+  CLI::Option* option = command.add_option(name, value, description);
+  CLI::Option* old = command.add_option(old_name, value, "Deprecated: " + name)->group("")->configurable(false);
+  old->each([option, old_name, name](const std::string& text) {
+    if (option->count() > 0) {
+      throw CLI::ValidationError(old_name + " is the old name of " + name + ": give " + name + " only");
+    }
+    // The new flag counts as given, so that its `required` holds.
+    option->add_result(text);
+    deprecation_note(old_name, name);
+  });
+  return option;
+}
 
 // "What if" overrides of hardware figures: --set KEY=VALUE, repeatable.
 void add_what_if_option(CLI::App& command, std::vector<std::string>& assignments);

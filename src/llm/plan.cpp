@@ -191,10 +191,10 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
     throw InputError(fmt::format("--rps {}: must be a positive number up to 1e9", w.requests_per_s));
   }
   if (w.prompt < 1 || w.prompt > max_tokens) {
-    throw InputError(fmt::format("--prompt {}: must be 1 to {} tokens", w.prompt, max_tokens));
+    throw InputError(fmt::format("--prompt-tokens {}: must be 1 to {} tokens", w.prompt, max_tokens));
   }
   if (w.output < 1 || w.output > max_tokens) {
-    throw InputError(fmt::format("--output {}: must be 1 to {} tokens", w.output, max_tokens));
+    throw InputError(fmt::format("--output-tokens {}: must be 1 to {} tokens", w.output, max_tokens));
   }
   if (!(w.tpot_s > 0) || !std::isfinite(w.tpot_s)) throw InputError("--tpot-ms: must be a positive number");
   if (!(w.ttft_s > 0) || !std::isfinite(w.ttft_s)) throw InputError("--ttft-ms: must be a positive number");

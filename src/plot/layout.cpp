@@ -536,4 +536,33 @@ Layout layout_chart(const Chart& chart) {
   return layout;
 }
 
+std::string unplaced_summary(const Layout& layout) {
+  std::vector<std::pair<std::string, std::size_t>> families;
+  for (const std::string& name : layout.unplaced) {
+    const std::string family = name.substr(0, name.find_first_of("./: "));
+    const auto same = std::find_if(families.begin(), families.end(), [&](const auto& f) { return f.first == family; });
+    if (same == families.end()) {
+      families.emplace_back(family, 1);
+    } else {
+      ++same->second;
+    }
+  }
+  std::stable_sort(families.begin(), families.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  constexpr std::size_t shown = 6;
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < std::min(shown, families.size()); ++i) {
+    parts.push_back(fmt::format("{}: {}", families[i].first, families[i].second));
+  }
+  if (families.size() > shown) parts.emplace_back(fmt::format("{} more groups", families.size() - shown));
+  return fmt::format("no room for {} of {} labels ({}): they are their markers' tooltips", layout.unplaced.size(),
+                     layout.unplaced.size() + layout.labels.size() -
+                         static_cast<std::size_t>(std::count_if(layout.labels.begin(), layout.labels.end(),
+                                                                [](const Label& l) {
+                                                                  return l.role != LabelRole::point &&
+                                                                         l.role != LabelRole::compute_roof &&
+                                                                         l.role != LabelRole::memory_roof;
+                                                                })),
+                     fmt::join(parts, ", "));
+}
+
 }  // namespace roofline::plot

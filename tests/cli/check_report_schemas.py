@@ -47,6 +47,8 @@ CASES = [
     ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--context", "2048",
      "--calibration", "auto"],
     ["llm", "--model", "llama-3.1-8b", "--gpu", "b200", "--context", "2048", "--calibration", "auto"],
+    # A sweep of llm: one row per (context, batch) point.
+    ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "1024:4096:x2", "--batch", "1,8,max"],
     ["op", "gemm", "--m", "4096", "--n", "4096", "--k", "4096", "--gpu", "h200,h100,b200", "--calibration", "auto"],
     ["plot", "--gpu", "h100"],
     ["plot", "--gpu", "h100", "--dtype", "bf16,fp8", "--l2-tbps", "7", "--smem-tbps", "30",

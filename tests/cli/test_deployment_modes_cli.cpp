@@ -12,7 +12,7 @@ namespace {
 
 const std::string r1_h200 =
     "llm --model deepseek-r1 --gpu h200 --tp 8 --weights fp8 --kv fp8 --context 3072 "
-    "--prompt 1024 --no-levers ";
+    "--prompt-tokens 1024 --no-levers ";
 
 }  // namespace
 

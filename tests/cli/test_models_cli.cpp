@@ -23,9 +23,9 @@ bool has_note(const nlohmann::json& report, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("hardening II #13: llm --prompt longer than --context, and a context beyond the model's, exit 2") {
-  expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h100 --context 4096 --prompt 5000"),
-                   "--prompt 5000: longer than --context 4096");
+TEST_CASE("hardening II #13: llm --prompt-tokens longer than --context, and a context beyond the model's, exit 2") {
+  expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h100 --context 4096 --prompt-tokens 5000"),
+                   "--prompt-tokens 5000: longer than --context 4096");
   // Llama 3.1: max_position_embeddings 131,072.
   expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h100 --context 200000"),
                    "--context 200000: more than the 131072 tokens llama-3.1-8b supports");

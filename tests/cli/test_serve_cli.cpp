@@ -18,7 +18,7 @@ const std::string base = "serve --model llama-3.1-8b --gpu h100 --weights fp8 --
 }  // namespace
 
 TEST_CASE("serve: identical requests at rate inf: the issue's JSON fields, equal latencies") {
-  const json r = json_report(base + "--prompt 128 --output 16 --requests 8 --rate inf");
+  const json r = json_report(base + "--prompt-tokens 128 --output-tokens 16 --requests 8 --rate inf");
   CHECK(r.at("schema") == "roofline.serve.v1");
   const json& res = r.at("results");
   for (const char* key : {"ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms"}) {
@@ -76,10 +76,12 @@ TEST_CASE("serve: the bundled trace, CSV and JSONL, give the same report") {
 }
 
 TEST_CASE("serve: goodput under --slo counts the requests within both targets") {
-  const json loose = json_report(base + "--prompt 256 --output 32 --requests 20 --rate 5 --slo ttft=100000,tpot=1000");
+  const json loose =
+      json_report(base + "--prompt-tokens 256 --output-tokens 32 --requests 20 --rate 5 --slo ttft=100000,tpot=1000");
   CHECK(loose.at("results").at("goodput").at("requests") == 20);
   CHECK(loose.at("results").at("goodput").at("fraction") == 1.0);
-  const json tight = json_report(base + "--prompt 256 --output 32 --requests 20 --rate 5 --slo ttft=0.001");
+  const json tight =
+      json_report(base + "--prompt-tokens 256 --output-tokens 32 --requests 20 --rate 5 --slo ttft=0.001");
   CHECK(tight.at("results").at("goodput").at("requests") == 0);
 }
 
@@ -89,9 +91,9 @@ TEST_CASE("serve: bad input is one line and exit 2") {
     write_file(dir / name, text);
     return (dir / name).string();
   };
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 5 --rate 0"), "--rate '0'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 5 --rate -2"), "--rate '-2'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 5 --rate 1 --concurrency 2"),
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 5 --rate 0"), "--rate '0'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 5 --rate -2"), "--rate '-2'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 5 --rate 1 --concurrency 2"),
                    "--rate and --concurrency");
   expect_bad_input(roofline(base + "--trace " + trace("unsorted.csv", "arrival_s,prompt,output\n1,10,10\n0.5,10,10\n")),
                    "unsorted.csv:3: arrival_s 0.5 is before the previous row's 1");
@@ -99,27 +101,33 @@ TEST_CASE("serve: bad input is one line and exit 2") {
                    "negative.csv:2: prompt must be a whole number of tokens");
   expect_bad_input(roofline(base + "--trace " + trace("missing.jsonl", "{\"arrival_s\": 0, \"prompt\": 5}\n")),
                    "missing.jsonl:1: missing \"output\"");
-  expect_bad_input(roofline(base + "--prompt 200000 --output 10 --requests 1"), "context of 131072");
-  expect_bad_input(roofline(base + "--prompt 100000 --output 10 --requests 1 --kv-memory-fraction 0.001"),
+  expect_bad_input(roofline(base + "--prompt-tokens 200000 --output-tokens 10 --requests 1"), "context of 131072");
+  expect_bad_input(roofline(base + "--prompt-tokens 100000 --output-tokens 10 --requests 1 --kv-memory-fraction 0.001"),
                    "KV blocks of 16 tokens; the cache holds");
-  expect_bad_input(roofline(base + "--prompt 100 --requests 1"), "--output or --output-dist");
-  expect_bad_input(roofline(base + "--prompt-dist gamma:1,2 --output 10 --requests 1"), "unknown distribution 'gamma'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 1 --slo ttft=fast"), "--slo 'ttft=fast'");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --fit-step-overhead 1e9"),
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --requests 1"), "--output-tokens or --output-dist");
+  expect_bad_input(roofline(base + "--prompt-dist gamma:1,2 --output-tokens 10 --requests 1"),
+                   "unknown distribution 'gamma'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 1 --slo ttft=fast"),
+                   "--slo 'ttft=fast'");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 4 --fit-step-overhead 1e9"),
                    "already slower than the run");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --fit-step-overhead 10 --step-overhead-us 5"),
-                   "give one of them");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 4 --capacity-policy fifo"),
+  expect_bad_input(
+      roofline(base +
+               "--prompt-tokens 100 --output-tokens 10 --requests 4 --fit-step-overhead 10 --step-overhead-us 5"),
+      "give one of them");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 4 --capacity-policy fifo"),
                    "--capacity-policy 'fifo'");
   // Nothing half-written: a failed run leaves no CSV.
   const std::string csv = (dir / "never.csv").string();
-  expect_bad_input(roofline(base + "--prompt 200000 --output 10 --requests 1 --requests-csv " + csv), "context");
+  expect_bad_input(roofline(base + "--prompt-tokens 200000 --output-tokens 10 --requests 1 --requests-csv " + csv),
+                   "context");
   CHECK(!std::filesystem::exists(csv));
 }
 
 TEST_CASE("plan --rps: the feasible candidates ranked by simulation, targets on p90, cost per million tokens") {
   const json r = json_report(
-      "plan --model llama-3.1-70b --gpus h100,h200 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
+      "plan --model llama-3.1-70b --gpus h100,h200 --rps 5 --prompt-tokens 2048 --output-tokens 256 --tpot-ms 50 "
+      "--ttft-ms 2000 "
       "--price all=2.5 --sim-requests 300 --top 3");
   CHECK(r.at("inputs").at("ranking").at("simulated") == true);
   const json& res = r.at("results");
@@ -145,20 +153,23 @@ TEST_CASE("plan --rps: the feasible candidates ranked by simulation, targets on 
   for (const json& c : sim.at("missed")) CHECK_THAT(c.at("simulated").at("missed").get<std::string>(), Contains("p90"));
   // p50 targets are easier to meet than p99 ones: the same chosen or a cheaper one.
   const json p99 = json_report(
-      "plan --model llama-3.1-70b --gpus h100,h200 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
+      "plan --model llama-3.1-70b --gpus h100,h200 --rps 5 --prompt-tokens 2048 --output-tokens 256 --tpot-ms 50 "
+      "--ttft-ms 2000 "
       "--price all=2.5 --sim-requests 300 --top 0 --percentile 99");
   CHECK(p99.at("results").at("chosen").at("simulated").at("percentile") == 99.0);
   CHECK(p99.at("results").at("chosen").at("usd_per_million_output_tokens").get<double>() >=
         chosen.at("usd_per_million_output_tokens").get<double>());
   // --closed-form: the closed form's ranking, nothing simulated.
   const json closed = json_report(
-      "plan --model llama-3.1-70b --gpus h100,h200 --rps 5 --prompt 2048 --output 256 --tpot-ms 50 --ttft-ms 2000 "
+      "plan --model llama-3.1-70b --gpus h100,h200 --rps 5 --prompt-tokens 2048 --output-tokens 256 --tpot-ms 50 "
+      "--ttft-ms 2000 "
       "--price all=2.5 --closed-form");
   CHECK(closed.at("inputs").at("ranking").at("simulated") == false);
   CHECK_FALSE(closed.at("results").contains("simulation"));
   CHECK_FALSE(closed.at("results").at("chosen").contains("simulated"));
   const std::string plan8 =
-      "plan --model llama-3.1-8b --gpus h100 --rps 5 --prompt 512 --output 64 --tpot-ms 50 --ttft-ms 2000 "
+      "plan --model llama-3.1-8b --gpus h100 --rps 5 --prompt-tokens 512 --output-tokens 64 --tpot-ms 50 --ttft-ms "
+      "2000 "
       "--price all=2 ";
   expect_bad_input(roofline(plan8 + "--percentile 0"), "--percentile 0");
   expect_bad_input(roofline(plan8 + "--sim-requests 0"), "--sim-requests 0");
@@ -167,7 +178,8 @@ TEST_CASE("plan --rps: the feasible candidates ranked by simulation, targets on 
 
 TEST_CASE("plan: hardening II #9: a tiny --rps still buys one replica, not zero GPUs at $0") {
   const json r = json_report(
-      "plan --model llama-3.1-8b --gpus h100 --rps 1e-8 --prompt 512 --output 64 --tpot-ms 50 --ttft-ms 2000 "
+      "plan --model llama-3.1-8b --gpus h100 --rps 1e-8 --prompt-tokens 512 --output-tokens 64 --tpot-ms 50 --ttft-ms "
+      "2000 "
       "--price all=2 --sim-requests 20");
   const json& c = r.at("results").at("chosen");
   CHECK(c.at("replicas") == 1);
@@ -184,16 +196,18 @@ TEST_CASE("plan: hardening II #9: a tiny --rps still buys one replica, not zero 
 TEST_CASE("plan: hardening II #2: the lists are capped and the JSON bounded by what is reported") {
   std::string tp = "1";
   for (int i = 2; i <= 65; ++i) tp.append(",").append(std::to_string(i));
-  expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --rps 5 --prompt 512 --output 64 --tpot-ms 50 "
-                            "--ttft-ms 2000 --price all=2 --closed-form --tp " +
-                            tp),
-                   "--tp: 65 entries, more than the 64");
+  expect_bad_input(
+      roofline("plan --model llama-3.1-8b --gpus h100 --rps 5 --prompt-tokens 512 --output-tokens 64 --tpot-ms 50 "
+               "--ttft-ms 2000 --price all=2 --closed-form --tp " +
+               tp),
+      "--tp: 65 entries, more than the 64");
   // 64 TP degrees x 3 PP x 4 weights x 2 KV = 1,536 configurations, most rejected: the JSON lists
   // the first 1,024 of them and counts every one.
   tp = "1";
   for (int i = 2; i <= 64; ++i) tp.append(",").append(std::to_string(i));
   const json r = json_report(
-      "plan --model llama-3.1-8b --gpus h100 --rps 5 --prompt 512 --output 64 --tpot-ms 50 --ttft-ms 2000 "
+      "plan --model llama-3.1-8b --gpus h100 --rps 5 --prompt-tokens 512 --output-tokens 64 --tpot-ms 50 --ttft-ms "
+      "2000 "
       "--price all=2 --closed-form --tp " +
       tp);
   const json& counts = r.at("results").at("counts");
@@ -209,7 +223,8 @@ TEST_CASE("serve --layers: one layer, one request, on the H200 reproduces the la
   // 1-layer run is one layer (the embedding and head, once per step, cancel).
   const auto tpot_ms = [](int layers) {
     const json r = json_report(
-        "serve --model llama-3.1-70b --gpu h200 --weights fp8 --kv fp8 --prompt 4095 --output 2 --requests 1 "
+        "serve --model llama-3.1-70b --gpu h200 --weights fp8 --kv fp8 --prompt-tokens 4095 --output-tokens 2 "
+        "--requests 1 "
         "--calibration " +
         (std::filesystem::path(ROOFLINE_SOURCE_DIR) / "calibrations/h200-sxm.json").string() + " --layers " +
         std::to_string(layers));
@@ -222,12 +237,13 @@ TEST_CASE("serve --layers: one layer, one request, on the H200 reproduces the la
   // 278.65 us measured (median); the simulation is validate's best-table sum of the same stages,
   // 253.9 us (-8.9%).
   CHECK(layer_us == Approx(278.65).epsilon(0.10));
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 1 --layers 0"), "--layers 0");
-  expect_bad_input(roofline(base + "--prompt 100 --output 10 --requests 1 --layers 33"), "--layers 33");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 1 --layers 0"), "--layers 0");
+  expect_bad_input(roofline(base + "--prompt-tokens 100 --output-tokens 10 --requests 1 --layers 33"), "--layers 33");
 }
 
 TEST_CASE("serve --fp8-kernels like-16-bit: FP8 ops at the bf16 kernels' efficiency, recorded in the inputs") {
-  const std::string run = base + "--prompt 1000 --output 200 --requests 64 --rate inf --calibration auto ";
+  const std::string run =
+      base + "--prompt-tokens 1000 --output-tokens 200 --requests 64 --rate inf --calibration auto ";
   const json measured = json_report(run);
   const json like = json_report(run + "--fp8-kernels like-16-bit");
   CHECK(measured.at("inputs").at("engine").at("fp8_kernels") == "measured");
@@ -249,7 +265,8 @@ TEST_CASE("plan --rps: the queueing the closed form leaves out turns cheaper can
   // queue behind each other, and the simulated p90 TTFT is above 30 ms: they miss, and the chosen
   // one is a dearer candidate that meets it.
   const json r = json_report(
-      "plan --model llama-3.1-8b --gpus h100 --prompt 2048 --output 256 --rps 20 --ttft-ms 30 --tpot-ms 30 "
+      "plan --model llama-3.1-8b --gpus h100 --prompt-tokens 2048 --output-tokens 256 --rps 20 --ttft-ms 30 --tpot-ms "
+      "30 "
       "--price all=2.5 --sim-requests 300 --top 1");
   const json& res = r.at("results");
   const json& missed = res.at("simulation").at("missed");

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "plot.hpp"
 #include "roofline/bench/bench_runner.hpp"
 #include "roofline/bench/mpi.hpp"
 #include "roofline/core/error.hpp"
@@ -142,7 +143,9 @@ void run_bench(const BenchOptions& options) {
   inputs["seed"] = run.seed;
   inputs["mpi_ranks"] = session ? nlohmann::json(session->size()) : nlohmann::json(nullptr);
   const Report report = bench::make_report(run, inputs);
-  emit(parse_format(options.common.format) == Format::table ? bench::readable(report) : report, options.common);
+  Report shown = parse_format(options.common.format) == Format::table ? bench::readable(report) : report;
+  if (draws_figures(options.common)) shown.figures = bench_figures(to_json(report), registry);
+  emit(shown, options.common);
   if (options.json_path) write_file_atomically(*options.json_path, to_json(report).dump(2) + "\n", "--json");
 
   const std::vector<std::string> failed = bench::failed_ids(run);

@@ -8,12 +8,14 @@
 #include <cmath>
 
 #include "commands.hpp"
+#include "llm_sweep.hpp"
 #include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/llm/expert_parallel.hpp"
 #include "roofline/llm/llm.hpp"
 #include "roofline/llm/llm_report.hpp"
 #include "roofline/llm/speculative.hpp"
+#include "roofline/plot/report_figures.hpp"
 #include "summary_table.hpp"
 
 namespace roofline::cli {
@@ -550,11 +552,11 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   const GpuSpec gpu = apply_overrides(registry.find(options.parallelism.gpu), options.what_if);
   require_positive(options.context, "--context");
   const std::int64_t prompt = options.prompt.value_or(options.context);
-  require_positive(prompt, "--prompt");
+  require_positive(prompt, "--prompt-tokens");
   // --- models (issue 19; hardening II #13): the prompt fits the context, the context the model.
   if (prompt > options.context) {
-    throw InputError(
-        fmt::format("--prompt {}: longer than --context {} (the cache holds the prompt)", prompt, options.context));
+    throw InputError(fmt::format("--prompt-tokens {}: longer than --context {} (the cache holds the prompt)", prompt,
+                                 options.context));
   }
   const std::string long_context = check_context(model, options.context, options.model);
   const LlmQuery query{options.context, prompt, parse_batch(options.batch), options.levers};
@@ -579,6 +581,7 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
   Report report = render_llm(inputs, r, speculated);
   if (!weights_note.empty()) report.notes.push_back(weights_note);
   if (!long_context.empty()) report.notes.push_back(long_context);
+  if (draws_figures(options.common)) report.figures = plot::llm_figures(report, gpu);
   return report;
 }
 
@@ -592,15 +595,34 @@ void setup_llm_command(CLI::App& app) {
   add_expert_flags(*command, options->experts);
   add_speculation_flags(*command, options->speculation);
   add_format_flags(*command, options->formats);
-  command->add_option("--context", options->context, "Tokens per request in the KV cache")->required();
-  command->add_option("--prompt", options->prompt, "Prompt tokens for time to first token (default: --context)");
-  command->add_option("--batch", options->batch, "Concurrent requests, or 'max' for as many as fit")
+  // --context and --batch sweep like op's flags (llm_sweep.hpp); one point is the report above.
+  auto context = std::make_shared<std::string>();
+  command
+      ->add_option("--context", *context,
+                   "Tokens per request in the KV cache; a sweep gives one row per point (4096, 1024,8192 or "
+                   "1024:32768:x2)")
+      ->required();
+  // Renamed from --prompt, as plan's and serve's (docs/reports.md).
+  add_renamed_option(*command, "--prompt-tokens", "--prompt", options->prompt,
+                     "Prompt tokens for time to first token (default: --context)");
+  command
+      ->add_option("--batch", options->batch,
+                   "Concurrent requests, or 'max' for as many as fit; a sweep like --context's (1,8,64 or 1:256:x2)")
       ->capture_default_str();
   command->add_flag("!--no-levers", options->levers, "Leave out the table of weight/KV formats");
   add_deployment_flags(*command, options->deployment);
   add_what_if_option(*command, options->what_if);
   add_common_options(*command, options->common);
-  command->callback([options] { emit(run_llm(*options, load_registry(options->common)), options->common); });
+  command->callback([options, context] {
+    const LlmSweep sweep = parse_llm_sweep(*context, options->batch);
+    const HardwareRegistry registry = load_registry(options->common);
+    if (!sweep.single()) {
+      emit(run_llm_sweep(*options, sweep, registry), options->common);
+      return;
+    }
+    options->context = sweep.contexts.front();
+    emit(run_llm(*options, registry), options->common);
+  });
 }
 
 }  // namespace roofline::cli

@@ -29,7 +29,8 @@ void write_streamed(const std::optional<std::string>& path, const std::function<
 template <class Options>
 void run_command(const Options& options) {
   const HardwareRegistry& registry = load_registry(options.op.common);
-  if (parse_format(options.op.common.format) == Format::csv) {
+  // CSV streams row by row; --table (docs/reports.md) picks from the whole report instead.
+  if (parse_format(options.op.common.format) == Format::csv && !options.op.common.table) {
     write_streamed(options.op.common.output,
                    [&](std::ostream& out) { (void)stream_op_csv(options, registry, out, std::cerr); });
   } else {

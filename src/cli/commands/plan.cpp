@@ -10,6 +10,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
 #include "roofline/llm/plan.hpp"
+#include "roofline/plot/report_figures.hpp"
 #include "roofline/serve/plan_simulation.hpp"
 
 namespace roofline::cli {
@@ -448,6 +449,7 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   } else {
     report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
   }
+  if (draws_figures(options.common)) report.figures = plot::plan_figures(report);
   return report;
 }
 
@@ -471,8 +473,9 @@ void setup_plan_command(CLI::App& app) {
   add_model_options(*command, options->model);
   command->add_option("--gpus", options->gpus, "Candidate GPUs: a comma-separated list, or 'all'")->required();
   command->add_option("--rps", options->rps, "Requests per second to serve")->required();
-  command->add_option("--prompt", options->prompt, "Prompt tokens per request")->required();
-  command->add_option("--output", options->output, "Output tokens per request")->required();
+  // Renamed from --prompt/--output, which clashed with -o/--output (docs/reports.md).
+  add_renamed_option(*command, "--prompt-tokens", "--prompt", options->prompt, "Prompt tokens per request")->required();
+  add_renamed_option(*command, "--output-tokens", "--output", options->output, "Output tokens per request")->required();
   command->add_option("--tpot-ms", options->tpot_ms, "Target time per output token, ms")->required();
   command->add_option("--ttft-ms", options->ttft_ms, "Target time to first token, ms")->required();
   command

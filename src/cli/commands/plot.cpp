@@ -12,6 +12,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/core/roofline.hpp"
 #include "roofline/core/text.hpp"
+#include "roofline/plot/report_figures.hpp"
 #include "roofline/report/output_file.hpp"
 #include "roofline/validate/calibrate.hpp"
 #include "roofline/validate/validate.hpp"
@@ -75,11 +76,7 @@ plot::Point parse_point(std::string_view flag, const std::string& text, plot::Po
   return {text.substr(0, middle), intensity, tflops * 1e12, kind};
 }
 
-std::string roof_label(PeakClass peak) {
-  std::string label(name_of(peak));
-  std::replace(label.begin(), label.end(), '_', ' ');
-  return label;
-}
+using plot::roof_label;
 
 std::vector<PeakClass> chosen_peaks(const PlotOptions& options, const GpuSpec& gpu) {
   std::vector<PeakClass> peaks;
@@ -157,6 +154,13 @@ void add_level_roof(Chart& chart, std::vector<std::string>& notes, std::string l
 }  // namespace
 
 ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const HardwareRegistry& registry) {
+  std::vector<MeasuredRun> runs;
+  for (const std::string& file : options.measured) runs.push_back(load_measured(file));
+  return build_chart(options, gpu, registry, runs);
+}
+
+ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const HardwareRegistry& registry,
+                       std::span<const MeasuredRun> runs) {
   ChartBuild out;
   Chart& chart = out.chart;
   chart.title = options.title.value_or(fmt::format("Roofline: {}", gpu.name));
@@ -167,11 +171,9 @@ ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const Har
   chart.memory_roofs.push_back({gpu.memory_type, gpu.memory_bandwidth_bytes_per_s(), plot::Provenance::datasheet});
 
   const std::vector<MeasuredFilter> filters = split_filters(options.measured_filters);
-  if (!filters.empty() && options.measured.empty()) {
+  if (!filters.empty() && runs.empty()) {
     throw InputError("--measured-filter: selects benchmarks of --measured files; give one");
   }
-  std::vector<MeasuredRun> runs;
-  for (const std::string& file : options.measured) runs.push_back(load_measured(file));
   MeasuredCeilings ceilings;
   if (!runs.empty()) {
     // The registry owns the spec; the name is kept by value only because g++ 13 takes the
@@ -329,11 +331,24 @@ std::string run_plot_svg(const PlotOptions& options, const HardwareRegistry& reg
   const ChartBuild build = build_chart(options, the_gpu(options, registry), registry);
   for (const std::string& note : build.notes) std::cerr << "roofline: note: " << note << '\n';
   const plot::Layout layout = plot::layout_chart(build.chart);
-  if (!layout.unplaced.empty()) {
-    std::cerr << fmt::format("roofline: note: no room for the labels of {}; they are tooltips on their markers\n",
-                             fmt::join(layout.unplaced, ", "));
-  }
+  if (!layout.unplaced.empty()) std::cerr << "roofline: note: " << plot::unplaced_summary(layout) << '\n';
   return plot::render_svg(layout);
+}
+
+std::vector<Figure> bench_figures(const nlohmann::json& bench_report, const HardwareRegistry& registry) {
+  const std::vector<MeasuredRun> runs{measured_from_bench_report(bench_report, "this run")};
+  const GpuSpec& gpu = gpu_of_runs(runs, registry, std::nullopt);
+  PlotOptions options;
+  options.gpu = gpu.id;
+  const ChartBuild build = build_chart(options, gpu, registry, runs);
+  if (build.chart.points.empty()) return {};
+  const plot::Layout layout = plot::layout_chart(build.chart);
+  std::string caption =
+      "Every timed benchmark that does FLOPs at the model's FLOPs / HBM bytes and FLOPs / its median time; dashed "
+      "roofs are the ceilings this run measured. The filter box keeps the markers whose name matches.";
+  if (!layout.unplaced.empty()) caption += " " + plot::unplaced_summary(layout) + ".";
+  return {{"roofline", fmt::format("Measured kernels on the roofline of {}", gpu.name),
+           plot::inline_svg(plot::render_svg(layout)), std::move(caption)}};
 }
 
 void setup_plot_command(CLI::App& app) {
@@ -371,13 +386,20 @@ void setup_plot_command(CLI::App& app) {
   options->common.format = "svg";
   command
       ->add_option("--format", options->common.format,
-                   "Output: svg (default, the chart), or the chart's data as json, table or csv")
-      ->check(CLI::IsMember({"svg", "json", "table", "csv"}, CLI::ignore_case))
+                   "Output: svg (default, the chart), the chart's data as json, table, csv or markdown, or html "
+                   "(the chart and its data on one page)")
+      ->check(CLI::IsMember({"svg", "json", "table", "csv", "markdown", "html"}, CLI::ignore_case))
       ->group("Output");
   command->callback([options] {
     const HardwareRegistry registry = load_registry(options->common);
     if (to_lower(options->common.format) != "svg") {
-      emit(run_plot(*options, registry), options->common);
+      Report report = run_plot(*options, registry);
+      if (draws_figures(options->common)) {
+        report.figures.push_back({"roofline", report.extra_results.at("title").get<std::string>(),
+                                  plot::inline_svg(run_plot_svg(*options, registry)),
+                                  "The chart roofline plot draws; its roofs and points are the tables below."});
+      }
+      emit(report, options->common);
       return;
     }
     const std::string svg = run_plot_svg(*options, registry);

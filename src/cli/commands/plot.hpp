@@ -8,6 +8,7 @@
 #include "roofline/hardware/hardware.hpp"
 #include "roofline/plot/plot.hpp"
 #include "roofline/report/report.hpp"
+#include "roofline/validate/measured.hpp"
 
 namespace roofline::cli {
 
@@ -37,6 +38,9 @@ struct ChartBuild {
   std::vector<std::string> notes;
 };
 [[nodiscard]] ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const HardwareRegistry& registry);
+// The same with the measured runs given (options.measured is not read).
+[[nodiscard]] ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const HardwareRegistry& registry,
+                                     std::span<const MeasuredRun> runs);
 [[nodiscard]] plot::Chart make_chart(const PlotOptions& options, const GpuSpec& gpu);
 
 // The chart's data as a report (--format json|table|csv).
@@ -44,5 +48,9 @@ struct ChartBuild {
 
 // The chart as a standalone SVG document (--format svg, the default).
 [[nodiscard]] std::string run_plot_svg(const PlotOptions& options, const HardwareRegistry& registry);
+
+// A bench report's figure for --format html (the report as JSON, as validate reads it): its timed
+// kernels on the roofline of the GPU it ran on.
+[[nodiscard]] std::vector<Figure> bench_figures(const nlohmann::json& bench_report, const HardwareRegistry& registry);
 
 }  // namespace roofline::cli

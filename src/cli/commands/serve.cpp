@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/plot/report_figures.hpp"
 #include "roofline/plot/timeline.hpp"
 #include "roofline/report/output_file.hpp"
 #include "roofline/serve/fit.hpp"
@@ -99,10 +100,10 @@ Slo parse_slo(const std::string& text) {
 
 LengthDistribution lengths(const std::optional<std::int64_t>& fixed, const std::optional<std::string>& dist,
                            std::string_view flag) {
-  if (fixed && dist) throw InputError(fmt::format("--{} and --{}-dist: give one of them", flag, flag));
+  if (fixed && dist) throw InputError(fmt::format("--{}-tokens and --{}-dist: give one of them", flag, flag));
   if (dist) return parse_length_distribution(*dist, fmt::format("--{}-dist", flag));
-  if (!fixed) throw InputError(fmt::format("--{} or --{}-dist (or --trace) is required", flag, flag));
-  require_positive(*fixed, fmt::format("--{}", flag));
+  if (!fixed) throw InputError(fmt::format("--{}-tokens or --{}-dist (or --trace) is required", flag, flag));
+  require_positive(*fixed, fmt::format("--{}-tokens", flag));
   LengthDistribution d;
   d.a = static_cast<double>(*fixed);
   return d;
@@ -116,7 +117,8 @@ std::unique_ptr<RequestSource> workload(const ServeOptions& o, const std::option
   if (rate && std::isfinite(*rate)) arrivals = {Arrivals::Kind::poisson, *rate};
   if (o.trace) {
     if (o.prompt || o.output || o.prompt_dist || o.output_dist) {
-      throw InputError("--trace: the trace states the lengths; leave out --prompt, --output and their -dist flags");
+      throw InputError(
+          "--trace: the trace states the lengths; leave out --prompt-tokens, --output-tokens and the -dist flags");
     }
     // --rate replaces the trace's times: all at once, or Poisson from the seed.
     return std::make_unique<TraceSource>(*o.trace, o.requests, rate ? std::optional<Arrivals>(arrivals) : std::nullopt,
@@ -499,6 +501,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
         "every figure above is at that overhead",
         fit->step_overhead_s * 1e6, *o.fit_step_overhead, fit->iterations));
   }
+  if (draws_figures(o.common)) report.figures = plot::serve_figures(report);
   return report;
 }
 
@@ -513,8 +516,9 @@ void setup_serve_command(CLI::App& app) {
                       "layer suite's check");
   add_parallelism_flags(*command, options->parallelism, "GPUs in all (TP x PP: one replica is simulated)", false);
   add_format_flags(*command, options->formats);
-  command->add_option("--prompt", options->prompt, "Prompt tokens per request (fixed)");
-  command->add_option("--output", options->output, "Output tokens per request (fixed)");
+  // Renamed from --prompt/--output, which clashed with -o/--output (docs/reports.md).
+  add_renamed_option(*command, "--prompt-tokens", "--prompt", options->prompt, "Prompt tokens per request (fixed)");
+  add_renamed_option(*command, "--output-tokens", "--output", options->output, "Output tokens per request (fixed)");
   command->add_option("--prompt-dist", options->prompt_dist,
                       "Prompt lengths: uniform:LO,HI | normal:MEAN,SD | lognormal:MEAN,SD");
   command->add_option("--output-dist", options->output_dist, "Output lengths, as --prompt-dist");

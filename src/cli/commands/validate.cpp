@@ -14,6 +14,7 @@
 #include "roofline/bench/collectives_suite.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
+#include "roofline/plot/report_figures.hpp"
 #include "roofline/report/output_file.hpp"
 #include "roofline/validate/calibrate.hpp"
 #include "roofline/validate/collective_validation.hpp"
@@ -444,6 +445,7 @@ void run_validate_command(const ValidateOptions& raw) {
                     limits);
     add_gate(report, *gate);
   }
+  if (draws_figures(options.common)) report.figures = plot::validate_figures(report);
   // The whole report first: a CI job wants it when the check fails.
   emit(report, options.common);
   std::vector<std::string> failures;
