@@ -7,10 +7,10 @@
 #   docs/results/serve-layer-check.sh build/dev/roofline
 set -euo pipefail
 binary=${1:?usage: serve-layer-check.sh ROOFLINE}
-fp8=docs/results/2026-12-01-h200-fp8/bench-layer.json
-bf16=docs/results/2026-12-01-h200-refactor/bench-layer.json
+fp8=docs/results/2026-12-01-h200-fp8kv-attention/bench-layer.json
+bf16=docs/results/2026-12-01-h200-fp8kv-attention/bench-layer.json
 layer() {  # weights kv prompt output layers metric
-  "$binary" serve --model llama-3.1-70b --gpu h200 --weights "$1" --kv "$2" --prompt "$3" --output "$4" \
+  "$binary" serve --model llama-3.1-70b --gpu h200 --weights "$1" --kv "$2" --prompt-tokens "$3" --output-tokens "$4" \
     --requests 1 --layers "$5" --calibration calibrations/h200-sxm.json --format json 2>/dev/null |
     python3 -c "import json,sys; print(json.load(sys.stdin)['results']['$6']['mean'] * 1e3)"
 }
