@@ -368,25 +368,57 @@ std::optional<double> RequestRecord::tpot_s() const {
   return (e2e_s() - ttft_s()) / static_cast<double>(spec.output - 1);
 }
 
+namespace {
+
+// `value` on the grid of Distribution::steps_per_octave steps per octave (0 and below kept).
+double on_grid(double value) {
+  if (!(value > 0)) return value;
+  return std::exp2(std::round(std::log2(value) * Distribution::steps_per_octave) / Distribution::steps_per_octave);
+}
+
+}  // namespace
+
 void Distribution::add(double value, std::int64_t count) {
   if (count <= 0) return;
-  if (!runs_.empty() && runs_.back().first == value) {
-    runs_.back().second += count;
-  } else {
-    if (!runs_.empty() && value < runs_.back().first) sorted_ = false;
-    runs_.emplace_back(value, count);
-  }
   max_ = count_ == 0 ? value : std::max(max_, value);
   count_ += count;
   sum_ += value * static_cast<double>(count);
+  const double kept = rounded_ ? on_grid(value) : value;
+  if (!runs_.empty() && runs_.back().first == kept) {
+    runs_.back().second += count;
+  } else {
+    if (!runs_.empty() && kept < runs_.back().first) sorted_ = false;
+    runs_.emplace_back(kept, count);
+  }
+  if (runs_.size() > merge_at_) {
+    // From here on values are rounded to the grid; the runs so far are moved onto it, and equal
+    // values merge, so the runs stay within the grid points a latency's range spans.
+    if (!rounded_) {
+      for (auto& run : runs_) run.first = on_grid(run.first);
+      rounded_ = true;
+    }
+    sort_and_merge();
+    merge_at_ = std::max(exact_runs, 2 * runs_.size());
+  }
+}
+
+void Distribution::sort_and_merge() {
+  if (!sorted_) std::sort(runs_.begin(), runs_.end());
+  sorted_ = true;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    if (out > 0 && runs_[out - 1].first == runs_[i].first) {
+      runs_[out - 1].second += runs_[i].second;
+    } else {
+      runs_[out++] = runs_[i];
+    }
+  }
+  runs_.resize(out);
 }
 
 double Distribution::percentile(double p) {
   if (count_ == 0) return 0;
-  if (!sorted_) {
-    std::sort(runs_.begin(), runs_.end());
-    sorted_ = true;
-  }
+  if (!sorted_) sort_and_merge();
   // numpy's linear method: h = (n - 1) p / 100 between the order statistics floor(h) and floor(h) + 1.
   const double h = static_cast<double>(count_ - 1) * std::clamp(p, 0.0, 100.0) / 100.0;
   const auto lo = static_cast<std::int64_t>(std::floor(h));

@@ -291,6 +291,30 @@ TEST_CASE("serve: percentiles as numpy's linear interpolation, over runs of equa
   CHECK(runs.max() == 3.0);
 }
 
+TEST_CASE("serve: a sample past exact_runs runs is rounded to 1024 steps per octave and stays bounded") {
+  // 2,000,000 distinct values 1, 2, ..., 2e6 (in microseconds, as seconds x 1e-6): exact p50 at
+  // h = 1999999 x 0.5 = 999999.5, between 1e6 and 1e6 + 1 us; p99 at h = 1979999.01.
+  Distribution d;
+  const std::int64_t n = 2'000'000;
+  for (std::int64_t i = 1; i <= n; ++i) d.add(static_cast<double>(i) * 1e-6);
+  CHECK(d.rounded());
+  CHECK(d.count() == n);
+  // The mean and the maximum stay exact: (n + 1) / 2 us, n us.
+  CHECK(d.mean() == Approx(1000000.5e-6).epsilon(1e-12));
+  CHECK(d.max() == 2.0);
+  // 21 octaves from 1 us to 2 s x 1024 steps: at most 21,505 grid points, far below the 2^18 runs
+  // the exact part may hold before a merge.
+  CHECK(d.runs() <= Distribution::exact_runs);
+  // Rounded to the grid: within 2^(1/2048) - 1 = 0.034% of the exact percentiles.
+  CHECK(d.percentile(50) == Approx(1000000.5e-6).epsilon(4e-4));
+  CHECK(d.percentile(99) == Approx(1980000.01e-6).epsilon(4e-4));
+  // Below the limit nothing is rounded.
+  Distribution small;
+  for (int i = 1; i <= 1000; ++i) small.add(static_cast<double>(i) * 1e-3);
+  CHECK_FALSE(small.rounded());
+  CHECK(small.percentile(50) == Approx(0.5005));
+}
+
 TEST_CASE("serve: requests that cannot be served are bad input") {
   const ModelSpec& m = models().find("llama-3.1-8b");
   const GpuSpec& h100 = gpus().find("h100");

@@ -39,9 +39,9 @@ struct ServeMetrics {
 };
 
 // The metrics reduced request by request as they finish (an engine's FinishedRequest): counts
-// and sums, and of each latency one sample per request, kept for exact percentiles (TTFT, TPOT,
-// E2E and queueing time: 4 values of 16 bytes per request, the only part that grows with the
-// workload rather than the requests in flight).
+// and sums, and of each latency one sample per request (TTFT, TPOT, E2E and queueing time), exact
+// up to Distribution::exact_runs distinct values and rounded to 0.034% past them, so that memory
+// stays bounded by the requests in flight and not the workload's length.
 class MetricsRecorder {
  public:
   explicit MetricsRecorder(const Slo& slo = {}) : slo_(slo) {}
