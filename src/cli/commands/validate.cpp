@@ -355,7 +355,7 @@ std::vector<GateSummary> gate_summaries(const GateOutcome& gate) {
       }
     }
     s.not_checked = std::count_if(gate.not_checked.begin(), gate.not_checked.end(),
-                                  [check](const NotChecked& n) { return n.check == check; });
+                                  [wanted = check](const NotChecked& n) { return n.check == wanted; });
     out.push_back(s);
   }
   return out;
