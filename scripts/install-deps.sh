@@ -13,9 +13,10 @@ if [ "${1:-}" = "--tests" ]; then
   # layout assumes Liberation Sans (Arial) metrics. libopenmpi-dev and openmpi-bin: the MPI path of
   # the collectives suite in CUDA builds (the mpi test runs two ranks). python3-dev, pybind11-dev,
   # python3-pytest and python3-pandas: the Python module, its tests and to_frame. dpkg-dev and
-  # file: cpack -G DEB's library dependencies (dpkg-shlibdeps).
+  # file: cpack -G DEB's library dependencies (dpkg-shlibdeps). json-schema-test-suite: the
+  # conformance test of the JSON Schema validator (skipped without it).
   packages+=(catch2 python3 python3-jsonschema clang-format chromium fonts-liberation libopenmpi-dev openmpi-bin
-    python3-dev pybind11-dev python3-pytest python3-pandas dpkg-dev file)
+    python3-dev pybind11-dev python3-pytest python3-pandas dpkg-dev file json-schema-test-suite)
 elif [ $# -gt 0 ]; then
   echo "usage: scripts/install-deps.sh [--tests]" >&2
   exit 2

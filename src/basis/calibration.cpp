@@ -385,6 +385,31 @@ const json& calibration_schema() {
   return schema;
 }
 
+namespace {
+
+// A point's efficiency is its roofline time over its measured time (the schema: ideal_us /
+// measured_us). Above 1 the run beat the roofs the file itself states, which only roofs below the
+// part's real figures or a timing error can do: the bundled H200 calibration's highest point is
+// 0.942 (stream.dot, access.strided). max_point_efficiency accepts roofs understated by a third;
+// a point far above it (1e6) would make every prediction from the table absurdly fast.
+constexpr double max_point_efficiency = 1.5;
+
+void check_efficiency(double efficiency, double ideal_us, double measured_us, const std::string& where) {
+  if (!(efficiency > 0) || efficiency > max_point_efficiency) {
+    throw InputError(
+        fmt::format("{}/efficiency: {} is outside (0, {}]: a point may beat its roofline time by a "
+                    "third at most",
+                    where, efficiency, max_point_efficiency));
+  }
+  // The three are written together by roofline calibrate; an edited efficiency no longer matches.
+  const double ratio = ideal_us / measured_us;
+  if (!(std::abs(efficiency - ratio) <= 1e-6 * ratio)) {
+    throw InputError(fmt::format("{}/efficiency: {} is not ideal_us / measured_us = {}", where, efficiency, ratio));
+  }
+}
+
+}  // namespace
+
 Calibration calibration_from_json(const json& document, const std::string& name) {
   static const SchemaValidator validator(calibration_schema());
   const std::vector<SchemaViolation> violations = validator.validate(document);
@@ -438,6 +463,8 @@ Calibration calibration_from_json(const json& document, const std::string& name)
       point.efficiency = p["efficiency"].get<double>();
       point.benchmark = p["benchmark"].get<std::string>();
       point.measured_s = p["measured_us"].get<double>() * 1e-6;
+      check_efficiency(point.efficiency, p["ideal_us"].get<double>(), p["measured_us"].get<double>(),
+                       fmt::format("{}: /tables/{}/points/{}", name, table_name, i));
       point.spread = p["spread_pct"].get<double>() / 100;
       if (p.contains("loo_error_pct")) point.loo_error = p["loo_error_pct"].get<double>() / 100;
       if (p.contains("flops") != p.contains("roof_bytes")) {
@@ -478,7 +505,7 @@ Calibration parse_calibration(std::string_view text, const std::string& name) {
   check_json_depth(text, name);
   json document;
   try {
-    document = json::parse(text);
+    document = parse_json_unique(text, name);
   } catch (const json::exception& e) {
     std::string what = e.what();
     if (const std::size_t end = what.find("] "); end != std::string::npos) what = what.substr(end + 2);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <optional>
@@ -29,7 +30,7 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool long_out
       ->group("Output");
   command
       .add_option(long_output ? "-o,--output" : "-o", options.output,
-                  "Write the report to FILE (atomically) instead of stdout")
+                  "Write the report to FILE (atomically) instead of stdout; - is stdout")
       ->group("Output");
   command
       .add_option("--hardware-dir", options.hardware_dir,
@@ -82,7 +83,7 @@ void emit(const Report& report, const CommonOptions& options) {
   if (options.output) {
     write_file_atomically(*options.output, text.str());
   } else {
-    std::cout << text.str() << std::flush;
+    write_to_stdout(text.str());
   }
 }
 
@@ -114,17 +115,42 @@ void add_hardware_origins(Report& report, const std::vector<GpuSpec>& gpus) {
   for (const GpuSpec& gpu : gpus) report.hardware.push_back({gpu.id, gpu.origin});
 }
 
+void require_decimal_numbers(CLI::App& app) {
+  // An empty description keeps --help as it was.
+  const CLI::Validator decimal(
+      [](std::string& text) -> std::string {
+        return parse_decimal(text) ? std::string() : fmt::format("'{}' is not a decimal number", text);
+      },
+      "");
+  const CLI::Validator decimal_integer(
+      [](std::string& text) -> std::string {
+        const std::size_t sign = text.starts_with('-') || text.starts_with('+') ? 1 : 0;
+        const std::size_t digits = text.size() - sign;
+        if (digits == 0 || text.find_first_not_of("0123456789", sign) != std::string::npos) {
+          return fmt::format("'{}' is not a decimal integer", text);
+        }
+        const std::size_t first = std::min(text.find_first_not_of('0', sign), text.size() - 1);
+        text.erase(sign, first - sign);
+        return {};
+      },
+      "");
+  for (CLI::Option* option : app.get_options()) {
+    // "INT:INT in [1 - 2147483647]" for an option with a Range check: the type is before the colon.
+    const std::string full = option->get_type_name();
+    const std::string type = full.substr(0, full.find(':'));
+    if (type == "FLOAT") option->check(decimal);
+    // transform, not check: check hands the validator a copy, and the leading zeros must go.
+    if (type == "INT" || type == "UINT") option->transform(decimal_integer);
+  }
+  for (CLI::App* command : app.get_subcommands({})) require_decimal_numbers(*command);
+}
+
 std::vector<double> parse_positive_numbers(const std::string& flag, const std::string& text) {
   std::vector<double> values;
   for (const std::string& piece : split(text, ',')) {
-    double value = 0;
-    std::size_t used = 0;
-    try {
-      value = std::stod(piece, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (piece.empty() || used != piece.size() || !std::isfinite(value) || value <= 0) {
+    const std::optional<double> parsed = parse_decimal(piece);
+    const double value = parsed.value_or(0);
+    if (!parsed || !std::isfinite(value) || value <= 0) {
       throw InputError(fmt::format("{}: '{}' is not a positive finite number", flag, piece));
     }
     values.push_back(value);

@@ -79,6 +79,11 @@ void add_what_if_option(CLI::App& command, std::vector<std::string>& assignments
 // Records where each GPU came from in the report.
 void add_hardware_origins(Report& report, const std::vector<GpuSpec>& gpus);
 
+// CLI11 reads a number flag with strtold or strtoll(base 0): "--rps 0x10" was 16 and "--tp 010"
+// was 8 (octal). Every FLOAT and INT option of `app` and its subcommands is made decimal: hex is
+// refused, and an integer's leading zeros are dropped before CLI11 reads it ("010" is 10).
+void require_decimal_numbers(CLI::App& app);
+
 // Parses a comma-separated list of positive finite numbers for `flag`; throws InputError.
 [[nodiscard]] std::vector<double> parse_positive_numbers(const std::string& flag, const std::string& text);
 

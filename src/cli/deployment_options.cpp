@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "model_options.hpp"
@@ -15,10 +16,12 @@ namespace roofline::cli {
 
 void add_parallelism_flags(CLI::App& command, ParallelismFlags& flags, std::string_view gpus_help, bool gpus_required) {
   command.add_option("--gpu", flags.gpu, "GPU id or alias")->required();
-  CLI::Option* gpus = command.add_option("--gpus", flags.gpus, std::string(gpus_help));
+  // At least 1 each: flags.gpus == 0 means "not given", so --gpus 0 must not reach it.
+  const CLI::Range at_least_one(1, std::numeric_limits<int>::max());
+  CLI::Option* gpus = command.add_option("--gpus", flags.gpus, std::string(gpus_help))->check(at_least_one);
   if (gpus_required) gpus->required();
-  command.add_option("--tp", flags.tp, "Tensor-parallel GPUs per layer")->capture_default_str();
-  command.add_option("--pp", flags.pp, "Pipeline stages")->capture_default_str();
+  command.add_option("--tp", flags.tp, "Tensor-parallel GPUs per layer")->capture_default_str()->check(at_least_one);
+  command.add_option("--pp", flags.pp, "Pipeline stages")->capture_default_str()->check(at_least_one);
 }
 
 int apply_parallelism_flags(const ParallelismFlags& flags, DeploymentConfig& config) {

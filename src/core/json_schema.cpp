@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <regex>
 #include <stdexcept>
 #include <string_view>
@@ -15,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 22> supported_keywords{"$schema",
+constexpr std::array<std::string_view, 23> supported_keywords{"$schema",
                                                               "$id",
                                                               "$ref",
                                                               "title",
@@ -33,6 +34,7 @@ constexpr std::array<std::string_view, 22> supported_keywords{"$schema",
                                                               "maxItems",
                                                               "pattern",
                                                               "minLength",
+                                                              "maxLength",
                                                               "minimum",
                                                               "maximum",
                                                               "exclusiveMinimum",
@@ -88,6 +90,43 @@ std::string escape_pointer_token(const std::string& token) {
   return out;
 }
 
+// JSON Schema counts a string's length in Unicode code points; JSON text is UTF-8, where every
+// code point starts with a byte that is not a continuation byte (10xxxxxx).
+std::size_t code_points(std::string_view text) {
+  std::size_t count = 0;
+  for (const char c : text) {
+    if ((static_cast<unsigned char>(c) & 0xC0U) != 0x80U) ++count;
+  }
+  return count;
+}
+
+// A keyword's value must have the form the validator implements: a keyword it cannot evaluate
+// as written is refused when the validator is built, like an unknown one.
+void check_keyword_form(const std::string& key, const json& sub, const std::string& where) {
+  const auto refuse = [&](std::string_view form) {
+    throw std::logic_error(fmt::format("JSON Schema keyword '{}' at {} must be {}", key, where, form));
+  };
+  if (key == "type" && !(sub.is_string() && (sub == "number" || sub == "integer" || sub == "string" ||
+                                             sub == "object" || sub == "array" || sub == "boolean" || sub == "null")))
+    refuse("one type name");
+  if ((key == "minLength" || key == "maxLength" || key == "minItems" || key == "maxItems" || key == "minProperties") &&
+      !(sub.is_number_integer() && sub.get<std::int64_t>() >= 0))
+    refuse("a non-negative integer");
+  if ((key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") &&
+      !sub.is_number())
+    refuse("a number");
+  if ((key == "properties" || key == "definitions") && !sub.is_object()) refuse("an object");
+  if ((key == "additionalProperties" || key == "items") && !sub.is_object() && !sub.is_boolean())
+    refuse("a schema (an object or a boolean)");
+  if ((key == "pattern" || key == "$ref") && !sub.is_string()) refuse("a string");
+  if ((key == "required" || key == "enum") && !sub.is_array()) refuse("an array");
+  if (key == "required") {
+    for (const json& name : sub) {
+      if (!name.is_string()) refuse("an array of strings");
+    }
+  }
+}
+
 std::string short_text(const json& value) {
   std::string text = value.dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
@@ -105,14 +144,21 @@ void SchemaValidator::prepare(const json& schema, const std::string& where) {
   if (!schema.is_object()) throw std::logic_error("schema at " + where + " is not an object");
   for (const auto& [key, sub] : schema.items()) {
     if (!keyword_supported(key)) throw std::logic_error("unsupported JSON Schema keyword '" + key + "' at " + where);
+    check_keyword_form(key, sub, where);
     if (key == "properties" || key == "definitions") {
       for (const auto& [name, child] : sub.items()) prepare(child, where + "/" + key + "/" + name);
     } else if (key == "additionalProperties" || key == "items") {
       prepare(sub, where + "/" + key);
     } else if (key == "pattern") {
       const auto& text = sub.get_ref<const std::string&>();
-      if (!patterns_.contains(text))
-        patterns_.emplace(text, std::basic_regex<char, PatternTraits>(text, std::regex::ECMAScript));
+      if (!patterns_.contains(text)) {
+        try {
+          patterns_.emplace(text, std::basic_regex<char, PatternTraits>(text, std::regex::ECMAScript));
+        } catch (const std::regex_error& e) {
+          throw std::logic_error(fmt::format("pattern '{}' at {} is not a regular expression std::regex reads ({})",
+                                             text, where, e.what()));
+        }
+      }
     }
   }
 }
@@ -179,14 +225,24 @@ void SchemaValidator::validate_node(const json& raw_schema, const json& value, c
   }
   if (value.is_string()) {
     const auto& text = value.get_ref<const std::string&>();
-    if (auto it = schema.find("minLength"); it != schema.end() && text.size() < it->get<std::size_t>()) {
+    const std::size_t length = code_points(text);
+    if (auto it = schema.find("minLength"); it != schema.end() && length < it->get<std::size_t>()) {
       fail(fmt::format("must have at least {} characters", it->get<std::size_t>()));
+    }
+    if (auto it = schema.find("maxLength"); it != schema.end() && length > it->get<std::size_t>()) {
+      fail(fmt::format("must have at most {} characters", it->get<std::size_t>()));
     }
     if (auto it = schema.find("pattern"); it != schema.end()) {
       const auto& source = it->get_ref<const std::string&>();
       const auto pattern = patterns_.find(source);
       if (pattern == patterns_.end()) throw std::logic_error("pattern at " + pointer + " was not compiled");
-      if (!std::regex_search(text, pattern->second)) {
+      // libstdc++'s matcher recurses once per character a repetition consumes (about 250 bytes of
+      // stack each): a 30,000-character id overflowed the 8 MiB main stack. Longer strings are
+      // refused before they reach it; 1,024 characters need about 256 KiB.
+      if (text.size() > max_pattern_checked_bytes) {
+        fail(fmt::format("is {} bytes long, more than the {} a string checked against a pattern may have", text.size(),
+                         max_pattern_checked_bytes));
+      } else if (!std::regex_search(text, pattern->second)) {
         fail(fmt::format("'{}' does not match {}", text, source));
       }
     }

@@ -47,6 +47,31 @@ void collect_figures(const json& node, const std::string& dotted, const std::str
   }
 }
 
+// Every figure, in the unit its key names, lies within a factor of a million of 1: the bundled
+// files' figures run from 0.864 (L40S TB/s) to 15,000 (GB300 fp4 TFLOP/s), their
+// ops_per_clock_per_unit up to 49,152, so the bounds are beyond any GPU by a factor of 20 or more. Outside them,
+// products and quotients of the model reach infinity or zero (a 1e308 TB/s bandwidth printed "inf"; 1e300 SMs as an
+// int, -2147483648).
+constexpr double min_figure_value = 1e-6;
+constexpr double max_figure_value = 1e6;
+
+void check_figure_ranges(const json& document, const std::string& origin, std::vector<HardwareFinding>& out) {
+  std::vector<std::pair<std::string, std::string>> figures;
+  collect_figures(document, "", "", figures);
+  for (const auto& [dotted, pointer] : figures) {
+    const json& figure = document.at(json::json_pointer(pointer));
+    for (const char* key : {"value", "ops_per_clock_per_unit"}) {
+      if (!figure.contains(key) || !figure.at(key).is_number()) continue;  // the schema has said so
+      const double number = figure.at(key).get<double>();
+      if (number < min_figure_value || number > max_figure_value) {
+        out.push_back({HardwareFinding::Level::error, origin, pointer + "/" + key,
+                       fmt::format("{} is beyond any GPU: a figure lies in [{:g}, {:g}] of its unit",
+                                   figure.at(key).dump(), min_figure_value, max_figure_value)});
+      }
+    }
+  }
+}
+
 // Dangling `source` references: every figure must cite an entry of `sources`.
 void check_source_references(const json& document, const std::string& origin, std::vector<HardwareFinding>& out) {
   std::vector<std::pair<std::string, std::string>> figures;
@@ -147,7 +172,11 @@ LoadResult load_hardware_document(std::string_view text, const std::string& orig
     return result;
   }
   try {
-    document = json::parse(text);
+    document = parse_json_unique(text, origin);
+  } catch (const DuplicateKeyError& e) {
+    result.errors.push_back({HardwareFinding::Level::error, origin, e.pointer.empty() ? "/" : e.pointer,
+                             fmt::format("key '{}' is given twice (the last one would win without a word)", e.key)});
+    return result;
   } catch (const json::exception& e) {
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line 3, ...";
     // a number too large for a double is out_of_range.406.
@@ -161,6 +190,7 @@ LoadResult load_hardware_document(std::string_view text, const std::string& orig
   }
   if (!result.errors.empty()) return result;
   check_source_references(document, origin, result.errors);
+  check_figure_ranges(document, origin, result.errors);
   if (!result.errors.empty()) return result;
   result.spec = spec_from_document(document, origin);
   return result;
@@ -340,6 +370,7 @@ GpuSpec apply_overrides(const GpuSpec& spec, std::span<const std::string> assign
   if (assignments.empty()) return spec;
   json document = spec.document;
   std::string origin = spec.origin;
+  std::map<std::string, std::string> set_by;  // pointer -> the assignment that set it
   for (const std::string& assignment : assignments) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -347,14 +378,9 @@ GpuSpec apply_overrides(const GpuSpec& spec, std::span<const std::string> assign
     }
     const std::string key = to_lower(assignment.substr(0, eq));
     const std::string text = assignment.substr(eq + 1);
-    double value = 0;
-    std::size_t used = 0;
-    try {
-      value = std::stod(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != text.size() || text.empty() || !std::isfinite(value) || value <= 0) {
+    const std::optional<double> parsed = parse_decimal(text);
+    const double value = parsed.value_or(0);
+    if (!parsed || !std::isfinite(value) || value <= 0) {
       throw InputError(fmt::format("--set {}: '{}' is not a positive finite number", key, text));
     }
 
@@ -396,6 +422,11 @@ GpuSpec apply_overrides(const GpuSpec& spec, std::span<const std::string> assign
       for (const auto& [path, ptr] : figures) {
         if (path == matches.front()) pointer = ptr;
       }
+    }
+    // Two --set of one figure (by the same or another name): the last would win without a word.
+    if (const auto [earlier, first] = set_by.emplace(pointer, assignment); !first) {
+      throw InputError(fmt::format("--set {}: sets {} of {}, which --set {} sets too: give each figure once",
+                                   assignment, pointer, spec.id, earlier->second));
     }
     document["sources"]["command-line"] = {{"title", "roofline --set on the command line"}};
     const json::json_pointer where(pointer);

@@ -204,14 +204,9 @@ Efficiency parse_efficiency(std::string_view text, std::string_view flag) {
       throw InputError(fmt::format("{}: '{}' is not compute=X or memory=Y", flag, piece));
     }
     const std::string number = piece.substr(eq + 1);
-    double value = 0;
-    std::size_t used = 0;
-    try {
-      value = std::stod(number, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (number.empty() || used != number.size() || !(value > 0) || value > 1) {
+    const std::optional<double> parsed = parse_decimal(number);
+    const double value = parsed.value_or(0);
+    if (!parsed || !(value > 0) || value > 1) {
       throw InputError(fmt::format("{}: {} = '{}' must be a fraction in (0, 1]", flag, key, number));
     }
     (key == "compute" ? e.compute : e.memory) = value;

@@ -234,6 +234,9 @@ RawCsv parse_raw_csv(std::string_view text, const std::string& name) {
   return csv;
 }
 
+constexpr double min_kernel_duration_s = 1e-9;
+constexpr double max_kernel_duration_s = 1e6;
+
 std::vector<Kernel> kernels(const RawCsv& csv, const std::string& name) {
   const Columns c(csv, name);
   const bool has_vector = c.has(sass + "ffma_pred_on.sum.per_cycle_elapsed");
@@ -253,6 +256,12 @@ std::vector<Kernel> kernels(const RawCsv& csv, const std::string& name) {
     const std::optional<double> duration = c.value(row, "gpu__time_duration.sum");
     if (!duration || !(*duration > 0)) {
       throw InputError(fmt::format("{}: kernel {} has no positive gpu__time_duration.sum", name, k.id));
+    }
+    // ncu times kernels in whole nanoseconds, and no profiled kernel runs for days: beyond these
+    // bounds a rate (FLOPs / duration) or a count (rate x duration) overflows to inf.
+    if (*duration < min_kernel_duration_s || *duration > max_kernel_duration_s) {
+      throw InputError(fmt::format("{}: kernel {} lasts {:g} s (gpu__time_duration.sum), outside [{:g}, {:g}] s", name,
+                                   k.id, *duration, min_kernel_duration_s, max_kernel_duration_s));
     }
     k.duration_s = *duration;
     if (has_vector) {
@@ -275,6 +284,16 @@ std::vector<Kernel> kernels(const RawCsv& csv, const std::string& name) {
     k.dram_bytes = bytes("dram__bytes.sum.per_second");
     k.l2_bytes = bytes("derived__lts__lts2xbar_bytes.sum.per_second");
     k.l1_bytes = bytes("derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second");
+    bool finite = std::isfinite(k.fp32_flops) && std::isfinite(k.fp64_flops) && std::isfinite(k.fp16_flops);
+    for (const std::optional<double>& b : {k.dram_bytes, k.l2_bytes, k.l1_bytes})
+      finite = finite && std::isfinite(b.value_or(0));
+    for (const auto& t : k.tensor) finite = finite && std::isfinite(t.ops);
+    if (!finite) {
+      throw InputError(
+          fmt::format("{}: kernel {}: its counters times its duration exceed any number (a rate near "
+                      "1.8e308?)",
+                      name, k.id));
+    }
     out.push_back(std::move(k));
   }
   return out;

@@ -6,15 +6,20 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
+#include <mutex>
 #include <ostream>
 #include <random>
 #include <streambuf>
 #include <string>
 
 #include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
 
 namespace roofline {
 
@@ -67,6 +72,101 @@ std::string reason(int error) {
   return std::strerror(error);
 }
 
+// The temporary files being written, for the signal handler to remove: fixed storage, so that the
+// handler touches nothing but these bytes and unlink(2), both async-signal-safe. A slot is in use
+// while its flag is set; the path is written before the flag, and the flag cleared before the
+// slot is reused.
+struct TemporarySlot {
+  std::atomic<bool> in_use{false};
+  std::array<char, 4096> path{};
+};
+std::array<TemporarySlot, 8> temporary_slots;
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+// The signals that end a process whose user gave up on it (Ctrl-C, kill, a closed terminal, a
+// closed pipe); each removes the temporary files, then takes its default action, so that the
+// process ends exactly as it would have. A signal the parent set to be ignored stays ignored.
+constexpr std::array<int, 4> cleanup_signals{SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+extern "C" void remove_temporaries_and_reraise(int signal_number) {
+  for (TemporarySlot& slot : temporary_slots) {
+    if (slot.in_use.load()) ::unlink(slot.path.data());
+  }
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
+
+void install_cleanup_handlers() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    for (const int signal_number : cleanup_signals) {
+      struct sigaction previous {};
+      if (::sigaction(signal_number, nullptr, &previous) != 0 || previous.sa_handler != SIG_DFL) continue;
+      struct sigaction action {};
+      action.sa_handler = remove_temporaries_and_reraise;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESTART;
+      ::sigaction(signal_number, &action, nullptr);
+    }
+  });
+}
+
+// Registers a temporary file for the handler while it exists.
+class TemporaryGuard {
+ public:
+  explicit TemporaryGuard(const std::filesystem::path& path) {
+    install_cleanup_handlers();
+    const std::string& text = path.native();
+    if (text.size() >= TemporarySlot{}.path.size()) return;  // too long to register: left unguarded
+    const std::lock_guard lock(mutex());
+    for (TemporarySlot& slot : temporary_slots) {
+      if (!slot.in_use.load()) {
+        std::memcpy(slot.path.data(), text.c_str(), text.size() + 1);
+        slot.in_use.store(true);
+        slot_ = &slot;
+        return;
+      }
+    }
+  }
+  TemporaryGuard(const TemporaryGuard&) = delete;
+  TemporaryGuard& operator=(const TemporaryGuard&) = delete;
+  ~TemporaryGuard() {
+    if (slot_ != nullptr) slot_->in_use.store(false);
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  TemporarySlot* slot_ = nullptr;
+};
+
+// The file a chain of links ends at, even when it does not exist yet: the link stays and its
+// target is written (std::filesystem::weakly_canonical stops at a dangling link and would replace
+// the link itself).
+std::filesystem::path follow_links(const std::filesystem::path& requested, std::string_view flag) {
+  std::filesystem::path path = requested;
+  std::error_code ec;
+  // 40: the kernel's own limit on links followed in one lookup (MAXSYMLINKS).
+  for (int hops = 0; std::filesystem::is_symlink(path, ec); ++hops) {
+    if (hops == 40) throw InputError(fmt::format("{} {}: too many levels of links", flag, requested.string()));
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    if (ec) throw InputError(fmt::format("{} {}: cannot be written ({})", flag, requested.string(), ec.message()));
+    path = target.is_absolute() ? target : path.parent_path() / target;
+  }
+  return path;
+}
+
+// An output must never replace a file this run read (calibrate --measured run.json -o run.json).
+void refuse_an_input(const struct stat& status, std::string_view flag, const std::filesystem::path& requested) {
+  if (const auto input =
+          input_file_at(static_cast<std::uint64_t>(status.st_dev), static_cast<std::uint64_t>(status.st_ino))) {
+    throw InputError(fmt::format("{} {}: is an input of this run ({}); write the report to another file", flag,
+                                 requested.string(), *input));
+  }
+}
+
 // Creates the temporary file beside `path` (O_EXCL: never someone else's file, nor a link).
 int create_temporary(const std::filesystem::path& path, std::string_view flag, std::filesystem::path& temporary) {
   std::random_device random;
@@ -90,8 +190,15 @@ void write_and_close(int fd, const std::function<void(std::ostream&)>& write, bo
   try {
     DescriptorBuffer buffer(fd);
     std::ostream out(&buffer);
-    write(out);
-    out.flush();
+    // The first failed write throws, so that a streamed sweep stops there instead of computing
+    // every remaining row into a full disk.
+    out.exceptions(std::ios::badbit);
+    try {
+      write(out);
+      out.flush();
+    } catch (const std::ios_base::failure&) {
+      if (buffer.error() == 0) throw;
+    }
     if (buffer.error() != 0 || !out) {
       throw InputError(fmt::format("{} {}: write failed ({})", flag, path.string(),
                                    reason(buffer.error() != 0 ? buffer.error() : EIO)));
@@ -112,17 +219,21 @@ void write_and_close(int fd, const std::function<void(std::ostream&)>& write, bo
 void write_file_atomically(const std::filesystem::path& requested, const std::function<void(std::ostream&)>& write,
                            std::string_view flag) {
   if (requested.empty()) throw InputError(fmt::format("{}: the file name is empty", flag));
-  std::error_code ec;
+  if (requested == "-") {
+    write_to_stdout(write);
+    return;
+  }
   // A link is followed, so that its target is replaced and the link stays.
-  const std::filesystem::path path =
-      std::filesystem::is_symlink(requested, ec) ? std::filesystem::weakly_canonical(requested, ec) : requested;
-  const std::filesystem::file_status status = std::filesystem::status(path, ec);
-  if (std::filesystem::is_directory(status)) {
+  const std::filesystem::path path = follow_links(requested, flag);
+  struct stat status {};
+  const bool exists = ::stat(path.c_str(), &status) == 0;
+  if (exists && S_ISDIR(status.st_mode)) {
     throw InputError(fmt::format("{} {}: is a directory", flag, requested.string()));
   }
+  if (exists) refuse_an_input(status, flag, requested);
   // A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place: there is nothing to
   // replace, and a rename would put a plain file where the device was.
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+  if (exists && !S_ISREG(status.st_mode)) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) throw InputError(fmt::format("{} {}: cannot be written ({})", flag, requested.string(), reason(errno)));
     write_and_close(fd, write, false, flag, requested);
@@ -130,7 +241,15 @@ void write_file_atomically(const std::filesystem::path& requested, const std::fu
   }
   std::filesystem::path temporary;
   const int fd = create_temporary(path, flag, temporary);
+  const TemporaryGuard guard(temporary);
+  std::error_code ec;
   try {
+    // A file replaced keeps its permissions (a chmod 600 report stays private).
+    if (exists && ::fchmod(fd, status.st_mode & 07777) != 0) {
+      const int error = errno;
+      ::close(fd);
+      throw InputError(fmt::format("{} {}: cannot be written ({})", flag, requested.string(), reason(error)));
+    }
     write_and_close(fd, write, true, flag, requested);
     if (std::rename(temporary.c_str(), path.c_str()) != 0) {
       throw InputError(fmt::format("{} {}: cannot be written ({})", flag, requested.string(), reason(errno)));
@@ -138,6 +257,45 @@ void write_file_atomically(const std::filesystem::path& requested, const std::fu
   } catch (...) {
     std::filesystem::remove(temporary, ec);
     throw;
+  }
+}
+
+void write_to_stdout(const std::function<void(std::ostream&)>& write) {
+  // What went through std::cout or stdio before comes first.
+  std::cout.flush();
+  std::fflush(stdout);
+  DescriptorBuffer buffer(STDOUT_FILENO);
+  std::ostream out(&buffer);
+  out.exceptions(std::ios::badbit);
+  try {
+    write(out);
+    out.flush();
+  } catch (const std::ios_base::failure&) {
+    if (buffer.error() == 0) throw;
+  }
+  if (buffer.error() != 0 || !out) {
+    throw InputError(fmt::format("stdout: write failed ({})", reason(buffer.error() != 0 ? buffer.error() : EIO)));
+  }
+}
+
+void write_to_stdout(std::string_view contents) {
+  write_to_stdout(
+      [&](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
+}
+
+void guard_standard_streams() {
+  // A closed descriptor 0, 1 or 2 would be the next file opened (a report's temporary file), and
+  // what goes to stdout or stderr would land in it. Descriptor 1 is opened read-only, so that a
+  // report written to a closed stdout fails ("stdout: write failed") rather than vanishing;
+  // diagnostics written to a closed stderr are dropped.
+  constexpr std::array<int, 3> modes{O_RDONLY, O_RDONLY, O_WRONLY};
+  for (int fd = 0; fd < 3; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int opened = ::open("/dev/null", modes[static_cast<std::size_t>(fd)]);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
   }
 }
 

@@ -226,7 +226,7 @@ MeasuredRun parse_selftest_lines(std::string_view text, const std::string& name)
     const std::string where = fmt::format("line {}", number);
     json record;
     try {
-      record = json::parse(line);
+      record = parse_json_unique(line, fmt::format("{}: {}", name, where));
     } catch (const json::exception&) {
       f.fail(where, "is not a JSON object");
     }
@@ -339,7 +339,7 @@ MeasuredRun parse_measured(std::string_view text, const std::string& name) {
   bool whole = true;
   check_json_depth(text, name);
   try {
-    document = json::parse(text);
+    document = parse_json_unique(text, name);
   } catch (const json::exception& e) {
     whole = false;
     if (text.find('\n', first) == std::string_view::npos ||
@@ -355,7 +355,7 @@ MeasuredRun parse_measured(std::string_view text, const std::string& name) {
 }
 
 MeasuredRun load_measured(const std::filesystem::path& file) {
-  return parse_measured(read_input_file(file, max_data_file_bytes), file.string());
+  return parse_measured(read_input_file(file, max_measured_file_bytes), file.string());
 }
 
 }  // namespace roofline

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "roofline/core/error.hpp"
+#include "roofline/core/text.hpp"
 
 namespace roofline {
 
@@ -109,15 +110,10 @@ std::vector<Comparison> compare_runs(const MeasuredRun& baseline, const Measured
 double parse_percentage(std::string_view text, std::string_view flag, PercentageRange range) {
   std::string body(text);
   if (!body.empty() && body.back() == '%') body.pop_back();
-  double value = 0;
-  std::size_t used = 0;
-  try {
-    value = std::stod(body, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
+  const std::optional<double> parsed = parse_decimal(body);
+  const double value = parsed.value_or(0);
   const bool below_upper = range.upper_included ? value <= range.upper_pct : value < range.upper_pct;
-  if (body.empty() || used != body.size() || !std::isfinite(value) || value <= 0 || !below_upper) {
+  if (!parsed || !std::isfinite(value) || value <= 0 || !below_upper) {
     throw InputError(
         fmt::format("{}: '{}' is not a percentage between 0 and {:g} (e.g. 5%)", flag, text, range.upper_pct));
   }

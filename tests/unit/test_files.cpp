@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -33,8 +34,11 @@ std::vector<std::string> entries(const std::filesystem::path& dir) {
   return names;
 }
 
+// Read back without read_input_file, which would make the file an input of this process (and so
+// one that write_file_atomically refuses to replace).
 std::string slurp(const std::filesystem::path& path) {
-  return read_input_file(path);
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -8,6 +9,10 @@
 
 namespace roofline {
 
+// Strings longer than this (in bytes) are refused rather than matched against a "pattern":
+// std::regex recurses per character (see validate_node).
+inline constexpr std::size_t max_pattern_checked_bytes = 1024;
+
 struct SchemaViolation {
   std::string pointer;  // JSON pointer of the offending value ("" is the document root)
   std::string message;
@@ -15,10 +20,13 @@ struct SchemaViolation {
 
 // Validates documents against a JSON Schema (draft-07) restricted to the keywords the project's
 // schemas use: $ref (local), type, const, enum, properties, required, additionalProperties,
-// minProperties, items, minItems, maxItems, pattern, minLength, minimum, maximum,
-// exclusiveMinimum, exclusiveMaximum. Annotations ($schema, $id, title, description) are
-// ignored; any other keyword is rejected when the validator is built, so that a schema can
-// never rely on a rule that is silently skipped. Numbers must also be finite.
+// minProperties, items (one schema for every item), minItems, maxItems, pattern, minLength,
+// maxLength (in code points, as JSON Schema counts), minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum; "type" names one type. Annotations ($schema, $id, title, description) are
+// ignored; any other keyword, or a keyword in a form not listed (a list of types, items as a
+// tuple), is rejected when the validator is built, so that a schema can never rely on a rule that
+// is silently skipped. Numbers must also be finite. tests/tools/json_schema_suite.cpp runs the
+// JSON-Schema-Test-Suite against exactly these keywords.
 // std::regex_traits<char>, except that a character's primary sort key (used only by equivalence
 // classes, [[=a=]]) is computed directly as the C locale's: the character, lower-cased. libstdc++
 // computes it through two locale facets and a strxfrm for each of the 256 characters of every

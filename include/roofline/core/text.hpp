@@ -13,6 +13,11 @@ namespace roofline {
 // Splits on `separator`, trimming blanks around each piece; empty pieces are kept.
 [[nodiscard]] std::vector<std::string> split(std::string_view text, char separator);
 
+// `text` read whole as a decimal number ("12", "-1.5", "2e-3", "+4"), or nullopt. Unlike
+// std::stod it refuses hexadecimal ("0x10"), leading blanks and trailing text; "inf" and "nan"
+// are read, for the caller to refuse as it says.
+[[nodiscard]] std::optional<double> parse_decimal(std::string_view text);
+
 // Levenshtein distance (insertions, deletions, substitutions each cost 1).
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 

@@ -95,7 +95,8 @@ constexpr double layer_band_within_pct = 10;
 void add_provenance(Calibration& cal, std::span<const MeasuredRun> runs) {
   for (std::size_t i = 0; i < runs.size() && i < cal.sources.size(); ++i) {
     if (runs[i].format != "roofline.bench.v1") continue;
-    const nlohmann::json report = nlohmann::json::parse(read_input_file(runs[i].file), nullptr, false);
+    const nlohmann::json report =
+        nlohmann::json::parse(read_input_file(runs[i].file, max_measured_file_bytes), nullptr, false);
     if (!report.is_discarded()) cal.sources[i].provenance = run_provenance(report);
   }
 }

@@ -19,8 +19,7 @@ namespace {
 // partial file).
 void write_streamed(const std::optional<std::string>& path, const std::function<void(std::ostream&)>& write) {
   if (!path) {
-    write(std::cout);
-    std::cout.flush();
+    write_to_stdout(write);
     return;
   }
   write_file_atomically(*path, write);

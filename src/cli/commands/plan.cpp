@@ -164,6 +164,8 @@ DType parse_format_flag(const std::string& text, std::string_view flag) {
   return parse_storage_dtype(text, flag);
 }
 
+constexpr double max_price_usd_per_hour = 1e6;
+
 std::map<std::string, double> parse_prices(const std::vector<std::string>& entries, const std::vector<GpuSpec>& gpus,
                                            const HardwareRegistry& registry) {
   std::map<std::string, double> prices;
@@ -176,11 +178,17 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& entri
       }
       const std::string name = item.substr(0, eq);
       const std::vector<double> value = parse_positive_numbers("--price " + name, item.substr(eq + 1));
-      if (to_lower(name) == "all") {
-        fallback = value.front();
-      } else {
-        prices[registry.find(name).id] = value.front();
+      // No GPU rents for a million dollars an hour; beyond that, costs of large fleets overflow
+      // to inf.
+      if (value.front() > max_price_usd_per_hour) {
+        throw InputError(fmt::format("--price {}: {} USD per GPU-hour is beyond any offer (at most {:g})", name,
+                                     item.substr(eq + 1), max_price_usd_per_hour));
       }
+      // Two prices for one GPU (by id or alias): the last would win without a word.
+      const bool repeated = to_lower(name) == "all" ? fallback.has_value()
+                                                    : !prices.emplace(registry.find(name).id, value.front()).second;
+      if (repeated) throw InputError(fmt::format("--price {}: given twice", name));
+      if (to_lower(name) == "all") fallback = value.front();
     }
   }
   std::vector<std::string> missing;

@@ -207,6 +207,12 @@ ChartBuild build_chart(const PlotOptions& options, const GpuSpec& gpu, const Har
       throw InputError(fmt::format("--op '{}': does no FLOPs, so a roofline chart has no place for it", text));
     }
     const IdealTime ideal = ideal_time(spec.basis, roofs);
+    // Without a peak the time is the memory time alone, and FLOPs over it an absurd rate above
+    // every roof (an fp4 GEMM on an H200 at 52,429 TFLOP/s): op leaves such a time empty.
+    if (ideal.peak_missing) {
+      throw InputError(fmt::format(
+          "--op '{}': {} states no peak for this math, so the chart has no compute roof for it", text, gpu.id));
+    }
     double seconds = ideal.time_s;
     std::string label = spec.label;
     if (calibration) {
@@ -406,7 +412,7 @@ void setup_plot_command(CLI::App& app) {
     if (options->common.output) {
       write_file_atomically(*options->common.output, svg);
     } else {
-      std::cout << svg << std::flush;
+      write_to_stdout(svg);
     }
   });
 }

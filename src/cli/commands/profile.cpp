@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "commands.hpp"
@@ -114,6 +115,17 @@ const GpuSpec& gpu_of(const ProfileOptions& options, const std::vector<ncu::Kern
   return *match.spec;
 }
 
+// --kernel goes to ncu as --kernel-name regex:R; a pattern that does not even compile as an
+// ECMAScript regular expression made ncu profile nothing (exit 3, "no kernel") instead of naming
+// the mistake.
+void check_kernel_regex(const std::string& pattern) {
+  try {
+    (void)std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw InputError(fmt::format("--kernel: '{}' is not a regular expression ({})", pattern, e.what()));
+  }
+}
+
 void run_profile(const ProfileOptions& options) {
   if (options.from_csv && !options.program.empty()) {
     throw InputError("profile: give a program to run (after --) or --from-csv FILE, not both");
@@ -122,6 +134,15 @@ void run_profile(const ProfileOptions& options) {
   if (!options.from_csv && options.program.empty()) {
     throw InputError("profile: nothing to profile: give the program after --, e.g. roofline profile -- ./app args");
   }
+  if (options.from_csv && options.kernel) {
+    throw InputError("--kernel: tells ncu which kernels to profile; with --from-csv nothing is profiled");
+  }
+  if (options.from_csv && (options.launch_count || options.launch_skip)) {
+    throw InputError(
+        "--launch-count and --launch-skip: tell ncu which launches to profile; with --from-csv nothing "
+        "is profiled");
+  }
+  if (options.kernel) check_kernel_regex(*options.kernel);
   if (options.launch_count && *options.launch_count < 1) throw InputError("--launch-count: must be at least 1");
   if (options.launch_skip && *options.launch_skip < 0) throw InputError("--launch-skip: must be at least 0");
   const HardwareRegistry registry = load_registry(options.common);
@@ -162,7 +183,11 @@ void run_profile(const ProfileOptions& options) {
     for (const std::string& line : csv.other_lines) std::cerr << line << '\n';  // the program's own output
   }
   const std::vector<ncu::Kernel> kernels = ncu::kernels(csv, source);
-  if (kernels.empty()) throw NoDeviceError(fmt::format("profile: {} holds no kernel", source));
+  if (kernels.empty()) {
+    const std::string message = fmt::format("profile: {} holds no kernel", source);
+    if (options.from_csv) throw InputError(message);  // the file is wrong, not the machine
+    throw NoDeviceError(message);
+  }
   const GpuSpec& gpu = gpu_of(options, kernels, registry, source);
   Report report = profile_report(options, kernels, gpu, source);
   if (options.chart) write_file_atomically(*options.chart, profile_chart(kernels, gpu), "--chart");

@@ -356,7 +356,7 @@ std::vector<GateSummary> gate_summaries(const GateOutcome& gate) {
       }
     }
     s.not_checked = std::count_if(gate.not_checked.begin(), gate.not_checked.end(),
-                                  [check](const NotChecked& n) { return n.check == check; });
+                                  [wanted = check](const NotChecked& n) { return n.check == wanted; });
     out.push_back(s);
   }
   return out;
@@ -412,6 +412,9 @@ void run_validate_command(const ValidateOptions& raw) {
   }
   if (options.baseline && options.measured.size() > 1) {
     throw InputError("--baseline compares one run with another: give one --measured");
+  }
+  if (options.json_out && !options.measured.empty()) {
+    throw InputError("--json: writes the bench report of the run validate makes; with --measured nothing is run");
   }
   const HardwareRegistry registry = load_registry(options.common);
   std::optional<Calibration> calibration;
@@ -596,6 +599,18 @@ Report run_regression(const ValidateOptions& options, const MeasuredRun& baselin
   }
   const double tolerance = parse_tolerance(options.tolerance);
   const std::vector<Comparison> comparisons = compare_runs(baseline, measured, tolerance);
+  // Two unrelated runs (a CI job pointed at the wrong file) share no benchmark: none could have
+  // regressed, and passing would hide the mistake.
+  const auto compared = std::count_if(comparisons.begin(), comparisons.end(), [](const Comparison& c) {
+    return c.verdict == Verdict::same || c.verdict == Verdict::faster || c.verdict == Verdict::slower ||
+           c.verdict == Verdict::noisy || c.verdict == Verdict::failed;
+  });
+  if (compared == 0) {
+    throw InputError(
+        fmt::format("--baseline {} and {}: no benchmark was compared ({} in the baseline, {} in the "
+                    "new run, none timed in both under one id and size)",
+                    baseline.file, measured.file, baseline.results.size(), measured.results.size()));
+  }
   std::vector<VerdictCount> counts;
   regressed = false;
   for (std::size_t i = 0; i <= static_cast<std::size_t>(Verdict::not_compared); ++i) {
