@@ -24,7 +24,8 @@ DeploymentConfig tp2(ExpertLayout layout) {
   return c;
 }
 
-const DecoderOp& op_named(const std::vector<DecoderLayer>& layers, std::string_view group, std::string_view name) {
+// By value: callers pass describe_step's temporary layers.
+DecoderOp op_named(const std::vector<DecoderLayer>& layers, std::string_view group, std::string_view name) {
   for (const DecoderLayer& layer : layers) {
     if (layer.name != group) continue;
     for (const DecoderOp& op : layer.ops) {
@@ -71,7 +72,7 @@ TEST_CASE("imbalance 1.0 is uniform routing: the mean rank's experts and pairs")
   CHECK(half.touched == Approx(4.0 * (1.0 - std::pow(0.75, 8))));
   // The routed GEMV of the step reads the reached experts' [4096 x 28672] gate_up weights (bf16).
   const StepFormats formats;
-  const DecoderOp& gate_up =
+  const DecoderOp gate_up =
       op_named(describe_step(m, ep2, formats, {StepPhase::decode, 8, 1024}), "moe layer", "experts_gate_up");
   const auto& routed = std::get<RoutedShape>(gate_up.shape);
   CHECK(routed.pairs == 8.0);
@@ -116,7 +117,7 @@ TEST_CASE("attention DP halves the per-GPU KV cache of a 2-way split") {
   f.weights = DType::fp8_e4m3;
   f.kv = DType::fp8_e4m3;
   const auto cache_read = [&](const Sharding& s) {
-    const DecoderOp& a = op_named(describe_step(m, s, f, {StepPhase::decode, 8, 1024}), "moe layer", "attention");
+    const DecoderOp a = op_named(describe_step(m, s, f, {StepPhase::decode, 8, 1024}), "moe layer", "attention");
     const auto& shape = std::get<LatentAttentionShape>(a.shape);
     return static_cast<double>(shape.batch * shape.kv_seq) * (512 + 64) * 1.0;  // fp8 latents read
   };
@@ -194,8 +195,8 @@ TEST_CASE("speculation: acceptance 0 costs more than none, acceptance 1 gives K 
   CHECK(all.tpot_s == Approx(all.cycle_s / 4.0));
   // The verify step's latent attention: 1 sequence of 4 queries, causal over the 2048 cached
   // tokens and the 3 drafts.
-  const DecoderOp& attention = op_named(describe_step(m, s, StepFormats::of(c, h200), {StepPhase::decode, 4, 2048, 4}),
-                                        "moe layer", "attention");
+  const DecoderOp attention = op_named(describe_step(m, s, StepFormats::of(c, h200), {StepPhase::decode, 4, 2048, 4}),
+                                       "moe layer", "attention");
   const auto& shape = std::get<LatentAttentionShape>(attention.shape);
   CHECK(shape.batch == 1);
   CHECK(shape.seq == 4);
