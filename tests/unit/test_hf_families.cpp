@@ -268,7 +268,7 @@ TEST_CASE("Llama 4 and Gemma 2 keys: chunked attention with NoPE layers, alterna
   // Every fourth layer (a NoPE layer) attends to the whole context, the others within 8,192-token
   // chunks: at 32,768 tokens, 12 x 32,768 + 36 x 8,192 = 688,128 token-layers.
   CHECK(scout.attention_of(2) == LayerAttention{AttentionScope::chunked, 8192});
-  CHECK(scout.attention_of(3) == LayerAttention{});
+  CHECK(scout.attention_of(3) == LayerAttention{AttentionScope::full, 0, false});
   CHECK(scout.cached_token_layers(32768) == 688128);
   // Active: per layer attention 5120 x 5120 x 2 + 5120 x 1024 x 2 = 62,914,560, one routed and the
   // shared expert 2 x 3 x 5120 x 8192 = 251,658,240, router 81,920, norms 10,240: 314,664,960, x 48
