@@ -24,7 +24,7 @@ struct ModelOptions {
 };
 
 void add_model_options(CLI::App& command, ModelOptions& options);
-// --allow-long-context, for the commands whose --context check_context checks.
+// --allow-long-context, for the commands that check a sequence against the model's context (check_context).
 void add_context_limit_option(CLI::App& command, ModelOptions& options);
 
 // The model the flags name; exactly one of --model and --hf-config is required (InputError).
