@@ -359,8 +359,8 @@ TEST_CASE("Llama 4 Scout and Maverick: chunked attention, NoPE layers by the cla
   // meta-llama/Llama-4-Scout-17B-16E-Instruct model card: 17B active, 109B in all. Derived: per
   // layer attention 62,914,560, 16 routed + 1 shared expert of 3 x 5120 x 8192 = 125,829,120 each,
   // router 81,920, norms 10,240; x 48 = 105,700,884,480; embedding and head 2 x 202,048 x 5120 =
-  // 2,069.0M: 107,769.9M, 1.1% below 109B (the card's total holds the vision encoder, which is not
-  // modelled). Active: one routed and the shared expert: 17,172.9M (1.0% above "17B").
+  // 2,069.0M: 107,769.9M, 1.1% below 109B (not itemised by the card; its total may hold the vision
+  // encoder, which is not modelled). Active: one routed and the shared expert: 17,172.9M (1.0% above "17B").
   const ParameterCounts s = count_parameters(scout);
   CHECK(s.total == Approx(109e9).epsilon(0.012));
   CHECK(s.active == Approx(17e9).epsilon(0.011));
