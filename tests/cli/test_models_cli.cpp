@@ -125,7 +125,7 @@ TEST_CASE("plan and train: the checkpoint's weight format, said in a note") {
   CHECK(has_note(report, "weights: the checkpoint's, quantization_config mxfp4"));
   CHECK(report["inputs"]["search"]["weights"] == nlohmann::json::array({"bf16"}));
   // 20.9B parameters of which 19.1B are mxfp4 experts: 13.75 GB, not bf16's 41.8 GB (test_hf_families).
-  CHECK(report["results"]["chosen"]["weights_per_gpu_bytes"].get<double>() == Approx(13747850880.0).epsilon(1e-3));
+  CHECK(report["results"]["chosen"]["weights_per_gpu_bytes"].get<double>() == Approx(13747853952.0).epsilon(1e-12));
   const CommandResult given = run_command(with_cache(plan + " --weights fp8"));
   REQUIRE(given.exit_code == 0);
   CHECK(has_note(nlohmann::json::parse(given.out), "weights: --weights fp8, tried as given; the checkpoint stores"));
