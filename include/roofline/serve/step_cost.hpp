@@ -17,6 +17,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "roofline/llm/decoder_step.hpp"
@@ -84,9 +85,11 @@ class StepCoster {
   DescribeOptions describe_;
   OpTimer timer_;
   std::int64_t max_tokens_;
-  std::int64_t attention_layers_ = 0;  // layer instances per step, all stages
-  DecoderOp decode_attention_;         // template: one request's decode attention
-  OpCost decode_per_request_;          // decode attention cost = requests x this + kv tokens x per_kv_token
+  // --- models (issue 19): layer instances per step (all stages) of each attention of the model's
+  // pattern: full, a sliding window, a chunk.
+  std::vector<std::pair<LayerAttention, std::int64_t>> attention_groups_;
+  DecoderOp decode_attention_;  // template: one request's decode attention
+  OpCost decode_per_request_;   // decode attention cost = requests x this + kv tokens x per_kv_token
   OpCost decode_per_kv_token_;
   DecoderOp prefill_attention_;       // template: a prefill's attention (shape and formats)
   std::vector<double> token_ops_[2];  // by phase and token count; < 0 until computed

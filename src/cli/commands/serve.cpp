@@ -437,7 +437,18 @@ ModelSpec with_layers(ModelSpec model, const std::optional<std::int64_t>& layers
 }  // namespace
 
 Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
-  const ModelSpec model = with_layers(resolve_model(o.model), o.layers);
+  ModelSpec model = with_layers(resolve_model(o.model), o.layers);
+  // --- models (issue 19): the engine refuses a request longer than the model's context (prompt +
+  // output, each request as it arrives) unless --allow-long-context lifts the limit.
+  std::string long_context;
+  if (o.model.allow_long_context && model.max_context) {
+    long_context = fmt::format(
+        "--allow-long-context: requests beyond the {} tokens {} supports are accepted; the model was not trained "
+        "that long",
+        *model.max_context, model.id);
+    model.max_context.reset();
+  }
+  // --- end models
   const GpuSpec gpu = apply_overrides(registry.find(o.parallelism.gpu), o.what_if);
   DeploymentConfig config;
   apply_format_flags(o.formats, gpu, config);
@@ -492,6 +503,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
 
   Report report = render_serve({o, model, gpu, config, calibration, choice, gpus, rate, slo, engine, kv}, sim, m);
   if (!weights_note.empty()) report.notes.push_back(weights_note);  // --- models (issue 19)
+  if (!long_context.empty()) report.notes.push_back(long_context);  // --- models (issue 19)
   if (fit) {
     report.extra_results["step_overhead_fit"] = {{"measured_output_tokens_per_s", *o.fit_step_overhead},
                                                  {"step_overhead_us", fit->step_overhead_s * 1e6},
@@ -511,6 +523,7 @@ void setup_serve_command(CLI::App& app) {
       "serve",
       "A serving engine simulated step by step under load: tokens/s, TTFT/TPOT/ITL percentiles, KV, preemptions");
   add_model_options(*command, options->model);
+  add_context_limit_option(*command, options->model);  // --- models (issue 19)
   command->add_option("--layers", options->layers,
                       "Simulate only the model's first N decoder layers (embedding and head kept), e.g. 1 for the "
                       "layer suite's check");
