@@ -26,20 +26,6 @@ const std::string source_dir = ROOFLINE_SOURCE_DIR;
 const std::string memory_run = source_dir + "/tests/data/bench/h200-memory-2026-11-30.json";
 const std::string compute_run = source_dir + "/tests/data/bench/h200-compute-2026-11-30-run2.json";
 
-std::vector<std::string> entries(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-json user_gpu() {
-  json spec = json::parse(slurp(std::filesystem::path(source_dir) / "hardware/h100-sxm.json"));
-  spec["id"] = "my-gpu";
-  spec["aliases"] = json::array();
-  return spec;
-}
-
 // A GEMM sweep of 10^6 x 10^4 = 10^10 CSV rows: hours to write, so only a stopped run ends.
 const std::string endless_csv = "op gemm --m 1:1000000:+1 --n 1:10000:+1 --k 64 --gpu h100 --format csv";
 

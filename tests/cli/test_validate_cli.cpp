@@ -44,11 +44,6 @@ std::string modified_run(const std::filesystem::path& dir, const std::string& na
   return file.string();
 }
 
-void write_script(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream(file) << text;
-  ::chmod(file.c_str(), 0755);
-}
-
 // The command that draws docs/images/roofline-h200-measured.svg (docs/validate.md shows it too).
 const std::string h200_chart_args =
     "plot --gpu h200 --dtype bf16,fp32 --measured tests/data/bench/h200-memory-2026-11-30.json "
