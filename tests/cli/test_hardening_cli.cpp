@@ -315,6 +315,43 @@ TEST_CASE("hardening II #19: profile answers bad input with exit 2, not 3") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("hardening II #19: profile -- a program that is not there is bad input, found before ncu is") {
+  const auto dir = scratch("h19-program");
+  // A stand-in for ncu that leaves a mark when it runs, and says it profiled nothing (exit 3):
+  // the program check must come first, so a missing program never gets that far.
+  const std::string ncu = (dir / "ncu").string();
+  const std::string mark = (dir / "ncu-ran").string();
+  write_script(ncu, "#!/bin/sh\ntouch '" + mark + "'\necho '==WARNING== No kernels were profiled.'\n");
+  expect_bad_input(roofline("profile --ncu " + ncu + " -- ./missing-program --size 4"),
+                   "profile: ./missing-program: no such file");
+  // Not even looked for: an --ncu that does not exist is exit 3 only once the program is there.
+  expect_bad_input(roofline("profile --ncu " + (dir / "absent").string() + " -- ./missing-program"), "no such file");
+  expect_bad_input(run_command("PATH=/nonexistent " + std::string(ROOFLINE_BINARY) + " profile -- ./missing-program"),
+                   "profile: ./missing-program: no such file");
+  write_file(dir / "data.txt", "not a program\n");
+  expect_bad_input(roofline("profile --ncu " + ncu + " -- " + (dir / "data.txt").string()),
+                   "data.txt: is not executable");
+  expect_bad_input(roofline("profile --ncu " + ncu + " -- " + dir.string()), ": is a directory");
+  // A name without '/' is looked up on PATH, as execvp(3) does.
+  expect_bad_input(run_command("PATH=" + dir.string() + " " + std::string(ROOFLINE_BINARY) + " profile --ncu " + ncu +
+                               " -- no-such-program"),
+                   "profile: no-such-program: no such program on PATH");
+  CHECK_FALSE(std::filesystem::exists(mark));
+  // Found on PATH, or in the current directory through an empty PATH entry: ncu runs (and,
+  // being a stand-in, profiles nothing: exit 3).
+  write_script(dir / "my-app", "#!/bin/sh\nexit 0\n");
+  CHECK(run_command("PATH=" + dir.string() + ":/usr/bin:/bin " + std::string(ROOFLINE_BINARY) + " profile --ncu " +
+                    ncu + " -- my-app")
+            .exit_code == 3);
+  CHECK(std::filesystem::exists(mark));
+  std::filesystem::remove(mark);
+  CHECK(run_command("cd " + dir.string() + " && PATH=:/usr/bin:/bin " + std::string(ROOFLINE_BINARY) +
+                    " profile --ncu " + ncu + " -- my-app")
+            .exit_code == 3);
+  CHECK(std::filesystem::exists(mark));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("hardening II #20: a misspelt command gets a suggestion") {
   expect_bad_input(roofline("lmm --model llama-3.1-8b"), "'lmm' is not a command (did you mean 'llm'?)");
   expect_bad_input(roofline("xyzzy"), "'xyzzy' is not a command");
