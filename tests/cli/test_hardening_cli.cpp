@@ -112,15 +112,38 @@ TEST_CASE("hardening II #3: a FIFO where a file is read is refused, never waited
 TEST_CASE("hardening II #4: a full disk stops a streamed CSV at the first failed write") {
   // /dev/full fails every write with ENOSPC, as a full disk does. Before the fix the 10^10 rows
   // were all computed first (hours); timeout 60 fails the test on that.
-  // (A CSV sweep states its formulas on stderr as notes before the error line.)
-  const CommandResult to_file =
-      run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " -o /dev/full");
-  CHECK(to_file.exit_code == 2);
-  CHECK_THAT(to_file.err, Contains("roofline: -o /dev/full: write failed (No space left on device)\n"));
-  const CommandResult to_stdout =
-      run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " >/dev/full");
-  CHECK(to_stdout.exit_code == 2);
-  CHECK_THAT(to_stdout.err, Contains("roofline: stdout: write failed (No space left on device)\n"));
+  expect_bad_input(run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " -o /dev/full"),
+                   "roofline: -o /dev/full: write failed (No space left on device)");
+  expect_bad_input(run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " >/dev/full"),
+                   "roofline: stdout: write failed (No space left on device)");
+}
+
+TEST_CASE("hardening II: a CSV report that cannot be written says only why, and leaves no file") {
+  const auto dir = scratch("csv-notes");
+  // The formulas of a CSV report are notes on stderr (CSV has no place for them); they used to
+  // come first, so that the error was the last of three lines. Now they follow a report that was
+  // written, and a failed one prints the error alone.
+  const std::string sweep = "op gemm --m 1:64:x2 --n 8 --k 8 --gpu h100 --format csv";
+  expect_bad_input(roofline(sweep + " -o /dev/full"), "roofline: -o /dev/full: write failed (No space left on device)");
+  expect_bad_input(roofline(sweep + " >/dev/full"), "roofline: stdout: write failed (No space left on device)");
+  // The whole-report CSV (--table picks one table of it) writes through emit: the same.
+  expect_bad_input(roofline(sweep + " --table gemm -o /dev/full"), "-o /dev/full: write failed");
+  // Written, the notes follow: the two formula notes of a GEMM.
+  const CommandResult written = roofline(sweep + " -o " + (dir / "sweep.csv").string());
+  CHECK(written.exit_code == 0);
+  CHECK_THAT(written.err, Contains("roofline: note: FLOPs = 2 m n k batch"));
+  const std::string csv = slurp(dir / "sweep.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 8);  // the header and m = 1, 2, 4, ..., 64
+  // A regular file that stops taking bytes part-way (a file size limit of 100 blocks of 512 B,
+  // with SIGXFSZ ignored so that write(2) fails with EFBIG): no partial file, no temporary file.
+  std::filesystem::remove(dir / "sweep.csv");
+  const std::string big =
+      "op gemm --m 1:100000:+1 --n 8 --k 8 --gpu h100 --format csv -o " + (dir / "big.csv").string();
+  expect_bad_input(
+      run_command("sh -c 'trap \"\" XFSZ; ulimit -f 100; exec " + std::string(ROOFLINE_BINARY) + " " + big + "'"),
+      "big.csv: write failed (File too large)");
+  CHECK(entries(dir).empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("hardening II #5: Ctrl-C, SIGTERM, SIGHUP and SIGPIPE remove the temporary file") {
