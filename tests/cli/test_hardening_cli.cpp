@@ -200,7 +200,7 @@ TEST_CASE("hardening II #7: -o onto the command's own input is refused") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("hardening II #8: notes never reach a report file; the mode and a dangling link are kept") {
+TEST_CASE("hardening II #8: no note reaches a report file and its mode and a dangling link are kept") {
   const auto dir = scratch("h8");
   json spec = json::parse(slurp(source_dir + "/hardware/h100-sxm.json"));  // replaces the bundled h100: a note
   write_file(dir / "h100.json", spec.dump());

@@ -93,7 +93,7 @@ TEST_CASE("hardening II #7: an output never replaces an input of the same run") 
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("hardening II #8: an overwritten file keeps its mode, and a dangling link is written through") {
+TEST_CASE("hardening II #8: an overwritten file keeps its mode and a dangling link is written through") {
   const auto dir = scratch("mode");
   const auto file = dir / "private.csv";
   std::ofstream(file) << "old\n";
