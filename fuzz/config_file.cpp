@@ -4,28 +4,23 @@
 // (ridge, op gemm, llm); the rest is the file, written to a scratch file as the reader takes a
 // path. The harness sets up the config option itself, as main does, so that it stands without
 // the flag's own code.
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "command_line.hpp"
 #include "commands/commands.hpp"
-#include "roofline/core/error.hpp"
 
 namespace {
 
-const bool stdout_silenced = [] {
-  const int null = ::open("/dev/null", O_WRONLY);
-  if (null >= 0) ::dup2(null, STDOUT_FILENO);
-  return true;
-}();
+const bool stdout_silenced = roofline::fuzz::silence_stdout();
 
 struct Command {
   void (*setup)(CLI::App&);
@@ -49,19 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::vector<std::string> args{"roofline", "--config", path.string()};
   for (const std::string& word : command.words) args.push_back(word);
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-
-  CLI::App app{"fuzz", "roofline"};
-  app.set_config("--config");
-  app.require_subcommand(1);
-  command.setup(app);
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::Error&) {
-    // Rejected flags and unreadable config text are expected outcomes.
-  } catch (const roofline::Error&) {
-    // So is bad input the commands refuse.
-  }
+  // Unreadable config text is a CLI::Error too.
+  roofline::fuzz::run_command(std::move(args), [&](CLI::App& app) {
+    app.set_config("--config");
+    command.setup(app);
+  });
   return 0;
 }

@@ -77,13 +77,15 @@ void emit(const Report& report, const CommonOptions& options) {
   const std::unique_ptr<Printer> printer =
       format == Format::html && !options.table ? plot::make_html_printer() : make_printer({format, options.table});
   printer->print(report, text);
-  if (format == Format::csv) {
-    for (const std::string& note : report.notes) std::cerr << "roofline: note: " << note << '\n';
-  }
   if (options.output) {
     write_file_atomically(*options.output, text.str());
   } else {
     write_to_stdout(text.str());
+  }
+  // CSV has no place for the notes: they go to stderr once the report is written, so that a run
+  // whose report cannot be written says only why.
+  if (format == Format::csv) {
+    for (const std::string& note : report.notes) std::cerr << "roofline: note: " << note << '\n';
   }
 }
 

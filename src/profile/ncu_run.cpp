@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "roofline/core/error.hpp"
@@ -36,6 +37,29 @@ std::string slurp_and_remove(const std::filesystem::path& path) {
 }
 
 }  // namespace
+
+std::optional<std::filesystem::path> find_program(const std::string& program) {
+  if (program.empty()) return std::nullopt;
+  if (program.find('/') != std::string::npos) {
+    return executable(program) ? std::optional<std::filesystem::path>(program) : std::nullopt;
+  }
+  std::string search;
+  if (const char* path = std::getenv("PATH")) {
+    search = path;
+  } else {
+    // No PATH: execvp(3) searches the system's default path.
+    search.resize(::confstr(_CS_PATH, nullptr, 0));
+    if (!search.empty()) {
+      (void)::confstr(_CS_PATH, search.data(), search.size());
+      search.pop_back();  // confstr's terminating NUL
+    }
+  }
+  for (const std::string& dir : split(search, ':')) {
+    const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / program;
+    if (executable(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
 
 std::string find_ncu(const std::optional<std::string>& flag) {
   if (flag) {

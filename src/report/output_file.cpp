@@ -182,32 +182,36 @@ int create_temporary(const std::filesystem::path& path, std::string_view flag, s
   throw InputError(fmt::format("{} {}: cannot be written ({})", flag, path.string(), reason(error)));
 }
 
+// Runs `write` into `fd` through a checked buffer; the first failed write stops `write` and
+// throws InputError "<what>: write failed (reason)". `fd` stays open.
+void write_through(int fd, const std::function<void(std::ostream&)>& write, std::string_view what) {
+  DescriptorBuffer buffer(fd);
+  std::ostream out(&buffer);
+  // The first failed write throws, so that a streamed sweep stops there instead of computing
+  // every remaining row into a full disk.
+  out.exceptions(std::ios::badbit);
+  try {
+    write(out);
+    out.flush();
+  } catch (const std::ios_base::failure&) {
+    if (buffer.error() == 0) throw;
+  }
+  if (buffer.error() != 0 || !out) {
+    throw InputError(fmt::format("{}: write failed ({})", what, reason(buffer.error() != 0 ? buffer.error() : EIO)));
+  }
+}
+
 // Runs `write` into `fd`, flushes it to the disk (where `sync`) and closes it; throws InputError
 // on the first failure, with `fd` closed.
 void write_and_close(int fd, const std::function<void(std::ostream&)>& write, bool sync, std::string_view flag,
                      const std::filesystem::path& path) {
+  const std::string what = fmt::format("{} {}", flag, path.string());
   bool is_open = true;
   try {
-    DescriptorBuffer buffer(fd);
-    std::ostream out(&buffer);
-    // The first failed write throws, so that a streamed sweep stops there instead of computing
-    // every remaining row into a full disk.
-    out.exceptions(std::ios::badbit);
-    try {
-      write(out);
-      out.flush();
-    } catch (const std::ios_base::failure&) {
-      if (buffer.error() == 0) throw;
-    }
-    if (buffer.error() != 0 || !out) {
-      throw InputError(fmt::format("{} {}: write failed ({})", flag, path.string(),
-                                   reason(buffer.error() != 0 ? buffer.error() : EIO)));
-    }
-    if (sync && ::fsync(fd) != 0) {
-      throw InputError(fmt::format("{} {}: write failed ({})", flag, path.string(), reason(errno)));
-    }
+    write_through(fd, write, what);
+    if (sync && ::fsync(fd) != 0) throw InputError(fmt::format("{}: write failed ({})", what, reason(errno)));
     is_open = false;
-    if (::close(fd) != 0) throw InputError(fmt::format("{} {}: write failed ({})", flag, path.string(), reason(errno)));
+    if (::close(fd) != 0) throw InputError(fmt::format("{}: write failed ({})", what, reason(errno)));
   } catch (...) {
     if (is_open) ::close(fd);
     throw;
@@ -264,18 +268,7 @@ void write_to_stdout(const std::function<void(std::ostream&)>& write) {
   // What went through std::cout or stdio before comes first.
   std::cout.flush();
   std::fflush(stdout);
-  DescriptorBuffer buffer(STDOUT_FILENO);
-  std::ostream out(&buffer);
-  out.exceptions(std::ios::badbit);
-  try {
-    write(out);
-    out.flush();
-  } catch (const std::ios_base::failure&) {
-    if (buffer.error() == 0) throw;
-  }
-  if (buffer.error() != 0 || !out) {
-    throw InputError(fmt::format("stdout: write failed ({})", reason(buffer.error() != 0 ? buffer.error() : EIO)));
-  }
+  write_through(STDOUT_FILENO, write, "stdout");
 }
 
 void write_to_stdout(std::string_view contents) {

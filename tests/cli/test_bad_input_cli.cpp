@@ -23,22 +23,6 @@ namespace {
 
 const std::string source_dir = ROOFLINE_SOURCE_DIR;
 
-// The names in `dir`, hidden ones (a temporary file of the atomic writer) included.
-std::vector<std::string> entries(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// A valid hardware file to break: the bundled H100 SXM under a new id.
-json user_gpu() {
-  json spec = json::parse(slurp(std::filesystem::path(source_dir) / "hardware/h100-sxm.json"));
-  spec["id"] = "my-gpu";
-  spec["aliases"] = json::array();
-  return spec;
-}
-
 // A command line prefix that runs the binary without root's permission bypass, so that a
 // chmod 000 folder is unreadable even when the tests run as root (containers, CI). Empty when
 // not root; nullopt when root cannot drop the capabilities (the caller then cannot test it).

@@ -26,20 +26,6 @@ const std::string source_dir = ROOFLINE_SOURCE_DIR;
 const std::string memory_run = source_dir + "/tests/data/bench/h200-memory-2026-11-30.json";
 const std::string compute_run = source_dir + "/tests/data/bench/h200-compute-2026-11-30-run2.json";
 
-std::vector<std::string> entries(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-json user_gpu() {
-  json spec = json::parse(slurp(std::filesystem::path(source_dir) / "hardware/h100-sxm.json"));
-  spec["id"] = "my-gpu";
-  spec["aliases"] = json::array();
-  return spec;
-}
-
 // A GEMM sweep of 10^6 x 10^4 = 10^10 CSV rows: hours to write, so only a stopped run ends.
 const std::string endless_csv = "op gemm --m 1:1000000:+1 --n 1:10000:+1 --k 64 --gpu h100 --format csv";
 
@@ -126,15 +112,38 @@ TEST_CASE("hardening II #3: a FIFO where a file is read is refused, never waited
 TEST_CASE("hardening II #4: a full disk stops a streamed CSV at the first failed write") {
   // /dev/full fails every write with ENOSPC, as a full disk does. Before the fix the 10^10 rows
   // were all computed first (hours); timeout 60 fails the test on that.
-  // (A CSV sweep states its formulas on stderr as notes before the error line.)
-  const CommandResult to_file =
-      run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " -o /dev/full");
-  CHECK(to_file.exit_code == 2);
-  CHECK_THAT(to_file.err, Contains("roofline: -o /dev/full: write failed (No space left on device)\n"));
-  const CommandResult to_stdout =
-      run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " >/dev/full");
-  CHECK(to_stdout.exit_code == 2);
-  CHECK_THAT(to_stdout.err, Contains("roofline: stdout: write failed (No space left on device)\n"));
+  expect_bad_input(run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " -o /dev/full"),
+                   "roofline: -o /dev/full: write failed (No space left on device)");
+  expect_bad_input(run_command("timeout 60 " + std::string(ROOFLINE_BINARY) + " " + endless_csv + " >/dev/full"),
+                   "roofline: stdout: write failed (No space left on device)");
+}
+
+TEST_CASE("hardening II: a CSV report that cannot be written says only why, and leaves no file") {
+  const auto dir = scratch("csv-notes");
+  // The formulas of a CSV report are notes on stderr (CSV has no place for them); they used to
+  // come first, so that the error was the last of three lines. Now they follow a report that was
+  // written, and a failed one prints the error alone.
+  const std::string sweep = "op gemm --m 1:64:x2 --n 8 --k 8 --gpu h100 --format csv";
+  expect_bad_input(roofline(sweep + " -o /dev/full"), "roofline: -o /dev/full: write failed (No space left on device)");
+  expect_bad_input(roofline(sweep + " >/dev/full"), "roofline: stdout: write failed (No space left on device)");
+  // The whole-report CSV (--table picks one table of it) writes through emit: the same.
+  expect_bad_input(roofline(sweep + " --table gemm -o /dev/full"), "-o /dev/full: write failed");
+  // Written, the notes follow: the two formula notes of a GEMM.
+  const CommandResult written = roofline(sweep + " -o " + (dir / "sweep.csv").string());
+  CHECK(written.exit_code == 0);
+  CHECK_THAT(written.err, Contains("roofline: note: FLOPs = 2 m n k batch"));
+  const std::string csv = slurp(dir / "sweep.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 8);  // the header and m = 1, 2, 4, ..., 64
+  // A regular file that stops taking bytes part-way (a file size limit of 100 blocks of 512 B,
+  // with SIGXFSZ ignored so that write(2) fails with EFBIG): no partial file, no temporary file.
+  std::filesystem::remove(dir / "sweep.csv");
+  const std::string big =
+      "op gemm --m 1:100000:+1 --n 8 --k 8 --gpu h100 --format csv -o " + (dir / "big.csv").string();
+  expect_bad_input(
+      run_command("sh -c 'trap \"\" XFSZ; ulimit -f 100; exec " + std::string(ROOFLINE_BINARY) + " " + big + "'"),
+      "big.csv: write failed (File too large)");
+  CHECK(entries(dir).empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("hardening II #5: Ctrl-C, SIGTERM, SIGHUP and SIGPIPE remove the temporary file") {
@@ -191,7 +200,7 @@ TEST_CASE("hardening II #7: -o onto the command's own input is refused") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("hardening II #8: notes never reach a report file; the mode and a dangling link are kept") {
+TEST_CASE("hardening II #8: no note reaches a report file and its mode and a dangling link are kept") {
   const auto dir = scratch("h8");
   json spec = json::parse(slurp(source_dir + "/hardware/h100-sxm.json"));  // replaces the bundled h100: a note
   write_file(dir / "h100.json", spec.dump());
@@ -326,6 +335,43 @@ TEST_CASE("hardening II #19: profile answers bad input with exit 2, not 3") {
   write_file(dir / "tiny.csv", csv.substr(0, first_row) + row + "\n");
   expect_bad_input(roofline("profile --from-csv " + (dir / "tiny.csv").string() + " --gpu h200"),
                    "s (gpu__time_duration.sum), outside [1e-09, 1e+06] s");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("hardening II #19: profile -- a program that is not there is bad input, found before ncu is") {
+  const auto dir = scratch("h19-program");
+  // A stand-in for ncu that leaves a mark when it runs, and says it profiled nothing (exit 3):
+  // the program check must come first, so a missing program never gets that far.
+  const std::string ncu = (dir / "ncu").string();
+  const std::string mark = (dir / "ncu-ran").string();
+  write_script(ncu, "#!/bin/sh\ntouch '" + mark + "'\necho '==WARNING== No kernels were profiled.'\n");
+  expect_bad_input(roofline("profile --ncu " + ncu + " -- ./missing-program --size 4"),
+                   "profile: ./missing-program: no such file");
+  // Not even looked for: an --ncu that does not exist is exit 3 only once the program is there.
+  expect_bad_input(roofline("profile --ncu " + (dir / "absent").string() + " -- ./missing-program"), "no such file");
+  expect_bad_input(run_command("PATH=/nonexistent " + std::string(ROOFLINE_BINARY) + " profile -- ./missing-program"),
+                   "profile: ./missing-program: no such file");
+  write_file(dir / "data.txt", "not a program\n");
+  expect_bad_input(roofline("profile --ncu " + ncu + " -- " + (dir / "data.txt").string()),
+                   "data.txt: is not executable");
+  expect_bad_input(roofline("profile --ncu " + ncu + " -- " + dir.string()), ": is a directory");
+  // A name without '/' is looked up on PATH, as execvp(3) does.
+  expect_bad_input(run_command("PATH=" + dir.string() + " " + std::string(ROOFLINE_BINARY) + " profile --ncu " + ncu +
+                               " -- no-such-program"),
+                   "profile: no-such-program: no such program on PATH");
+  CHECK_FALSE(std::filesystem::exists(mark));
+  // Found on PATH, or in the current directory through an empty PATH entry: ncu runs (and,
+  // being a stand-in, profiles nothing: exit 3).
+  write_script(dir / "my-app", "#!/bin/sh\nexit 0\n");
+  CHECK(run_command("PATH=" + dir.string() + ":/usr/bin:/bin " + std::string(ROOFLINE_BINARY) + " profile --ncu " +
+                    ncu + " -- my-app")
+            .exit_code == 3);
+  CHECK(std::filesystem::exists(mark));
+  std::filesystem::remove(mark);
+  CHECK(run_command("cd " + dir.string() + " && PATH=:/usr/bin:/bin " + std::string(ROOFLINE_BINARY) +
+                    " profile --ncu " + ncu + " -- my-app")
+            .exit_code == 3);
+  CHECK(std::filesystem::exists(mark));
   std::filesystem::remove_all(dir);
 }
 

@@ -44,11 +44,6 @@ std::string modified_run(const std::filesystem::path& dir, const std::string& na
   return file.string();
 }
 
-void write_script(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream(file) << text;
-  ::chmod(file.c_str(), 0755);
-}
-
 // The command that draws docs/images/roofline-h200-measured.svg (docs/validate.md shows it too).
 const std::string h200_chart_args =
     "plot --gpu h200 --dtype bf16,fp32 --measured tests/data/bench/h200-memory-2026-11-30.json "
@@ -521,30 +516,34 @@ TEST_CASE("profile --from-csv: the committed ncu output on the H200's roofline")
 
 TEST_CASE("profile runs ncu with the roofline metrics, and says clearly when it cannot") {
   const auto dir = scratch("profile-ncu");
+  // The program to profile must exist (hardening II #19); the stand-in for ncu never runs it.
+  const std::string app = (dir / "app").string();
+  write_script(app, "#!/bin/sh\nexit 0\n");
   // A stand-in for ncu: checks the flags it is given, prints the program's output and the real table.
   const auto fake = dir / "ncu";
   write_script(fake,
                "#!/bin/sh\n"
-               "for want in '--clock-control none' '--page raw' '--csv' '--section SpeedOfLight_RooflineChart' "
-               "'./app --size 4'; do\n"
-               "  case \" $* \" in *\" $want \"*) ;; *) echo \"fake ncu: missing $want\" >&2; exit 9;; esac\n"
-               "done\n"
-               "echo 'output of the program'\n"
-               "cat '" +
+               "for want in '--clock-control none' '--page raw' '--csv' '--section SpeedOfLight_RooflineChart' '" +
+                   app +
+                   " --size 4'; do\n"
+                   "  case \" $* \" in *\" $want \"*) ;; *) echo \"fake ncu: missing $want\" >&2; exit 9;; esac\n"
+                   "done\n"
+                   "echo 'output of the program'\n"
+                   "cat '" +
                    ncu_raw + "'\n");
   const CommandResult ran = roofline("profile --ncu " + fake.string() + " --save-csv " + (dir / "saved.csv").string() +
-                                     " --format json -- ./app --size 4");
+                                     " --format json -- " + app + " --size 4");
   INFO(ran.err);
   REQUIRE(ran.exit_code == 0);
   CHECK_THAT(slurp(dir / "saved.csv"), Contains("\"Kernel Name\""));  // kept for --from-csv
   const json report = json::parse(ran.out);
   CHECK(report.at("results").at("kernels").size() == 12);
-  CHECK(report.at("inputs").at("program") == json::array({"./app", "--size", "4"}));
+  CHECK(report.at("inputs").at("program") == json::array({app, "--size", "4"}));
   CHECK_THAT(ran.err, Contains("output of the program"));
 
   // ncu on PATH is found too.
-  CHECK(run_command("PATH=" + dir.string() + ":/usr/bin:/bin " + std::string(ROOFLINE_BINARY) +
-                    " profile -- ./app --size 4")
+  CHECK(run_command("PATH=" + dir.string() + ":/usr/bin:/bin " + std::string(ROOFLINE_BINARY) + " profile -- " + app +
+                    " --size 4")
             .exit_code == 0);
 
   // Counters the user may not read: exit 3 and a clear message.
@@ -552,7 +551,7 @@ TEST_CASE("profile runs ncu with the roofline metrics, and says clearly when it 
   write_script(denied,
                "#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access "
                "NVIDIA GPU Performance Counters on the target device 0.'\nexit 1\n");
-  const CommandResult perm = roofline("profile --ncu " + denied.string() + " -- ./app");
+  const CommandResult perm = roofline("profile --ncu " + denied.string() + " -- " + app);
   CHECK(perm.exit_code == 3);
   CHECK(perm.out.empty());
   CHECK_THAT(perm.err, Contains("ERR_NVGPUCTRPERM"));
@@ -561,12 +560,12 @@ TEST_CASE("profile runs ncu with the roofline metrics, and says clearly when it 
   write_script(nothing,
                "#!/bin/sh\necho '==PROF== Connected to process 1'\necho '==WARNING== No kernels were "
                "profiled.'\nexit 0\n");
-  const CommandResult none = roofline("profile --ncu " + nothing.string() + " -- ./app");
+  const CommandResult none = roofline("profile --ncu " + nothing.string() + " -- " + app);
   CHECK(none.exit_code == 3);
   CHECK_THAT(none.err, Contains("No kernels were profiled"));
   // No ncu at all.
-  CHECK(roofline("profile --ncu " + (dir / "absent").string() + " -- ./app").exit_code == 3);
-  const CommandResult missing = run_command("PATH=/nonexistent " + std::string(ROOFLINE_BINARY) + " profile -- ./app");
+  CHECK(roofline("profile --ncu " + (dir / "absent").string() + " -- " + app).exit_code == 3);
+  const CommandResult missing = run_command("PATH=/nonexistent " + std::string(ROOFLINE_BINARY) + " profile -- " + app);
   if (!std::filesystem::exists("/usr/local/cuda/bin/ncu")) {
     CHECK(missing.exit_code == 3);
     CHECK_THAT(missing.err, Contains("Nsight Compute (ncu) is not on PATH"));

@@ -14,9 +14,11 @@
 #include <string>
 
 #include "catch.hpp"
+#include "files.hpp"
 
 // What the end-to-end tests (tests/cli) share: running a command line, and the binary under test
-// (ROOFLINE_BINARY) with its reports, scratch folders and the bad-input answer.
+// (ROOFLINE_BINARY) with its reports and the bad-input answer; files.hpp has the scratch folders and
+// file helpers.
 
 // Runs a shell command line and captures its exit code, stdout and stderr.
 struct CommandResult {
@@ -24,13 +26,6 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-
-inline std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 inline CommandResult run_command(const std::string& command_line) {
   const auto err_path =
@@ -69,16 +64,13 @@ inline nlohmann::json json_report(const std::string& args) {
   return nlohmann::json::parse(r.out);
 }
 
-// An empty folder of the system's temporary directory, private to this test process.
-inline std::filesystem::path scratch(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("roofline-cli-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-inline void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
+// A valid hardware file to break: the bundled H100 SXM under a new id, without aliases.
+inline nlohmann::json user_gpu() {
+  nlohmann::json spec =
+      nlohmann::json::parse(slurp(std::filesystem::path(ROOFLINE_SOURCE_DIR) / "hardware/h100-sxm.json"));
+  spec["id"] = "my-gpu";
+  spec["aliases"] = nlohmann::json::array();
+  return spec;
 }
 
 // Bad input: exit 2, one line on stderr that says `what`, nothing on stdout.

@@ -79,7 +79,7 @@ TEST_CASE("flash attention per head at N = 4096, d = 128: 4.19 MB, a reduction o
   CHECK(flash_attention_cost(s, {4096, 128}).kv_reread_bytes == 0.0);
 }
 
-TEST_CASE("GQA: flash reads K and V once per KV head; standard once per query head") {
+TEST_CASE("GQA: flash reads K and V once per KV head and standard once per query head") {
   // LLaMA-3 70B layer: 64 query heads, 8 KV heads, d = 128, N = 4096, bf16, batch 1.
   AttentionShape s = one_head(4096);
   s.heads = 64;
@@ -104,7 +104,7 @@ TEST_CASE("GQA: flash reads K and V once per KV head; standard once per query he
   CHECK(flash_attention_cost(s, {128, 128}).kv_reread_bytes == 64 * 32 * 2097152.0 - 2097152.0);
 }
 
-TEST_CASE("causal: N (N + 1) / 2 pairs, the diagonal counted; standard still computes all of S") {
+TEST_CASE("causal: N (N + 1) / 2 pairs, the diagonal counted while standard still computes all of S") {
   AttentionShape s = one_head(4096);
   s.causal = true;
   // 4096 x 4097 / 2 = 8,390,656 pairs; 4 x 128 x 8,390,656 = 4,296,015,872 FLOPs.
@@ -160,7 +160,7 @@ TEST_CASE("flash tile walk with ragged tiles: hand-counted cases and a brute-for
   }
 }
 
-TEST_CASE("mixed types: an fp8 KV cache halves the K/V bytes; the activations keep their type") {
+TEST_CASE("mixed types: an fp8 KV cache halves the K/V bytes and the activations keep their type") {
   AttentionShape s = one_head(4096);
   s.kv = DType::fp8_e4m3;
   const AttentionCost f = flash_attention_cost(s, {128, 128});
@@ -174,7 +174,7 @@ TEST_CASE("mixed types: an fp8 KV cache halves the K/V bytes; the activations ke
   CHECK(flash_attention_cost(s, {128, 128}).hbm.bytes_read == 1048576.0 + 2 * 4096 * 128 * 0.5625);
 }
 
-TEST_CASE("default flash tiles come from shared memory; L2 residency of K/V") {
+TEST_CASE("default flash tiles come from shared memory with L2 residency of K/V") {
   const AttentionShape s = one_head(4096);
   // Q tile + double-buffered K and V: T x 128 x 2 + 4 x T x 128 x 2 = 1280 T bytes.
   CHECK(flash_smem_bytes(s, {128, 128}) == 163840.0);

@@ -289,7 +289,7 @@ TEST_CASE("the memory suite declares which results are HBM claims") {
   }
 }
 
-TEST_CASE("the human table shows one clock column, starred where throttled; JSON keeps every field") {
+TEST_CASE("the human table shows one clock column, starred where throttled and JSON keeps every field") {
   BenchRun run = sample::sample_run();
   REQUIRE(!run.results.empty());
   BenchmarkResult* timed = nullptr;

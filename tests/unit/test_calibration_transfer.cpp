@@ -196,7 +196,7 @@ TEST_CASE("provenance: the bench report's device and run rows, 'not recorded' wh
   CHECK_FALSE(run_provenance(nlohmann::json::object()));  // compute selftest lines have no device row
 }
 
-TEST_CASE("calibration files: provenance, problems, band and transfer survive a round trip; old files still load") {
+TEST_CASE("calibration files: provenance, problems, band and transfer survive a round trip and old files still load") {
   const GpuSpec source = synthetic_gpu("src", 4, 1000, 2000);
   Calibration c = transfer_calibration(source_calibration(source), source, synthetic_gpu("dst", 2, 500, 1600));
   RunProvenance p{"NVIDIA H200", "9.0", "13.0", "13.0", "13.1.0", 1980.0, 1965.0, 3201.0, 3201.0, "abc1234", "cmd"};

@@ -146,7 +146,7 @@ TEST_CASE("collective_cost: the measured table where it covers the group, else t
   CHECK(collective_cost(Collective::all_reduce, 2048, 1, link, &t).time_s == 0.0);
 }
 
-TEST_CASE("calibrate learns collective tables from a run; the calibration file keeps them") {
+TEST_CASE("calibrate learns collective tables from a run and the calibration file keeps them") {
   MeasuredRun run;
   run.file = "bench-collectives.json";
   run.format = "roofline.bench.v1";

@@ -11,37 +11,13 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "files.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/input_file.hpp"
 #include "roofline/report/output_file.hpp"
 
 using Catch::Matchers::Contains;
 using namespace roofline;
-
-namespace {
-
-std::filesystem::path scratch(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("roofline-files-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::vector<std::string> entries(const std::filesystem::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// Read back without read_input_file, which would make the file an input of this process (and so
-// one that write_file_atomically refuses to replace).
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-}  // namespace
 
 TEST_CASE("read_input_file: contents, a missing file, a folder and the size cap") {
   const auto dir = scratch("read");

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "files.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/input_file.hpp"
 #include "roofline/core/json_schema.hpp"
@@ -25,18 +26,6 @@ std::vector<std::string> violations(const json& schema, const json& document) {
   std::vector<std::string> out;
   for (const auto& v : SchemaValidator(schema).validate(document)) out.push_back(v.pointer + ": " + v.message);
   return out;
-}
-
-std::filesystem::path scratch_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("roofline-hardening-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::string contents(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
@@ -68,7 +57,7 @@ TEST_CASE("hardening II: a keyword in a form the validator does not implement is
 }
 
 TEST_CASE("hardening II #3: a FIFO where a file is read is refused at once") {
-  const auto dir = scratch_dir("fifo");
+  const auto dir = scratch("fifo");
   const auto fifo = dir / "gpu.json";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   // Opening a FIFO for reading waits for a writer; read_input_file must not.
@@ -92,7 +81,7 @@ TEST_CASE("hardening II #4: a streamed output stops at the first failed write") 
 }
 
 TEST_CASE("hardening II #7: an output never replaces an input of the same run") {
-  const auto dir = scratch_dir("input");
+  const auto dir = scratch("input");
   const auto input = dir / "run.json";
   std::ofstream(input) << "{\"a\": 1}";
   (void)read_input_file(input);
@@ -100,24 +89,24 @@ TEST_CASE("hardening II #7: an output never replaces an input of the same run") 
   // Through a link to it, too.
   std::filesystem::create_symlink("run.json", dir / "link.json");
   CHECK_THROWS_WITH(write_file_atomically(dir / "link.json", "{}"), Contains(": is an input of this run"));
-  CHECK(contents(input) == "{\"a\": 1}");
+  CHECK(slurp(input) == "{\"a\": 1}");
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("hardening II #8: an overwritten file keeps its mode; a dangling link is written through") {
-  const auto dir = scratch_dir("mode");
+TEST_CASE("hardening II #8: an overwritten file keeps its mode and a dangling link is written through") {
+  const auto dir = scratch("mode");
   const auto file = dir / "private.csv";
   std::ofstream(file) << "old\n";
   std::filesystem::permissions(file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   write_file_atomically(file, "new\n");
-  CHECK(contents(file) == "new\n");
+  CHECK(slurp(file) == "new\n");
   CHECK((std::filesystem::status(file).permissions() & std::filesystem::perms::all) ==
         (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
 
   std::filesystem::create_symlink("target.csv", dir / "link.csv");  // target.csv does not exist yet
   write_file_atomically(dir / "link.csv", "through\n");
   CHECK(std::filesystem::is_symlink(dir / "link.csv"));
-  CHECK(contents(dir / "target.csv") == "through\n");
+  CHECK(slurp(dir / "target.csv") == "through\n");
   std::filesystem::remove_all(dir);
 }
 

@@ -280,7 +280,7 @@ TEST_CASE("op fuse: summary and per-step tables") {
   CHECK_THROWS_WITH(run_op(o, fixture::gpus()), Contains("unknown element 'dropout'"));
 }
 
-TEST_CASE("table and JSON cap the rows; CSV streams them with the same cells") {
+TEST_CASE("table and JSON cap the rows and CSV streams them with the same cells") {
   GemmOptions o = gemm();
   o.m = "1:400";
   o.n = "1:300";

@@ -19,7 +19,7 @@ TEST_CASE("gemm 4096^3 bf16: the book's 137.4 GFLOP, 100.7 MB, AI 1365") {
   CHECK(c.intensity() == Approx(1365.3333).epsilon(1e-6));
 }
 
-TEST_CASE("gemm batch multiplies everything; each data type class counts its own bytes") {
+TEST_CASE("gemm batch multiplies everything and each data type class counts its own bytes") {
   GemmShape s{64, 128, 256, 3, DType::bf16, DType::bf16, DType::bf16};
   const OpCost bf16 = gemm_cost(s);
   // 2 x 64 x 128 x 256 x 3 = 12,582,912 FLOPs; read 3 x (64x256 + 256x128) x 2 = 294,912; write 3 x 64x128 x 2.
@@ -65,7 +65,7 @@ TEST_CASE("gemm with mixed types: int4 and block-scaled weights, bf16 activation
   CHECK(b_bytes(DType::fp4) == weights * 4.0 / 8);
 }
 
-TEST_CASE("tiled gemm re-reads A per column of tiles and B per row of tiles; naive loads every operand") {
+TEST_CASE("tiled gemm re-reads A per column of tiles and B per row of tiles while naive loads every operand") {
   const GemmShape s{4096, 4096, 4096, 1, DType::bf16, DType::bf16, DType::bf16};
   // Naive: 2 x 4096^3 = 137.4e9 loads (the book's "137 billion HBM reads") of 2 B each.
   const OpCost naive = gemm_naive_cost(s);

@@ -64,7 +64,7 @@ TEST_CASE("JSON carries schema, version, inputs, hardware, results and notes") {
   CHECK(json.contains("tool_version"));
 }
 
-TEST_CASE("formats parse case-insensitively; others are bad input") {
+TEST_CASE("formats parse case-insensitively and others are bad input") {
   CHECK(parse_format("JSON") == Format::json);
   CHECK_THROWS_AS(parse_format("xml"), InputError);
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "commands.hpp"
@@ -30,8 +31,12 @@ void run_command(const Options& options) {
   const HardwareRegistry& registry = load_registry(options.op.common);
   // CSV streams row by row; --table (docs/reports.md) picks from the whole report instead.
   if (parse_format(options.op.common.format) == Format::csv && !options.op.common.table) {
+    // The notes (the formulas, on stderr: CSV has no place for them) follow the rows, once every
+    // row is written: a run that fails says only why.
+    std::ostringstream notes;
     write_streamed(options.op.common.output,
-                   [&](std::ostream& out) { (void)stream_op_csv(options, registry, out, std::cerr); });
+                   [&](std::ostream& out) { (void)stream_op_csv(options, registry, out, notes); });
+    std::cerr << notes.str();
   } else {
     emit(run_op(options, registry), options.op.common);
   }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -126,6 +127,20 @@ void check_kernel_regex(const std::string& pattern) {
   }
 }
 
+// The program after -- must be there before ncu is looked for: ncu would start, fail to launch it
+// and profile nothing, which read as "no GPU" (exit 3) for what is a typing mistake.
+void check_program(const std::string& program) {
+  if (ncu::find_program(program)) return;
+  if (program.find('/') == std::string::npos) {
+    throw InputError(fmt::format("profile: {}: no such program on PATH", program));
+  }
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(program, ec);
+  if (!std::filesystem::exists(status)) throw InputError(fmt::format("profile: {}: no such file", program));
+  if (std::filesystem::is_directory(status)) throw InputError(fmt::format("profile: {}: is a directory", program));
+  throw InputError(fmt::format("profile: {}: is not executable", program));
+}
+
 void run_profile(const ProfileOptions& options) {
   if (options.from_csv && !options.program.empty()) {
     throw InputError("profile: give a program to run (after --) or --from-csv FILE, not both");
@@ -145,6 +160,7 @@ void run_profile(const ProfileOptions& options) {
   if (options.kernel) check_kernel_regex(*options.kernel);
   if (options.launch_count && *options.launch_count < 1) throw InputError("--launch-count: must be at least 1");
   if (options.launch_skip && *options.launch_skip < 0) throw InputError("--launch-skip: must be at least 0");
+  if (!options.from_csv) check_program(options.program.front());
   const HardwareRegistry registry = load_registry(options.common);
   if (options.gpu) (void)registry.find(*options.gpu);  // a bad name is bad input before anything runs
   std::string text;
