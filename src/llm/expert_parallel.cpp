@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <numbers>
 
@@ -56,8 +58,9 @@ Sharding shard(const ModelSpec& model, const DeploymentConfig& config) {
   return s;
 }
 
-double expected_max_standard_normal(int n) {
-  if (n <= 1) return 0;
+namespace {
+
+double integrate_expected_max_standard_normal(int n) {
   // E[max] = integral of x n phi(x) Phi(x)^(n-1): the trapezoid rule on [-8, 8], where the tails
   // hold less than 1e-14 of the mass.
   constexpr double step = 1e-3;
@@ -70,6 +73,26 @@ double expected_max_standard_normal(int n) {
     sum += x * static_cast<double>(n) * density * std::pow(below, n - 1);
   }
   return sum * step;
+}
+
+// The integral costs 16,000 evaluations of pow, erfc and exp, and a step asks for it per MoE op:
+// remembered per n (the same bits every time, so a race between threads only repeats the work).
+constexpr int remembered_ranks = 1024;
+// 0: not yet computed (E[max] > 0 for n >= 2).
+std::array<std::atomic<double>, remembered_ranks + 1> remembered_max{};
+
+}  // namespace
+
+double expected_max_standard_normal(int n) {
+  if (n <= 1) return 0;
+  if (n > remembered_ranks) return integrate_expected_max_standard_normal(n);
+  std::atomic<double>& slot = remembered_max[static_cast<std::size_t>(n)];
+  double value = slot.load(std::memory_order_relaxed);
+  if (value == 0) {
+    value = integrate_expected_max_standard_normal(n);
+    slot.store(value, std::memory_order_relaxed);
+  }
+  return value;
 }
 
 double uniform_routing_imbalance(const MoeSpec& moe, int ep, double tokens) {

@@ -12,15 +12,6 @@
 namespace roofline {
 namespace {
 
-// Whether the GPU can multiply in this weight format: 16-bit formats need their tensor rate;
-// compute formats (fp8, int8, fp4 families) need theirs (there is no production kernel that
-// widens them on older GPUs); weight-only int4 formats are widened to 16 bits anywhere.
-bool format_supported(const GpuSpec& gpu, DType weights, DType activations) {
-  if (weights == DType::int4 || weights == DType::int4_g128) return true;
-  if (weights == DType::bf16 || weights == DType::fp16) return gpu.matrix_peak_flops(weights).has_value();
-  return matmul_dtype(gpu, weights, activations) == weights;
-}
-
 std::string gb(double bytes) {
   return fmt::format("{:.1f} GB", bytes / 1e9);
 }
@@ -154,6 +145,12 @@ void keep_cheapest(std::vector<PlanCandidate>& ranked, std::size_t keep) {
 }
 
 }  // namespace
+
+bool format_supported(const GpuSpec& gpu, DType weights, DType activations) {
+  if (weights == DType::int4 || weights == DType::int4_g128) return true;
+  if (weights == DType::bf16 || weights == DType::fp16) return gpu.matrix_peak_flops(weights).has_value();
+  return matmul_dtype(gpu, weights, activations) == weights;
+}
 
 CandidateDeployment candidate_deployment(const PlanSpace& space, const GpuSpec& gpu, const PlanCandidate& c) {
   CandidateDeployment out{space.base, space.time};

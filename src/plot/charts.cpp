@@ -255,7 +255,7 @@ std::string render_scatter_svg(const ScatterChart& chart) {
   }
   for (std::size_t s = 0; s < chart.series.size(); ++s) {
     const ScatterSeries& series = chart.series[s];
-    const std::string_view colour = chart_colour(s);
+    const std::string_view colour = series.colour.empty() ? chart_colour(s) : std::string_view(series.colour);
     svg += fmt::format("<g data-series=\"{}\">\n", xml_escape(series.name));
     if (series.connect && series.points.size() > 1) {
       std::string path;
@@ -267,9 +267,9 @@ std::string render_scatter_svg(const ScatterChart& chart) {
     }
     for (const ScatterPoint& p : series.points) {
       svg += fmt::format(
-          R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}" fill-opacity="0.85" stroke="#ffffff" stroke-width="0.8" )"
+          R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:g}" fill="{}" fill-opacity="{:g}" stroke="#ffffff" stroke-width="0.8" )"
           R"(data-label="{}" data-x="{}" data-y="{}"><title>{}</title></circle>)",
-          x.to_pixel(p.x), y.to_pixel(p.y), colour, xml_escape(p.label), p.x, p.y,
+          x.to_pixel(p.x), y.to_pixel(p.y), series.radius, colour, series.opacity, xml_escape(p.label), p.x, p.y,
           xml_escape(p.tooltip.empty() ? p.label : p.tooltip));
       svg += '\n';
     }

@@ -263,6 +263,66 @@ std::vector<Figure> plan_figures(const Report& report) {
   return figures;
 }
 
+// ---- plan --pareto
+ScatterChart pareto_front_chart(const Report& report) {
+  ScatterChart chart;
+  chart.title = "Pareto front: tokens/s per GPU against tokens/s per user";
+  chart.x_label = "tokens/s per user (1 / TPOT)";
+  chart.y_label = "output tokens/s per GPU";
+  chart.x_scale = Scale::log;
+  chart.y_scale = Scale::log;
+  ScatterSeries dominated{"dominated (sample)", {}, false, "#b8b8b8", 0.5, 2.5};
+  ScatterSeries front{"front (runners-up)", {}, true, std::string(chart_colour(0)), 0.85, 4};
+  ScatterSeries chosen{"chosen", {}, false, "#c00000", 1.0, 7};
+  const auto add = [](const Table& table, ScatterSeries& series, ScatterSeries* picked) {
+    const TableView rows(table);
+    for (std::size_t r = 0; r < rows.rows(); ++r) {
+      const std::optional<double> x = rows.number(r, "tokens_per_s_per_user");
+      const std::optional<double> y = rows.number(r, "tokens_per_s_per_gpu");
+      if (!x || !y) continue;
+      const std::string label = fmt::format(
+          "{} TP {} PP {} EP {}{} {}/{}{} batch {}", rows.text(r, "gpu"), rows.text(r, "tp"), rows.text(r, "pp"),
+          rows.text(r, "ep"), rows.text(r, "attention_dp") == "yes" ? " attention-DP" : "", rows.text(r, "weights"),
+          rows.text(r, "kv"),
+          rows.text(r, "draft_tokens") == "0" ? std::string()
+                                              : fmt::format(" speculate {}", rows.text(r, "draft_tokens")),
+          rows.text(r, "batch"));
+      ScatterPoint point{label, *x, *y,
+                         fmt::format("{}: {:.1f} tokens/s per user, {:.1f} tokens/s per GPU", label, *x, *y)};
+      if (picked != nullptr && rows.text(r, "chosen") == "yes") picked->points.push_back(point);
+      series.points.push_back(std::move(point));
+    }
+  };
+  if (const Table* sample = find_table(report, "dominated_sample")) add(*sample, dominated, nullptr);
+  if (const Table* table = find_table(report, "front")) add(*table, front, &chosen);
+  for (ScatterSeries* series : {&dominated, &front, &chosen}) {
+    if (!series->points.empty()) chart.series.push_back(std::move(*series));
+  }
+  if (report.inputs.contains("workload")) {
+    const nlohmann::json& tpot = report.inputs["workload"]["tpot_ms"];
+    if (tpot.is_number() && tpot.get<double>() > 0) {
+      chart.references.push_back({fmt::format("TPOT {:g} ms", tpot.get<double>()), 1e3 / tpot.get<double>(), true});
+    }
+  }
+  return chart;
+}
+
+std::string render_pareto_svg(const Report& report) {
+  return render_scatter_svg(pareto_front_chart(report));
+}
+
+std::vector<Figure> pareto_figures(const Report& report) {
+  std::vector<Figure> figures;
+  const ScatterChart chart = pareto_front_chart(report);
+  if (chart.series.empty()) return figures;
+  figures.push_back(figure("pareto-front", "Pareto front", render_scatter_svg(chart),
+                           "The front table's points joined by a line, the chosen one in red, and the dominated "
+                           "sample in grey: a point is on the front when no other is at least as fast both per user "
+                           "and per GPU and faster in one."));
+  return figures;
+}
+// ---- end plan --pareto
+
 std::vector<Figure> validate_figures(const Report& report) {
   std::vector<Figure> figures;
   const Table* benchmarks = find_table(report, "benchmarks");

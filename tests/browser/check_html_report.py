@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Opens `--format html` reports of llm, serve, plan, validate and an llm sweep in headless Chromium.
+"""Opens `--format html` reports of llm, serve, plan, plan --pareto, validate and an llm sweep in headless Chromium.
 
 Usage: check_html_report.py ROOFLINE_BINARY SOURCE_DIR BENCH_REPORT_SAMPLE
 
@@ -173,6 +173,17 @@ def check_plan(page, report):
     print(f"ok   plan: {len(points)} candidates at the ranked table's TPOT and cost")
 
 
+def check_pareto(page, report):
+    # Every front point, every dominated sample point, and the chosen one once more (its own mark).
+    points = sorted((float(m["data-x"]), float(m["data-y"])) for m in marks(page, "data-x"))
+    results = report["results"]
+    rows = sorted((r["tokens_per_s_per_user"], r["tokens_per_s_per_gpu"])
+                  for r in results["front"] + results["dominated_sample"] + [results["chosen"]])
+    if len(points) != len(rows) or not all(close(a[0], b[0]) and close(a[1], b[1]) for a, b in zip(points, rows)):
+        fail(f"plan --pareto: chart points {points[:3]} are not the front and sample tables' {rows[:3]}")
+    print(f"ok   plan --pareto: {len(points)} marks at the front, sample and chosen tokens/s per user and per GPU")
+
+
 def check_serve(page, report):
     ys = sorted(float(m["data-y"]) for m in marks(page, "data-y"))
     rows = sorted(r[k] for r in report["results"]["latency"] for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms")
@@ -219,6 +230,8 @@ def main():
              check_serve),
             ("plan", ["plan", "--model", "llama-3.1-8b", "--gpus", "h100,a100-80gb", "--rps", "5", "--prompt", "1000",
                       "--output", "200", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2"], check_plan),
+            ("pareto", ["plan", "--pareto", "--model", "mixtral-8x7b", "--gpus", "h100,h200", "--prompt-tokens", "1000",
+                        "--output-tokens", "200", "--tpot-ms", "40"], check_pareto),
             ("validate", ["validate", "--measured", str(measured)], check_validate),
             ("sweep", ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "1024:8192:x2", "--batch",
                        "1,8,max"], check_sweep),

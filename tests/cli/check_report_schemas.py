@@ -44,6 +44,12 @@ CASES = [
     # --calibration auto: measured (h200), transferred (h100), none (b200), in each report kind that takes it.
     ["plan", "--model", "llama-3.1-8b", "--gpus", "h100,h200,b200", "--rps", "5", "--prompt", "2048",
      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5", "--calibration", "auto"],
+    # plan --pareto: the front of a MoE model with EP, attention DP and MTP speculation swept, priced;
+    # and with the targets as filters and per-GPU calibrations.
+    ["plan", "--pareto", "--model", "deepseek-r1", "--gpus", "h200,b200", "--prompt", "1024", "--output", "2048",
+     "--speculate", "1,3", "--acceptance", "0.92,0.717,0.364", "--price", "all=3"],
+    ["plan", "--pareto", "--model", "llama-3.1-8b", "--gpus", "h100,h200", "--prompt", "2048", "--output", "256",
+     "--tpot-ms", "30", "--ttft-ms", "1000", "--calibration", "auto"],
     ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--context", "2048",
      "--calibration", "auto"],
     ["llm", "--model", "llama-3.1-8b", "--gpu", "b200", "--context", "2048", "--calibration", "auto"],

@@ -113,6 +113,11 @@ struct CandidateDeployment {
 [[nodiscard]] CandidateDeployment candidate_deployment(const PlanSpace& space, const GpuSpec& gpu,
                                                        const PlanCandidate& candidate);
 
+// Whether the GPU can multiply in this weight format: 16-bit formats need their tensor rate;
+// compute formats (fp8, int8, fp4 families) need theirs (there is no production kernel that
+// widens them on older GPUs); weight-only int4 formats are widened to 16 bits anywhere.
+[[nodiscard]] bool format_supported(const GpuSpec& gpu, DType weights, DType activations);
+
 // Throws InputError for a workload that is not positive or a GPU without a price.
 [[nodiscard]] PlanResult plan_deployment(const ModelSpec& model, const Workload& workload, const PlanSpace& space);
 

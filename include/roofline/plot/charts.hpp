@@ -53,6 +53,11 @@ struct ScatterSeries {
   std::string name;  // the legend entry
   std::vector<ScatterPoint> points;
   bool connect = false;  // a line through the points in order (a quantile curve, a sweep)
+  // How the marks look: empty colour = the series' place in the palette; a background series
+  // (dominated points) draws smaller and fainter, a highlighted one larger.
+  std::string colour{};
+  double opacity = 0.85;
+  double radius = 4;
 };
 
 // A labelled line at one value of an axis (a target, a limit).

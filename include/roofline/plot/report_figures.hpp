@@ -36,6 +36,13 @@ namespace roofline::plot {
 [[nodiscard]] ScatterChart plan_candidates_chart(const Table& candidates, double tpot_target_ms, std::string title);
 [[nodiscard]] std::vector<Figure> plan_figures(const Report& report);
 
+// plan --pareto: x = tokens/s per user, y = tokens/s per GPU, log-log, from the report's "front" and
+// "dominated_sample" tables: the front as a line through its points (the runners-up), the chosen
+// point larger in red, the dominated sample small and grey, and the --tpot-ms target where given.
+[[nodiscard]] ScatterChart pareto_front_chart(const Report& report);
+[[nodiscard]] std::string render_pareto_svg(const Report& report);
+[[nodiscard]] std::vector<Figure> pareto_figures(const Report& report);
+
 // validate: each benchmark's prediction (roofline, and calibrated where there is one) against
 // its measured time, log-log, with the line predicted = measured.
 [[nodiscard]] std::vector<Figure> validate_figures(const Report& report);

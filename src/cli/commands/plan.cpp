@@ -9,8 +9,10 @@
 #include "commands.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
+#include "roofline/llm/pareto.hpp"
 #include "roofline/llm/plan.hpp"
 #include "roofline/plot/report_figures.hpp"
+#include "roofline/report/output_file.hpp"
 #include "roofline/serve/plan_simulation.hpp"
 
 namespace roofline::cli {
@@ -220,25 +222,38 @@ nlohmann::json calibrations_json(const std::vector<CalibrationChoice>& choices) 
 
 namespace {
 
+// The checkpoint's format is the one weight format tried unless --weights names others, and one
+// sequence (prompt + output) must fit the model's context (issue 19); what was decided, as notes.
+struct CheckpointNotes {
+  std::string weights;
+  std::string long_context;
+  void add_to(Report& report) const {
+    if (!weights.empty()) report.notes.push_back(weights);
+    if (!long_context.empty()) report.notes.push_back(long_context);
+  }
+};
+
+CheckpointNotes apply_checkpoint(const ModelSpec& model, const PlanOptions& options, PlanSpace& space) {
+  CheckpointNotes notes;
+  if (model.checkpoint && options.weights_given) {
+    notes.weights = fmt::format("weights: --weights {}, tried as given; the checkpoint stores {}", options.weights,
+                                model.checkpoint->description);
+  } else if (model.checkpoint) {
+    notes.weights = apply_checkpoint_format(model, false, space.base);
+    space.weights = {space.base.weights};
+  }
+  notes.long_context =
+      check_context(model, options.prompt + options.output, options.model, "--prompt-tokens + --output-tokens");
+  return notes;
+}
+
 Report plan_report(const PlanOptions& options, const HardwareRegistry& registry) {
   const ModelSpec model = resolve_model(options.model);
   PlanSpace space;
   space.gpus = selected_gpus(registry, options.gpus, options.what_if);
   space.usd_per_gpu_hour = parse_prices(options.prices, space.gpus, registry);
   space.weights = parse_list<DType>(options.weights, "--weights", parse_format_flag);
-  // --- models (issue 19): the checkpoint's format is the one weight format tried unless --weights
-  // names others; one sequence (prompt + output) fits the model's context.
-  std::string weights_note;
-  if (model.checkpoint && options.weights_given) {
-    weights_note = fmt::format("weights: --weights {}, tried as given; the checkpoint stores {}", options.weights,
-                               model.checkpoint->description);
-  } else if (model.checkpoint) {
-    weights_note = apply_checkpoint_format(model, false, space.base);
-    space.weights = {space.base.weights};
-  }
-  const std::string long_context =
-      check_context(model, options.prompt + options.output, options.model, "--prompt-tokens + --output-tokens");
-  // --- end models
+  const CheckpointNotes checkpoint = apply_checkpoint(model, options, space);
   space.kv = parse_list<DType>(options.kv, "--kv", parse_format_flag);
   space.tp = parse_list<int>(options.tp, "--tp", parse_degree);
   space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
@@ -438,8 +453,7 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
                     result.rejected.size(), result.rejected_total));
   }
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
-  if (!weights_note.empty()) report.notes.push_back(weights_note);  // --- models (issue 19)
-  if (!long_context.empty()) report.notes.push_back(long_context);  // --- models (issue 19)
+  checkpoint.add_to(report);
   if (space.base.collectives && space.calibration_by_gpu.empty()) {
     report.notes.push_back(fmt::format(
         "--calibration {}: candidates on {} charge TP/PP communication from its measured collectives where they cover "
@@ -478,8 +492,282 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
 
 }  // namespace
 
+// ---- plan --pareto: the front of tokens/s per GPU against tokens/s per user (roofline/llm/pareto.hpp)
+namespace {
+
+struct PointRow {
+  std::int64_t rank = 0;
+  const ParetoPoint* p = nullptr;
+  bool chosen = false;
+};
+
+// One list of columns for the front and the dominated sample (never chosen).
+constexpr std::array<ColumnOf<PointRow>, 19> point_columns{{
+    {{"rank", "#", 0}, [](const PointRow& r) { return Cell{r.rank}; }},
+    {{"gpu", "GPU", 0}, [](const PointRow& r) { return Cell{r.p->deployment.gpu}; }},
+    {{"tp", "TP", 0}, [](const PointRow& r) { return Cell{std::int64_t{r.p->deployment.tp}}; }},
+    {{"pp", "PP", 0}, [](const PointRow& r) { return Cell{std::int64_t{r.p->deployment.pp}}; }},
+    {{"ep", "EP", 0}, [](const PointRow& r) { return Cell{std::int64_t{r.p->deployment.ep}}; }},
+    {{"attention_dp", "attn DP", 0}, [](const PointRow& r) { return Cell{r.p->deployment.attention_dp}; }},
+    {{"weights", "weights", 0}, [](const PointRow& r) { return Cell{std::string(name_of(r.p->deployment.weights))}; }},
+    {{"kv", "KV", 0}, [](const PointRow& r) { return Cell{std::string(name_of(r.p->deployment.kv))}; }},
+    {{"draft_tokens", "spec K", 0}, [](const PointRow& r) { return Cell{std::int64_t{r.p->deployment.draft_tokens}}; }},
+    {{"batch", "batch", 0}, [](const PointRow& r) { return Cell{r.p->deployment.batch}; }},
+    {{"max_batch", "max batch", 0}, [](const PointRow& r) { return Cell{r.p->max_batch}; }},
+    {{"ttft_ms", "TTFT [ms]", 1}, [](const PointRow& r) { return Cell{r.p->ttft_s * 1e3}; }},
+    {{"tpot_ms", "TPOT [ms]", 2}, [](const PointRow& r) { return Cell{r.p->tpot_s * 1e3}; }},
+    {{"tokens_per_step", "tokens/step", 2}, [](const PointRow& r) { return Cell{r.p->tokens_per_step}; }},
+    {{"tokens_per_s_per_user", "tok/s per user", 1},
+     [](const PointRow& r) { return Cell{r.p->tokens_per_s_per_user}; }},
+    {{"tokens_per_s_per_gpu", "tok/s per GPU", 1}, [](const PointRow& r) { return Cell{r.p->tokens_per_s_per_gpu}; }},
+    {{"usd_per_million_output_tokens", "$/M tokens", 3},
+     [](const PointRow& r) { return optional_cell(r.p->usd_per_million_output_tokens); }},
+    {{"bottleneck", "step bottleneck", 0}, [](const PointRow& r) { return Cell{std::string(r.p->bottleneck)}; }},
+    {{"chosen", "chosen", 0}, [](const PointRow& r) { return Cell{r.chosen}; }},
+}};
+
+std::vector<PointRow> point_rows(const std::vector<ParetoPoint>& points, std::optional<std::size_t> chosen) {
+  std::vector<PointRow> rows;
+  rows.reserve(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    rows.push_back({static_cast<std::int64_t>(i + 1), &points[i], chosen == i});
+  }
+  return rows;
+}
+
+nlohmann::json point_json(const ParetoPoint& p) {
+  const ParetoDeployment& d = p.deployment;
+  return {{"gpu", d.gpu},
+          {"tp", d.tp},
+          {"pp", d.pp},
+          {"ep", d.ep},
+          {"attention_dp", d.attention_dp},
+          {"weights", name_of(d.weights)},
+          {"kv", name_of(d.kv)},
+          {"draft_tokens", d.draft_tokens},
+          {"batch", d.batch},
+          {"gpus_per_replica", d.gpus()},
+          {"max_batch", p.max_batch},
+          {"ttft_ms", p.ttft_s * 1e3},
+          {"step_ms", p.step_s * 1e3},
+          {"tokens_per_step", p.tokens_per_step},
+          {"tpot_ms", p.tpot_s * 1e3},
+          {"tokens_per_s_per_user", p.tokens_per_s_per_user},
+          {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+          {"usd_per_million_output_tokens",
+           p.usd_per_million_output_tokens ? nlohmann::json(*p.usd_per_million_output_tokens) : nullptr},
+          {"bottleneck", p.bottleneck},
+          {"description", describe(d)}};
+}
+
+std::int64_t parse_batch(const std::string& text, std::string_view flag) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1 || value > max_batch) {
+    throw InputError(fmt::format("{}: '{}' is not a batch from 1 to {}", flag, text, max_batch));
+  }
+  return value;
+}
+
+// --speculate K,K,... with one --acceptance (a rate, or one per position up to the largest K: a
+// smaller K takes the first K rates, the acceptance of a position not depending on how many follow).
+std::vector<Speculation> parse_speculation(const PlanOptions& options) {
+  if (options.speculate.empty()) {
+    if (!options.acceptance.empty() || options.draft_model) {
+      throw InputError("--acceptance and --draft-model need --speculate K[,K...]");
+    }
+    return {};
+  }
+  const std::vector<int> drafts = parse_list<int>(options.speculate, "--speculate", parse_degree);
+  SpeculationFlags flags;
+  flags.draft_tokens = *std::max_element(drafts.begin(), drafts.end());
+  flags.acceptance = options.acceptance;
+  flags.draft_model = options.draft_model;
+  const std::optional<Speculation> longest = resolve_speculation(flags, options.model.models_dirs);
+  std::vector<Speculation> out;
+  for (int k : drafts) {
+    Speculation s = *longest;
+    s.draft_tokens = k;
+    if (s.acceptance.size() > 1) s.acceptance.resize(static_cast<std::size_t>(k));
+    check_speculation(s);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// Flags of one mode given in the other: refused rather than ignored.
+void check_mode_flags(const CLI::App& command, const PlanOptions& options) {
+  const bool pareto = options.pareto;
+  static constexpr std::array<std::string_view, 4> required_by_rps{"--rps", "--tpot-ms", "--ttft-ms", "--price"};
+  static constexpr std::array<std::string_view, 7> rps_only{
+      "--rps", "--top", "--closed-form", "--percentile", "--sim-requests", "--sim-candidates", "--max-batch"};
+  static constexpr std::array<std::string_view, 7> pareto_only{
+      "--ep", "--no-attention-dp", "--batches", "--speculate", "--acceptance", "--draft-model", "--svg"};
+  if (pareto) {
+    for (std::string_view flag : rps_only) {
+      if (command.count(std::string(flag)) > 0) {
+        throw InputError(fmt::format("{}: not used by plan --pareto (it sweeps batches, not a request rate)", flag));
+      }
+    }
+    // The options' 0 means "not given" to the sweep: an explicit 0 must not turn the filter off.
+    if (command.count("--tpot-ms") > 0 && !(options.tpot_ms > 0))
+      throw InputError("--tpot-ms: must be a positive number");
+    if (command.count("--ttft-ms") > 0 && !(options.ttft_ms > 0))
+      throw InputError("--ttft-ms: must be a positive number");
+    return;
+  }
+  for (std::string_view flag : pareto_only) {
+    if (command.count(std::string(flag)) > 0) throw InputError(fmt::format("{}: only with plan --pareto", flag));
+  }
+  for (std::string_view flag : required_by_rps) {
+    if (command.count(std::string(flag)) == 0) {
+      throw InputError(fmt::format("{} is required (or --pareto for the front of the deployments)", flag));
+    }
+  }
+}
+
+constexpr std::string_view chosen_rule_with_target =
+    "the highest tokens/s per GPU among the points that meet --tpot-ms (the front's first point: the targets filter "
+    "the sweep)";
+constexpr std::string_view chosen_rule_knee =
+    "the knee: with both axes on a log scale normalised to [0, 1] over the front, the point farthest above the chord "
+    "between its two ends";
+
+Report pareto_report(const PlanOptions& options, const HardwareRegistry& registry) {
+  const ModelSpec model = resolve_model(options.model);
+  ParetoSpace space;
+  PlanSpace& plan = space.plan;
+  plan.gpus = selected_gpus(registry, options.gpus, options.what_if);
+  if (!options.prices.empty()) plan.usd_per_gpu_hour = parse_prices(options.prices, plan.gpus, registry);
+  plan.weights = parse_list<DType>(options.weights, "--weights", parse_format_flag);
+  const CheckpointNotes checkpoint = apply_checkpoint(model, options, plan);
+  plan.kv = parse_list<DType>(options.kv, "--kv", parse_format_flag);
+  plan.tp = parse_list<int>(options.tp, "--tp", parse_degree);
+  plan.pp = parse_list<int>(options.pp, "--pp", parse_degree);
+  if (to_lower(options.ep) != "auto") space.ep = parse_list<int>(options.ep, "--ep", parse_degree);
+  space.attention_dp = !options.no_attention_dp;
+  space.batches = parse_list<std::int64_t>(options.batches, "--batches", parse_batch);
+  space.speculation = parse_speculation(options);
+  std::vector<CalibrationChoice> choices;
+  if (std::optional<CalibrationChoice> first =
+          apply_deployment_flags(options.deployment, plan.base, plan.gpus.front(), registry)) {
+    choices.push_back(std::move(*first));
+    const bool per_gpu = *options.deployment.calibration == auto_calibration_flag;
+    for (std::size_t i = 1; per_gpu && i < plan.gpus.size(); ++i) {
+      choices.push_back(choose_calibration(*options.deployment.calibration, plan.gpus[i], registry));
+    }
+    if (per_gpu) {
+      for (const CalibrationChoice& choice : choices) {
+        if (choice.calibration) plan.calibration_by_gpu[choice.gpu] = &*choice.calibration;
+      }
+    }
+  }
+  const std::optional<Calibration> no_calibration;
+  const std::optional<Calibration>& calibration =
+      choices.empty() || !plan.calibration_by_gpu.empty() ? no_calibration : choices.front().calibration;
+  apply_time_flags(options.deployment, calibration, plan.time);
+  // 0 is the struct's "not given" (the command refuses an explicit non-positive value).
+  if (options.tpot_ms != 0) space.tpot_s = options.tpot_ms / 1e3;
+  if (options.ttft_ms != 0) space.ttft_s = options.ttft_ms / 1e3;
+
+  const ParetoResult result = sweep_pareto(model, options.prompt, options.output, space);
+  const ParetoPoint& chosen = result.front[result.chosen];
+
+  Report report;
+  report.kind = "plan-pareto";
+  nlohmann::json gpu_ids = nlohmann::json::array();
+  for (const GpuSpec& gpu : plan.gpus) gpu_ids.push_back(gpu.id);
+  nlohmann::json formats_w = nlohmann::json::array();
+  for (DType t : plan.weights) formats_w.push_back(name_of(t));
+  nlohmann::json formats_kv = nlohmann::json::array();
+  for (DType t : plan.kv) formats_kv.push_back(name_of(t));
+  nlohmann::json speculation = nlohmann::json::array();
+  for (const Speculation& s : space.speculation) speculation.push_back(speculation_json(s));
+  report.inputs = {{"model", model_summary(model)},
+                   {"gpus", gpu_ids},
+                   {"workload",
+                    {{"prompt", options.prompt},
+                     {"output", options.output},
+                     {"tpot_ms", space.tpot_s ? nlohmann::json(options.tpot_ms) : nullptr},
+                     {"ttft_ms", space.ttft_s ? nlohmann::json(options.ttft_ms) : nullptr}}},
+                   {"usd_per_gpu_hour", plan.usd_per_gpu_hour},
+                   {"sweep",
+                    {{"weights", formats_w},
+                     {"kv", formats_kv},
+                     {"tp", plan.tp},
+                     {"pp", plan.pp},
+                     {"ep", space.ep.empty() ? nlohmann::json("auto") : nlohmann::json(space.ep)},
+                     {"attention_dp", space.attention_dp},
+                     {"batches", space.batches},
+                     {"speculation", speculation}}},
+                   {"deployment", deployment_flags_json(options.deployment)},
+                   {"set", options.what_if}};
+  add_hardware_origins(report, plan.gpus);
+
+  report.tables.push_back(Table::from_rows<PointRow>(
+      "front",
+      fmt::format("{}, {} prompt + {} output tokens: the Pareto front of tokens/s per GPU against tokens/s per user, "
+                  "slowest per user first ({} of {} feasible points)",
+                  model.id, options.prompt, options.output, result.front.size(), result.feasible),
+      point_columns, point_rows(result.front, result.chosen)));
+  report.tables.push_back(Table::from_rows<PointRow>(
+      "dominated_sample",
+      fmt::format("{} of the {} dominated points, an even stride in sweep order (the chart's grey points)",
+                  result.dominated.size(), result.feasible - static_cast<std::int64_t>(result.front.size())),
+      point_columns, point_rows(result.dominated, std::nullopt)));
+  report.tables.push_back(Table::from_rows<RejectionCount>(
+      "rejection_summary", fmt::format("{} of {} points infeasible", result.swept - result.feasible, result.swept),
+      reason_columns, result.rejections));
+
+  const bool target = space.tpot_s.has_value();
+  report.extra_results = {{"chosen", point_json(chosen)},
+                          {"chosen_index", result.chosen},
+                          {"chosen_rule", target ? chosen_rule_with_target : chosen_rule_knee},
+                          {"counts",
+                           {{"configurations", result.configurations},
+                            {"swept", result.swept},
+                            {"feasible", result.feasible},
+                            {"infeasible", result.swept - result.feasible},
+                            {"on_front", result.front.size()},
+                            {"dominated_listed", result.dominated.size()},
+                            {"decode_evaluations", result.decode_evaluations}}}};
+  if (!choices.empty()) report.extra_results["calibration"] = calibrations_json(choices);
+
+  report.notes.push_back(
+      fmt::format("chosen ({}): {}: {:.1f} tokens/s per user, {:.1f} tokens/s per GPU{}",
+                  target ? "highest tokens/s per GPU within --tpot-ms" : "the knee of the front",
+                  describe(chosen.deployment), chosen.tokens_per_s_per_user, chosen.tokens_per_s_per_gpu,
+                  chosen.usd_per_million_output_tokens
+                      ? fmt::format(", ${:.3f} per million output tokens", *chosen.usd_per_million_output_tokens)
+                      : std::string()));
+  report.notes.push_back(
+      fmt::format("{} configurations x {} batches = {} points swept, {} feasible, {} on the front; {} steps timed",
+                  result.configurations, space.batches.size(), result.swept, result.feasible, result.front.size(),
+                  result.decode_evaluations));
+  report.notes.push_back(
+      "each point is one replica of TP x PP GPUs at a fixed batch, plan's closed form: TPOT = step per token + batch "
+      "x TTFT / output (the prefills interleaved with decode; with speculation the step per token is the verify "
+      "cycle over the expected tokens per verify step); tokens/s per user = 1 / TPOT, per GPU = batch / TPOT / "
+      "GPUs; aggregated serving only (no disaggregated prefill/decode pools yet), no queueing");
+  for (const CalibrationChoice& choice : choices) report.notes.push_back(calibration_note(choice));
+  checkpoint.add_to(report);
+  if (choices.empty()) report.notes.push_back("times are roofline bounds (see roofline llm)");
+  if (draws_figures(options.common)) report.figures = plot::pareto_figures(report);
+  return report;
+}
+
+}  // namespace
+// ---- end plan --pareto
+
 Report run_plan(const PlanOptions& options, const HardwareRegistry& registry) {
   try {
+    // plan --pareto
+    if (options.pareto) return pareto_report(options, registry);
     return plan_report(options, registry);
   } catch (const std::bad_alloc&) {
     // The search keeps only what it reports; a failure here is a space too large for this machine.
@@ -496,17 +784,18 @@ void setup_plan_command(CLI::App& app) {
   add_model_options(*command, options->model);
   add_context_limit_option(*command, options->model);  // --- models (issue 19)
   command->add_option("--gpus", options->gpus, "Candidate GPUs: a comma-separated list, or 'all'")->required();
-  command->add_option("--rps", options->rps, "Requests per second to serve")->required();
+  // --rps, --tpot-ms, --ttft-ms and --price are required without --pareto (check_mode_flags).
+  command->add_option("--rps", options->rps, "Requests per second to serve (required without --pareto)");
   // Renamed from --prompt/--output, which clashed with -o/--output (docs/reports.md).
   add_renamed_option(*command, "--prompt-tokens", "--prompt", options->prompt, "Prompt tokens per request")->required();
   add_renamed_option(*command, "--output-tokens", "--output", options->output, "Output tokens per request")->required();
-  command->add_option("--tpot-ms", options->tpot_ms, "Target time per output token, ms")->required();
-  command->add_option("--ttft-ms", options->ttft_ms, "Target time to first token, ms")->required();
-  command
-      ->add_option("--price", options->prices,
-                   "USD per GPU-hour: GPU=PRICE, repeatable or comma-separated; all=PRICE for every other GPU. "
-                   "Required: no prices ship with roofline")
-      ->required();
+  command->add_option("--tpot-ms", options->tpot_ms,
+                      "Target time per output token, ms (required without --pareto; with it, a filter)");
+  command->add_option("--ttft-ms", options->ttft_ms,
+                      "Target time to first token, ms (required without --pareto; with it, a filter)");
+  command->add_option("--price", options->prices,
+                      "USD per GPU-hour: GPU=PRICE, repeatable or comma-separated; all=PRICE for every other GPU. "
+                      "Required without --pareto (with it, the cost column): no prices ship with roofline");
   command
       ->add_option("--weights", options->weights, "Weight formats to try (default: the checkpoint's, if it states one)")
       ->capture_default_str()
@@ -530,10 +819,48 @@ void setup_plan_command(CLI::App& app) {
       ->add_option("--sim-candidates", options->sim_candidates,
                    "Simulate at most this many candidates (cheapest first; it stops once --top + 1 meet the targets)")
       ->capture_default_str();
+  // ---- plan --pareto
+  command
+      ->add_flag("--pareto", options->pareto,
+                 "Sweep the deployments and report the Pareto front of tokens/s per GPU against tokens/s per user")
+      ->group("Pareto front");
+  command
+      ->add_option("--ep", options->ep,
+                   "Expert-parallel degrees to sweep, or auto: every divisor of the routed experts that divides TP")
+      ->capture_default_str()
+      ->group("Pareto front");
+  command
+      ->add_flag("--no-attention-dp", options->no_attention_dp,
+                 "Do not sweep data-parallel attention (tried by default where EP = TP on a MoE model)")
+      ->group("Pareto front");
+  command->add_option("--batches", options->batches, "Concurrent requests per replica to sweep")
+      ->capture_default_str()
+      ->group("Pareto front");
+  command
+      ->add_option("--speculate", options->speculate,
+                   "Draft tokens K to sweep beside no speculation (comma-separated; MTP unless --draft-model)")
+      ->group("Pareto front");
+  command
+      ->add_option("--acceptance", options->acceptance,
+                   "Acceptance of each draft given the ones before it: one rate, or one per position up to the "
+                   "largest K")
+      ->group("Pareto front");
+  command->add_option("--draft-model", options->draft_model, "A draft model run K decode steps (default: MTP)")
+      ->group("Pareto front");
+  command->add_option("--svg", options->svg, "Write the front's chart (SVG) to this file")->group("Pareto front");
+  // ---- end plan --pareto
   add_deployment_flags(*command, options->deployment);
   add_what_if_option(*command, options->what_if);
   add_common_options(*command, options->common, false);
-  command->callback([options] { emit(run_plan(*options, load_registry(options->common)), options->common); });
+  command->callback([options, command] {
+    check_mode_flags(*command, *options);
+    const Report report = run_plan(*options, load_registry(options->common));
+    // Drawn before anything is written, so that a failure leaves no half of the output.
+    const std::optional<std::string> svg =
+        options->svg ? std::optional<std::string>(plot::render_pareto_svg(report)) : std::nullopt;
+    emit(report, options->common);
+    if (svg) write_file_atomically(*options->svg, *svg, "--svg");
+  });
 }
 
 }  // namespace roofline::cli

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,18 @@ struct PlanOptions {
   double percentile = 90;
   std::int64_t sim_requests = 1000;
   int sim_candidates = 64;
+  // ---- plan --pareto (roofline/llm/pareto.hpp): the front of tokens/s per GPU against tokens/s
+  // per user over the swept deployments. --rps, --top, --max-batch and the simulation flags are
+  // plan --rps's; --tpot-ms, --ttft-ms and --price are optional here (filters, and the cost column).
+  bool pareto = false;
+  std::string ep = "auto";  // a list, or auto: the divisors of the routed experts that divide TP
+  bool no_attention_dp = false;
+  std::string batches = "1,2,4,8,16,32,64,128,256,512,1024";
+  std::string speculate;  // draft-token counts K tried beside no speculation; empty: none
+  std::string acceptance;
+  std::optional<std::string> draft_model;
+  std::optional<std::string> svg;  // the front's chart, written beside the report
+  // ---- end plan --pareto
   DeploymentFlags deployment;
   std::vector<std::string> what_if;
   CommonOptions common;

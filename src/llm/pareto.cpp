@@ -1,0 +1,356 @@
+// The Pareto front of deployments (roofline/llm/pareto.hpp): the sweep, its pruning and the front.
+#include "roofline/llm/pareto.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include "roofline/core/error.hpp"
+
+namespace roofline {
+namespace {
+
+// Infeasible points by reason, the first of each kept as its example (formatted only then).
+class PointTally {
+ public:
+  template <typename Example>
+  void add(Rejection reason, std::int64_t points, const Example& example) {
+    if (points <= 0) return;
+    RejectionCount& entry = by_reason_[std::string(name_of(reason))];
+    if (entry.count == 0) {
+      entry.reason = name_of(reason);
+      entry.example = example();
+    }
+    entry.count += points;
+  }
+  [[nodiscard]] std::vector<RejectionCount> counts() const {
+    std::vector<RejectionCount> out;
+    for (const auto& [reason, entry] : by_reason_) out.push_back(entry);
+    return out;
+  }
+
+ private:
+  std::map<std::string, RejectionCount, std::less<>> by_reason_;
+};
+
+std::string ms(double seconds) {
+  return fmt::format("{:.2f} ms", seconds * 1e3);
+}
+
+// The expert-parallel degrees tried at a TP degree.
+std::vector<int> ep_degrees(const ModelSpec& model, const ParetoSpace& space, int tp) {
+  if (!space.ep.empty()) return space.ep;
+  if (!model.moe) return {1};
+  std::vector<int> out;
+  for (int e = 1; e <= tp; ++e) {
+    if (tp % e == 0 && model.moe->experts % e == 0) out.push_back(e);
+  }
+  return out;
+}
+
+// Indices of the non-dominated points, tokens/s per user descending (per GPU ascending along it).
+std::vector<std::size_t> front_indices(const std::vector<ParetoPoint>& points) {
+  std::vector<std::size_t> order(points.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const ParetoPoint& p = points[a];
+    const ParetoPoint& q = points[b];
+    if (p.tokens_per_s_per_user != q.tokens_per_s_per_user) return p.tokens_per_s_per_user > q.tokens_per_s_per_user;
+    return p.tokens_per_s_per_gpu > q.tokens_per_s_per_gpu;
+  });
+  // Walking down in per-user speed, a point is on the front when it is faster per GPU than every
+  // point before it (which are all at least as fast per user), or exactly equal to the last one kept.
+  std::vector<std::size_t> front;
+  for (std::size_t i : order) {
+    const ParetoPoint& p = points[i];
+    if (front.empty() || p.tokens_per_s_per_gpu > points[front.back()].tokens_per_s_per_gpu) {
+      front.push_back(i);
+    } else if (p.tokens_per_s_per_gpu == points[front.back()].tokens_per_s_per_gpu &&
+               p.tokens_per_s_per_user == points[front.back()].tokens_per_s_per_user) {
+      front.push_back(i);
+    }
+  }
+  return front;
+}
+
+struct Sweep {
+  const ModelSpec& model;
+  std::int64_t prompt;
+  std::int64_t output;
+  const ParetoSpace& space;
+  std::vector<std::int64_t> batches;  // ascending
+  std::vector<ParetoPoint> points;    // feasible
+  PointTally tally;
+  ParetoResult& result;
+
+  void configuration(const GpuSpec& gpu, std::optional<double> price, ParetoDeployment d,
+                     const Speculation* speculation);
+};
+
+void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, ParetoDeployment d,
+                          const Speculation* speculation) {
+  const auto all = static_cast<std::int64_t>(batches.size());
+  const auto example = [&](const std::string& why) {
+    return [&d, why] { return fmt::format("{}: {}", describe(d), why); };
+  };
+  PlanCandidate candidate;
+  candidate.gpu = gpu.id;
+  candidate.tp = d.tp;
+  candidate.pp = d.pp;
+  candidate.weights = d.weights;
+  candidate.kv = d.kv;
+  CandidateDeployment deployment = candidate_deployment(space.plan, gpu, candidate);
+  DeploymentConfig& config = deployment.config;
+  config.experts.ep = d.ep;
+  config.experts.attention_dp = d.attention_dp;
+  d.batch = batches.front();
+
+  if (d.tp > config.scale_up_domain) {
+    tally.add(
+        Rejection::sharding, all,
+        example(fmt::format("TP {} spans more than the scale-up domain of {} GPUs", d.tp, config.scale_up_domain)));
+    return;
+  }
+  Sharding sharding;
+  try {
+    sharding = shard(model, config);
+  } catch (const InputError& e) {
+    tally.add(Rejection::sharding, all, example(e.what()));
+    return;
+  }
+  if (!format_supported(gpu, d.weights, config.activations)) {
+    tally.add(Rejection::format, all, example(fmt::format("{} has no {} tensor rate", gpu.id, name_of(d.weights))));
+    return;
+  }
+  const std::int64_t context = prompt + output;
+  const MemoryPlan memory = plan_memory(model, gpu, sharding, config, context);
+  if (!memory.weights_fit() || memory.max_requests() < 1) {
+    tally.add(Rejection::memory, all,
+              example(fmt::format("{:.1f} GB of weights per GPU leave no room for one request of {} tokens",
+                                  memory.heaviest().weights.total() / 1e9, context)));
+    return;
+  }
+  const StepTime first = prefill(model, gpu, sharding, config, prompt, deployment.time);
+  if (space.ttft_s && first.time_s > *space.ttft_s) {
+    tally.add(Rejection::ttft, all, example(fmt::format("TTFT {} > target {}", ms(first.time_s), ms(*space.ttft_s))));
+    return;
+  }
+
+  std::int64_t fit = memory.max_requests();
+  bool drafter_checked = speculation == nullptr;
+  const auto out = static_cast<double>(output);
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    const std::int64_t batch = batches[i];
+    const auto left = static_cast<std::int64_t>(batches.size() - i);
+    d.batch = batch;
+    ParetoPoint p;
+    if (speculation != nullptr) {
+      if (drafter_checked && batch > fit) {
+        tally.add(Rejection::memory, left,
+                  example(fmt::format("{} requests fit beside the drafter, not {}", fit, batch)));
+        return;
+      }
+      const SpeculativeDecode cycle =
+          speculative_decode(model, gpu, sharding, config, batch, context, *speculation, deployment.time);
+      ++result.decode_evaluations;
+      if (!drafter_checked) {
+        // The drafter's weights and KV are known once it is described: the first cycle sets the fit.
+        drafter_checked = true;
+        fit = max_requests_with_draft(memory, sharding, cycle);
+        if (batch > fit) {
+          tally.add(Rejection::memory, left,
+                    example(fmt::format("{} requests fit beside the drafter, not {}", fit, batch)));
+          return;
+        }
+      }
+      p.step_s = cycle.cycle_s;
+      p.tokens_per_step = cycle.tokens_per_verify;
+      p.bottleneck = cycle.verify.bottleneck();
+    } else {
+      if (batch > fit) {
+        tally.add(Rejection::memory, left, example(fmt::format("{} requests fit, not {}", fit, batch)));
+        return;
+      }
+      const StepTime step = decode_step(model, gpu, sharding, config, batch, context, deployment.time);
+      ++result.decode_evaluations;
+      p.step_s = step.time_s;
+      p.bottleneck = step.bottleneck();
+    }
+    const auto b = static_cast<double>(batch);
+    // Plan's closed form (docs/llm.md section 9): a replica at batch B spends output x (step per
+    // token) + B x TTFT on B requests, so each sees TPOT = step per token + B x TTFT / output.
+    p.tpot_s = p.step_s / p.tokens_per_step + b * first.time_s / out;
+    if (space.tpot_s && p.tpot_s > *space.tpot_s) {
+      // A larger batch only lengthens the step: the rest miss too.
+      tally.add(Rejection::tpot, left, example(fmt::format("TPOT {} > target {}", ms(p.tpot_s), ms(*space.tpot_s))));
+      return;
+    }
+    p.deployment = d;
+    p.max_batch = fit;
+    p.ttft_s = first.time_s;
+    p.tokens_per_s_per_user = 1 / p.tpot_s;
+    p.tokens_per_s_per_gpu = b / p.tpot_s / d.gpus();
+    if (price) p.usd_per_million_output_tokens = *price / (p.tokens_per_s_per_gpu * 3600.0) * 1e6;
+    points.push_back(std::move(p));
+  }
+}
+
+template <typename T>
+void require_entries(const std::vector<T>& list, std::string_view flag) {
+  if (list.empty()) throw InputError(fmt::format("{}: the sweep needs at least one value", flag));
+}
+
+}  // namespace
+
+std::vector<ParetoPoint> pareto_front(std::vector<ParetoPoint> points) {
+  const std::vector<std::size_t> indices = front_indices(points);
+  std::vector<ParetoPoint> front;
+  front.reserve(indices.size());
+  for (auto it = indices.rbegin(); it != indices.rend(); ++it) front.push_back(std::move(points[*it]));
+  return front;
+}
+
+std::size_t pick_chosen(const std::vector<ParetoPoint>& front, bool tpot_target) {
+  if (front.empty()) throw std::logic_error("pick_chosen: an empty front");
+  if (tpot_target) return 0;  // the slowest per user is the fastest per GPU
+  const double x0 = std::log(front.front().tokens_per_s_per_user);
+  const double x1 = std::log(front.back().tokens_per_s_per_user);
+  const double y0 = std::log(front.back().tokens_per_s_per_gpu);
+  const double y1 = std::log(front.front().tokens_per_s_per_gpu);
+  const auto normalised = [](double v, double lo, double hi) { return hi > lo ? (v - lo) / (hi - lo) : 0.0; };
+  std::size_t best = 0;
+  double best_sum = -1;
+  for (std::size_t i = 0; i < front.size(); ++i) {
+    const double sum = normalised(std::log(front[i].tokens_per_s_per_user), x0, x1) +
+                       normalised(std::log(front[i].tokens_per_s_per_gpu), y0, y1);
+    if (sum > best_sum) {
+      best_sum = sum;
+      best = i;
+    }
+  }
+  return best;
+}
+
+std::string describe(const ParetoDeployment& d) {
+  return fmt::format("{} TP {} PP {} EP {}{} {}/{}{} batch {}", d.gpu, d.tp, d.pp, d.ep,
+                     d.attention_dp ? " attention-DP" : "", name_of(d.weights), name_of(d.kv),
+                     d.draft_tokens > 0 ? fmt::format(" speculate {}", d.draft_tokens) : std::string(), d.batch);
+}
+
+ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int64_t output, const ParetoSpace& space) {
+  if (prompt < 1 || prompt > max_tokens) {
+    throw InputError(fmt::format("--prompt-tokens {}: must be 1 to {} tokens", prompt, max_tokens));
+  }
+  if (output < 1 || output > max_tokens) {
+    throw InputError(fmt::format("--output-tokens {}: must be 1 to {} tokens", output, max_tokens));
+  }
+  const PlanSpace& plan = space.plan;
+  require_entries(plan.gpus, "--gpus");
+  require_entries(plan.tp, "--tp");
+  require_entries(plan.pp, "--pp");
+  require_entries(plan.weights, "--weights");
+  require_entries(plan.kv, "--kv");
+  require_entries(space.batches, "--batches");
+  for (std::int64_t b : space.batches) {
+    if (b < 1 || b > max_batch) throw InputError(fmt::format("--batches {}: must be 1 to {}", b, max_batch));
+  }
+  if (space.tpot_s && !(*space.tpot_s > 0 && std::isfinite(*space.tpot_s))) {
+    throw InputError("--tpot-ms: must be a positive number");
+  }
+  if (space.ttft_s && !(*space.ttft_s > 0 && std::isfinite(*space.ttft_s))) {
+    throw InputError("--ttft-ms: must be a positive number");
+  }
+  for (const Speculation& s : space.speculation) check_speculation(s);
+
+  ParetoResult result;
+  Sweep sweep{model, prompt, output, space, space.batches, {}, {}, result};
+  std::sort(sweep.batches.begin(), sweep.batches.end());
+  sweep.batches.erase(std::unique(sweep.batches.begin(), sweep.batches.end()), sweep.batches.end());
+  const bool priced = !plan.usd_per_gpu_hour.empty();
+  std::vector<const Speculation*> drafts{nullptr};
+  for (const Speculation& s : space.speculation) drafts.push_back(&s);
+
+  for (const GpuSpec& gpu : plan.gpus) {
+    std::optional<double> price;
+    if (priced) {
+      const auto it = plan.usd_per_gpu_hour.find(gpu.id);
+      if (it == plan.usd_per_gpu_hour.end()) {
+        throw InputError(fmt::format("--price: no price for {} (give --price {}=USD_PER_HOUR)", gpu.id, gpu.id));
+      }
+      price = it->second;
+    }
+    for (int tp : plan.tp) {
+      for (int pp : plan.pp) {
+        for (int ep : ep_degrees(model, space, tp)) {
+          const bool dp_applies = space.attention_dp && model.moe && ep == tp && tp > 1;
+          for (const bool attention_dp : {false, true}) {
+            if (attention_dp && !dp_applies) continue;
+            for (DType weights : plan.weights) {
+              for (DType kv : plan.kv) {
+                for (const Speculation* draft : drafts) {
+                  ++result.configurations;
+                  result.swept += static_cast<std::int64_t>(sweep.batches.size());
+                  ParetoDeployment d;
+                  d.gpu = gpu.id;
+                  d.tp = tp;
+                  d.pp = pp;
+                  d.ep = ep;
+                  d.attention_dp = attention_dp;
+                  d.weights = weights;
+                  d.kv = kv;
+                  d.draft_tokens = draft != nullptr ? draft->draft_tokens : 0;
+                  sweep.configuration(gpu, price, std::move(d), draft);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  result.rejections = sweep.tally.counts();
+  result.feasible = static_cast<std::int64_t>(sweep.points.size());
+  if (sweep.points.empty()) {
+    std::vector<std::string> parts;
+    std::string example;
+    std::int64_t most = 0;
+    for (const RejectionCount& r : result.rejections) {
+      parts.push_back(fmt::format("{} {}", r.count, r.reason));
+      if (r.count > most) {
+        most = r.count;
+        example = r.example;
+      }
+    }
+    throw InputError(fmt::format("{}: none of the {} points swept is feasible ({}); e.g. {}", model.id, result.swept,
+                                 fmt::join(parts, ", "), example));
+  }
+
+  const std::vector<std::size_t> on_front = front_indices(sweep.points);
+  std::vector<bool> is_front(sweep.points.size(), false);
+  for (std::size_t i : on_front) is_front[i] = true;
+  const std::size_t dominated = sweep.points.size() - on_front.size();
+  const std::size_t keep = std::min(space.keep_dominated, dominated);
+  if (keep > 0) {
+    // An even stride over the dominated points in sweep order: the k-th kept is the
+    // floor(k x dominated / keep)-th.
+    std::size_t seen = 0;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < sweep.points.size() && result.dominated.size() < keep; ++i) {
+      if (is_front[i]) continue;
+      if (seen == next) {
+        result.dominated.push_back(sweep.points[i]);
+        next = (result.dominated.size() * dominated) / keep;
+      }
+      ++seen;
+    }
+  }
+  for (auto it = on_front.rbegin(); it != on_front.rend(); ++it) result.front.push_back(sweep.points[*it]);
+  result.chosen = pick_chosen(result.front, space.tpot_s.has_value());
+  return result;
+}
+
+}  // namespace roofline

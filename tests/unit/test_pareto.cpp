@@ -1,0 +1,152 @@
+// plan --pareto's library part (roofline/llm/pareto.hpp): the front of hand-made points, the rule
+// that picks the chosen one, and the sweep's counts and closed form on small spaces.
+#include <cmath>
+
+#include "catch.hpp"
+#include "llm_fixture.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/llm/pareto.hpp"
+
+using namespace roofline;
+using namespace roofline::llm_fixture;
+using Catch::Matchers::Contains;
+
+namespace {
+
+ParetoPoint point(std::string gpu, double per_user, double per_gpu) {
+  ParetoPoint p;
+  p.deployment.gpu = std::move(gpu);
+  p.tokens_per_s_per_user = per_user;
+  p.tokens_per_s_per_gpu = per_gpu;
+  return p;
+}
+
+// One GPU, one TP/PP/format: the sweep varies what a test sets.
+ParetoSpace one_gpu(const std::string& gpu) {
+  ParetoSpace space;
+  space.plan.gpus = {gpus().find(gpu)};
+  space.plan.tp = {1};
+  space.plan.pp = {1};
+  space.plan.weights = {DType::bf16};
+  space.plan.kv = {DType::bf16};
+  return space;
+}
+
+}  // namespace
+
+TEST_CASE("pareto: of three points the dominated one goes; equal points both stay; sorted by per-user speed") {
+  // a (10, 100) and b (20, 50) trade one axis for the other; c (15, 40) is beaten by b in both
+  // (20 > 15, 50 > 40); d equals a (neither beats the other); e (20, 30) ties b per user and is
+  // slower per GPU, so b dominates it.
+  const std::vector<ParetoPoint> front = pareto_front(
+      {point("a", 10, 100), point("b", 20, 50), point("c", 15, 40), point("d", 10, 100), point("e", 20, 30)});
+  REQUIRE(front.size() == 3);
+  CHECK(front[0].tokens_per_s_per_user == 10);
+  CHECK(front[1].tokens_per_s_per_user == 10);
+  CHECK(front[2].deployment.gpu == "b");
+  const std::string first_two = front[0].deployment.gpu + front[1].deployment.gpu;
+  CHECK((first_two == "ad" || first_two == "da"));
+}
+
+TEST_CASE("pareto: the chosen point is the knee on log axes, or the fastest per GPU under a TPOT target") {
+  // x = log10 per user over [1, 3]: 0, 0.5, 1; y = log10 per GPU over [1, 3]: 1,
+  // (log10 800 - 1) / 2 = 0.9515, 0. Sums 1, 1.4515, 1: the middle point is the knee.
+  const std::vector<ParetoPoint> front{point("slow", 10, 1000), point("knee", 100, 800), point("fast", 1000, 10)};
+  CHECK(pick_chosen(front, false) == 1);
+  CHECK(pick_chosen(front, true) == 0);
+  // One point: itself (the normalised axes have no span).
+  CHECK(pick_chosen({point("only", 5, 5)}, false) == 0);
+}
+
+TEST_CASE("pareto: the sweep counts configurations x batches and keeps tokens/s per GPU = batch / TPOT / GPUs") {
+  const ModelSpec& model = models().find("llama-3.1-8b");
+  ParetoSpace space = one_gpu("h100");
+  space.plan.tp = {1, 2};
+  space.batches = {1, 4, 16};
+  const ParetoResult r = sweep_pareto(model, 512, 128, space);
+  // A dense model: EP 1 only, no attention DP; 2 TP x 1 PP x 1 x 1 formats = 2 configurations.
+  CHECK(r.configurations == 2);
+  CHECK(r.swept == 6);
+  CHECK(r.feasible == 6);  // 8B in bf16 fits one H100 with room for 16 requests of 640 tokens
+  REQUIRE(!r.front.empty());
+  CHECK(r.front.size() + r.dominated.size() == 6);
+  for (std::size_t i = 0; i < r.front.size(); ++i) {
+    const ParetoPoint& p = r.front[i];
+    CHECK(p.tokens_per_s_per_user == Approx(1 / p.tpot_s));
+    CHECK(p.tokens_per_s_per_gpu == Approx(static_cast<double>(p.deployment.batch) / p.tpot_s / p.deployment.gpus()));
+    // TPOT = step + batch x TTFT / output (no speculation: one token per step).
+    CHECK(p.tpot_s == Approx(p.step_s + static_cast<double>(p.deployment.batch) * p.ttft_s / 128.0));
+    CHECK(!p.usd_per_million_output_tokens);
+    if (i > 0) {
+      CHECK(p.tokens_per_s_per_user >= r.front[i - 1].tokens_per_s_per_user);
+      CHECK(p.tokens_per_s_per_gpu <= r.front[i - 1].tokens_per_s_per_gpu);
+    }
+  }
+  // No dominated point beats a front point in both.
+  for (const ParetoPoint& d : r.dominated) {
+    for (const ParetoPoint& f : r.front) {
+      CHECK_FALSE(
+          (d.tokens_per_s_per_user >= f.tokens_per_s_per_user && d.tokens_per_s_per_gpu >= f.tokens_per_s_per_gpu &&
+           (d.tokens_per_s_per_user > f.tokens_per_s_per_user || d.tokens_per_s_per_gpu > f.tokens_per_s_per_gpu)));
+    }
+  }
+}
+
+TEST_CASE("pareto: EP auto tries the divisors of the experts that divide TP, and attention DP at EP = TP") {
+  // Mixtral, 8 experts, TP 8: EP 1, 2, 4, 8 and EP 8 with attention DP = 5 configurations; TP 4:
+  // EP 1, 2, 4 and EP 4 with attention DP = 4.
+  const ModelSpec& model = models().find("mixtral-8x7b");
+  ParetoSpace space = one_gpu("h200");
+  space.batches = {1};
+  space.plan.tp = {8};
+  CHECK(sweep_pareto(model, 256, 64, space).configurations == 5);
+  space.plan.tp = {4};
+  CHECK(sweep_pareto(model, 256, 64, space).configurations == 4);
+  space.attention_dp = false;
+  CHECK(sweep_pareto(model, 256, 64, space).configurations == 3);
+}
+
+TEST_CASE("pareto: speculation with acceptance 1 yields K + 1 tokens per step; a price gives the cost") {
+  const ModelSpec& model = models().find("deepseek-v3");
+  ParetoSpace space = one_gpu("h200");
+  space.plan.tp = {8};
+  space.plan.weights = {DType::fp8_e4m3};
+  space.ep = {8};
+  space.attention_dp = false;
+  space.batches = {1};
+  space.speculation = {Speculation{2, {1.0}, std::nullopt}};
+  space.plan.usd_per_gpu_hour = {{"h200-sxm", 3.6}};
+  const ParetoResult r = sweep_pareto(model, 1024, 1024, space);
+  CHECK(r.configurations == 2);  // without and with speculation
+  bool speculated = false;
+  for (const std::vector<ParetoPoint>* list : {&r.front, &r.dominated}) {
+    for (const ParetoPoint& p : *list) {
+      REQUIRE(p.usd_per_million_output_tokens);
+      // $3.60 per GPU-hour = $0.001 per GPU-second: 1e6 tokens cost 1e3 / (tokens/s per GPU) dollars.
+      CHECK(*p.usd_per_million_output_tokens == Approx(1e3 / p.tokens_per_s_per_gpu));
+      if (p.deployment.draft_tokens == 2) {
+        speculated = true;
+        CHECK(p.tokens_per_step == 3.0);
+      }
+    }
+  }
+  CHECK(speculated);
+}
+
+TEST_CASE("pareto: bad spaces and targets are input errors naming the flag") {
+  const ModelSpec& model = models().find("llama-3.1-8b");
+  ParetoSpace space = one_gpu("h100");
+  space.batches = {};
+  CHECK_THROWS_WITH(sweep_pareto(model, 512, 128, space), Contains("--batches"));
+  space = one_gpu("h100");
+  space.plan.usd_per_gpu_hour = {{"h200-sxm", 3}};
+  CHECK_THROWS_WITH(sweep_pareto(model, 512, 128, space), Contains("no price for h100-sxm"));
+  space = one_gpu("h100");
+  space.tpot_s = 0;
+  CHECK_THROWS_WITH(sweep_pareto(model, 512, 128, space), Contains("--tpot-ms"));
+  // A target nothing meets: no feasible point, counted by reason.
+  space = one_gpu("h100");
+  space.tpot_s = 1e-6;
+  CHECK_THROWS_WITH(sweep_pareto(model, 512, 128, space), Contains("tpot"));
+  CHECK_THROWS_AS(pick_chosen({}, false), std::logic_error);
+}
