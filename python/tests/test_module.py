@@ -99,7 +99,12 @@ def test_ridge_of_h100_bf16():
          "hw-show"],
 )
 def test_the_result_is_the_cli_json_report(call, words):
-    assert call() == cli_report(*words)
+    # As text too: the same keys in the same order, and each number of the same type (1 == 1.0 in
+    # Python, not in the JSON text), since the module makes the result without going through JSON.
+    result = call()
+    expected = cli_report(*words)
+    assert result == expected
+    assert json.dumps(result) == json.dumps(expected)
 
 
 @needs_binary
@@ -137,6 +142,30 @@ def test_a_reused_definition_keeps_no_earlier_value():
     third = roofline.op("attention", batch=1, heads=8, head_dim=64, seq=512, gpu="h200", causal=False)
     assert third == cli_report("op", "attention", "--batch", "1", "--heads", "8", "--head-dim", "64", "--seq", "512",
                                "--gpu", "h200")
+
+
+@needs_binary
+def test_kept_model_presets_carry_nothing_into_the_next_call(tmp_path):
+    # The bundled presets are parsed once and kept between calls: a --models-dir file replacing a
+    # preset, a model cut to 2 layers by serve --layers, and a --set must each stay in their own call.
+    words = ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "4096", "--batch", "8"]
+    bundled = cli_report(*words)
+    assert roofline.llm(model="llama-3.1-8b", gpu="h100", context=4096, batch=8) == bundled
+
+    models_dir = tmp_path / "models"
+    models_dir.mkdir()
+    source = os.path.join(os.path.dirname(__file__), "..", "..", "models", "llama-3.1-8b.json")
+    with open(source) as f:
+        document = json.load(f)
+    document["layers"] = 16  # half of LLaMA-3.1-8B's 32: half its weights' bytes per decode step
+    (models_dir / "llama-3.1-8b.json").write_text(json.dumps(document))
+    replaced = roofline.llm(model="llama-3.1-8b", gpu="h100", context=4096, batch=8, models_dir=str(models_dir))
+    assert replaced == cli_report(*words, "--models-dir", str(models_dir))
+    assert replaced["inputs"]["model"]["layers"] == 16
+
+    roofline.serve(model="llama-3.1-8b", gpu="h100", prompt=100, output=10, requests=2, rate=1, layers=2)
+    roofline.llm(model="llama-3.1-8b", gpu="h100", context=4096, batch=8, set=["hbm_bandwidth_tbps=1"])
+    assert roofline.llm(model="llama-3.1-8b", gpu="h100", context=4096, batch=8) == bundled
 
 
 def test_input_error_is_a_roofline_error():

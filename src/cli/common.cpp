@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
@@ -58,7 +59,7 @@ namespace {
 thread_local ReportCapture* active_capture = nullptr;
 }  // namespace
 
-ReportCapture::ReportCapture() {
+ReportCapture::ReportCapture(std::function<void(const Report&)> take) : take_(std::move(take)) {
   if (active_capture != nullptr) throw std::logic_error("a ReportCapture is already active on this thread");
   active_capture = this;
 }
@@ -69,7 +70,7 @@ ReportCapture::~ReportCapture() {
 
 void emit(const Report& report, const CommonOptions& options) {
   if (active_capture != nullptr) {
-    active_capture->report = report;
+    active_capture->take(report);
     return;
   }
   const Format format = parse_format(options.format);
@@ -108,13 +109,35 @@ void add_what_if_option(CLI::App& command, std::vector<std::string>& assignments
 
 std::vector<GpuSpec> selected_gpus(const HardwareRegistry& registry, const std::string& gpu_list,
                                    const std::vector<std::string>& assignments) {
-  std::vector<GpuSpec> gpus;
-  for (const GpuSpec* gpu : registry.resolve_list(gpu_list)) gpus.push_back(apply_overrides(*gpu, assignments));
-  return gpus;
+  const SelectedGpus selected(registry, gpu_list, assignments);
+  return {selected.begin(), selected.end()};
 }
 
-void add_hardware_origins(Report& report, const std::vector<GpuSpec>& gpus) {
+SelectedGpus::SelectedGpus(const HardwareRegistry& registry, const std::string& gpu_list,
+                           const std::vector<std::string>& assignments) {
+  const std::vector<const GpuSpec*> named = registry.resolve_list(gpu_list);
+  if (assignments.empty()) {
+    for (const GpuSpec* gpu : named) specs_.emplace_back(*gpu);
+    return;
+  }
+  overridden_.reserve(named.size());  // no reallocation: specs_ points at its elements
+  for (const GpuSpec* gpu : named) overridden_.push_back(apply_overrides(*gpu, assignments));
+  specs_.assign(overridden_.begin(), overridden_.end());
+}
+
+namespace {
+template <typename Gpus>
+void add_origins_of(Report& report, const Gpus& gpus) {
   for (const GpuSpec& gpu : gpus) report.hardware.push_back({gpu.id, gpu.origin});
+}
+}  // namespace
+
+void add_hardware_origins(Report& report, const std::vector<GpuSpec>& gpus) {
+  add_origins_of(report, gpus);
+}
+
+void add_hardware_origins(Report& report, const SelectedGpus& gpus) {
+  add_origins_of(report, gpus);
 }
 
 void require_decimal_numbers(CLI::App& app) {

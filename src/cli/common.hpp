@@ -1,6 +1,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,15 +34,19 @@ void add_common_options(CLI::App& command, CommonOptions& options, bool long_out
 void emit(const Report& report, const CommonOptions& options);
 
 // Takes the report a command emits instead of printing it: the Python module (python/) runs a
-// command's own flags and callback and returns its report. One per thread at a time.
+// command's own flags and callback and makes its result from the report while it lives (no copy
+// of it). One per thread at a time.
 class ReportCapture {
  public:
-  ReportCapture();
+  explicit ReportCapture(std::function<void(const Report&)> take);
   ReportCapture(const ReportCapture&) = delete;
   ReportCapture& operator=(const ReportCapture&) = delete;
   ~ReportCapture();
 
-  std::optional<Report> report;  // the last report emitted while this capture lived
+  void take(const Report& report) const { take_(report); }
+
+ private:
+  std::function<void(const Report&)> take_;
 };
 
 // True when the report will be drawn as HTML: only then does a command draw its figures.
@@ -76,8 +81,32 @@ void add_what_if_option(CLI::App& command, std::vector<std::string>& assignments
 [[nodiscard]] std::vector<GpuSpec> selected_gpus(const HardwareRegistry& registry, const std::string& gpu_list,
                                                  const std::vector<std::string>& assignments);
 
+// The GPUs --gpu names (a list or "all"), with the --set overrides applied: without overrides the
+// registry's own specs, not copies (a spec holds its whole file: copying it was a third of a small
+// `op` call run in process), with them copies. Valid while the registry is; moves, never copies.
+class SelectedGpus {
+ public:
+  SelectedGpus() = default;  // none
+  SelectedGpus(const HardwareRegistry& registry, const std::string& gpu_list,
+               const std::vector<std::string>& assignments);
+  SelectedGpus(SelectedGpus&&) = default;
+  SelectedGpus& operator=(SelectedGpus&&) = default;
+  SelectedGpus(const SelectedGpus&) = delete;
+  SelectedGpus& operator=(const SelectedGpus&) = delete;
+  ~SelectedGpus() = default;
+
+  [[nodiscard]] std::size_t size() const { return specs_.size(); }
+  [[nodiscard]] auto begin() const { return specs_.begin(); }
+  [[nodiscard]] auto end() const { return specs_.end(); }
+
+ private:
+  std::vector<GpuSpec> overridden_;  // the copies --set changed; specs_ points into it
+  std::vector<std::reference_wrapper<const GpuSpec>> specs_;
+};
+
 // Records where each GPU came from in the report.
 void add_hardware_origins(Report& report, const std::vector<GpuSpec>& gpus);
+void add_hardware_origins(Report& report, const SelectedGpus& gpus);
 
 // CLI11 reads a number flag with strtold or strtoll(base 0): "--rps 0x10" was 16 and "--tp 010"
 // was 8 (octal). Every FLOAT and INT option of `app` and its subcommands is made decimal: hex is

@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <iterator>
+#include <optional>
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/input_file.hpp"
@@ -32,11 +33,21 @@ void add_model_options(CLI::App& command, ModelOptions& options) {
       ->group("Model");
 }
 
-ModelRegistry load_models(const ModelOptions& options) {
-  std::vector<std::filesystem::path> dirs(options.models_dirs.begin(), options.models_dirs.end());
-  ModelRegistry registry = ModelRegistry::load(dirs);
-  for (const std::string& note : registry.notes()) std::cerr << "roofline: note: " << note << '\n';
-  return registry;
+const ModelRegistry& load_models(const ModelOptions& options) {
+  // Bundled files cannot change while the process runs; --models-dir files are read again every
+  // time, so that an edited file is seen.
+  thread_local std::optional<ModelRegistry> bundled;
+  thread_local std::optional<ModelRegistry> with_user_files;
+  const ModelRegistry* registry = nullptr;
+  if (options.models_dirs.empty()) {
+    if (!bundled) bundled = ModelRegistry::bundled_only();
+    registry = &*bundled;
+  } else {
+    with_user_files = ModelRegistry::load({options.models_dirs.begin(), options.models_dirs.end()});
+    registry = &*with_user_files;
+  }
+  for (const std::string& note : registry->notes()) std::cerr << "roofline: note: " << note << '\n';
+  return *registry;
 }
 
 void add_context_limit_option(CLI::App& command, ModelOptions& options) {
@@ -77,7 +88,7 @@ ModelSpec resolve_model(const ModelOptions& options) {
     }
     return parse_hf_config(text, "<stdin>");
   }
-  const ModelRegistry registry = load_models(options);
+  const ModelRegistry& registry = load_models(options);
   if (!options.revision) {
     if (const ModelSpec* preset = registry.try_find(name)) return *preset;
   }

@@ -43,8 +43,10 @@ void add_context_limit_option(CLI::App& command, ModelOptions& options);
 [[nodiscard]] std::string apply_checkpoint_format(const ModelSpec& model, bool weights_flag_given,
                                                   DeploymentConfig& config);
 
-// The registry of presets and --models-dir files (for commands that list models).
-[[nodiscard]] ModelRegistry load_models(const ModelOptions& options);
+// The registry of presets and --models-dir files. Valid until the next call on this thread; a
+// registry of the bundled presets only is kept, so that a process running many commands (the
+// Python module) parses and validates each preset once.
+[[nodiscard]] const ModelRegistry& load_models(const ModelOptions& options);
 
 // The model's description for a report's inputs: id, where it came from, its shapes.
 [[nodiscard]] nlohmann::json model_summary(const ModelSpec& model);

@@ -82,7 +82,7 @@ void apply_calibration(Timing& t, const OpSetup& setup, const Basis& basis) {
 OpSetup setup_op(std::string kind, const OpCommonOptions& options, const HardwareRegistry& registry) {
   OpSetup setup;
   setup.format = parse_format(options.common.format);
-  setup.gpus = selected_gpus(registry, options.gpus, options.what_if);
+  setup.gpus = SelectedGpus(registry, options.gpus, options.what_if);
   for (const GpuSpec& gpu : setup.gpus) setup.roofs.push_back(Roofs::of(gpu));
   if (options.efficiency && options.calibration) {
     throw InputError("--efficiency and --calibration both set the expected time: give one of them");

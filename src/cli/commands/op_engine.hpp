@@ -111,7 +111,7 @@ template <class Row>
 
 // What every op command sets up before it produces rows.
 struct OpSetup {
-  std::vector<GpuSpec> gpus;
+  SelectedGpus gpus;
   std::vector<Roofs> roofs;  // one per GPU, in the same order
   std::optional<Efficiency> efficiency;
   // --calibration: a file (one choice, applied to the GPU it was learnt on) or auto (one per GPU).
