@@ -45,7 +45,7 @@ class Describer {
         o_(options),
         decode_(step.decode()),
         tokens_(local_tokens(sharding, step)),
-        group_tokens_(step.tokens),
+        group_tokens_(step.ranks_alike ? step.tokens * sharding.attention_dp : step.tokens),
         context_(step.context),
         act_(formats.activations),
         quantized_(formats.matmul != formats.activations &&
@@ -105,7 +105,7 @@ class Describer {
   // The rows this GPU processes: with attention DP, a decode step's requests spread over the GPUs
   // (the busiest holds the rounded-up share) and a prefill's prompt stays on one.
   static std::int64_t local_tokens(const Sharding& s, const StepShape& step) {
-    if (!step.decode() || s.attention_dp == 1) return step.tokens;
+    if (step.ranks_alike || !step.decode() || s.attention_dp == 1) return step.tokens;
     const std::int64_t sequences = step.tokens / step.queries;
     return (sequences + s.attention_dp - 1) / s.attention_dp * step.queries;
   }
