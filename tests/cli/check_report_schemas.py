@@ -85,6 +85,9 @@ CASES = [
     ["serve", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--kv", "fp8", "--prompt-tokens", "512",
      "--output-tokens", "16", "--requests", "20", "--rate", "10", "--disaggregate", "--prefill-pool", "tp=1",
      "--decode-pool", "tp=1,count=2"],
+    ["plan", "--model", "llama-3.1-8b", "--gpus", "h100", "--rps", "4", "--prompt-tokens", "1024", "--output-tokens",
+     "64", "--tpot-ms", "30", "--ttft-ms", "500", "--price", "h100=2", "--weights", "fp8", "--kv", "fp8", "--tp", "1",
+     "--pp", "1", "--sim-requests", "200", "--disaggregate"],
 ]
 
 

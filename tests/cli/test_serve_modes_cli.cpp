@@ -99,3 +99,24 @@ TEST_CASE("serve: bad deployment-mode and pool flags exit 2 with one line") {
   expect_bad_input(roofline(small + load + "--concurrency 2 --disaggregate --prefill-pool tp=1 --decode-pool tp=1"),
                    "--concurrency with --disaggregate");
 }
+
+TEST_CASE("plan --rps --disaggregate: the best aggregated and disaggregated deployments, and the choice") {
+  const std::string args =
+      "plan --model llama-3.1-8b --gpus h100 --rps 4 --prompt-tokens 1024 --output-tokens 64 --tpot-ms 30 "
+      "--ttft-ms 500 --price h100=2 --weights fp8 --kv fp8 --tp 1 --pp 1 --sim-requests 200 --disaggregate";
+  const json r = json_report(args);
+  const json& d = r.at("results").at("disaggregation");
+  const json& best = d.at("disaggregated");
+  CHECK(best.at("meets") == true);
+  // Both pools hold replicas of the one feasible layout (1 GPU each): GPUs = prefill + decode replicas.
+  CHECK(best.at("gpus_total").get<std::int64_t>() ==
+        best.at("prefill_replicas").get<std::int64_t>() + best.at("decode_replicas").get<std::int64_t>());
+  CHECK(best.at("usd_per_hour").get<double>() == Approx(2.0 * best.at("gpus_total").get<double>()));
+  CHECK(best.at("ttft_ms").get<double>() <= 500);
+  CHECK(best.at("tpot_ms").get<double>() <= 30);
+  // Aggregated unless the pools cost less; a tie keeps the aggregated deployment.
+  const double aggregated = d.at("aggregated").at("usd_per_hour").get<double>();
+  CHECK(d.at("chosen") == (best.at("usd_per_hour").get<double>() < aggregated ? "disaggregated" : "aggregated"));
+  CHECK_THAT(d.at("why").get<std::string>(), Contains("disaggregated"));
+  expect_bad_input(roofline(args + " --closed-form"), "--disaggregate: needs the simulated ranking");
+}

@@ -34,6 +34,9 @@ struct PlanOptions {
   double percentile = 90;
   std::int64_t sim_requests = 1000;
   int sim_candidates = 64;
+  // --- disagg (issue 18): also search disaggregated prefill/decode pools per GPU, and choose.
+  bool disaggregate = false;
+  // --- end disagg
   DeploymentFlags deployment;
   std::vector<std::string> what_if;
   CommonOptions common;
