@@ -197,3 +197,27 @@ TEST_CASE("serve step cost: attention DP costs one rank's own requests, the MoE 
   rank.decode_kv_tokens = 16 * 3000;
   CHECK(coster.time_s(rank) == Approx(llm).epsilon(1e-9));
 }
+
+TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections do (above 16 decode rows)") {
+  // DeepSeek-V3 in FP8 on 8 H200: at 64 decode rows the projections are W8A8 GEMMs, and so are the
+  // routed experts (DeepGEMM's FP8 grouped GEMMs): their inputs are FP8 and the calibration's
+  // gemm_grouped.fp8_e4m3 table costs them. At 8 rows both stay W8A16 (bf16 inputs).
+  const ModelSpec& m = models().find("deepseek-v3");
+  const GpuSpec& h200 = gpus().find("h200");
+  DeploymentConfig c = fp8_h100();
+  c.kv = DType::bf16;
+  c.tp = 8;
+  const Sharding s = shard(m, c);
+  const StepFormats f = StepFormats::of(c, h200);
+  const auto experts_input = [&](std::int64_t rows) {
+    for (const DecoderLayer& layer : describe_step(m, s, f, {StepPhase::decode, rows, 1024})) {
+      for (const DecoderOp& op : layer.ops) {
+        if (op.name == "experts_gate_up") return op.activations;
+      }
+    }
+    FAIL("no experts_gate_up op");
+    return DType::bf16;
+  };
+  CHECK(experts_input(64) == DType::fp8_e4m3);
+  CHECK(experts_input(8) == DType::bf16);
+}
