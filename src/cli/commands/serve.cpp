@@ -667,9 +667,10 @@ Report run_disaggregated(const ServeOptions& o, const ModelSpec& model, const Ha
                   stats_of(run.transfer_s)),
       latency_row("decode_queue", "arrival at the decode pool to its first step there", stats_of(run.decode_queue_s)),
   };
-  Report report = render_serve({o, model, decode->gpu, decode->config,
-                                decode->choice ? decode->choice->calibration : std::optional<Calibration>{},
-                                decode->choice, gpus, rate, slo, decode->engine, decode->kv, stages},
+  const std::optional<Calibration> no_calibration;
+  const std::optional<Calibration>& calibration = decode->choice ? decode->choice->calibration : no_calibration;
+  Report report = render_serve({o, model, decode->gpu, decode->config, calibration, decode->choice, gpus, rate, slo,
+                                decode->engine, decode->kv, stages},
                                run.overall, m);
   const auto ms = [](const LatencyRow& r) { return latency_json(r); };
   report.inputs["disaggregation"] = {
