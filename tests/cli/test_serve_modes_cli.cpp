@@ -82,6 +82,8 @@ TEST_CASE("serve --disaggregate: the default link moves KV bytes x prompt over t
 TEST_CASE("serve: bad deployment-mode and pool flags exit 2 with one line") {
   const std::string load = "--prompt-tokens 128 --output-tokens 8 --requests 2 ";
   expect_bad_input(roofline(v3_h200 + load + "--ep 3"), "--ep 3");
+  expect_bad_input(roofline("serve --model mixtral --gpu h200 --tp 16 --ep 16 " + load),
+                   "--ep 16 does not divide the 8 routed experts");
   expect_bad_input(roofline(v3_h200 + load + "--ep 8 --speculate 3 --acceptance 1.5"), "--acceptance 1.5");
   // A pool too small for one request: DeepSeek-V3's FP8 weights on one H100.
   expect_bad_input(roofline("serve --model deepseek-v3 --gpu h200 --weights fp8 " + load +
