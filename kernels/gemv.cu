@@ -13,6 +13,7 @@
 #include "device_utils.cuh"
 #include "gemv.hpp"
 #include "gemv_mapping.hpp"
+#include "gemv_wgmma.hpp"
 #include "storage_format.cuh"
 #include "tc_ptx.cuh"
 
@@ -779,6 +780,7 @@ const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, 
     if (m % 16 != 0) return "the tuned tensor-core kernels need m to be a multiple of 16";
     return nullptr;
   }
+  if (kernel == GemvKernel::wgmma) return detail::gemv_wgmma_unsupported(m, k, batch, weights);
   if (kernel == GemvKernel::mma) {
     if (batch > 64) return "the tensor-core kernel handles batches up to 64";
     if (k % chunk != 0) {
@@ -799,12 +801,30 @@ const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, 
   return nullptr;
 }
 
+std::size_t gemv_workspace_bytes(const GemvArgs& a) {
+  if (a.kernel != GemvKernel::wgmma) return 0;
+  return detail::gemv_wgmma_workspace_bytes(a.m, a.k, a.batch, a.sms);
+}
+
+bool gemv_kernel_supported(GemvKernel kernel, int device) {
+  if (kernel != GemvKernel::wgmma) return true;
+#if defined(ROOFLINE_HAVE_SM90A)
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) return false;
+  return prop.major == 9 && prop.minor == 0;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
 cudaError_t launch_gemv(const GemvArgs& a, cudaStream_t stream) {
   if (gemv_unsupported(a.kernel, a.m, a.k, a.batch, a.weights) != nullptr || !aligned16(a.w) || !aligned16(a.x) ||
       a.y == nullptr) {
     return cudaErrorInvalidValue;
   }
   if (gemv_formats_unsupported(a.weights, a.activations) != nullptr) return cudaErrorInvalidValue;
+  if (a.kernel == GemvKernel::wgmma) return detail::launch_gemv_wgmma(a, stream);
   switch (a.weights) {
     case StorageFormat::fp8_e4m3:
       if (a.weight_scale == nullptr) return cudaErrorInvalidValue;

@@ -14,6 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "storage_format.hpp"
@@ -44,7 +45,15 @@ enum class GemvKernel : std::uint8_t {
   pdl,
   // CUDA cores: one warp per row, 16-byte loads, fp32 FMA; batches 1, 2 and 4.
   simt,
+  // Hopper (sm_90a), 16-bit W, batches up to 64: TMA stages 128 rows of W and every vector in
+  // shared memory, two warpgroups multiply them with wgmma (the batch is wgmma's N), k split over
+  // blocks until the grid fills the GPU, the partial sums added by the last block of each row tile
+  // (gemv_wgmma.cu). Needs GemvArgs::workspace.
+  wgmma,
 };
+
+// The largest batch of the wgmma kernel (wgmma's N of 64).
+inline constexpr std::int64_t gemv_wgmma_max_batch = 64;
 
 struct GemvArgs {
   GemvKernel kernel = GemvKernel::mma;
@@ -59,7 +68,17 @@ struct GemvArgs {
   int sms = 0;  // the device's SM count: picks the block shape (0: assume a large m for the GPU)
   const float* weight_scale = nullptr;  // fp8 W: device pointer to the per-tensor scale (y = scale * W.x)
   const void* group_scales = nullptr;   // int4 W: bf16 [m][k / 128] per-group scales (see above)
+  // wgmma: device memory of gemv_workspace_bytes(), zeroed once before the first launch (each
+  // launch leaves it zeroed where the next one needs it).
+  void* workspace = nullptr;
 };
+
+// Device memory `args.kernel` needs in GemvArgs::workspace for this shape (0: none).
+[[nodiscard]] std::size_t gemv_workspace_bytes(const GemvArgs& args);
+
+// Whether this build holds `kernel`'s machine code and `device` can run it (wgmma: sm_90a code and
+// a compute capability 9.0 device; the others: any device the build supports).
+[[nodiscard]] bool gemv_kernel_supported(GemvKernel kernel, int device);
 
 // Why the GEMV kernels cannot take W in `weights` and x, y in `activations`, or nullptr when they
 // can.

@@ -174,6 +174,12 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(uint32_t smem_address, u
   return desc;
 }
 
+// Barrier `id` (1..15; 0 is __syncthreads) over `threads` threads, a multiple of 32: syncs some
+// warps of a block (the consumers of a warp-specialised kernel) while the others run on.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }

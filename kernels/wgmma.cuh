@@ -6,8 +6,8 @@
 //   m64n256k16    A and B from shared memory, both K-major (the GEMM and the tensor-core peak probe);
 //   m64n256k32    the same for 8-bit operands (e4m3, e5m2: the FP8 GEMM). 8-bit wgmma reads both
 //                 operands K-major only, so the instruction has no transpose operands;
-//   m64nNk16_ss   the same for N = 64 and 128 (S = Q K^T in flash attention: Q and K rows are
-//                 d-contiguous);
+//   m64nNk16_ss   the same for N = 16, 32, 64 and 128 (S = Q K^T in flash attention: Q and K rows
+//                 are d-contiguous; the skinny GEMV, N = its batch);
 //   m64n128k16_rs A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
 //                 N-major (imm-trans-b = 1: O += P V with V stored [key][d], d contiguous).
 // d holds the warpgroup's 64 x N fp32 tile, N / 2 registers per thread; scale_d = 0 overwrites d,
@@ -21,6 +21,13 @@
 namespace roofline::kernels::ptx {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define ROOFLINE_WGMMA_D8 "{%0, %1, %2, %3, %4, %5, %6, %7}, "
+#define ROOFLINE_WGMMA_ACC8 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define ROOFLINE_WGMMA_D16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+#define ROOFLINE_WGMMA_ACC16                                                                                  \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
 #define ROOFLINE_WGMMA_D32                                                                                          \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
   "%24, %25, %26, %27, %28, %29, %30, %31}, "
@@ -98,6 +105,10 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS_8BIT("m64n256k32", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
 #define ROOFLINE_WGMMA_M64N256K16(TYPE) \
   ROOFLINE_WGMMA_SS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
+#define ROOFLINE_WGMMA_M64N16K16_SS(TYPE) \
+  ROOFLINE_WGMMA_SS("m64n16k16", TYPE, ROOFLINE_WGMMA_D8, ROOFLINE_WGMMA_ACC8, "8", "9", "10")
+#define ROOFLINE_WGMMA_M64N32K16_SS(TYPE) \
+  ROOFLINE_WGMMA_SS("m64n32k16", TYPE, ROOFLINE_WGMMA_D16, ROOFLINE_WGMMA_ACC16, "16", "17", "18")
 #define ROOFLINE_WGMMA_M64N64K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n64k16", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34")
 #define ROOFLINE_WGMMA_M64N128K16_SS(TYPE) \
@@ -135,6 +146,25 @@ template <typename T>
 __device__ __forceinline__ void wgmma_m64n128k16_ss(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
   static_assert(TraitsOf<T>::bits == 16, "k = 16 shapes take 16-bit operands");
   ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K16_SS);
+}
+
+// m64nNk16 with both operands from shared memory, for the N the skinny kernels tile by (the
+// GEMV of gemv_wgmma.cu: N = the batch, rounded up).
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  static_assert(TraitsOf<T>::bits == 16, "k = 16 shapes take 16-bit operands");
+  if constexpr (N == 16) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N16K16_SS);
+  } else if constexpr (N == 32) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N32K16_SS);
+  } else if constexpr (N == 64) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N64K16_SS);
+  } else if constexpr (N == 128) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K16_SS);
+  } else {
+    static_assert(N == 256, "wgmma_m64nNk16_ss is written for N = 16, 32, 64, 128 and 256");
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16);
+  }
 }
 
 template <typename T>

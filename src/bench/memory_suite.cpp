@@ -390,6 +390,7 @@ std::string_view variant_name(Variant v) {
     case Variant::pipe: return "pipe";
     case Variant::pdl: return "pdl";
     case Variant::simt: return "simt";
+    case Variant::wgmma: return "wgmma";
     case Variant::cublas: return "cublas";
     case Variant::cublasdirect: return "cublasdirect";
     case Variant::read: return "read";

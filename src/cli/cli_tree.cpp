@@ -91,6 +91,30 @@ std::string case_table(std::string_view function, std::string_view key, const st
   return out;
 }
 
+// The three lookup functions of both scripts: a command's subcommands, its flags, and a flag's
+// values ("__files" where the shell should offer files). `answer` writes a list of words as the
+// shell's function returns it (bash echoes them, zsh sets $reply).
+template <typename Answer>
+std::string lookup_functions(const std::vector<CommandInfo>& commands, Answer answer) {
+  std::string out = case_table("_roofline_commands", "$1", commands, [&](const CommandInfo& c) {
+    return fmt::format("    \"{}\") {} ;;\n", c.path, answer(words(c.subcommands)));
+  });
+  out += case_table("_roofline_flags", "$1", commands, [&](const CommandInfo& c) {
+    return fmt::format("    \"{}\") {} ;;\n", c.path, answer(flag_words(c)));
+  });
+  out += case_table("_roofline_values", "$1 $2", commands, [&](const CommandInfo& c) {
+    std::string entries;
+    for (const FlagInfo& flag : c.flags) {
+      const std::string values = value_words(flag);
+      if (values.empty()) continue;
+      for (const std::string& name : flag.names)
+        entries += fmt::format("    \"{} {}\") {} ;;\n", c.path, name, answer(values));
+    }
+    return entries;
+  });
+  return out;
+}
+
 // roff text: a backslash is \e, and a line must not start with a control character.
 std::string roff(std::string_view text) {
   std::string out;
@@ -129,22 +153,7 @@ std::string bash_completion(const std::vector<CommandInfo>& commands) {
   std::string out =
       "# bash completion for roofline, generated from its command line by `roofline completion bash`.\n"
       "# Install: roofline completion bash > ~/.local/share/bash-completion/completions/roofline\n";
-  out += case_table("_roofline_commands", "$1", commands, [](const CommandInfo& c) {
-    return fmt::format("    \"{}\") echo \"{}\" ;;\n", c.path, words(c.subcommands));
-  });
-  out += case_table("_roofline_flags", "$1", commands, [](const CommandInfo& c) {
-    return fmt::format("    \"{}\") echo \"{}\" ;;\n", c.path, flag_words(c));
-  });
-  out += case_table("_roofline_values", "$1 $2", commands, [](const CommandInfo& c) {
-    std::string entries;
-    for (const FlagInfo& flag : c.flags) {
-      const std::string values = value_words(flag);
-      if (values.empty()) continue;
-      for (const std::string& name : flag.names)
-        entries += fmt::format("    \"{} {}\") echo \"{}\" ;;\n", c.path, name, values);
-    }
-    return entries;
-  });
+  out += lookup_functions(commands, [](const std::string& list) { return fmt::format("echo \"{}\"", list); });
   out += R"sh(_roofline() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" path="" word values i
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -181,22 +190,7 @@ std::string zsh_completion(const std::vector<CommandInfo>& commands) {
       "# zsh completion for roofline, generated from its command line by `roofline completion zsh`.\n"
       "# Install: roofline completion zsh > \"${fpath[1]}/_roofline\"\n";
   // zsh's `path` is tied to $PATH, hence `command_path`; functions answer in $reply.
-  out += case_table("_roofline_commands", "$1", commands, [](const CommandInfo& c) {
-    return fmt::format("    \"{}\") reply=({}) ;;\n", c.path, words(c.subcommands));
-  });
-  out += case_table("_roofline_flags", "$1", commands, [](const CommandInfo& c) {
-    return fmt::format("    \"{}\") reply=({}) ;;\n", c.path, flag_words(c));
-  });
-  out += case_table("_roofline_values", "$1 $2", commands, [](const CommandInfo& c) {
-    std::string entries;
-    for (const FlagInfo& flag : c.flags) {
-      const std::string values = value_words(flag);
-      if (values.empty()) continue;
-      for (const std::string& name : flag.names)
-        entries += fmt::format("    \"{} {}\") reply=({}) ;;\n", c.path, name, values);
-    }
-    return entries;
-  });
+  out += lookup_functions(commands, [](const std::string& list) { return fmt::format("reply=({})", list); });
   out += R"sh(_roofline() {
   local command_path="" word i
   local -a reply

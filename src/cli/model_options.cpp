@@ -42,7 +42,8 @@ ModelRegistry load_models(const ModelOptions& options) {
 void add_context_limit_option(CLI::App& command, ModelOptions& options) {
   command
       .add_flag("--allow-long-context", options.allow_long_context,
-                "Accept a --context beyond the model's longest (max_position_embeddings or its rope-scaled length)")
+                "Accept a sequence (--context, --seq, or prompt + output) beyond the model's longest "
+                "(max_position_embeddings or its rope-scaled length)")
       ->group("Model");
 }
 
@@ -93,10 +94,11 @@ ModelSpec resolve_model(const ModelOptions& options) {
   return read_hf_config(find_in_hf_cache(name, options.revision, hf_cache_dirs()), cached);
 }
 
-std::string check_context(const ModelSpec& model, std::int64_t context, const ModelOptions& options) {
-  if (!model.max_context || context <= *model.max_context) return {};
+std::string check_context(const ModelSpec& model, std::int64_t tokens, const ModelOptions& options,
+                          std::string_view flags) {
+  if (!model.max_context || tokens <= *model.max_context) return {};
   const std::string what =
-      fmt::format("--context {}: more than the {} tokens {} supports", context, *model.max_context, model.id);
+      fmt::format("{} {}: more than the {} tokens {} supports", flags, tokens, *model.max_context, model.id);
   if (!options.allow_long_context) {
     throw InputError(what + " (max_position_embeddings or its rope-scaled length; --allow-long-context to go on)");
   }

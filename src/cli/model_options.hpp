@@ -24,16 +24,18 @@ struct ModelOptions {
 };
 
 void add_model_options(CLI::App& command, ModelOptions& options);
-// --allow-long-context, for the commands whose --context check_context checks.
+// --allow-long-context, for the commands that check a sequence against the model's context (check_context).
 void add_context_limit_option(CLI::App& command, ModelOptions& options);
 
 // The model the flags name; exactly one of --model and --hf-config is required (InputError).
 // Notes about user files replacing presets go to stderr. Never uses the network.
 [[nodiscard]] ModelSpec resolve_model(const ModelOptions& options);
 
-// A --context beyond the model's longest (max_position_embeddings, or its rope-scaled length) is
-// bad input unless --allow-long-context; then the returned note says so (else empty).
-[[nodiscard]] std::string check_context(const ModelSpec& model, std::int64_t context, const ModelOptions& options);
+// `tokens` of one sequence (`flags` names where they come from: --context, --seq, --prompt-tokens +
+// --output-tokens) beyond the model's longest (max_position_embeddings, or its rope-scaled length)
+// are bad input unless --allow-long-context; then the returned note says so (else empty).
+[[nodiscard]] std::string check_context(const ModelSpec& model, std::int64_t tokens, const ModelOptions& options,
+                                        std::string_view flags = "--context");
 
 // The formats the checkpoint stores (ModelSpec::checkpoint) become the deployment's weight formats
 // where --weights was not given. Returns the report's note on which format it used (empty for a

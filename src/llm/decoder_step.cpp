@@ -247,7 +247,8 @@ class Describer {
     const AttentionSpec& a = m_.attention;
     const std::int64_t d = a.head_dim;
     linear(ops, "qkv_proj", tokens_, (s_.q_heads + 2 * s_.kv_heads) * d, m_.hidden, f_.weights, block_input());
-    rope(ops, tokens_ * (s_.q_heads + s_.kv_heads) * d);
+    // --- models (issue 19): a NoPE layer (Llama 4) rotates nothing.
+    if (attention.rope) rope(ops, tokens_ * (s_.q_heads + s_.kv_heads) * d);
     kv_append(ops, tokens_ * 2 * s_.kv_heads * d);
     AttentionShape shape;
     shape.batch = decode_ ? tokens_ : 1;
@@ -266,9 +267,10 @@ class Describer {
       cost.flops *= attention.prefill_pairs(tokens_) / attention_pairs(shape);
     }
     push(ops, "attention", OpKind::attention, "attention",
-         text("flash, {} x {} heads ({} KV) x {}, q {} kv {}{}{}", shape.batch, shape.heads, shape.kv_heads, d,
+         text("flash, {} x {} heads ({} KV) x {}, q {} kv {}{}{}{}", shape.batch, shape.heads, shape.kv_heads, d,
               shape.seq, shape.kv_seq, shape.causal ? " causal" : "",
-              attention.scope == AttentionScope::full ? std::string() : ", " + attention.describe()),
+              attention.scope == AttentionScope::full ? std::string() : ", " + attention.describe(),
+              a.sinks ? ", sink logits (not costed)" : ""),
          shape, cost, decode_ ? OpRole::kv_cache : OpRole::activations, act_, act_);
     const std::int64_t outputs = tokens_ * s_.q_heads * d;
     if (head_major()) {

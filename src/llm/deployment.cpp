@@ -101,6 +101,7 @@ LayerElements layer_elements(const ModelSpec& model, const Sharding& s, bool moe
     const auto hkv = static_cast<double>(s.kv_heads);
     e.attention = h * hq * d + 2.0 * h * hkv * d + hq * d * h;
     if (a.qkv_bias) e.small += (hq + 2.0 * hkv) * d;
+    if (a.sinks) e.small += hq;  // --- models (issue 19): one sink logit per head (gpt-oss)
   } else {
     // The down-projections (W_DQ, W_DKV + W_KR) are replicated on every rank (their outputs are
     // shared by all heads); the per-head up-projections and W_O are split.

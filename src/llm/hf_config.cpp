@@ -235,18 +235,29 @@ void read_attention_pattern(const HfReader& r, const HfFamily& family, ModelSpec
         break;
       }
       case WindowRule::chunked_nope: {
-        // Llama 4: no_rope_layers[i] is 0 on the NoPE layers, which attend to the whole context;
-        // the others attend within their chunk of attention_chunk_size.
-        const json* rope = r.array("no_rope_layers");
+        // Llama 4: no_rope_layers[i] is 0 on the NoPE layers, which attend to the whole context
+        // without rotary embeddings; the others attend within their chunk of attention_chunk_size.
+        // Where the list is missing or empty, transformers' Llama4TextConfig makes every
+        // no_rope_layer_interval-th layer (4 by default) a NoPE layer.
         if (!chunk) break;
-        if (rope == nullptr || static_cast<std::int64_t>(rope->size()) != m.layers) {
-          r.fail("no_rope_layers",
-                 fmt::format("must list the {} layers (0 on the full-attention NoPE layers)", m.layers));
+        const json* rope = r.array("no_rope_layers");
+        std::vector<bool> uses_rope;
+        if (rope == nullptr || rope->empty()) {
+          const std::int64_t interval = r.optional_positive("no_rope_layer_interval").value_or(4);
+          for (std::int64_t i = 0; i < m.layers; ++i) uses_rope.push_back((i + 1) % interval != 0);
+        } else {
+          if (static_cast<std::int64_t>(rope->size()) != m.layers) {
+            r.fail("no_rope_layers",
+                   fmt::format("must list the {} layers (0 on the full-attention NoPE layers)", m.layers));
+          }
+          for (const json& flag : *rope) {
+            if (!flag.is_number_integer()) r.fail("no_rope_layers", "must list 0s and 1s");
+            uses_rope.push_back(flag.get<std::int64_t>() != 0);
+          }
         }
-        for (std::size_t i = 0; i < rope->size(); ++i) {
-          if (!(*rope)[i].is_number_integer()) r.fail("no_rope_layers", "must list 0s and 1s");
-          layers.push_back((*rope)[i].get<std::int64_t>() == 0 ? LayerAttention{}
-                                                               : LayerAttention{AttentionScope::chunked, *chunk});
+        for (const bool with_rope : uses_rope) {
+          layers.push_back(with_rope ? LayerAttention{AttentionScope::chunked, *chunk}
+                                     : LayerAttention{AttentionScope::full, 0, false});
         }
         break;
       }
@@ -551,6 +562,8 @@ ModelSpec parse_hf_config(std::string_view text, const std::string& origin, cons
       r.fail("num_key_value_heads", fmt::format("{} does not divide num_attention_heads {}", a.kv_heads, a.heads));
     }
     a.qkv_bias = family.qkv_bias || r.boolean("attention_bias", false);
+    // transformers' GptOssAttention always holds its per-head sink logits; no key states them.
+    a.sinks = family.model_type == "gpt_oss";
     read_attention_pattern(r, family, m);
   }
 

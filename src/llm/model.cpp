@@ -59,8 +59,9 @@ double LayerAttention::prefill_pairs(std::int64_t tokens) const {
 }
 
 std::string LayerAttention::describe() const {
-  if (scope == AttentionScope::full) return "full";
-  return fmt::format("{} {}", name_of(scope), span);
+  const std::string nope = rope ? "" : ", NoPE";
+  if (scope == AttentionScope::full) return "full" + nope;
+  return fmt::format("{} {}{}", name_of(scope), span, nope);
 }
 
 LayerAttention ModelSpec::attention_of(std::int64_t index) const {
@@ -102,6 +103,7 @@ ParameterCounts count_parameters(const ModelSpec& m) {
     const double kv = static_cast<double>(a.kv_heads * a.head_dim);
     p.attention_per_layer = h * q + 2.0 * h * kv + q * h;
     if (a.qkv_bias) p.attention_per_layer += q + 2.0 * kv;
+    if (a.sinks) p.attention_per_layer += heads;
   } else {
     // DeepSeek-V2/V3: W_DQ (hidden -> q_lora) with its norm, W_UQ (q_lora -> heads x qk),
     // W_DKV + W_KR (hidden -> kv_lora + rope), the latent's norm, W_UK + W_UV (kv_lora ->

@@ -99,11 +99,20 @@ StepCoster::StepCoster(const ModelSpec& model, const GpuSpec& gpu, const Deploym
   // The tiles llm's steps use (run_step in llm.cpp); they set no HBM figure, only the re-reads.
   if (gpu.smem_per_unit_kb) describe_.kernels.smem_per_unit_bytes = *gpu.smem_per_unit_kb * 1024.0;
   const std::vector<DecoderLayer> one = describe({StepPhase::decode, 1, 1});
+  // --- models (issue 19): each group's attention (describe_step keeps one group per attention).
   for (const DecoderLayer& layer : one) {
-    if (std::any_of(layer.ops.begin(), layer.ops.end(), [](const DecoderOp& op) { return is_attention(op.kind); })) {
-      attention_layers_ += layer.count;
+    if (std::none_of(layer.ops.begin(), layer.ops.end(), [](const DecoderOp& op) { return is_attention(op.kind); })) {
+      continue;
+    }
+    const auto same = std::find_if(attention_groups_.begin(), attention_groups_.end(),
+                                   [&](const auto& group) { return group.first == layer.attention; });
+    if (same != attention_groups_.end()) {
+      same->second += layer.count;
+    } else {
+      attention_groups_.emplace_back(layer.attention, layer.count);
     }
   }
+  // --- end models
   decode_ = decode_attention_of(1);
   prefill_attention_ = attention_op(describe({StepPhase::prefill, 1, 1}));
   // Steps of more tokens than the cache holds are costed each time (a budget beyond 65,536 tokens
@@ -182,38 +191,60 @@ double StepCoster::head_s(std::int64_t rows) {
   return seconds;
 }
 
-double StepCoster::one_layer_s(const DecodeAttention& attention, std::int64_t requests, std::int64_t kv_tokens) const {
+double StepCoster::one_layer_s(const DecodeAttention& attention, const LayerAttention& group, std::int64_t requests,
+                               std::int64_t kv_tokens) const {
   if (requests == 0) return 0;
+  // --- models (issue 19): a windowed or chunked layer reads at most its span per request, so at
+  // most min(kv_tokens, span x requests) keys: exact once every request is past the span.
+  const std::int64_t keys =
+      group.scope == AttentionScope::full ? kv_tokens : std::min(kv_tokens, group.span * requests);
   DecoderOp op = attention.op;
   // The shape names the op to a calibration's table (batch, mean cache); the cost is exact.
   const std::int64_t mean_kv = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(std::llround(static_cast<double>(kv_tokens) / static_cast<double>(requests))));
+      1, static_cast<std::int64_t>(std::llround(static_cast<double>(keys) / static_cast<double>(requests))));
   reshape(op, requests, attention.queries, mean_kv + attention.queries - 1);
-  op.cost = affine(attention.per_request, static_cast<double>(requests), attention.per_kv_token,
-                   static_cast<double>(kv_tokens));
+  op.cost =
+      affine(attention.per_request, static_cast<double>(requests), attention.per_kv_token, static_cast<double>(keys));
   return timer_.time(op).time_s;
 }
 
 double StepCoster::decode_attention_s(std::int64_t requests, std::int64_t kv_tokens, std::int64_t queries) const {
-  if (queries == 1) return static_cast<double>(attention_layers_) * one_layer_s(decode_, requests, kv_tokens);
-  if (!verify_ || verify_->queries != queries) {
+  if (queries != 1 && (!verify_ || verify_->queries != queries)) {
     throw std::logic_error("serve: a verify step of another draft length than the coster's");
   }
-  return static_cast<double>(attention_layers_) * one_layer_s(*verify_, requests, kv_tokens);
+  const DecodeAttention& attention = queries == 1 ? decode_ : *verify_;
+  double seconds = 0;
+  for (const auto& [group, layers] : attention_groups_) {
+    seconds += static_cast<double>(layers) * one_layer_s(attention, group, requests, kv_tokens);
+  }
+  return seconds;
 }
 
 double StepCoster::prefill_attention_s(const PrefillChunk& chunk) const {
-  DecoderOp op = prefill_attention_;
-  reshape(op, 1, chunk.tokens, chunk.cached + chunk.tokens);
-  if (auto* flash = std::get_if<AttentionShape>(&op.shape)) {
-    flash->causal = true;
-    // HBM traffic and useful FLOPs do not depend on the tiles (they set the re-reads only).
-    op.cost = flash_attention_cost(*flash, FlashTiling{}).hbm;
-  } else if (auto* latent = std::get_if<LatentAttentionShape>(&op.shape)) {
-    latent->causal = true;
-    op.cost = latent_attention_cost(*latent);
+  double seconds = 0;
+  // --- models (issue 19): a windowed or chunked layer reads the keys of its span before the chunk
+  // and evaluates the pairs its mask keeps: prefill_pairs(cached + tokens) - prefill_pairs(cached).
+  for (const auto& [attention, layers] : attention_groups_) {
+    const bool full = attention.scope == AttentionScope::full;
+    const std::int64_t before = full ? chunk.cached : std::min(chunk.cached, attention.span);
+    DecoderOp op = prefill_attention_;
+    reshape(op, 1, chunk.tokens, before + chunk.tokens);
+    if (auto* flash = std::get_if<AttentionShape>(&op.shape)) {
+      flash->causal = true;
+      // HBM traffic and useful FLOPs do not depend on the tiles (they set the re-reads only).
+      op.cost = flash_attention_cost(*flash, FlashTiling{}).hbm;
+      if (!full) {
+        op.cost.flops *=
+            (attention.prefill_pairs(chunk.cached + chunk.tokens) - attention.prefill_pairs(chunk.cached)) /
+            attention_pairs(*flash);
+      }
+    } else if (auto* latent = std::get_if<LatentAttentionShape>(&op.shape)) {
+      latent->causal = true;
+      op.cost = latent_attention_cost(*latent);
+    }
+    seconds += static_cast<double>(layers) * timer_.time(op).time_s;
   }
-  return static_cast<double>(attention_layers_) * timer_.time(op).time_s;
+  return seconds;
 }
 
 double StepCoster::mtp_pass_ops_s(std::int64_t requests) {
@@ -242,7 +273,7 @@ double StepCoster::draft_s(std::int64_t requests, std::int64_t kv_tokens) {
     return passes * draft_->time_s(step);
   }
   // The MTP layer's attention is one layer like the model's, over the same caches.
-  return passes * (mtp_pass_ops_s(requests) + one_layer_s(decode_, requests, kv_tokens));
+  return passes * (mtp_pass_ops_s(requests) + one_layer_s(decode_, LayerAttention{}, requests, kv_tokens));
 }
 
 double StepCoster::time_s(const MixedBatch& batch) {

@@ -129,6 +129,9 @@ def data_cases(source, scratch):
         # A published Hugging Face config with a per-layer attention pattern (tests/data/hf/).
         ["llm", "--model", str(source / "tests" / "data" / "hf" / "gpt-oss-20b"), "--gpu", "h200", "--context",
          "8192"],
+        # Llama 4's chunked layers and NoPE full layers ("full, NoPE").
+        ["llm", "--model", str(source / "tests" / "data" / "hf" / "llama-4-scout-17b-16e-instruct"), "--gpu", "h200",
+         "--tp", "8", "--context", "32768"],
         ["plan", "--model", "llama-3.1-70b", "--gpus", "h200,h100", "--rps", "5", "--prompt", "2048", "--output",
          "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5", "--calibration", calibration],
     ], calibration

@@ -88,3 +88,50 @@ TEST_CASE("deepseek-v3 is planned in the fp8 its checkpoint ships, not in bf16")
   CHECK(report["inputs"]["weights"] == "fp8_e4m3");
   CHECK(has_note(report, "weight_block_size [128, 128]"));
 }
+
+TEST_CASE("serve, plan and train: one sequence beyond the model's context exits 2, --allow-long-context accepts") {
+  // Llama 3.1: max_position_embeddings 131,072. serve: each request's prompt + output, as it arrives.
+  expect_bad_input(roofline("serve --model llama-3.1-8b --gpu h100 --prompt-tokens 130000 --output-tokens 2000 "
+                            "--requests 1"),
+                   "request 0: prompt 130000 + output 2000 tokens is more than llama-3.1-8b's context of 131072");
+  const nlohmann::json served = json_report(
+      "serve --model llama-3.1-8b --gpu h100 --prompt-tokens 130000 --output-tokens 2000 --requests 1 "
+      "--allow-long-context");
+  CHECK(has_note(served, "--allow-long-context: requests beyond the 131072 tokens llama-3.1-8b supports"));
+  CHECK(served["results"]["requests"] == 1);
+
+  const std::string plan =
+      "plan --model llama-3.1-8b --gpus h100 --rps 1 --tpot-ms 50 --ttft-ms 100000 --price h100=2 --closed-form ";
+  expect_bad_input(roofline(plan + "--prompt-tokens 131000 --output-tokens 100"),
+                   "--prompt-tokens + --output-tokens 131100: more than the 131072 tokens llama-3.1-8b supports");
+  CHECK(roofline(plan + "--prompt-tokens 131000 --output-tokens 100 --allow-long-context").exit_code != 2);
+
+  expect_bad_input(roofline("train --model llama-3.1-8b --gpu h100 --gpus 8 --seq 262144"),
+                   "--seq 262144: more than the 131072 tokens llama-3.1-8b supports");
+  CHECK(has_note(json_report("train --model llama-3.1-8b --gpu h100 --gpus 8 --seq 262144 --allow-long-context"),
+                 "accepted by --allow-long-context"));
+}
+
+TEST_CASE("plan and train: the checkpoint's weight format, said in a note") {
+  // gpt-oss-20b's checkpoint keeps attention in bf16 and its experts in mxfp4: plan tries that one
+  // format where --weights is not given, and says so.
+  const std::string plan =
+      "plan --model openai/gpt-oss-20b --gpus h100 --rps 1 --prompt-tokens 512 --output-tokens 64 "
+      "--tpot-ms 100 --ttft-ms 5000 --price h100=2 --tp 1 --pp 1 --closed-form --format json";
+  const CommandResult chosen = run_command(with_cache(plan));
+  INFO(chosen.err);
+  REQUIRE(chosen.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(chosen.out);
+  CHECK(has_note(report, "weights: the checkpoint's, quantization_config mxfp4"));
+  CHECK(report["inputs"]["search"]["weights"] == nlohmann::json::array({"bf16"}));
+  // 20.9B parameters of which 19.1B are mxfp4 experts: 13.75 GB, not bf16's 41.8 GB (test_hf_families).
+  CHECK(report["results"]["chosen"]["weights_per_gpu_bytes"].get<double>() == Approx(13747853952.0).epsilon(1e-12));
+  const CommandResult given = run_command(with_cache(plan + " --weights fp8"));
+  REQUIRE(given.exit_code == 0);
+  CHECK(has_note(nlohmann::json::parse(given.out), "weights: --weights fp8, tried as given; the checkpoint stores"));
+
+  const CommandResult train =
+      run_command(with_cache("train --model openai/gpt-oss-20b --gpu h100 --gpus 8 --seq 4096 --format json"));
+  REQUIRE(train.exit_code == 0);
+  CHECK(has_note(nlohmann::json::parse(train.out), "weights: the checkpoint stores quantization_config mxfp4"));
+}

@@ -47,6 +47,7 @@ enum class Variant : std::uint8_t {
   pipe,          // stag with the loads of the next step issued before the current one is used
   pdl,           // stag launched with programmatic dependent launch (its W loads overlap the previous kernel)
   simt,          // GEMV on CUDA cores, one warp per row
+  wgmma,         // GEMV on Hopper wgmma, W and x staged by TMA, the batch as wgmma's N, split-K over blocks
   cublas,        // cublasGemmEx, timed like every kernel (captured into CUDA graphs)
   cublasdirect,  // the same call timed as launched directly (a check that the graph changes nothing)
   read,          // a streaming read of W's bytes alone (no x, no y): the floor of any GEMV of that size
@@ -123,6 +124,9 @@ inline constexpr DType gemv_quantised_activations = DType::bf16;
 inline constexpr GemvShapeMK gemv_quick_shape{8192, 8192};
 // The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
 inline constexpr std::int64_t gemv_tuned_max_batch = 16;
+// The wgmma variant (16-bit formats) runs from this batch on: below it a 16-wide wgmma N is mostly
+// padding, and the mma.sync kernels already stream W at the memcpy rate.
+inline constexpr std::int64_t gemv_wgmma_min_batch = 8;
 inline constexpr float stream_scalar = 0.4F;
 
 // The size ladder of the stream kernels: arrays from 4 KiB to 256 MiB, the sizes of a decoder
@@ -198,6 +202,7 @@ constexpr void for_each_case(F&& f) {
           for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v, batch));
         }
         if (batch <= 4) f(gemv_case(Variant::simt, batch));
+        if (batch >= gemv_wgmma_min_batch) f(gemv_case(Variant::wgmma, batch));
         f(gemv_case(Variant::cublas, batch));
         if (format.tuned && batch == 1) {
           f(gemv_case(Variant::cublasdirect, 1));

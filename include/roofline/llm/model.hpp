@@ -39,6 +39,9 @@ enum class AttentionScope : std::uint8_t { full, sliding, chunked };
 struct LayerAttention {
   AttentionScope scope = AttentionScope::full;
   std::int64_t span = 0;  // the window W or the chunk C; 0 for full
+  // False on a NoPE layer (Llama 4's every fourth): its queries and keys get no rotary embedding,
+  // so the step has no rope op there.
+  bool rope = true;
 
   // Tokens of a `context`-token request this layer keeps in its cache: all, the window, or the
   // current chunk (at most C: engines allocate a chunk per request).
@@ -50,7 +53,7 @@ struct LayerAttention {
   // full attention; a window of W: W (W + 1) / 2 + (N - W) W once N > W; chunks of C: each chunk's
   // own triangle.
   [[nodiscard]] double prefill_pairs(std::int64_t tokens) const;
-  [[nodiscard]] std::string describe() const;  // "full", "sliding 4096", "chunked 8192"
+  [[nodiscard]] std::string describe() const;  // "full", "sliding 4096", "chunked 8192", "full, NoPE"
   friend bool operator==(const LayerAttention&, const LayerAttention&) = default;
 };
 
@@ -61,6 +64,9 @@ struct AttentionSpec {
   std::int64_t kv_heads = 0;
   std::int64_t head_dim = 0;
   bool qkv_bias = false;
+  // A learned sink logit per head and layer (gpt-oss): one more term in each softmax row. Counted
+  // as parameters (heads per layer); its FLOPs (an exp per query and head) and bytes are not costed.
+  bool sinks = false;
   // Every layer's window where the model has one for all (Mistral 7B v0.1); a model whose layers
   // differ lists them in ModelSpec::layer_attention instead.
   std::optional<std::int64_t> sliding_window;

@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "roofline/llm/decoder_step.hpp"
@@ -110,7 +111,8 @@ class StepCoster {
   };
   [[nodiscard]] std::vector<DecoderLayer> describe(const StepShape& shape) const;
   [[nodiscard]] DecodeAttention decode_attention_of(std::int64_t queries) const;
-  [[nodiscard]] double one_layer_s(const DecodeAttention& attention, std::int64_t requests,
+  // One layer of `group`'s attention (a window or chunk caps each request's keys at its span).
+  [[nodiscard]] double one_layer_s(const DecodeAttention& attention, const LayerAttention& group, std::int64_t requests,
                                    std::int64_t kv_tokens) const;
   [[nodiscard]] double mtp_pass_ops_s(std::int64_t requests);
 
@@ -120,7 +122,9 @@ class StepCoster {
   DescribeOptions describe_;
   OpTimer timer_;
   std::int64_t max_tokens_;
-  std::int64_t attention_layers_ = 0;      // layer instances per step, all stages
+  // --- models (issue 19): layer instances per step (all stages) of each attention of the model's
+  // pattern: full, a sliding window, a chunk.
+  std::vector<std::pair<LayerAttention, std::int64_t>> attention_groups_;
   DecodeAttention decode_;                 // one query per request
   std::optional<DecodeAttention> verify_;  // K + 1 queries per request (speculation)
   std::optional<Speculation> speculation_;

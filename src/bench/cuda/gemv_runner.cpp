@@ -340,6 +340,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
         continue;
       }
       Launch launch;
+      DeviceBuffer workspace;  // the wgmma kernel's partial sums and tickets, zeroed once
       if (c->variant == Variant::read) {
         // W's bytes as 4-byte words, summed: the same rotated copies, nothing else read or written.
         const std::int64_t words = static_cast<std::int64_t>(matrix_bytes / 4);
@@ -406,6 +407,13 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
         };
       } else {
         const kernels::GemvKernel kernel = gemv_kernel_of(c->variant);
+        if (!kernels::gemv_kernel_supported(kernel, ctx.device().index)) {
+          result.disposition = Disposition::not_supported;
+          result.detail =
+              "not built for this device (the wgmma GEMV needs sm_90a code and a compute capability 9.0 device)";
+          recorder.record(std::move(result));
+          continue;
+        }
         if (const char* why = kernels::gemv_unsupported(kernel, m, k, batch, formats.weights)) {
           result.disposition = Disposition::not_supported;
           result.detail = why;
@@ -428,11 +436,17 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
                                      .batch = batch,
                                      .sms = ctx.device().sms,
                                      .weight_scale = dweight_scale.as<float>(),
-                                     .group_scales = nullptr};
+                                     .group_scales = nullptr,
+                                     .workspace = nullptr};
+        if (const std::size_t bytes = kernels::gemv_workspace_bytes(args); bytes > 0) {
+          workspace = ctx.allocate(bytes);
+          check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+        }
         launch = [&, args](cudaStream_t s, int iteration) {
           kernels::GemvArgs a = args;
           a.w = w_copy(iteration % copies);
           a.group_scales = scales_copy(iteration % copies);
+          a.workspace = workspace.get();
           return kernels::launch_gemv(a, s);
         };
       }
@@ -497,6 +511,7 @@ kernels::GemvKernel gemv_kernel_of(memory::Variant v) {
     case memory::Variant::pipe: return kernels::GemvKernel::pipe;
     case memory::Variant::pdl: return kernels::GemvKernel::pdl;
     case memory::Variant::simt: return kernels::GemvKernel::simt;
+    case memory::Variant::wgmma: return kernels::GemvKernel::wgmma;
     default: return kernels::GemvKernel::mma;
   }
 }

@@ -335,6 +335,19 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   space.gpus = selected_gpus(registry, options.gpus, options.what_if);
   space.usd_per_gpu_hour = parse_prices(options.prices, space.gpus, registry);
   space.weights = parse_list<DType>(options.weights, "--weights", parse_format_flag);
+  // --- models (issue 19): the checkpoint's format is the one weight format tried unless --weights
+  // names others; one sequence (prompt + output) fits the model's context.
+  std::string weights_note;
+  if (model.checkpoint && options.weights_given) {
+    weights_note = fmt::format("weights: --weights {}, tried as given; the checkpoint stores {}", options.weights,
+                               model.checkpoint->description);
+  } else if (model.checkpoint) {
+    weights_note = apply_checkpoint_format(model, false, space.base);
+    space.weights = {space.base.weights};
+  }
+  const std::string long_context =
+      check_context(model, options.prompt + options.output, options.model, "--prompt-tokens + --output-tokens");
+  // --- end models
   space.kv = parse_list<DType>(options.kv, "--kv", parse_format_flag);
   space.tp = parse_list<int>(options.tp, "--tp", parse_degree);
   space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
@@ -534,6 +547,8 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
                     result.rejected.size(), result.rejected_total));
   }
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
+  if (!weights_note.empty()) report.notes.push_back(weights_note);  // --- models (issue 19)
+  if (!long_context.empty()) report.notes.push_back(long_context);  // --- models (issue 19)
   if (space.base.collectives && space.calibration_by_gpu.empty()) {
     report.notes.push_back(fmt::format(
         "--calibration {}: candidates on {} charge TP/PP communication from its measured collectives where they cover "
@@ -594,6 +609,7 @@ void setup_plan_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "plan", "Capacity planning: cheapest GPU x TP x PP x format x batch that meets the TPOT/TTFT targets");
   add_model_options(*command, options->model);
+  add_context_limit_option(*command, options->model);  // --- models (issue 19)
   command->add_option("--gpus", options->gpus, "Candidate GPUs: a comma-separated list, or 'all'")->required();
   command->add_option("--rps", options->rps, "Requests per second to serve")->required();
   // Renamed from --prompt/--output, which clashed with -o/--output (docs/reports.md).
@@ -606,7 +622,10 @@ void setup_plan_command(CLI::App& app) {
                    "USD per GPU-hour: GPU=PRICE, repeatable or comma-separated; all=PRICE for every other GPU. "
                    "Required: no prices ship with roofline")
       ->required();
-  command->add_option("--weights", options->weights, "Weight formats to try")->capture_default_str();
+  command
+      ->add_option("--weights", options->weights, "Weight formats to try (default: the checkpoint's, if it states one)")
+      ->capture_default_str()
+      ->each([options](const std::string&) { options->weights_given = true; });  // --- models (issue 19)
   command->add_option("--kv", options->kv, "KV-cache formats to try")->capture_default_str();
   command->add_option("--tp", options->tp, "Tensor-parallel degrees to try")->capture_default_str();
   command->add_option("--pp", options->pp, "Pipeline degrees to try")->capture_default_str();

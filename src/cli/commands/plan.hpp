@@ -22,6 +22,7 @@ struct PlanOptions {
   double ttft_ms = 0;
   std::vector<std::string> prices;  // GPU=USD_PER_HOUR, repeatable or comma-separated; all=X for the rest
   std::string weights = "bf16,fp8,int4_g128,nvfp4";
+  bool weights_given = false;  // --weights on the command line (else the checkpoint's format, if any)
   std::string kv = "bf16,fp8";
   std::string tp = "1,2,4,8";
   std::string pp = "1,2,4";

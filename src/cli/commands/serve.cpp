@@ -745,14 +745,29 @@ void add_deployment_modes(Report& report, const ServeOptions& o, const ModelSpec
 }  // namespace
 
 Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
-  const ModelSpec model = with_layers(resolve_model(o.model), o.layers);
+  ModelSpec model = with_layers(resolve_model(o.model), o.layers);
+  // --- models (issue 19): the engine refuses a request longer than the model's context (prompt +
+  // output, each request as it arrives) unless --allow-long-context lifts the limit.
+  std::string long_context;
+  if (o.model.allow_long_context && model.max_context) {
+    long_context = fmt::format(
+        "--allow-long-context: requests beyond the {} tokens {} supports are accepted; the model was not trained "
+        "that long",
+        *model.max_context, model.id);
+    model.max_context.reset();
+  }
+  // --- end models
   const std::optional<Speculation> speculation = resolve_speculation(o.speculation, o.model.models_dirs);
   if (o.rate && o.concurrency) throw InputError("--rate and --concurrency: give one of them");
   const std::optional<double> rate = o.rate ? std::optional<double>(parse_rate(*o.rate)) : std::nullopt;
   if (o.concurrency) require_positive(*o.concurrency, "--concurrency", max_batch);
   const Slo slo = o.slo ? parse_slo(*o.slo) : Slo{};
   const EngineConfig engine_flags = engine_config(o);
-  if (o.disaggregate) return run_disaggregated(o, model, registry, speculation, rate, slo, engine_flags);
+  if (o.disaggregate) {
+    Report report = run_disaggregated(o, model, registry, speculation, rate, slo, engine_flags);
+    if (!long_context.empty()) report.notes.push_back(long_context);  // --- models (issue 19)
+    return report;
+  }
   if (o.prefill_pool || o.decode_pool || o.kv_link_gbps || o.kv_link_latency_us) {
     throw InputError("--prefill-pool, --decode-pool and --kv-link-*: only with --disaggregate");
   }
@@ -802,6 +817,7 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   Report report = render_serve({o, model, gpu, config, calibration, choice, gpus, rate, slo, engine, kv}, sim, m);
   add_deployment_modes(report, o, model, *setup, sim, speculation, m);
   if (!setup->weights_note.empty()) report.notes.push_back(setup->weights_note);  // --- models (issue 19)
+  if (!long_context.empty()) report.notes.push_back(long_context);                // --- models (issue 19)
   if (fit) {
     report.extra_results["step_overhead_fit"] = {{"measured_output_tokens_per_s", *o.fit_step_overhead},
                                                  {"step_overhead_us", fit->step_overhead_s * 1e6},
@@ -821,6 +837,7 @@ void setup_serve_command(CLI::App& app) {
       "serve",
       "A serving engine simulated step by step under load: tokens/s, TTFT/TPOT/ITL percentiles, KV, preemptions");
   add_model_options(*command, options->model);
+  add_context_limit_option(*command, options->model);  // --- models (issue 19)
   command->add_option("--layers", options->layers,
                       "Simulate only the model's first N decoder layers (embedding and head kept), e.g. 1 for the "
                       "layer suite's check");

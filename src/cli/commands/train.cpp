@@ -51,6 +51,7 @@ Report run_train(const TrainOptions& options, const HardwareRegistry& registry) 
   const GpuSpec gpu = apply_overrides(registry.find(options.parallelism.gpu), options.what_if);
   require_positive(options.parallelism.gpus, "--gpus", max_batch);
   require_positive(options.seq, "--seq");
+  const std::string long_context = check_context(model, options.seq, options.model, "--seq");
   require_positive(options.micro_batch, "--micro-batch", max_batch);
   if (!(options.reserve_gb >= 0)) throw InputError(fmt::format("--reserve-gb {}: must be >= 0", options.reserve_gb));
 
@@ -141,6 +142,15 @@ Report run_train(const TrainOptions& options, const HardwareRegistry& registry) 
   report.notes.push_back(
       "activations: Korthikanti et al. (MLSys 2023) with flash attention (no score matrix stored), no dropout, "
       "sequence parallelism with TP, 1F1B pipeline (stage i keeps PP - i micro-batches); docs/llm.md derives it");
+  if (model.checkpoint) {
+    // Full training upcasts a quantized checkpoint on load: its format sets no byte of the above.
+    report.notes.push_back(fmt::format(
+        "weights: the checkpoint stores {}; training holds the bf16 weights and fp32 master copy above, as "
+        "mixed-precision training of a dequantized checkpoint does (training the quantized weights, as QLoRA "
+        "does, is not modelled)",
+        model.checkpoint->description));
+  }
+  if (!long_context.empty()) report.notes.push_back(long_context);
   return report;
 }
 
@@ -149,6 +159,7 @@ void setup_train_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "train", "Training memory per GPU: weights, gradients, Adam states, ZeRO 0-3 / FSDP, activations");
   add_model_options(*command, options->model);
+  add_context_limit_option(*command, options->model);
   add_parallelism_flags(*command, options->parallelism, "GPUs in the job (a multiple of TP x PP)", true);
   command->add_option("--zero", options->zero, "ZeRO stage: 0 none, 1 optimizer, 2 + gradients, 3 (FSDP) + weights")
       ->capture_default_str();
