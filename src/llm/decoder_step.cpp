@@ -45,7 +45,7 @@ class Describer {
         o_(options),
         decode_(step.decode()),
         tokens_(local_tokens(sharding, step)),
-        group_tokens_(step.tokens),
+        group_tokens_(step.ranks_alike ? step.tokens * sharding.attention_dp : step.tokens),
         context_(step.context),
         act_(formats.activations),
         quantized_(formats.matmul != formats.activations &&
@@ -105,7 +105,7 @@ class Describer {
   // The rows this GPU processes: with attention DP, a decode step's requests spread over the GPUs
   // (the busiest holds the rounded-up share) and a prefill's prompt stays on one.
   static std::int64_t local_tokens(const Sharding& s, const StepShape& step) {
-    if (!step.decode() || s.attention_dp == 1) return step.tokens;
+    if (step.ranks_alike || !step.decode() || s.attention_dp == 1) return step.tokens;
     const std::int64_t sequences = step.tokens / step.queries;
     return (sequences + s.attention_dp - 1) / s.attention_dp * step.queries;
   }
@@ -383,9 +383,10 @@ class Describer {
                     m_.hidden, load.imbalance),
                {dispatched, s_.ep, s_.ep}, OpRole::ep_comm);
     }
+    const DType input = quantized_ && weights == f_.matmul ? f_.matmul : act_;
     const auto routed = [&](std::int64_t n, std::int64_t kk) {
-      const OpCost one = linear_cost(1, n, kk, weights, act_);
-      const OpCost two = linear_cost(2, n, kk, weights, act_);
+      const OpCost one = linear_cost(1, n, kk, weights, input);
+      const OpCost two = linear_cost(2, n, kk, weights, input);
       const OpCost per_token{two.flops - one.flops, two.bytes_read - one.bytes_read,
                              two.bytes_written - one.bytes_written};
       return sum(scaled(one, touched), scaled(per_token, pairs - touched));
@@ -396,13 +397,13 @@ class Describer {
     push(ops, gated ? "experts_gate_up" : "experts_up", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
          text("{:.1f} of {} experts, {:.0f} token-expert pairs, [{} x {}] {}", touched, s_.local_experts, pairs,
               m_.hidden, up_width, name_of(weights)),
-         RoutedShape{touched, pairs, up_width, m_.hidden, weights, act_, decode_}, routed(up_width, m_.hidden),
-         OpRole::weights, act_, weights);
+         RoutedShape{touched, pairs, up_width, m_.hidden, weights, input, decode_}, routed(up_width, m_.hidden),
+         OpRole::weights, input, weights);
     activation(ops, "experts_act", std::llround(pairs) * w, gated ? ElementwiseFn::swiglu : plain_activation(), act_);
     push(ops, "experts_down", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
          text("{:.1f} of {} experts, [{} x {}] {}", touched, s_.local_experts, w, m_.hidden, name_of(weights)),
-         RoutedShape{touched, pairs, m_.hidden, w, weights, act_, decode_}, routed(m_.hidden, w), OpRole::weights, act_,
-         weights);
+         RoutedShape{touched, pairs, m_.hidden, w, weights, input, decode_}, routed(m_.hidden, w), OpRole::weights,
+         input, weights);
     if (s_.attention_dp > 1) {
       transfer(ops, "moe_combine", OpKind::all_to_all,
                text("the expert outputs of {} tokens back, as dispatched", tokens_), {dispatched, s_.ep, s_.ep},

@@ -26,13 +26,16 @@ struct Live {
   std::int64_t generated = 0;  // output tokens produced
   std::int64_t blocks = 0;     // KV blocks it holds
   double last_token_s = 0;
-  bool scheduled = false;  // ever
+  double accepted = 0;      // speculation: expected tokens accepted and not yet emitted (below 1)
+  bool kv_pending = false;  // its cached_on_arrival tokens are still to be loaded, at its first admission
+  bool scheduled = false;   // ever
   bool done = false;
 };
 
 struct Scheduled {
   std::size_t id = 0;
   std::int64_t tokens = 0;
+  bool decode = false;  // one token (with speculation, a verify step's 1 + drafts) on its cache
 };
 
 // Folds steps into at most 2 x timeline_points points, each `stride` steps; when the points fill
@@ -100,8 +103,9 @@ void check_request(std::size_t i, const RequestSpec& r, const EngineConfig& c, c
     throw InputError(fmt::format("serve: request {}: prompt {} + output {} tokens is more than {}'s context of {}", i,
                                  r.prompt, r.output, model.id, *model.max_context));
   }
-  // The most a request holds: its prompt and every output token but the last.
-  const std::int64_t held = r.prompt + r.output - 1;
+  // The most a request holds: its prompt and every output token but the last (and, speculating,
+  // the drafts of its last verify step).
+  const std::int64_t held = r.prompt + r.output - 1 + c.draft_tokens;
   if (blocks_for(held, c.block_size) > c.kv_blocks) {
     throw InputError(fmt::format(
         "serve: request {}: {} tokens (prompt {} + output {} - 1) need {} KV blocks of {} tokens; the cache holds {}",
@@ -185,6 +189,7 @@ class Engine {
       live_[id] = Live{};
       live_[id].record.spec = spec;
       live_[id].index = entered_;
+      live_[id].kv_pending = spec.cached_on_arrival > 0;
       if (entered_ == 0) out_.start_s = spec.arrival_s;
       ++entered_;
       waiting_.push_back(id);
@@ -210,9 +215,26 @@ class Engine {
   // admission guarantees no eviction, those of its whole life from the start.
   [[nodiscard]] std::int64_t blocks_needed(std::size_t id, std::int64_t tokens) const {
     const RequestSpec& spec = live_[id].record.spec;
-    const std::int64_t held =
-        c_.policy == CapacityPolicy::guaranteed_no_evict ? spec.prompt + spec.output - 1 : live_[id].computed + tokens;
+    const std::int64_t held = c_.policy == CapacityPolicy::guaranteed_no_evict
+                                  ? spec.prompt + spec.output - 1 + c_.draft_tokens
+                                  : live_[id].computed + tokens;
     return blocks_for(held, c_.block_size) - live_[id].blocks;
+  }
+
+  // Whether the request's next step is a decode step: one token left to run on its cache, after
+  // its first output token or on a cache that arrived with it.
+  [[nodiscard]] bool decodes(std::size_t id) const {
+    const Live& r = live_[id];
+    return known(id) - r.computed == 1 && (r.generated >= 1 || r.record.spec.cached_on_arrival > 0);
+  }
+
+  // The tokens the request runs in this step (0: it does not fit the budget).
+  [[nodiscard]] std::int64_t step_tokens(std::size_t id, std::int64_t budget) const {
+    if (decodes(id)) {
+      const std::int64_t verify = 1 + c_.draft_tokens;
+      return verify <= budget ? verify : 0;
+    }
+    return std::min(known(id) - live_[id].computed, budget);
   }
 
   void take(std::size_t id, std::int64_t tokens) {
@@ -220,12 +242,14 @@ class Engine {
     const std::int64_t need = blocks_needed(id, tokens);
     free_blocks_ -= need;
     r.blocks += need;
+    r.kv_pending = false;
     if (!r.scheduled) {
       r.scheduled = true;
       r.record.scheduled_s = now_;
     }
-    scheduled_.push_back({id, tokens});
-    if (tokens == 1 && r.generated >= 1) {
+    const bool decode = decodes(id);
+    scheduled_.push_back({id, tokens, decode});
+    if (decode) {
       ++batch_.decode_requests;
       batch_.decode_kv_tokens += model_.cached_tokens(r.computed + 1);
     } else {
@@ -238,11 +262,13 @@ class Engine {
     scheduled_.clear();
     chunks_.clear();
     batch_ = {};
+    batch_.decode_queries = 1 + c_.draft_tokens;
     std::int64_t budget = c_.max_num_tokens;
     bool preempted = false;
     for (std::size_t i = 0; i < running_.size() && budget > 0;) {
       const std::size_t id = running_[i];
-      const std::int64_t tokens = std::min(known(id) - live_[id].computed, budget);
+      const std::int64_t tokens = step_tokens(id, budget);
+      if (tokens == 0) break;
       const std::int64_t need = blocks_needed(id, tokens);
       bool self = false;
       while (need > free_blocks_) {
@@ -263,10 +289,15 @@ class Engine {
     if (preempted) return;
     while (!waiting_.empty() && static_cast<std::int64_t>(running_.size()) < c_.max_batch && budget > 0) {
       const std::size_t id = waiting_.front();
-      const std::int64_t remaining = known(id) - live_[id].computed;
-      if (!c_.chunked_prefill && remaining > budget) break;
-      const std::int64_t tokens = std::min(remaining, budget);
-      if (blocks_needed(id, tokens) > free_blocks_) break;
+      Live& r = live_[id];
+      // A cache that arrives with the request is loaded when it is first admitted.
+      if (r.kv_pending) r.computed = r.record.spec.cached_on_arrival;
+      const std::int64_t remaining = known(id) - r.computed;
+      const std::int64_t tokens = step_tokens(id, budget);
+      if ((!c_.chunked_prefill && remaining > budget) || tokens == 0 || blocks_needed(id, tokens) > free_blocks_) {
+        if (r.kv_pending) r.computed = 0;
+        break;
+      }
       waiting_.pop_front();
       running_.push_back(id);
       take(id, tokens);
@@ -290,8 +321,9 @@ class Engine {
     e.batch_max = std::max(e.batch_max, static_cast<std::int64_t>(scheduled_.size()));
     e.tokens_max = std::max(e.tokens_max, tokens);
     e.kv_blocks_peak = std::max(e.kv_blocks_peak, kv_used);
-    e.decode_tokens += batch_.decode_requests;
-    e.prefill_tokens += tokens - batch_.decode_requests;
+    const std::int64_t decode_tokens = batch_.decode_requests * batch_.decode_queries;
+    e.decode_tokens += decode_tokens;
+    e.prefill_tokens += tokens - decode_tokens;
     batch_sum_ += static_cast<double>(scheduled_.size());
     tokens_sum_ += static_cast<double>(tokens);
     kv_sum_ += static_cast<double>(kv_used);
@@ -303,11 +335,22 @@ class Engine {
     for (const Scheduled& s : scheduled_) {
       Live& r = live_[s.id];
       RequestRecord& record = r.record;
-      r.computed += s.tokens;
-      if (r.computed < known(s.id)) continue;  // a prefill chunk short of the prompt's end
-      ++r.generated;
-      ++emitted;
-      if (r.generated == 1) {
+      std::int64_t accepted = 1;
+      if (s.decode && c_.draft_tokens > 0) {
+        // The verify step's expected accepted tokens, emitted as whole tokens; the cache keeps
+        // what was accepted (the rejected drafts' slots are reused).
+        r.accepted += c_.accepted_per_verify;
+        accepted = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(r.accepted)), 1,
+                                            record.spec.output - r.generated);
+        r.accepted = std::max(0.0, r.accepted - static_cast<double>(accepted));
+        r.computed += accepted;
+      } else {
+        r.computed += s.tokens;
+        if (r.computed < known(s.id)) continue;  // a prefill chunk short of the prompt's end
+      }
+      r.generated += accepted;
+      emitted += accepted;
+      if (r.generated == accepted) {
         record.first_token_s = now_;
       } else {
         out_.itl_s.add(now_ - r.last_token_s);
@@ -333,7 +376,7 @@ class Engine {
                                     }),
                      running_.end());
     }
-    timeline_.add(now_, now_ - start, running, waiting, kv_used, emitted, tokens - batch_.decode_requests);
+    timeline_.add(now_, now_ - start, running, waiting, kv_used, emitted, tokens - decode_tokens);
   }
 
   const EngineConfig& c_;
@@ -402,6 +445,16 @@ void Distribution::add(double value, std::int64_t count) {
   }
 }
 
+void Distribution::merge(const Distribution& other) {
+  if (other.count_ == 0) return;
+  const double max = count_ == 0 ? other.max_ : std::max(max_, other.max_);
+  const double sum = sum_ + other.sum_;
+  for (const auto& [value, count] : other.runs_) add(value, count);
+  // The runs of a rounded sample are on the grid: the exact sum and maximum are other's own.
+  max_ = max;
+  sum_ = sum;
+}
+
 void Distribution::sort_and_merge() {
   if (!sorted_) std::sort(runs_.begin(), runs_.end());
   sorted_ = true;
@@ -442,19 +495,29 @@ double Distribution::percentile(double p) {
 }
 
 KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config, std::int64_t block_size,
-                 double fraction) {
-  const Sharding sharding = shard(model, config.tp, config.pp);
+                 double fraction, const std::optional<Speculation>& speculation) {
+  const Sharding sharding = shard(model, config);
   const MemoryPlan memory = plan_memory(model, gpu, sharding, config, 1);
+  double draft_weights = 0;
+  double draft_kv_per_token = 0;
+  if (speculation) {
+    // At one request of one cached token: the drafter's weights, and its cache per token.
+    const SpeculativeDecode draft = speculative_decode(model, gpu, sharding, config, 1, 1, *speculation);
+    draft_weights = draft.draft_weight_bytes;
+    draft_kv_per_token = draft.draft_kv_bytes_per_request / static_cast<double>(model.cached_tokens(1));
+  }
   KvCache out;
+  out.draft_weight_bytes = draft_weights;
   bool first = true;
   for (const StageMemory& stage : memory.stages) {
-    const double per_block = stage.kv_bytes_per_token * static_cast<double>(block_size);
-    const double blocks = per_block > 0 ? std::floor(fraction * std::max(stage.free_bytes, 0.0) / per_block) : 0.0;
+    const double per_block = (stage.kv_bytes_per_token + draft_kv_per_token) * static_cast<double>(block_size);
+    const double free = stage.free_bytes - draft_weights;
+    const double blocks = per_block > 0 ? std::floor(fraction * std::max(free, 0.0) / per_block) : 0.0;
     if (first || blocks < static_cast<double>(out.blocks)) {
       // Capped where doubles still count whole blocks exactly (a what-if of absurd memory).
       out.blocks = static_cast<std::int64_t>(std::min(blocks, 9.0e15));
       out.bytes_per_block = per_block;
-      out.free_bytes = stage.free_bytes;
+      out.free_bytes = free;
       first = false;
     }
   }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "roofline/core/error.hpp"
 
@@ -62,7 +63,131 @@ SimulatedCandidate simulate_one(const ModelSpec& model, const Workload& w, const
   return out;
 }
 
+// The first (cheapest) feasible candidate of `gpu`, if any.
+const PlanCandidate* cheapest_on(const PlanResult& plan, const std::string& gpu) {
+  for (const PlanCandidate& c : plan.ranked) {
+    if (c.gpu == gpu) return &c;
+  }
+  return nullptr;
+}
+
+// One ratio: both pools of `replica`'s layout under the whole load.
+struct RatioRun {
+  double ttft_s = 0, tpot_s = 0;
+  LatencyStats ttft, tpot, transfer;
+  double output_tokens_per_s = 0;
+  double prefill_utilisation = 0, decode_utilisation = 0;
+};
+
+RatioRun run_ratio(const Workload& w, const PlanSimulationOptions& o, const PoolEngines& prefill,
+                   const PoolEngines& decode, const KvLink& link) {
+  SyntheticWorkload load;
+  load.requests = o.requests;
+  load.prompt.a = static_cast<double>(w.prompt);
+  load.output.a = static_cast<double>(w.output);
+  load.arrivals = {Arrivals::Kind::poisson, w.requests_per_s};
+  load.seed = o.seed;
+  const SourceFactory source = [&] { return std::make_unique<SyntheticSource>(load); };
+  MetricsRecorder recorder;
+  DisaggregatedRun run = simulate_disaggregated(source, prefill, decode, link,
+                                                [&](std::size_t, const RequestRecord& r) { recorder.add(r); });
+  RatioRun out;
+  out.ttft_s = recorder.ttft_percentile(o.percentile);
+  out.tpot_s = recorder.tpot_percentile(o.percentile);
+  const ServeMetrics m = recorder.finish(run.overall);
+  out.ttft = m.ttft;
+  out.tpot = m.tpot;
+  out.transfer = {run.transfer_s.count(),        run.transfer_s.mean(),         run.transfer_s.percentile(50),
+                  run.transfer_s.percentile(90), run.transfer_s.percentile(99), run.transfer_s.max()};
+  out.output_tokens_per_s = m.output_tokens_per_s;
+  out.prefill_utilisation = run.prefill.utilisation();
+  out.decode_utilisation = run.decode.utilisation();
+  return out;
+}
+
+DisaggregatedCandidate disaggregate_one(const ModelSpec& model, const Workload& w, const PlanSpace& space,
+                                        const GpuSpec& gpu, const PlanCandidate& c, const PlanSimulationOptions& o,
+                                        std::int64_t most) {
+  DisaggregatedCandidate out;
+  out.replica = c;
+  const CandidateDeployment deployment = candidate_deployment(space, gpu, c);
+  EngineConfig engine = o.engine;
+  engine.max_batch = std::min(engine.max_batch, space.max_batch);
+  try {
+    engine.kv_blocks = kv_cache(model, gpu, deployment.config, engine.block_size, o.kv_memory_fraction).blocks;
+    const std::int64_t step_tokens = std::max(engine.max_num_tokens, engine.max_batch);
+    StepCoster prefill_coster(model, gpu, deployment.config, deployment.time, step_tokens);
+    StepCoster decode_coster(model, gpu, deployment.config, deployment.time, step_tokens);
+    KvLink link;
+    link.kv_bytes_per_token =
+        plan_memory(model, gpu, shard(model, deployment.config), deployment.config, 1).kv_bytes_per_token_model;
+    // serve's default link: each prefill GPU over its own scale-out NIC.
+    link.bytes_per_s = deployment.config.scale_out.bandwidth_bytes_per_s * c.tp * c.pp;
+    link.latency_s = deployment.config.scale_out.latency_s;
+    std::int64_t np = 1;
+    std::int64_t nd = 1;
+    while (true) {
+      const RatioRun r =
+          run_ratio(w, o, {engine, &prefill_coster, &model, np}, {engine, &decode_coster, &model, nd}, link);
+      ++out.simulations;
+      out.prefill_replicas = np;
+      out.decode_replicas = nd;
+      out.ttft_s = r.ttft_s;
+      out.tpot_s = r.tpot_s;
+      out.ttft = r.ttft;
+      out.tpot = r.tpot;
+      out.transfer = r.transfer;
+      out.output_tokens_per_s = r.output_tokens_per_s;
+      out.prefill_utilisation = r.prefill_utilisation;
+      out.decode_utilisation = r.decode_utilisation;
+      const bool ttft_missed = r.ttft_s > w.ttft_s;
+      const bool tpot_missed = r.tpot_s > w.tpot_s;
+      if (!ttft_missed && !tpot_missed) {
+        out.meets = true;
+        break;
+      }
+      if ((ttft_missed && np >= most) || (tpot_missed && nd >= most)) {
+        std::vector<std::string> missed;
+        if (ttft_missed) {
+          missed.push_back(fmt::format("p{:g} TTFT {:.1f} ms > {:g} ms", o.percentile, r.ttft_s * 1e3, w.ttft_s * 1e3));
+        }
+        if (tpot_missed) {
+          missed.push_back(fmt::format("p{:g} TPOT {:.2f} ms > {:g} ms", o.percentile, r.tpot_s * 1e3, w.tpot_s * 1e3));
+        }
+        out.reason = fmt::format("{} at {} prefill and {} decode replicas", fmt::join(missed, ", "), np, nd);
+        break;
+      }
+      if (ttft_missed) ++np;
+      if (tpot_missed) ++nd;
+    }
+  } catch (const InputError& e) {
+    out.reason = e.what();
+  }
+  const std::int64_t per_replica = static_cast<std::int64_t>(c.tp) * c.pp;
+  out.gpus_total = (out.prefill_replicas + out.decode_replicas) * per_replica;
+  const auto price = space.usd_per_gpu_hour.find(gpu.id);
+  if (price != space.usd_per_gpu_hour.end()) {
+    out.usd_per_hour = price->second * static_cast<double>(out.gpus_total);
+    // Output tokens of the load, not of the pools' capacity: the deployment serves --rps.
+    const double tokens_per_hour = w.requests_per_s * static_cast<double>(w.output) * 3600.0;
+    out.usd_per_million_output_tokens = out.usd_per_hour / tokens_per_hour * 1e6;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<DisaggregatedCandidate> simulate_disaggregated_candidates(const ModelSpec& model, const Workload& workload,
+                                                                      const PlanSpace& space, const PlanResult& plan,
+                                                                      const PlanSimulationOptions& options,
+                                                                      std::int64_t most_replicas) {
+  std::vector<DisaggregatedCandidate> out;
+  for (const GpuSpec& gpu : space.gpus) {
+    const PlanCandidate* c = cheapest_on(plan, gpu.id);
+    if (c) out.push_back(disaggregate_one(model, workload, space, gpu, *c, options, most_replicas));
+  }
+  return out;
+}
 
 PlanSimulation simulate_candidates(const ModelSpec& model, const Workload& workload, const PlanSpace& space,
                                    const PlanResult& plan, const PlanSimulationOptions& options) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <variant>
 
 #include "roofline/basis/calibration_tables.hpp"
@@ -80,18 +81,20 @@ std::map<std::string, std::string, std::less<>> fp8_tables_as_16_bit(const Model
 }
 
 std::int64_t MixedBatch::tokens() const {
-  std::int64_t tokens = decode_requests;
+  std::int64_t tokens = decode_requests * decode_queries;
   for (const PrefillChunk& chunk : chunks) tokens += chunk.tokens;
   return tokens;
 }
 
 StepCoster::StepCoster(const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config,
-                       const TimeOptions& options, std::int64_t max_step_tokens)
+                       const TimeOptions& options, std::int64_t max_step_tokens,
+                       const std::optional<Speculation>& speculation)
     : model_(model),
-      sharding_(shard(model, config.tp, config.pp)),
+      sharding_(shard(model, config)),
       formats_(StepFormats::of(config, gpu)),
       timer_(gpu, config, options, config.tp),
-      max_tokens_(max_step_tokens) {
+      max_tokens_(max_step_tokens),
+      speculation_(speculation) {
   describe_.text = false;
   // The tiles llm's steps use (run_step in llm.cpp); they set no HBM figure, only the re-reads.
   if (gpu.smem_per_unit_kb) describe_.kernels.smem_per_unit_bytes = *gpu.smem_per_unit_kb * 1024.0;
@@ -110,26 +113,50 @@ StepCoster::StepCoster(const ModelSpec& model, const GpuSpec& gpu, const Deploym
     }
   }
   // --- end models
-  decode_attention_ = attention_op(one);
-  // Decode attention reads each request's query once and each cached token's K and V (or
-  // latent) once: affine in the requests and the cached tokens. Two one-request steps give the
-  // coefficients.
-  const OpCost at_one = decode_attention_.cost;
-  const OpCost at_two = attention_op(describe({StepPhase::decode, 1, 2})).cost;
-  const std::int64_t keys_one = model.cached_tokens(1);
-  const std::int64_t keys_two = model.cached_tokens(2);
-  decode_per_kv_token_ = keys_two > keys_one ? minus(at_two, at_one) : OpCost{};
-  decode_per_request_ = minus(at_one, decode_per_kv_token_);
+  decode_ = decode_attention_of(1);
   prefill_attention_ = attention_op(describe({StepPhase::prefill, 1, 1}));
   // Steps of more tokens than the cache holds are costed each time (a budget beyond 65,536 tokens
   // is rare, and its steps are long anyway): the tables stay below 1.6 MB whatever the flags.
   const auto cached = static_cast<std::size_t>(std::min<std::int64_t>(max_tokens_, std::int64_t{1} << 16)) + 1;
   for (std::vector<double>& cache : token_ops_) cache.assign(cached, -1.0);
   head_.assign(cached, -1.0);
+  if (!speculation_) return;
+  check_speculation(*speculation_);
+  verify_ = decode_attention_of(speculation_->draft_tokens + 1);
+  if (speculation_->draft_model) {
+    draft_model_ = std::make_unique<const ModelSpec>(*speculation_->draft_model);
+    // The draft model is dense and split over the same TP group (speculative_decode's drafter).
+    DeploymentConfig draft_config = config;
+    draft_config.experts = {};
+    draft_ = std::make_unique<StepCoster>(*draft_model_, gpu, draft_config, options, max_step_tokens);
+  } else {
+    mtp_ops_.assign(cached, -1.0);
+  }
 }
 
+StepCoster::StepCoster(StepCoster&&) noexcept = default;
+StepCoster::~StepCoster() = default;
+
 std::vector<DecoderLayer> StepCoster::describe(const StepShape& shape) const {
-  return describe_step(model_, sharding_, formats_, shape, describe_);
+  StepShape rank = shape;
+  rank.ranks_alike = true;  // under attention DP: this rank's own tokens (no effect without it)
+  return describe_step(model_, sharding_, formats_, rank, describe_);
+}
+
+StepCoster::DecodeAttention StepCoster::decode_attention_of(std::int64_t queries) const {
+  // Decode attention reads each request's queries once and each cached token's K and V (or
+  // latent) once: affine in the requests and the cached tokens. Two one-request steps give the
+  // coefficients (a verify step's K + 1 queries attend causally over the cache and the drafts).
+  DecodeAttention out;
+  out.queries = queries;
+  out.op = attention_op(describe({StepPhase::decode, queries, 1, queries}));
+  const OpCost at_one = out.op.cost;
+  const OpCost at_two = attention_op(describe({StepPhase::decode, queries, 2, queries})).cost;
+  const std::int64_t keys_one = model_.cached_tokens(1);
+  const std::int64_t keys_two = model_.cached_tokens(2);
+  out.per_kv_token = keys_two > keys_one ? minus(at_two, at_one) : OpCost{};
+  out.per_request = minus(at_one, out.per_kv_token);
+  return out;
 }
 
 double StepCoster::token_ops_s(std::int64_t tokens, StepPhase phase) {
@@ -164,22 +191,31 @@ double StepCoster::head_s(std::int64_t rows) {
   return seconds;
 }
 
-double StepCoster::decode_attention_s(std::int64_t requests, std::int64_t kv_tokens) const {
+double StepCoster::one_layer_s(const DecodeAttention& attention, const LayerAttention& group, std::int64_t requests,
+                               std::int64_t kv_tokens) const {
   if (requests == 0) return 0;
-  double seconds = 0;
   // --- models (issue 19): a windowed or chunked layer reads at most its span per request, so at
   // most min(kv_tokens, span x requests) keys: exact once every request is past the span.
-  for (const auto& [attention, layers] : attention_groups_) {
-    const std::int64_t keys =
-        attention.scope == AttentionScope::full ? kv_tokens : std::min(kv_tokens, attention.span * requests);
-    DecoderOp op = decode_attention_;
-    // The shape names the op to a calibration's table (batch, mean cache); the cost is exact.
-    const std::int64_t mean_kv = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(std::llround(static_cast<double>(keys) / static_cast<double>(requests))));
-    reshape(op, requests, 1, mean_kv);
-    op.cost =
-        affine(decode_per_request_, static_cast<double>(requests), decode_per_kv_token_, static_cast<double>(keys));
-    seconds += static_cast<double>(layers) * timer_.time(op).time_s;
+  const std::int64_t keys =
+      group.scope == AttentionScope::full ? kv_tokens : std::min(kv_tokens, group.span * requests);
+  DecoderOp op = attention.op;
+  // The shape names the op to a calibration's table (batch, mean cache); the cost is exact.
+  const std::int64_t mean_kv = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::llround(static_cast<double>(keys) / static_cast<double>(requests))));
+  reshape(op, requests, attention.queries, mean_kv + attention.queries - 1);
+  op.cost =
+      affine(attention.per_request, static_cast<double>(requests), attention.per_kv_token, static_cast<double>(keys));
+  return timer_.time(op).time_s;
+}
+
+double StepCoster::decode_attention_s(std::int64_t requests, std::int64_t kv_tokens, std::int64_t queries) const {
+  if (queries != 1 && (!verify_ || verify_->queries != queries)) {
+    throw std::logic_error("serve: a verify step of another draft length than the coster's");
+  }
+  const DecodeAttention& attention = queries == 1 ? decode_ : *verify_;
+  double seconds = 0;
+  for (const auto& [group, layers] : attention_groups_) {
+    seconds += static_cast<double>(layers) * one_layer_s(attention, group, requests, kv_tokens);
   }
   return seconds;
 }
@@ -211,13 +247,43 @@ double StepCoster::prefill_attention_s(const PrefillChunk& chunk) const {
   return seconds;
 }
 
+double StepCoster::mtp_pass_ops_s(std::int64_t requests) {
+  const auto index = static_cast<std::size_t>(requests);
+  if (index < mtp_ops_.size() && mtp_ops_[index] >= 0) return mtp_ops_[index];
+  double seconds = 0;
+  // describe_mtp_pass spreads its batch over the attention-DP ranks (llm's view): this rank's
+  // `requests` are attention_dp x requests of the group.
+  const std::int64_t group = requests * sharding_.attention_dp;
+  for (const DecoderLayer& layer : describe_mtp_pass(model_, sharding_, formats_, group, 1, describe_)) {
+    for (const DecoderOp& op : layer.ops) {
+      if (!is_attention(op.kind)) seconds += static_cast<double>(layer.count) * timer_.time(op).time_s;
+    }
+  }
+  if (index < mtp_ops_.size()) mtp_ops_[index] = seconds;
+  return seconds;
+}
+
+double StepCoster::draft_s(std::int64_t requests, std::int64_t kv_tokens) {
+  if (!speculation_ || requests == 0) return 0;
+  const auto passes = static_cast<double>(speculation_->draft_tokens);
+  if (draft_) {
+    MixedBatch step;
+    step.decode_requests = requests;
+    step.decode_kv_tokens = kv_tokens;
+    return passes * draft_->time_s(step);
+  }
+  // The MTP layer's attention is one layer like the model's, over the same caches.
+  return passes * (mtp_pass_ops_s(requests) + one_layer_s(decode_, LayerAttention{}, requests, kv_tokens));
+}
+
 double StepCoster::time_s(const MixedBatch& batch) {
   const std::int64_t tokens = batch.tokens();
   if (tokens < 1) throw InputError("serve: a step with no tokens");
   const StepPhase phase = batch.chunks.empty() ? StepPhase::decode : StepPhase::prefill;
   double seconds = token_ops_s(tokens, phase) + head_s(batch.rows()) +
-                   decode_attention_s(batch.decode_requests, batch.decode_kv_tokens);
+                   decode_attention_s(batch.decode_requests, batch.decode_kv_tokens, batch.decode_queries);
   for (const PrefillChunk& chunk : batch.chunks) seconds += prefill_attention_s(chunk);
+  if (batch.decode_queries > 1) seconds += draft_s(batch.decode_requests, batch.decode_kv_tokens);
   return seconds;
 }
 

@@ -84,6 +84,16 @@ CASES = [
     ["serve", "--model", "llama-3.1-70b", "--gpu", "h100", "--tp", "4", "--weights", "fp8", "--kv", "fp8",
      "--prompt-dist", "lognormal:1000,300", "--output-dist", "uniform:50,150", "--requests", "40", "--concurrency",
      "8"],
+    # --- issue 18: serve with EP, attention DP and MTP speculation, and disaggregated pools.
+    ["serve", "--model", "deepseek-v3", "--gpu", "h200", "--tp", "8", "--ep", "8", "--attention-dp", "--weights",
+     "fp8", "--kv", "fp8", "--prompt-tokens", "256", "--output-tokens", "16", "--requests", "32", "--speculate", "2",
+     "--acceptance", "0.8"],
+    ["serve", "--model", "llama-3.1-8b", "--gpu", "h100", "--weights", "fp8", "--kv", "fp8", "--prompt-tokens", "512",
+     "--output-tokens", "16", "--requests", "20", "--rate", "10", "--disaggregate", "--prefill-pool", "tp=1",
+     "--decode-pool", "tp=1,count=2"],
+    ["plan", "--model", "llama-3.1-8b", "--gpus", "h100", "--rps", "4", "--prompt-tokens", "1024", "--output-tokens",
+     "64", "--tpot-ms", "30", "--ttft-ms", "500", "--price", "h100=2", "--weights", "fp8", "--kv", "fp8", "--tp", "1",
+     "--pp", "1", "--sim-requests", "200", "--disaggregate"],
 ]
 
 

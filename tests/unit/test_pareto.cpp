@@ -34,7 +34,7 @@ ParetoSpace one_gpu(const std::string& gpu) {
 
 }  // namespace
 
-TEST_CASE("pareto: of three points the dominated one goes; equal points both stay; sorted by per-user speed") {
+TEST_CASE("pareto: of three points the dominated one goes, equal points both stay, sorted by per-user speed") {
   // a (10, 100) and b (20, 50) trade one axis for the other; c (15, 40) is beaten by b in both
   // (20 > 15, 50 > 40); d equals a (neither beats the other); e (20, 30) ties b per user and is
   // slower per GPU, so b dominates it.
@@ -106,7 +106,7 @@ TEST_CASE("pareto: EP auto tries the divisors of the experts that divide TP, and
   CHECK(sweep_pareto(model, 256, 64, space).configurations == 3);
 }
 
-TEST_CASE("pareto: speculation with acceptance 1 yields K + 1 tokens per step; a price gives the cost") {
+TEST_CASE("pareto: speculation with acceptance 1 yields K + 1 tokens per step and a price gives the cost") {
   const ModelSpec& model = models().find("deepseek-v3");
   ParetoSpace space = one_gpu("h200");
   space.plan.tp = {8};

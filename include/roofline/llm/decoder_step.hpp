@@ -169,6 +169,10 @@ struct StepShape {
   // Decode: the tokens of each sequence (speculative.hpp: a verify step's accepted token and K
   // drafts, K + 1), so `tokens` / `queries` sequences whose attention has `queries` queries each.
   std::int64_t queries = 1;
+  // --- serve (issue 18): attention DP seen from one rank, as serve simulates it: `tokens` are this
+  // GPU's own rows in either phase, and every rank runs a step like it, so the MoE layers see
+  // attention_dp x tokens (llm's view, false: a decode batch spread over the ranks, a prefill on one).
+  bool ranks_alike = false;
   [[nodiscard]] bool decode() const { return phase == StepPhase::decode; }
 };
 

@@ -34,6 +34,13 @@ struct EngineConfig {
   std::int64_t kv_blocks = 0;    // blocks in the cache (kv_cache_blocks)
   double step_overhead_s = 0;    // added to every step: scheduler, sampling, launch gaps
   CapacityPolicy policy = CapacityPolicy::max_utilization;
+  // Speculative decoding: every decode step of a request is a verify step of 1 + draft_tokens
+  // tokens (the coster's), which yields accepted_per_verify tokens in expectation
+  // (expected_tokens_per_verify); each request accumulates them and emits the whole ones, so over
+  // its life it emits that many per step, deterministically. Its KV grows by the tokens accepted;
+  // the drafts need cache slots during the step. 0 drafts: plain decode.
+  int draft_tokens = 0;
+  double accepted_per_verify = 1;
   // Closed loop: this many requests in flight; each finished one is replaced at once by the next
   // (the workload's arrival times are then unused). Unset: the requests' own arrival times.
   std::optional<std::int64_t> concurrency;
@@ -41,13 +48,18 @@ struct EngineConfig {
 
 // The KV cache of a deployment: blocks that fit in `fraction` of what each GPU has left after
 // weights, reserve and workspace (plan_memory), the stage with the fewest setting the number.
+// Under attention DP these are one rank's blocks, for its own requests (the group holds
+// attention_dp times as many). With speculation the drafter's weights come off every stage's
+// free memory and its cache per token joins the model's (speculative_decode's figures).
 struct KvCache {
   std::int64_t blocks = 0;
-  double bytes_per_block = 0;  // one GPU of the bounding stage
-  double free_bytes = 0;       // that GPU: capacity - weights - reserve - workspace
+  double bytes_per_block = 0;     // one GPU of the bounding stage
+  double free_bytes = 0;          // that GPU: capacity - weights - reserve - workspace (- drafter weights)
+  double draft_weight_bytes = 0;  // per GPU
 };
 [[nodiscard]] KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config,
-                               std::int64_t block_size, double fraction);
+                               std::int64_t block_size, double fraction,
+                               const std::optional<Speculation>& speculation = std::nullopt);
 
 // What happened to one request (times in seconds from the start).
 struct RequestRecord {
@@ -75,6 +87,8 @@ class Distribution {
   static constexpr double steps_per_octave = 1024;
 
   void add(double value, std::int64_t count = 1);
+  // Every value of `other` added (as its runs: rounded where either is).
+  void merge(const Distribution& other);
   [[nodiscard]] std::int64_t count() const { return count_; }
   [[nodiscard]] double mean() const { return count_ > 0 ? sum_ / static_cast<double>(count_) : 0.0; }
   [[nodiscard]] double max() const { return max_; }

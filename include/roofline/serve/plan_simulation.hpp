@@ -16,6 +16,7 @@
 #include "roofline/llm/plan.hpp"
 #include "roofline/serve/engine.hpp"
 #include "roofline/serve/metrics.hpp"
+#include "roofline/serve/pools.hpp"
 
 namespace roofline {
 
@@ -47,6 +48,36 @@ struct PlanSimulation {
   std::size_t simulated = 0;
   bool stopped_at_most = false;  // `most` simulations ran before `wanted` met the targets
 };
+
+// --- issue 18: disaggregated prefill/decode in plan --rps (docs/serve.md section 8). For each GPU,
+// the cheapest feasible candidate of the closed form is the replica of both pools (its TP, PP and
+// formats); the whole load (Poisson at --rps, the same requests for every ratio) runs through
+// prefill and decode pools of Np and Nd such replicas (pools.hpp), from 1 and 1, raising the pool
+// whose target is missed (Np for TTFT, Nd for TPOT; both when both are) until both percentiles
+// meet or `most_replicas` of one pool do not: the ratio found is the fewest replicas in each pool
+// that meet, where TTFT depends on the prefill pool and TPOT on the decode pool alone.
+struct DisaggregatedCandidate {
+  PlanCandidate replica;  // the layout of a replica of either pool (its closed-form figures)
+  std::int64_t prefill_replicas = 0;
+  std::int64_t decode_replicas = 0;
+  std::int64_t gpus_total = 0;
+  double usd_per_hour = 0;
+  double usd_per_million_output_tokens = 0;
+  double ttft_s = 0;  // at the percentile
+  double tpot_s = 0;
+  LatencyStats ttft, tpot, transfer;
+  double output_tokens_per_s = 0;  // the whole deployment
+  double prefill_utilisation = 0;
+  double decode_utilisation = 0;
+  std::size_t simulations = 0;
+  bool meets = false;
+  std::string reason;  // the target still missed at the largest ratio tried, or why it could not run
+};
+
+// One per GPU of the space with a feasible candidate, in the order of the space's GPUs.
+[[nodiscard]] std::vector<DisaggregatedCandidate> simulate_disaggregated_candidates(
+    const ModelSpec& model, const Workload& workload, const PlanSpace& space, const PlanResult& plan,
+    const PlanSimulationOptions& options, std::int64_t most_replicas = 64);
 
 // InputError on a percentile outside (0, 100] or fewer than one request.
 [[nodiscard]] PlanSimulation simulate_candidates(const ModelSpec& model, const Workload& workload,

@@ -12,9 +12,17 @@
 // attention is affine in the requests and in the sum of their cached tokens (its coefficients
 // taken from the model's own description; tests/unit/test_serve.cpp checks the sum against the
 // full model).
+//
+// Expert parallelism and attention DP (expert_parallel.hpp) are those of the config. Under
+// attention DP the coster times one rank's step: its own requests' tokens and attention, the MoE
+// layers over every rank's tokens as if each ran a step like this one (StepShape::ranks_alike).
+// With speculation each decode request runs a verify step of K + 1 tokens (attention: K + 1
+// causal queries over its cache) and the drafter's K passes over the decode requests.
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -22,6 +30,7 @@
 
 #include "roofline/llm/decoder_step.hpp"
 #include "roofline/llm/op_timer.hpp"
+#include "roofline/llm/speculative.hpp"
 
 namespace roofline {
 
@@ -38,8 +47,13 @@ struct MixedBatch {
   // its context, the new token included (the sliding window caps each).
   std::int64_t decode_kv_tokens = 0;
   std::span<const PrefillChunk> chunks;
+  // Tokens each decode request runs: 1, or with speculation a verify step's K + 1 (its last token
+  // and the K drafts), each of which the head turns into logits.
+  std::int64_t decode_queries = 1;
   [[nodiscard]] std::int64_t tokens() const;
-  [[nodiscard]] std::int64_t rows() const { return decode_requests + static_cast<std::int64_t>(chunks.size()); }
+  [[nodiscard]] std::int64_t rows() const {
+    return decode_requests * decode_queries + static_cast<std::int64_t>(chunks.size());
+  }
 };
 
 // Which FP8 op families are costed as their 16-bit kernels (serve --fp8-kernels).
@@ -61,9 +75,13 @@ struct Fp8AsSixteenBit {
 class StepCoster {
  public:
   // `max_step_tokens`: the most tokens a step can hold (the engine's token budget, or the batch).
-  // References are kept: all four must outlive the coster.
+  // References to the model, the GPU and the options' calibration are kept: they must outlive the
+  // coster. `speculation`: decode steps are verify steps (checked by check_speculation).
   StepCoster(const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config, const TimeOptions& options,
-             std::int64_t max_step_tokens);
+             std::int64_t max_step_tokens, const std::optional<Speculation>& speculation = std::nullopt);
+  StepCoster(StepCoster&&) noexcept;
+  StepCoster& operator=(StepCoster&&) = delete;
+  ~StepCoster();
 
   // Seconds of one step through every pipeline stage (the step overhead not included).
   [[nodiscard]] double time_s(const MixedBatch& batch);
@@ -73,11 +91,30 @@ class StepCoster {
   // prefill; the output head over `rows`; decode attention; one prefill chunk's attention.
   [[nodiscard]] double token_ops_s(std::int64_t tokens, StepPhase phase);
   [[nodiscard]] double head_s(std::int64_t rows);
-  [[nodiscard]] double decode_attention_s(std::int64_t requests, std::int64_t kv_tokens) const;
+  // `queries`: 1, or a verify step's K + 1 (with speculation).
+  [[nodiscard]] double decode_attention_s(std::int64_t requests, std::int64_t kv_tokens,
+                                          std::int64_t queries = 1) const;
   [[nodiscard]] double prefill_attention_s(const PrefillChunk& chunk) const;
+  // The drafter's K passes for `requests` decode requests holding `kv_tokens` in all (0 without
+  // speculation): MTP passes (describe_mtp_pass), or K decode steps of the draft model.
+  [[nodiscard]] double draft_s(std::int64_t requests, std::int64_t kv_tokens);
+  // The sharding the steps are described on (EP and attention DP applied).
+  [[nodiscard]] const Sharding& sharding() const { return sharding_; }
 
  private:
+  // One layer's decode attention, affine in the requests and their cached tokens.
+  struct DecodeAttention {
+    DecoderOp op;  // template: one request
+    OpCost per_request;
+    OpCost per_kv_token;
+    std::int64_t queries = 1;
+  };
   [[nodiscard]] std::vector<DecoderLayer> describe(const StepShape& shape) const;
+  [[nodiscard]] DecodeAttention decode_attention_of(std::int64_t queries) const;
+  // One layer of `group`'s attention (a window or chunk caps each request's keys at its span).
+  [[nodiscard]] double one_layer_s(const DecodeAttention& attention, const LayerAttention& group, std::int64_t requests,
+                                   std::int64_t kv_tokens) const;
+  [[nodiscard]] double mtp_pass_ops_s(std::int64_t requests);
 
   const ModelSpec& model_;
   Sharding sharding_;
@@ -88,9 +125,13 @@ class StepCoster {
   // --- models (issue 19): layer instances per step (all stages) of each attention of the model's
   // pattern: full, a sliding window, a chunk.
   std::vector<std::pair<LayerAttention, std::int64_t>> attention_groups_;
-  DecoderOp decode_attention_;  // template: one request's decode attention
-  OpCost decode_per_request_;   // decode attention cost = requests x this + kv tokens x per_kv_token
-  OpCost decode_per_kv_token_;
+  DecodeAttention decode_;                 // one query per request
+  std::optional<DecodeAttention> verify_;  // K + 1 queries per request (speculation)
+  std::optional<Speculation> speculation_;
+  std::vector<double> mtp_ops_;  // an MTP pass without its attention, by requests; < 0 until computed
+  // A draft model's own coster (speculation with a draft model), and the model it keeps a reference to.
+  std::unique_ptr<const ModelSpec> draft_model_;
+  std::unique_ptr<StepCoster> draft_;
   DecoderOp prefill_attention_;       // template: a prefill's attention (shape and formats)
   std::vector<double> token_ops_[2];  // by phase and token count; < 0 until computed
   std::vector<double> head_;          // by rows

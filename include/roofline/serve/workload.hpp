@@ -20,6 +20,10 @@ struct RequestSpec {
   double arrival_s = 0;
   std::int64_t prompt = 1;  // tokens
   std::int64_t output = 1;  // tokens generated, the first one by the prefill
+  // Tokens whose KV arrives with the request, loaded when it is first admitted: a disaggregated
+  // decode pool's request, prefilled elsewhere (prompt - 1: its first step runs the last prompt
+  // token and yields the first output token, as vLLM's KV connectors hand it over). 0: none.
+  std::int64_t cached_on_arrival = 0;
 };
 
 // A length distribution: fixed N; uniform:LO,HI (integers, both included); normal:MEAN,SD;

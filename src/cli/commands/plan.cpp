@@ -247,6 +247,115 @@ CheckpointNotes apply_checkpoint(const ModelSpec& model, const PlanOptions& opti
   return notes;
 }
 
+// --- disagg (issue 18): plan --rps --disaggregate: the best aggregated and the best disaggregated
+// deployment, and which one is chosen (roofline/serve/plan_simulation.hpp).
+nlohmann::json disaggregated_json(const DisaggregatedCandidate& d, double percentile) {
+  return {{"gpu", d.replica.gpu},
+          {"tp", d.replica.tp},
+          {"pp", d.replica.pp},
+          {"weights", name_of(d.replica.weights)},
+          {"kv", name_of(d.replica.kv)},
+          {"prefill_replicas", d.prefill_replicas},
+          {"decode_replicas", d.decode_replicas},
+          {"gpus_total", d.gpus_total},
+          {"usd_per_hour", d.usd_per_hour},
+          {"usd_per_million_output_tokens", d.usd_per_million_output_tokens},
+          {"percentile", percentile},
+          {"ttft_ms", d.ttft_s * 1e3},
+          {"tpot_ms", d.tpot_s * 1e3},
+          {"ttft", latency_json(d.ttft)},
+          {"tpot", latency_json(d.tpot)},
+          {"transfer", latency_json(d.transfer)},
+          {"output_tokens_per_s", d.output_tokens_per_s},
+          {"prefill_utilisation", d.prefill_utilisation},
+          {"decode_utilisation", d.decode_utilisation},
+          {"simulations", d.simulations},
+          {"meets", d.meets},
+          {"reason", d.reason}};
+}
+
+struct DisaggregatedRow {
+  DisaggregatedCandidate d;
+};
+
+constexpr std::array<ColumnOf<DisaggregatedRow>, 10> disaggregated_columns{{
+    {{"gpu", "GPU", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.replica.gpu}; }},
+    {{"replica", "replica TP/PP", 0},
+     [](const DisaggregatedRow& r) { return Cell{fmt::format("{}/{}", r.d.replica.tp, r.d.replica.pp)}; }},
+    {{"prefill_replicas", "prefill", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.prefill_replicas}; }},
+    {{"decode_replicas", "decode", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.decode_replicas}; }},
+    {{"gpus_total", "GPUs", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.gpus_total}; }},
+    {{"ttft_ms", "TTFT [ms]", 1}, [](const DisaggregatedRow& r) { return Cell{r.d.ttft_s * 1e3}; }},
+    {{"tpot_ms", "TPOT [ms]", 2}, [](const DisaggregatedRow& r) { return Cell{r.d.tpot_s * 1e3}; }},
+    {{"usd_per_million_output_tokens", "$/M tokens", 3},
+     [](const DisaggregatedRow& r) { return Cell{r.d.usd_per_million_output_tokens}; }},
+    {{"meets", "meets", 0}, [](const DisaggregatedRow& r) { return Cell{std::string(r.d.meets ? "yes" : "no")}; }},
+    {{"reason", "missed", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.reason}; }},
+}};
+
+void add_disaggregation(Report& report, const PlanOptions& options, const ModelSpec& model, const Workload& workload,
+                        const PlanSpace& space, const PlanResult& result, const SimulatedCandidate& aggregated) {
+  PlanSimulationOptions sim;
+  sim.requests = options.sim_requests;
+  sim.percentile = options.percentile;
+  const std::vector<DisaggregatedCandidate> found =
+      simulate_disaggregated_candidates(model, workload, space, result, sim);
+  const DisaggregatedCandidate* best = nullptr;
+  for (const DisaggregatedCandidate& d : found) {
+    if (!d.meets) continue;
+    if (!best || d.usd_per_hour < best->usd_per_hour - 1e-9 ||
+        (std::abs(d.usd_per_hour - best->usd_per_hour) <= 1e-9 && d.gpus_total < best->gpus_total)) {
+      best = &d;
+    }
+  }
+  const PlanCandidate& a = aggregated.candidate;
+  // Cost first (the prices), then GPUs; a tie keeps the aggregated deployment (one engine type).
+  const bool disaggregate =
+      best && (best->usd_per_hour < a.usd_per_hour - 1e-9 ||
+               (std::abs(best->usd_per_hour - a.usd_per_hour) <= 1e-9 && best->gpus_total < a.gpus_total));
+  const std::string aggregated_text = fmt::format("aggregated {} x {} (TP {}, PP {}, {} replica(s)) at ${:.2f}/hour",
+                                                  a.gpus_total, a.gpu, a.tp, a.pp, a.replicas, a.usd_per_hour);
+  std::string why;
+  if (!best) {
+    why = fmt::format("{}: no disaggregated deployment met p{:g} TTFT and TPOT within 64 replicas per pool",
+                      aggregated_text, options.percentile);
+  } else {
+    const std::string disaggregated_text = fmt::format(
+        "disaggregated {} x {} ({} prefill + {} decode replicas of TP {}, PP {}) at ${:.2f}/hour, p{:g} TTFT {:.1f} "
+        "ms, TPOT {:.2f} ms, prefill pool {:.0f}% busy, decode pool {:.0f}%",
+        best->gpus_total, best->replica.gpu, best->prefill_replicas, best->decode_replicas, best->replica.tp,
+        best->replica.pp, best->usd_per_hour, options.percentile, best->ttft_s * 1e3, best->tpot_s * 1e3,
+        100 * best->prefill_utilisation, 100 * best->decode_utilisation);
+    why = disaggregate ? fmt::format("{} costs less than {}", disaggregated_text, aggregated_text)
+                       : fmt::format("{} costs no less than {}", disaggregated_text, aggregated_text);
+  }
+  nlohmann::json all = nlohmann::json::array();
+  std::vector<DisaggregatedRow> rows;
+  for (const DisaggregatedCandidate& d : found) {
+    all.push_back(disaggregated_json(d, options.percentile));
+    rows.push_back({d});
+  }
+  report.extra_results["disaggregation"] = {
+      {"chosen", disaggregate ? "disaggregated" : "aggregated"},
+      {"why", why},
+      {"aggregated", simulated_json(aggregated, !space.calibration_by_gpu.empty(), options.percentile)},
+      {"disaggregated", best ? disaggregated_json(*best, options.percentile) : nlohmann::json(nullptr)},
+      {"per_gpu", all}};
+  report.tables.push_back(Table::from_rows<DisaggregatedRow>(
+      "disaggregated",
+      fmt::format("Disaggregated prefill/decode per GPU: the cheapest feasible replica in both pools, the fewest "
+                  "prefill and decode replicas meeting p{:g} TTFT and TPOT",
+                  options.percentile),
+      disaggregated_columns, rows));
+  report.notes.push_back(fmt::format(
+      "--disaggregate: for each GPU the cheapest feasible candidate is the replica of a prefill and a decode pool; "
+      "the whole load (Poisson at --rps, {} requests) runs through Np prefill and Nd decode replicas from 1 and 1, "
+      "raising Np while TTFT misses and Nd while TPOT misses (serve --disaggregate's model: docs/serve.md section 7, "
+      "KV over each prefill GPU's scale-out NIC); chosen: {} ({})",
+      options.sim_requests, disaggregate ? "disaggregated" : "aggregated", why));
+}
+// --- end disagg
+
 Report plan_report(const PlanOptions& options, const HardwareRegistry& registry) {
   const ModelSpec model = resolve_model(options.model);
   PlanSpace space;
@@ -486,6 +595,12 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   } else {
     report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
   }
+  // --- disagg (issue 18)
+  if (options.disaggregate) {
+    if (!simulation) throw InputError("--disaggregate: needs the simulated ranking (leave out --closed-form)");
+    add_disaggregation(report, options, model, workload, space, result, simulation->meeting.front());
+  }
+  // --- end disagg
   if (draws_figures(options.common)) report.figures = plot::plan_figures(report);
   return report;
 }
@@ -849,6 +964,11 @@ void setup_plan_command(CLI::App& app) {
       ->group("Pareto front");
   command->add_option("--svg", options->svg, "Write the front's chart (SVG) to this file")->group("Pareto front");
   // ---- end plan --pareto
+  // --- disagg (issue 18)
+  command->add_flag("--disaggregate", options->disaggregate,
+                    "Also search disaggregated prefill/decode pools per GPU (the prefill:decode replica ratio that "
+                    "meets the targets) and choose between the best aggregated and the best disaggregated deployment");
+  // --- end disagg
   add_deployment_flags(*command, options->deployment);
   add_what_if_option(*command, options->what_if);
   add_common_options(*command, options->common, false);

@@ -48,6 +48,9 @@ struct PlanOptions {
   std::optional<std::string> draft_model;
   std::optional<std::string> svg;  // the front's chart, written beside the report
   // ---- end plan --pareto
+  // --- disagg (issue 18): also search disaggregated prefill/decode pools per GPU, and choose.
+  bool disaggregate = false;
+  // --- end disagg
   DeploymentFlags deployment;
   std::vector<std::string> what_if;
   CommonOptions common;

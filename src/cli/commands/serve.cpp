@@ -18,6 +18,7 @@
 #include "roofline/report/output_file.hpp"
 #include "roofline/serve/fit.hpp"
 #include "roofline/serve/metrics.hpp"
+#include "roofline/serve/pools.hpp"
 #include "summary_table.hpp"
 
 namespace roofline::cli {
@@ -229,6 +230,8 @@ struct ServeRun {
   const Slo& slo;
   const EngineConfig& engine;
   const KvCache& kv;
+  // --- issue 18: the latency rows of a disaggregated run's stages (prefill, KV transfer, decode queue).
+  std::vector<LatencyRow> stage_latency = {};
 };
 
 // The report: the latency table, the throughput and engine figures with how each was reached, the
@@ -257,6 +260,7 @@ Report render_serve(const ServeRun& run, const EngineRun& sim, const ServeMetric
       latency_row("e2e", "arrival to last output token", m.e2e),
       latency_row("queue", "arrival to the start of the step that first schedules the request", m.queue),
   };
+  latency.insert(latency.end(), run.stage_latency.begin(), run.stage_latency.end());
 
   const EngineStats& es = sim.engine;
   std::vector<SummaryRow> rows{
@@ -434,6 +438,310 @@ ModelSpec with_layers(ModelSpec model, const std::optional<std::int64_t>& layers
   return model;
 }
 
+// --- issue 18: a pool of the disaggregated deployment, gpu=G,tp=T,pp=P,ep=E,attention-dp=on|off,count=N.
+struct PoolFlags {
+  std::string gpu;
+  int tp = 1;
+  int pp = 1;
+  int ep = 1;
+  bool attention_dp = false;
+  int count = 1;
+};
+
+PoolFlags parse_pool(const std::string& text, std::string_view flag, const std::string& default_gpu) {
+  PoolFlags pool;
+  pool.gpu = default_gpu;
+  const auto bad = [&] {
+    return InputError(
+        fmt::format("{} '{}': expected gpu=G,tp=T,pp=P,ep=E,attention-dp=on|off,count=N (any of them; "
+                    "numbers >= 1; gpu defaults to --gpu)",
+                    flag, text));
+  };
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) throw bad();
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    if (key == "gpu") {
+      pool.gpu = value;
+      continue;
+    }
+    if (key == "attention-dp") {
+      if (value != "on" && value != "off") throw bad();
+      pool.attention_dp = value == "on";
+      continue;
+    }
+    int number = 0;
+    const auto [stop, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (error != std::errc{} || stop != value.data() + value.size() || number < 1 || number > 4096) throw bad();
+    if (key == "tp") {
+      pool.tp = number;
+    } else if (key == "pp") {
+      pool.pp = number;
+    } else if (key == "ep") {
+      pool.ep = number;
+    } else if (key == "count") {
+      pool.count = number;
+    } else {
+      throw bad();
+    }
+  }
+  if (pool.gpu.empty()) throw InputError(fmt::format("{} '{}': name the GPU (gpu=G, or --gpu)", flag, text));
+  return pool;
+}
+
+// One engine setup: its GPU, config, calibration, KV cache and step coster (kept in one place:
+// the coster refers to the GPU and the calibration).
+struct EngineSetup {
+  GpuSpec gpu;
+  DeploymentConfig config;
+  std::optional<CalibrationChoice> choice;
+  TimeOptions time;
+  KvCache kv;
+  EngineConfig engine;
+  std::unique_ptr<StepCoster> coster;
+  std::string weights_note;
+  int gpus = 1;            // one replica
+  std::int64_t lanes = 1;  // replicas x attention-DP ranks
+};
+
+std::unique_ptr<EngineSetup> engine_setup(const ServeOptions& o, const ModelSpec& model,
+                                          const HardwareRegistry& registry, const ParallelismFlags& parallelism,
+                                          const ExpertFlags& experts, int count, const EngineConfig& engine,
+                                          const std::optional<Speculation>& speculation) {
+  auto s = std::make_unique<EngineSetup>();
+  s->gpu = apply_overrides(registry.find(parallelism.gpu), o.what_if);
+  apply_format_flags(o.formats, s->gpu, s->config);
+  // --- models (issue 19): the checkpoint's weight format where --weights is not given.
+  s->weights_note = apply_checkpoint_format(model, o.formats.weights.has_value(), s->config);
+  s->choice = apply_deployment_flags(o.deployment, s->config, s->gpu, registry);
+  static const std::optional<Calibration> no_calibration;
+  s->time.describe = false;
+  apply_time_flags(o.deployment, s->choice ? s->choice->calibration : no_calibration, s->time);
+  s->gpus = apply_parallelism_flags(parallelism, s->config);
+  apply_expert_flags(experts, s->config);
+  s->time.table_in_place_of = fp8_tables_as_16_bit(model, s->config, fp8_kernels(o.fp8_kernels));
+  if (s->config.replicas != 1) {
+    throw InputError(fmt::format("--gpus {}: serve simulates one replica of TP x PP = {} GPUs", parallelism.gpus,
+                                 s->config.tp * s->config.pp));
+  }
+  s->engine = engine;
+  s->kv = kv_cache(model, s->gpu, s->config, engine.block_size, o.kv_memory_fraction, speculation);
+  s->engine.kv_blocks = s->kv.blocks;
+  if (speculation) {
+    s->engine.draft_tokens = speculation->draft_tokens;
+    s->engine.accepted_per_verify = expected_tokens_per_verify(*speculation);
+  }
+  s->coster = std::make_unique<StepCoster>(
+      model, s->gpu, s->config, s->time,
+      std::max(engine.max_num_tokens, engine.max_batch) * (1 + (speculation ? speculation->draft_tokens : 0)),
+      speculation);
+  s->lanes = static_cast<std::int64_t>(count) * s->coster->sharding().attention_dp;
+  s->gpus *= count;
+  return s;
+}
+
+nlohmann::json pool_json(const EngineSetup& s, const PoolFlags& flags, const PoolRun& run) {
+  return {{"gpu", s.gpu.id},
+          {"tp", flags.tp},
+          {"pp", flags.pp},
+          {"ep", flags.ep},
+          {"attention_dp", flags.attention_dp},
+          {"count", flags.count},
+          {"gpus", s.gpus},
+          {"engines", run.lanes},
+          {"kv_blocks_per_engine", s.kv.blocks},
+          {"steps", run.engine.steps},
+          {"busy_s", run.engine.busy_s},
+          {"utilisation", run.utilisation()},
+          {"batch_mean", run.engine.batch_mean},
+          {"batch_max", run.engine.batch_max},
+          {"tokens_per_step_mean", run.engine.tokens_mean},
+          {"kv_blocks_peak", run.engine.kv_blocks_peak},
+          {"preemptions", run.engine.preemptions}};
+}
+
+struct PoolRow {
+  std::string pool;
+  nlohmann::json figures;
+};
+
+constexpr std::array<ColumnOf<PoolRow>, 9> pool_columns{{
+    {{"pool", "pool", 0}, [](const PoolRow& r) { return Cell{r.pool}; }},
+    {{"gpu", "GPU", 0}, [](const PoolRow& r) { return Cell{r.figures["gpu"].get<std::string>()}; }},
+    {{"layout", "TP/PP/EP/attention DP", 0},
+     [](const PoolRow& r) {
+       return Cell{fmt::format("{}/{}/{}/{}", r.figures["tp"].get<int>(), r.figures["pp"].get<int>(),
+                               r.figures["ep"].get<int>(), r.figures["attention_dp"].get<bool>() ? "on" : "off")};
+     }},
+    {{"count", "replicas", 0}, [](const PoolRow& r) { return Cell{r.figures["count"].get<std::int64_t>()}; }},
+    {{"gpus", "GPUs", 0}, [](const PoolRow& r) { return Cell{r.figures["gpus"].get<std::int64_t>()}; }},
+    {{"engines", "engines", 0}, [](const PoolRow& r) { return Cell{r.figures["engines"].get<std::int64_t>()}; }},
+    {{"utilisation", "busy", 3}, [](const PoolRow& r) { return Cell{r.figures["utilisation"].get<double>()}; }},
+    {{"batch_mean", "batch, mean", 1}, [](const PoolRow& r) { return Cell{r.figures["batch_mean"].get<double>()}; }},
+    {{"steps", "steps", 0}, [](const PoolRow& r) { return Cell{r.figures["steps"].get<std::int64_t>()}; }},
+}};
+
+std::string pool_text(const PoolFlags& p) {
+  return fmt::format("gpu={},tp={},pp={},ep={},attention-dp={},count={}", p.gpu, p.tp, p.pp, p.ep,
+                     p.attention_dp ? "on" : "off", p.count);
+}
+
+LatencyStats stats_of(Distribution& d) {
+  return {d.count(), d.mean(), d.percentile(50), d.percentile(90), d.percentile(99), d.max()};
+}
+
+// serve --disaggregate: a prefill pool and a decode pool (roofline/serve/pools.hpp).
+Report run_disaggregated(const ServeOptions& o, const ModelSpec& model, const HardwareRegistry& registry,
+                         const std::optional<Speculation>& speculation, const std::optional<double>& rate,
+                         const Slo& slo, const EngineConfig& engine) {
+  if (!o.prefill_pool || !o.decode_pool) throw InputError("--disaggregate: give --prefill-pool and --decode-pool");
+  if (o.fit_step_overhead) throw InputError("--fit-step-overhead: one engine only (not with --disaggregate)");
+  if (o.parallelism.tp != 1 || o.parallelism.pp != 1 || o.parallelism.gpus != 0 || o.experts.ep != 1 ||
+      o.experts.attention_dp) {
+    throw InputError(
+        "--disaggregate: each pool states its own layout (--prefill-pool/--decode-pool tp=,pp=,ep=,attention-dp=); "
+        "leave out --gpus, --tp, --pp, --ep and --attention-dp");
+  }
+  const PoolFlags prefill_flags = parse_pool(*o.prefill_pool, "--prefill-pool", o.parallelism.gpu);
+  const PoolFlags decode_flags = parse_pool(*o.decode_pool, "--decode-pool", o.parallelism.gpu);
+  const auto setup = [&](const PoolFlags& p, std::string_view flag, const std::optional<Speculation>& s) {
+    ParallelismFlags parallelism{p.gpu, 0, p.tp, p.pp};
+    ExpertFlags experts{p.ep, p.attention_dp, o.experts.imbalance};
+    try {
+      return engine_setup(o, model, registry, parallelism, experts, p.count, engine, s);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{} {}: {}", flag, pool_text(p), e.what()));
+    }
+  };
+  // The prefill pool runs prompts only: speculation drafts in the decode pool.
+  const std::unique_ptr<EngineSetup> prefill = setup(prefill_flags, "--prefill-pool", std::nullopt);
+  const std::unique_ptr<EngineSetup> decode = setup(decode_flags, "--decode-pool", speculation);
+
+  KvLink link;
+  const MemoryPlan memory = plan_memory(model, prefill->gpu, shard(model, prefill->config), prefill->config, 1);
+  link.kv_bytes_per_token = memory.kv_bytes_per_token_model;
+  if (o.kv_link_gbps) {
+    if (!(*o.kv_link_gbps > 0))
+      throw InputError(fmt::format("--kv-link-gbps {}: must be > 0 (or inf)", *o.kv_link_gbps));
+    link.bytes_per_s = *o.kv_link_gbps * 1e9;
+  } else {
+    // Each prefill GPU sends its part of the cache over its own scale-out NIC (NIXL, Mooncake).
+    link.bytes_per_s = prefill->config.scale_out.bandwidth_bytes_per_s * prefill_flags.tp * prefill_flags.pp;
+  }
+  if (o.kv_link_latency_us) {
+    if (!(*o.kv_link_latency_us >= 0) || !std::isfinite(*o.kv_link_latency_us)) {
+      throw InputError(fmt::format("--kv-link-latency-us {}: must be a number >= 0", *o.kv_link_latency_us));
+    }
+    link.latency_s = *o.kv_link_latency_us * 1e-6;
+  } else {
+    link.latency_s = prefill->config.scale_out.latency_s;
+  }
+
+  const SourceFactory source = [&] { return workload(o, rate); };
+  MetricsRecorder recorder(slo);
+  IndexedRecords records;
+  DisaggregatedRun run =
+      simulate_disaggregated(source, {prefill->engine, prefill->coster.get(), &model, prefill->lanes},
+                             {decode->engine, decode->coster.get(), &model, decode->lanes}, link,
+                             [&](std::size_t index, const RequestRecord& r) {
+                               recorder.add(r);
+                               if (o.requests_csv) records.emplace_back(index, r);
+                             });
+  if (o.requests_csv) write_requests_csv(*o.requests_csv, records);
+  const ServeMetrics m = recorder.finish(run.overall);
+  if (o.timeline_svg) {
+    write_timeline_svg(*o.timeline_svg, run.decode, decode->kv.blocks,
+                       fmt::format("{}: decode pool, its first engine ({})", model.id, pool_text(decode_flags)));
+  }
+  const int gpus = prefill->gpus + decode->gpus;
+  std::vector<LatencyRow> stages{
+      latency_row("prefill_pool", "arrival to the end of the prefill pool's step that completes the prompt",
+                  stats_of(run.prefill_s)),
+      latency_row("kv_transfer", "the request's KV over the link: bytes / bandwidth + latency",
+                  stats_of(run.transfer_s)),
+      latency_row("decode_queue", "arrival at the decode pool to its first step there", stats_of(run.decode_queue_s)),
+  };
+  const std::optional<Calibration> no_calibration;
+  const std::optional<Calibration>& calibration = decode->choice ? decode->choice->calibration : no_calibration;
+  Report report = render_serve({o, model, decode->gpu, decode->config, calibration, decode->choice, gpus, rate, slo,
+                                decode->engine, decode->kv, stages},
+                               run.overall, m);
+  const auto ms = [](const LatencyRow& r) { return latency_json(r); };
+  report.inputs["disaggregation"] = {
+      {"prefill_pool", pool_text(prefill_flags)},
+      {"decode_pool", pool_text(decode_flags)},
+      {"kv_link_gbps", std::isinf(link.bytes_per_s) ? nlohmann::json("inf") : nlohmann::json(link.bytes_per_s / 1e9)},
+      {"kv_link_latency_us", link.latency_s * 1e6}};
+  if (speculation) report.inputs["speculation"] = speculation_json(*speculation);
+  report.extra_results["disaggregation"] = {{"prefill_pool", pool_json(*prefill, prefill_flags, run.prefill)},
+                                            {"decode_pool", pool_json(*decode, decode_flags, run.decode)},
+                                            {"kv_bytes_per_token", link.kv_bytes_per_token},
+                                            {"prefill_ms", ms(stages[0])},
+                                            {"transfer_ms", ms(stages[1])},
+                                            {"decode_queue_ms", ms(stages[2])}};
+  const std::vector<PoolRow> pools{{"prefill", report.extra_results["disaggregation"]["prefill_pool"]},
+                                   {"decode", report.extra_results["disaggregation"]["decode_pool"]}};
+  report.tables.insert(report.tables.begin() + 1,
+                       Table::from_rows<PoolRow>("pools", "Pools (disaggregated prefill/decode)", pool_columns, pools));
+  report.notes.push_back(fmt::format(
+      "disaggregated: {} prefill engines ({}) and {} decode engines ({}), requests dealt round-robin in each pool; "
+      "each request's KV ({:.0f} bytes per token, every layer) moves at {} + {:g} us, transfers not sharing the link; "
+      "TTFT = prefill queue + prefill + transfer + decode queue + the decode pool's first step (which yields the first "
+      "output token, as vLLM's KV connectors and Dynamo stream it); TPOT from the decode pool's steps; the KV and "
+      "latency figures above are the decode pool's, its first engine's timeline",
+      prefill->lanes, pool_text(prefill_flags), decode->lanes, pool_text(decode_flags), link.kv_bytes_per_token,
+      std::isinf(link.bytes_per_s) ? std::string("no transfer time") : fmt::format("{:g} GB/s", link.bytes_per_s / 1e9),
+      link.latency_s * 1e6));
+  if (!decode->weights_note.empty()) report.notes.push_back(decode->weights_note);
+  if (draws_figures(o.common)) report.figures = plot::serve_figures(report);
+  return report;
+}
+
+// The notes and figures of expert parallelism, attention DP and speculation in a report.
+void add_deployment_modes(Report& report, const ServeOptions& o, const ModelSpec& model, const EngineSetup& s,
+                          const PoolRun& run, const std::optional<Speculation>& speculation, const ServeMetrics& m) {
+  if (model.moe) report.inputs["expert_layout"] = expert_flags_json(o.experts);
+  const Sharding& sharding = s.coster->sharding();
+  if (sharding.attention_dp > 1) {
+    report.extra_results["attention_dp"] = {{"ranks", sharding.attention_dp},
+                                            {"kv_blocks_per_rank", s.kv.blocks},
+                                            {"kv_blocks_all_ranks", s.kv.blocks * sharding.attention_dp},
+                                            {"running_peak", run.running_peak}};
+    report.notes.push_back(fmt::format(
+        "attention DP over {} ranks: each rank an engine of its own requests (dealt round-robin) in its own {} KV "
+        "blocks, --max-batch and --max-num-tokens per rank (TensorRT-LLM's max_batch_size under enable_attention_dp); "
+        "a rank's step costs its own tokens' attention and the MoE layers over {} x its tokens (every rank alike; "
+        "the slowest rank setting each layer is not modelled); the engine figures above are summed or maximised over "
+        "the ranks, the timeline is rank 0's",
+        sharding.attention_dp, s.kv.blocks, sharding.attention_dp));
+  }
+  if (speculation) {
+    report.inputs["speculation"] = speculation_json(*speculation);
+    const std::int64_t queries = 1 + speculation->draft_tokens;
+    const std::int64_t verifies = run.engine.decode_tokens / queries;
+    // The first output token of each request comes from its prefill, every other from a verify step.
+    const double per_verify =
+        verifies > 0 ? static_cast<double>(m.output_tokens - m.requests) / static_cast<double>(verifies) : 0.0;
+    report.extra_results["speculation"] = {{"draft_tokens", speculation->draft_tokens},
+                                           {"expected_tokens_per_verify", s.engine.accepted_per_verify},
+                                           {"verify_steps", verifies},
+                                           {"tokens_per_verify", per_verify},
+                                           {"draft_weight_bytes_gpu", s.kv.draft_weight_bytes}};
+    report.notes.push_back(fmt::format(
+        "speculation: every decode step is a verify step of {} tokens per request ({} drafts from {}), which yields "
+        "{:.3f} tokens in expectation (each request emits the whole ones as they accrue); the drafter's passes are "
+        "costed in the step; its weights ({:.2f} GB per GPU) and cache come off the KV blocks",
+        queries, speculation->draft_tokens, speculation->draft_model ? speculation->draft_model->id : "the MTP module",
+        s.engine.accepted_per_verify, s.kv.draft_weight_bytes / 1e9));
+  }
+}
+
 }  // namespace
 
 Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
@@ -449,50 +757,55 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
     model.max_context.reset();
   }
   // --- end models
-  const GpuSpec gpu = apply_overrides(registry.find(o.parallelism.gpu), o.what_if);
-  DeploymentConfig config;
-  apply_format_flags(o.formats, gpu, config);
-  // --- models (issue 19): the checkpoint's weight format where --weights is not given.
-  const std::string weights_note = apply_checkpoint_format(model, o.formats.weights.has_value(), config);
-  const std::optional<CalibrationChoice> choice = apply_deployment_flags(o.deployment, config, gpu, registry);
-  const std::optional<Calibration> no_calibration;
-  const std::optional<Calibration>& calibration = choice ? choice->calibration : no_calibration;
-  TimeOptions time;
-  time.describe = false;
-  apply_time_flags(o.deployment, calibration, time);
-  const int gpus = apply_parallelism_flags(o.parallelism, config);
-  time.table_in_place_of = fp8_tables_as_16_bit(model, config, fp8_kernels(o.fp8_kernels));
-  if (config.replicas != 1) {
-    throw InputError(fmt::format("--gpus {}: serve simulates one replica of TP x PP = {} GPUs", o.parallelism.gpus,
-                                 config.tp * config.pp));
-  }
-
+  const std::optional<Speculation> speculation = resolve_speculation(o.speculation, o.model.models_dirs);
   if (o.rate && o.concurrency) throw InputError("--rate and --concurrency: give one of them");
   const std::optional<double> rate = o.rate ? std::optional<double>(parse_rate(*o.rate)) : std::nullopt;
   if (o.concurrency) require_positive(*o.concurrency, "--concurrency", max_batch);
   const Slo slo = o.slo ? parse_slo(*o.slo) : Slo{};
+  const EngineConfig engine_flags = engine_config(o);
+  if (o.disaggregate) {
+    Report report = run_disaggregated(o, model, registry, speculation, rate, slo, engine_flags);
+    if (!long_context.empty()) report.notes.push_back(long_context);  // --- models (issue 19)
+    return report;
+  }
+  if (o.prefill_pool || o.decode_pool || o.kv_link_gbps || o.kv_link_latency_us) {
+    throw InputError("--prefill-pool, --decode-pool and --kv-link-*: only with --disaggregate");
+  }
 
-  EngineConfig engine = engine_config(o);
-  const KvCache kv = kv_cache(model, gpu, config, engine.block_size, o.kv_memory_fraction);
-  engine.kv_blocks = kv.blocks;
+  const std::unique_ptr<EngineSetup> setup =
+      engine_setup(o, model, registry, o.parallelism, o.experts, 1, engine_flags, speculation);
+  const GpuSpec& gpu = setup->gpu;
+  const DeploymentConfig& config = setup->config;
+  const std::optional<CalibrationChoice>& choice = setup->choice;
+  const std::optional<Calibration> no_calibration;
+  const std::optional<Calibration>& calibration = choice ? choice->calibration : no_calibration;
+  const int gpus = setup->gpus;
+  EngineConfig& engine = setup->engine;
+  const KvCache& kv = setup->kv;
+  StepCoster& coster = *setup->coster;
 
   std::unique_ptr<RequestSource> source = workload(o, rate);
-  StepCoster coster(model, gpu, config, time, std::max(engine.max_num_tokens, engine.max_batch));
   std::optional<OverheadFit> fit;
   std::vector<RequestSpec> replayed;  // --fit-step-overhead runs the workload many times: kept whole
   if (o.fit_step_overhead) {
     if (o.step_overhead_us != 0) throw InputError("--fit-step-overhead and --step-overhead-us: give one of them");
+    if (setup->lanes > 1) throw InputError("--fit-step-overhead: one engine only (not with --attention-dp)");
     while (std::optional<RequestSpec> r = source->next()) replayed.push_back(*r);
     fit = fit_step_overhead(replayed, engine, coster, model, *o.fit_step_overhead);
     engine.step_overhead_s = fit->step_overhead_s;
-    source = std::make_unique<VectorSource>(replayed);
   }
+  const SourceFactory sources = [&]() -> std::unique_ptr<RequestSource> {
+    if (fit) return std::make_unique<VectorSource>(replayed);
+    if (source) return std::move(source);  // the first lane reads the stream already opened
+    return workload(o, rate);
+  };
   MetricsRecorder recorder(slo);
   IndexedRecords records;  // only for --requests-csv
-  EngineRun sim = simulate(*source, engine, coster, model, [&](std::size_t index, const RequestRecord& r) {
-    recorder.add(r);
-    if (o.requests_csv) records.emplace_back(index, r);
-  });
+  PoolRun sim =
+      simulate_pool(sources, {engine, &coster, &model, setup->lanes}, [&](std::size_t index, const RequestRecord& r) {
+        recorder.add(r);
+        if (o.requests_csv) records.emplace_back(index, r);
+      });
   if (o.requests_csv) write_requests_csv(*o.requests_csv, records);
   const ServeMetrics m = recorder.finish(sim);
   if (o.timeline_svg) {
@@ -502,8 +815,9 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   }
 
   Report report = render_serve({o, model, gpu, config, calibration, choice, gpus, rate, slo, engine, kv}, sim, m);
-  if (!weights_note.empty()) report.notes.push_back(weights_note);  // --- models (issue 19)
-  if (!long_context.empty()) report.notes.push_back(long_context);  // --- models (issue 19)
+  add_deployment_modes(report, o, model, *setup, sim, speculation, m);
+  if (!setup->weights_note.empty()) report.notes.push_back(setup->weights_note);  // --- models (issue 19)
+  if (!long_context.empty()) report.notes.push_back(long_context);                // --- models (issue 19)
   if (fit) {
     report.extra_results["step_overhead_fit"] = {{"measured_output_tokens_per_s", *o.fit_step_overhead},
                                                  {"step_overhead_us", fit->step_overhead_s * 1e6},
@@ -576,6 +890,19 @@ void setup_serve_command(CLI::App& app) {
   command->add_option("--requests-csv", options->requests_csv, "Write one row per request to this CSV file");
   command->add_option("--timeline-svg", options->timeline_svg, "Write the timeline as an SVG chart to this file");
   add_deployment_flags(*command, options->deployment);
+  // --- issue 18: deployment modes and disaggregated prefill/decode (docs/deployment-modes.md).
+  add_expert_flags(*command, options->experts);
+  add_speculation_flags(*command, options->speculation);
+  command->add_flag("--disaggregate", options->disaggregate,
+                    "Prefill and decode on separate pools (--prefill-pool, --decode-pool), the KV moved between them");
+  command->add_option("--prefill-pool", options->prefill_pool,
+                      "The prefill pool: gpu=G,tp=T,pp=P,ep=E,attention-dp=on|off,count=N (replicas; gpu: --gpu)");
+  command->add_option("--decode-pool", options->decode_pool, "The decode pool, as --prefill-pool");
+  command->add_option("--kv-link-gbps", options->kv_link_gbps,
+                      "GB/s of one request's KV transfer between the pools (default: --scale-out-gbps x the prefill "
+                      "pool's TP x PP GPUs, each over its own NIC); 'inf' for none");
+  command->add_option("--kv-link-latency-us", options->kv_link_latency_us,
+                      "Latency of one KV transfer (default: --scale-out-latency-us)");
   add_what_if_option(*command, options->what_if);
   add_common_options(*command, options->common, false);
   command->callback([options] { emit(run_serve(*options, load_registry(options->common)), options->common); });

@@ -44,6 +44,15 @@ struct ServeOptions {
   std::optional<std::string> requests_csv;
   std::optional<std::string> timeline_svg;
   std::vector<std::string> what_if;
+  // --- issue 18: expert parallelism, attention DP and speculation (as llm takes them), and
+  // disaggregated prefill/decode: two pools, each gpu=G,tp=T,pp=P,ep=E,attention-dp=on|off,count=N.
+  ExpertFlags experts;
+  SpeculationFlags speculation;
+  bool disaggregate = false;
+  std::optional<std::string> prefill_pool;
+  std::optional<std::string> decode_pool;
+  std::optional<double> kv_link_gbps;        // GB/s of one request's transfer; default: scale-out x prefill TP
+  std::optional<double> kv_link_latency_us;  // default: the scale-out link's
   CommonOptions common;
 };
 

@@ -1,0 +1,223 @@
+// serve's deployment modes (issue 18): speculation in the engine, attention-DP ranks as engines of
+// their own, and disaggregated prefill/decode pools, against what follows by hand from the step
+// times of the coster (itself checked against llm's op model in test_serve.cpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "catch.hpp"
+#include "llm_fixture.hpp"
+#include "roofline/core/error.hpp"
+#include "roofline/serve/engine.hpp"
+#include "roofline/serve/metrics.hpp"
+#include "roofline/serve/pools.hpp"
+#include "roofline/serve/step_cost.hpp"
+
+using namespace roofline;
+using namespace roofline::llm_fixture;
+
+namespace {
+
+DeploymentConfig fp8_h100() {
+  DeploymentConfig c;
+  c.weights = DType::fp8_e4m3;
+  c.kv = DType::fp8_e4m3;
+  return c;
+}
+
+EngineConfig roomy() {
+  EngineConfig e;
+  e.kv_blocks = 1'000'000;
+  return e;
+}
+
+Speculation mtp(int k, double acceptance) {
+  Speculation s;
+  s.draft_tokens = k;
+  s.acceptance = {acceptance};
+  return s;
+}
+
+// One decode request's step at `kv` cached tokens (the new one included).
+MixedBatch decode_at(std::int64_t kv, std::int64_t queries = 1) {
+  MixedBatch b;
+  b.decode_requests = 1;
+  b.decode_kv_tokens = kv;
+  b.decode_queries = queries;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("serve speculation: acceptance 1 gives K + 1 tokens per verify step, each step a verify of K + 1") {
+  // DeepSeek-V3 has an MTP module; on 8 H200 in FP8 it fits. One request of 128 + 21 tokens, K = 3
+  // at acceptance 1: the prefill yields token 1, then each verify step yields 1 + 1 + 1 + 1 = 4
+  // (expected_tokens_per_verify), so the other 20 take 5 verify steps: 6 steps in all.
+  const ModelSpec& m = models().find("deepseek-v3");
+  const GpuSpec& h200 = gpus().find("h200");
+  DeploymentConfig c = fp8_h100();
+  c.tp = 8;
+  const Speculation s = mtp(3, 1.0);
+  StepCoster coster(m, h200, c, {}, 8192, s);
+  EngineConfig e = roomy();
+  e.draft_tokens = 3;
+  e.accepted_per_verify = expected_tokens_per_verify(s);
+  REQUIRE(e.accepted_per_verify == 4.0);
+  Simulation sim = simulate(std::vector<RequestSpec>{{0.0, 128, 21}}, e, coster, m);
+  CHECK(sim.engine.steps == 6);
+  // The cache grows by the 4 accepted tokens a step: verify steps at 129, 133, 137, 141, 145 cached
+  // (the last one's token and its 3 drafts attend over them).
+  const std::vector<PrefillChunk> prompt{{128, 0}};
+  MixedBatch prefill;
+  prefill.chunks = prompt;
+  double decode = 0;
+  for (const std::int64_t kv : {129, 133, 137, 141, 145}) decode += coster.time_s(decode_at(kv, 4));
+  const RequestRecord& r = sim.requests.at(0);
+  CHECK(r.ttft_s() == Approx(coster.time_s(prefill)).epsilon(1e-12));
+  CHECK(r.e2e_s() == Approx(coster.time_s(prefill) + decode).epsilon(1e-12));
+  // TPOT = 5 verify steps / 20 tokens.
+  CHECK(*r.tpot_s() == Approx(decode / 20).epsilon(1e-12));
+  // A verify step is the target's 4 tokens and the drafter's 3 MTP passes; the target's part alone
+  // costs more than a decode step's one token.
+  CHECK(coster.draft_s(1, 129) > 0);
+  CHECK(coster.time_s(decode_at(129, 4)) - coster.draft_s(1, 129) > coster.time_s(decode_at(129)));
+}
+
+TEST_CASE("serve speculation: acceptance 0 takes a verify step per token, each dearer than plain decode") {
+  const ModelSpec& m = models().find("deepseek-v3");
+  const GpuSpec& h200 = gpus().find("h200");
+  DeploymentConfig c = fp8_h100();
+  c.tp = 8;
+  const Speculation s = mtp(2, 0.0);
+  StepCoster spec(m, h200, c, {}, 8192, s);
+  StepCoster plain(m, h200, c, {}, 8192);
+  EngineConfig e = roomy();
+  e.draft_tokens = 2;
+  e.accepted_per_verify = expected_tokens_per_verify(s);  // 1: the target's own token only
+  Simulation with = simulate(std::vector<RequestSpec>{{0.0, 64, 9}}, e, spec, m);
+  Simulation without = simulate(std::vector<RequestSpec>{{0.0, 64, 9}}, roomy(), plain, m);
+  CHECK(with.engine.steps == without.engine.steps);  // 1 prefill + 8 steps of one token each
+  CHECK(*with.requests.at(0).tpot_s() > *without.requests.at(0).tpot_s());
+}
+
+TEST_CASE("serve disaggregated: with an instant link, the pools' own times") {
+  // One request of 512 + 8 tokens. The prefill pool's engine prefills the prompt in one step; the
+  // decode pool's engine receives its cache (511 tokens) at once and runs the last prompt token,
+  // which yields token 1, at 512 cached; then tokens 2..8 at 513..519, as an aggregated engine
+  // decodes them after its own prefill. So TTFT = prefill + decode(512), E2E = TTFT + the 7 steps,
+  // and TPOT is the aggregated engine's.
+  const ModelSpec& m = models().find("llama-3.1-8b");
+  const GpuSpec& h100 = gpus().find("h100");
+  const DeploymentConfig c = fp8_h100();
+  StepCoster prefill_coster(m, h100, c, {}, 8192);
+  StepCoster decode_coster(m, h100, c, {}, 8192);
+  StepCoster aggregated_coster(m, h100, c, {}, 8192);
+  const std::vector<RequestSpec> one{{0.0, 512, 8}};
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(one); };
+  KvLink instant;
+  instant.bytes_per_s = std::numeric_limits<double>::infinity();
+  instant.kv_bytes_per_token = 131072;
+  std::vector<RequestRecord> client;
+  DisaggregatedRun run =
+      simulate_disaggregated(source, {roomy(), &prefill_coster, &m, 1}, {roomy(), &decode_coster, &m, 1}, instant,
+                             [&](std::size_t, const RequestRecord& r) { client.push_back(r); });
+  REQUIRE(client.size() == 1);
+  const std::vector<PrefillChunk> prompt{{512, 0}};
+  MixedBatch prefill;
+  prefill.chunks = prompt;
+  const double prefill_s = prefill_coster.time_s(prefill);
+  double rest = 0;
+  for (std::int64_t kv = 513; kv <= 519; ++kv) rest += decode_coster.time_s(decode_at(kv));
+  CHECK(run.transfer_s.max() == 0);
+  CHECK(run.prefill_s.max() == Approx(prefill_s).epsilon(1e-12));
+  CHECK(client[0].ttft_s() == Approx(prefill_s + decode_coster.time_s(decode_at(512))).epsilon(1e-12));
+  CHECK(client[0].e2e_s() == Approx(client[0].ttft_s() + rest).epsilon(1e-12));
+  Simulation aggregated = simulate(one, roomy(), aggregated_coster, m);
+  CHECK(*client[0].tpot_s() == Approx(*aggregated.requests.at(0).tpot_s()).epsilon(1e-12));
+  CHECK(run.prefill.engine.steps == 1);
+  CHECK(run.decode.engine.steps == 8);
+}
+
+TEST_CASE("serve disaggregated: a link of B bytes/s adds KV bytes x prompt / B + latency to TTFT") {
+  // 131,072 B per token (llama-3.1-8b: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B) x 1000
+  // tokens = 131.072 MB over 10 GB/s = 13.1072 ms, plus 5 us.
+  const ModelSpec& m = models().find("llama-3.1-8b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster prefill_coster(m, h100, fp8_h100(), {}, 8192);
+  StepCoster decode_coster(m, h100, fp8_h100(), {}, 8192);
+  const std::vector<RequestSpec> one{{0.0, 1000, 4}};
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(one); };
+  KvLink link{10e9, 5e-6, 131072};
+  KvLink instant{std::numeric_limits<double>::infinity(), 0, 131072};
+  DisaggregatedRun slow = simulate_disaggregated(source, {roomy(), &prefill_coster, &m, 1},
+                                                 {roomy(), &decode_coster, &m, 1}, link, nullptr);
+  DisaggregatedRun fast = simulate_disaggregated(source, {roomy(), &prefill_coster, &m, 1},
+                                                 {roomy(), &decode_coster, &m, 1}, instant, nullptr);
+  CHECK(slow.transfer_s.max() == Approx(13.1072e-3 + 5e-6).epsilon(1e-12));
+  CHECK(slow.overall.end_s - fast.overall.end_s == Approx(13.1072e-3 + 5e-6).epsilon(1e-9));
+}
+
+TEST_CASE("serve pools: requests dealt round-robin over the engines and a pool of 2 at rate inf halves the batch") {
+  // 8 identical requests over 2 engines: each gets 4, all prefilled in one step and decoded
+  // together: each engine's run is that of 4 requests alone.
+  const ModelSpec& m = models().find("llama-3.1-8b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, fp8_h100(), {}, 8192);
+  const std::vector<RequestSpec> eight(8, RequestSpec{0.0, 128, 16});
+  const std::vector<RequestSpec> four(4, RequestSpec{0.0, 128, 16});
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(eight); };
+  std::vector<std::size_t> seen;
+  PoolRun pool = simulate_pool(source, {roomy(), &coster, &m, 2},
+                               [&](std::size_t index, const RequestRecord&) { seen.push_back(index); });
+  Simulation alone = simulate(four, roomy(), coster, m);
+  CHECK(pool.engine.batch_max == 4);
+  CHECK(pool.running_peak == 8);
+  CHECK(pool.engine.steps == 2 * alone.engine.steps);
+  CHECK(pool.end_s == Approx(alone.end_s).epsilon(1e-12));
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_CASE("serve step cost: attention DP costs one rank's own requests, the MoE over every rank's tokens") {
+  // DeepSeek-V3 on 8 H200, EP 8 with attention DP: one rank's step of 16 decode requests is the
+  // MoE of 8 x 16 = 128 tokens with its all-to-all, and attention, the dense layers and the head
+  // over its own 16: the step llm describes for a batch of 128 spread over the 8 ranks.
+  const ModelSpec& m = models().find("deepseek-v3");
+  const GpuSpec& h200 = gpus().find("h200");
+  DeploymentConfig c = fp8_h100();
+  c.tp = 8;
+  c.experts.ep = 8;
+  c.experts.attention_dp = true;
+  StepCoster coster(m, h200, c, {}, 8192);
+  const Sharding s = shard(m, c);
+  CHECK(s.attention_dp == 8);
+  const double llm = decode_step(m, h200, s, c, 128, 3000).time_s;
+  MixedBatch rank;
+  rank.decode_requests = 16;
+  rank.decode_kv_tokens = 16 * 3000;
+  CHECK(coster.time_s(rank) == Approx(llm).epsilon(1e-9));
+}
+
+TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections do (above 16 decode rows)") {
+  // DeepSeek-V3 in FP8 on 8 H200: at 64 decode rows the projections are W8A8 GEMMs, and so are the
+  // routed experts (DeepGEMM's FP8 grouped GEMMs): their inputs are FP8 and the calibration's
+  // gemm_grouped.fp8_e4m3 table costs them. At 8 rows both stay W8A16 (bf16 inputs).
+  const ModelSpec& m = models().find("deepseek-v3");
+  const GpuSpec& h200 = gpus().find("h200");
+  DeploymentConfig c = fp8_h100();
+  c.kv = DType::bf16;
+  c.tp = 8;
+  const Sharding s = shard(m, c);
+  const StepFormats f = StepFormats::of(c, h200);
+  const auto experts_input = [&](std::int64_t rows) {
+    for (const DecoderLayer& layer : describe_step(m, s, f, {StepPhase::decode, rows, 1024})) {
+      for (const DecoderOp& op : layer.ops) {
+        if (op.name == "experts_gate_up") return op.activations;
+      }
+    }
+    FAIL("no experts_gate_up op");
+    return DType::bf16;
+  };
+  CHECK(experts_input(64) == DType::fp8_e4m3);
+  CHECK(experts_input(8) == DType::bf16);
+}
