@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "roofline/core/error.hpp"
+#include "roofline/core/json_schema.hpp"
 
 namespace roofline {
 
@@ -48,19 +49,6 @@ std::string_view file_kind(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
   return "not a file";
-}
-
-std::string json_pointer_token(std::string_view key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
 }
 
 std::string size_text(std::uintmax_t bytes) {

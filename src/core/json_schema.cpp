@@ -77,19 +77,6 @@ bool has_type(const json& value, const std::string& type) {
   throw std::logic_error("unknown JSON Schema type '" + type + "'");
 }
 
-std::string escape_pointer_token(const std::string& token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
-
 // JSON Schema counts a string's length in Unicode code points; JSON text is UTF-8, where every
 // code point starts with a byte that is not a continuation byte (10xxxxxx).
 std::size_t code_points(std::string_view text) {
@@ -266,14 +253,14 @@ void SchemaValidator::validate_node(const json& raw_schema, const json& value, c
     if (auto it = schema.find("required"); it != schema.end()) {
       for (const json& name : *it) {
         if (!value.contains(name.get<std::string>())) {
-          out.push_back({pointer + "/" + escape_pointer_token(name.get<std::string>()), "is required but missing"});
+          out.push_back({pointer + "/" + json_pointer_token(name.get<std::string>()), "is required but missing"});
         }
       }
     }
     const json* properties = schema.contains("properties") ? &schema["properties"] : nullptr;
     const json* additional = schema.contains("additionalProperties") ? &schema["additionalProperties"] : nullptr;
     for (const auto& [key, child] : value.items()) {
-      const std::string child_pointer = pointer + "/" + escape_pointer_token(key);
+      const std::string child_pointer = pointer + "/" + json_pointer_token(key);
       if (properties != nullptr && properties->contains(key)) {
         validate_node((*properties)[key], child, child_pointer, out);
       } else if (additional != nullptr) {
@@ -291,6 +278,19 @@ void SchemaValidator::validate_node(const json& raw_schema, const json& value, c
       }
     }
   }
+}
+
+std::string json_pointer_token(std::string_view key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
 }
 
 }  // namespace roofline

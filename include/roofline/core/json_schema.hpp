@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace roofline {
@@ -60,5 +61,8 @@ class SchemaValidator {
   nlohmann::json schema_;
   std::map<std::string, std::basic_regex<char, PatternTraits>, std::less<>> patterns_;
 };
+
+// `key` as one reference token of a JSON Pointer (RFC 6901: '~' as "~0", '/' as "~1").
+[[nodiscard]] std::string json_pointer_token(std::string_view key);
 
 }  // namespace roofline
