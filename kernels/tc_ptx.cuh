@@ -140,6 +140,13 @@ __device__ __forceinline__ uint64_t l2_policy_evict_first() {
   return policy;
 }
 
+// An L2 policy for data many blocks read (a GEMV's x): its lines are the last evicted.
+__device__ __forceinline__ uint64_t l2_policy_evict_last() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 // Contiguous bytes global -> shared through the TMA unit (no tensor map; sm_90): `bytes` a multiple
 // of 16, both addresses 16-byte aligned; completion is counted on `bar` in bytes.
 __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar,
