@@ -50,16 +50,10 @@ enum class GemvKernel : std::uint8_t {
   // blocks until the grid fills the GPU, the partial sums added by the last block of each row tile
   // (gemv_wgmma.cu). Needs GemvArgs::workspace.
   wgmma,
-  // Hopper (sm_90), batches up to 8, every format of W: a resident grid of two blocks per SM, one
-  // producer warp streaming 16 rows x 1 KB stages of W into shared memory by bulk copies (TMA), four
-  // warps feeding mma.sync from there; the producer runs ahead across row tiles (gemv_bulk.cu).
-  bulk,
 };
 
 // The largest batch of the wgmma kernel (wgmma's N of 64).
 inline constexpr std::int64_t gemv_wgmma_max_batch = 64;
-// The largest batch of the bulk kernel (one mma n-tile of 8 vectors).
-inline constexpr std::int64_t gemv_bulk_max_batch = 8;
 
 struct GemvArgs {
   GemvKernel kernel = GemvKernel::mma;
@@ -82,8 +76,8 @@ struct GemvArgs {
 // Device memory `args.kernel` needs in GemvArgs::workspace for this shape (0: none).
 [[nodiscard]] std::size_t gemv_workspace_bytes(const GemvArgs& args);
 
-// Whether this build holds `kernel`'s machine code and `device` can run it (wgmma and bulk: sm_90a
-// code and a compute capability 9.0 device; the others: any device the build supports).
+// Whether this build holds `kernel`'s machine code and `device` can run it (wgmma: sm_90a code and
+// a compute capability 9.0 device; the others: any device the build supports).
 [[nodiscard]] bool gemv_kernel_supported(GemvKernel kernel, int device);
 
 // Why the GEMV kernels cannot take W in `weights` and x, y in `activations`, or nullptr when they

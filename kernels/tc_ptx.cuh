@@ -125,39 +125,6 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
   }
 }
 
-// 16 bytes of shared memory (a shared-window address) as four 32-bit words.
-__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-
-// An L2 policy for data read once (a GEMV's W): its lines are the first evicted, so that what
-// is reused (x, the next layer's activations) stays.
-__device__ __forceinline__ uint64_t l2_policy_evict_first() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-
-// An L2 policy for data many blocks read (a GEMV's x): its lines are the last evicted.
-__device__ __forceinline__ uint64_t l2_policy_evict_last() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-
-// Contiguous bytes global -> shared through the TMA unit (no tensor map; sm_90): `bytes` a multiple
-// of 16, both addresses 16-byte aligned; completion is counted on `bar` in bytes.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar,
-                                          uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::
-          "r"(dst),
-      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
-      : "memory");
-}
-
 // 2-D tensor copy global -> shared through the TMA unit; completion is counted on `bar` in bytes.
 // c0 is the innermost (contiguous) coordinate.
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1) {

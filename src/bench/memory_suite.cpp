@@ -391,7 +391,6 @@ std::string_view variant_name(Variant v) {
     case Variant::pdl: return "pdl";
     case Variant::simt: return "simt";
     case Variant::wgmma: return "wgmma";
-    case Variant::bulk: return "bulk";
     case Variant::cublas: return "cublas";
     case Variant::cublasdirect: return "cublasdirect";
     case Variant::read: return "read";

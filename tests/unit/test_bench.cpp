@@ -123,22 +123,22 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
     quick += c.quick ? 1 : 0;
   }
   // 2 memcpy (direct, graph) + 4 ops x (3 widths + persistent) + streaming copy and triad + 3 dots
-  // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 4 wgmma (batches 8 .. 64) + 4 bulk
-  // (batches 1 .. 8) + 7 cuBLAS) per dtype, and for bf16
+  // + 15 strides + gather + scatter + 4 shapes x (7 mma + 3 simt + 4 wgmma (batches 8 .. 64) + 7
+  // cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
   // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 9 sizes)
   // + decode attention (5 batches x 3 contexts) over bf16 and fp8 caches
-  // + quantised GEMV at 8 shapes: fp8 W at batches 1, 2, 4 (mma, 3 tuned, simt, bulk) + 8 (mma, 3
-  // tuned, bulk) + 16 (mma, 3 tuned) + 32 .. 256 (mma) + the read floor at batch 1 = 32; int4 W at
-  // batches 1 .. 16, the same kernels without the read floor = 27.
+  // + quantised GEMV at 8 shapes: fp8 W at batches 1, 2, 4 (mma, 3 tuned, simt) + 8, 16 (mma, 3
+  // tuned) + 32 .. 256 (mma) + the read floor at batch 1 = 28; int4 W at batches 1 .. 16, the same
+  // kernels without the read floor = 23.
   CHECK(memory::cases.size() ==
-        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 25 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 3 + 8 * (32 + 27));
+        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 3 + 8 * (28 + 23));
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
   // 8192^2 batch 1: mma, stag, simt for fp8 and int4, and fp8's read floor; the bf16 wgmma GEMV at
-  // 8192^2 batches 8 and 64; the bulk GEMV at 8192^2: bf16 batches 1, 2, 8, fp16, fp8 and int4 batch 1.
-  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 6);
+  // 8192^2 batches 8 and 64.
+  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -537,10 +537,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 65 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64, 6 bulk GEMVs), 73 + 16 compute (3 probes, 23 GEMMs, 7
-  // FP8 GEMMs, 40 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 65 + 73 + 16 + 5 + 4 + 36);
+  // --quick: 59 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64), 73 + 16 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40
+  // attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 59 + 73 + 16 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));

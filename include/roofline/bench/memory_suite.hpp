@@ -48,7 +48,6 @@ enum class Variant : std::uint8_t {
   pdl,           // stag launched with programmatic dependent launch (its W loads overlap the previous kernel)
   simt,          // GEMV on CUDA cores, one warp per row
   wgmma,         // GEMV on Hopper wgmma, W and x staged by TMA, the batch as wgmma's N, split-K over blocks
-  bulk,          // GEMV on Hopper, batches up to 8: W streamed into shared memory by bulk copies, mma.sync from there
   cublas,        // cublasGemmEx, timed like every kernel (captured into CUDA graphs)
   cublasdirect,  // the same call timed as launched directly (a check that the graph changes nothing)
   read,          // a streaming read of W's bytes alone (no x, no y): the floor of any GEMV of that size
@@ -128,9 +127,6 @@ inline constexpr std::int64_t gemv_tuned_max_batch = 16;
 // The wgmma variant (16-bit formats) runs from this batch on: below it a 16-wide wgmma N is mostly
 // padding, and the mma.sync kernels already stream W at the memcpy rate.
 inline constexpr std::int64_t gemv_wgmma_min_batch = 8;
-// The bulk variant runs up to this batch (one mma n-tile; the kernel's own limit, which
-// src/bench/cuda/gemv_runner.cpp checks is the same).
-inline constexpr std::int64_t gemv_bulk_max_batch = 8;
 inline constexpr float stream_scalar = 0.4F;
 
 // The size ladder of the stream kernels: arrays from 4 KiB to 256 MiB, the sizes of a decoder
@@ -207,7 +203,6 @@ constexpr void for_each_case(F&& f) {
         }
         if (batch <= 4) f(gemv_case(Variant::simt, batch));
         if (batch >= gemv_wgmma_min_batch) f(gemv_case(Variant::wgmma, batch));
-        if (batch <= gemv_bulk_max_batch) f(gemv_case(Variant::bulk, batch));
         f(gemv_case(Variant::cublas, batch));
         if (format.tuned && batch == 1) {
           f(gemv_case(Variant::cublasdirect, 1));
@@ -236,7 +231,6 @@ constexpr void for_each_case(F&& f) {
           for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v, v == Variant::stag));
         }
         if (batch <= 4) f(gemv_case(Variant::simt, true));
-        if (batch <= gemv_bulk_max_batch) f(gemv_case(Variant::bulk, true));
         if (format.read_floor && batch == 1) f(gemv_case(Variant::read, true));
       }
     }

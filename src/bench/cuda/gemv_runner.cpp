@@ -29,8 +29,6 @@ using memory::Kernel;
 using memory::Sizes;
 using memory::Variant;
 
-static_assert(memory::gemv_bulk_max_batch == kernels::gemv_bulk_max_batch, "the bulk cases follow the kernel's limit");
-
 // Copy 0 of W exactly as uploaded (and, for int4, its group scales), and how to read its values
 // back as integers: every test weight is an integer times 2^unit_exponent (16-bit levels: 2^-8;
 // e4m3: 2^-9, its smallest subnormal; int4: (q - 8) x a scale of the form (8 + j) x 2^-(e + 3),
@@ -412,8 +410,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
         if (!kernels::gemv_kernel_supported(kernel, ctx.device().index)) {
           result.disposition = Disposition::not_supported;
           result.detail =
-              "not built for this device (the wgmma and bulk GEMVs need sm_90a code and a compute capability 9.0 "
-              "device)";
+              "not built for this device (the wgmma GEMV needs sm_90a code and a compute capability 9.0 device)";
           recorder.record(std::move(result));
           continue;
         }
@@ -515,7 +512,6 @@ kernels::GemvKernel gemv_kernel_of(memory::Variant v) {
     case memory::Variant::pdl: return kernels::GemvKernel::pdl;
     case memory::Variant::simt: return kernels::GemvKernel::simt;
     case memory::Variant::wgmma: return kernels::GemvKernel::wgmma;
-    case memory::Variant::bulk: return kernels::GemvKernel::bulk;
     default: return kernels::GemvKernel::mma;
   }
 }
