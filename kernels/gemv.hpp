@@ -45,15 +45,16 @@ enum class GemvKernel : std::uint8_t {
   pdl,
   // CUDA cores: one warp per row, 16-byte loads, fp32 FMA; batches 1, 2 and 4.
   simt,
-  // Hopper (sm_90a), 16-bit W, batches up to 64: TMA stages 128 rows of W and every vector in
+  // Hopper (sm_90a), 16-bit W, batches up to 256: TMA stages 128 rows of W and every vector in
   // shared memory, two warpgroups multiply them with wgmma (the batch is wgmma's N), k split over
   // blocks until the grid fills the GPU, the partial sums added by the last block of each row tile
   // (gemv_wgmma.cu). Needs GemvArgs::workspace.
   wgmma,
 };
 
-// The largest batch of the wgmma kernel (wgmma's N of 64).
-inline constexpr std::int64_t gemv_wgmma_max_batch = 64;
+// The largest batch of the wgmma kernel (wgmma's largest N, 256; above 64 the GEMV is a skinny
+// GEMM, one block per SM).
+inline constexpr std::int64_t gemv_wgmma_max_batch = 256;
 
 struct GemvArgs {
   GemvKernel kernel = GemvKernel::mma;

@@ -1,5 +1,7 @@
-// The Hopper GEMV (sm_90a) for batches of 9 to 64 vectors: W and x fed by TMA into wgmma, the batch
-// as wgmma's N ("swap AB": y^T = W . x^T, W the 64-row A operand of each warpgroup).
+// The Hopper GEMV (sm_90a) for batches of 9 to 256 vectors: W and x fed by TMA into wgmma, the batch
+// as wgmma's N ("swap AB": y^T = W . x^T, W the 64-row A operand of each warpgroup). Batches above
+// 64 are skinny GEMMs (C[m, n] = A[m, k] B[n, k]^T with m <= 256 is this GEMV of n rows and batch m),
+// which the compute suite runs through it.
 //
 // Why a second tensor-core GEMV: gemv.cu's mma.sync kernels read x from L2 once per 16 or 32 rows
 // of W, so at batch 64 they move twice as many bytes through L2 as W itself, and their registers
@@ -21,6 +23,7 @@
 #include <cstdint>
 
 #include "gemv_wgmma.hpp"
+#include "roofline/model/kernel_tiles.hpp"
 #include "storage_format.cuh"
 #include "tc_ptx.cuh"
 #include "tma_host.cuh"
@@ -35,14 +38,20 @@ inline constexpr int kRowBytes = 128;                   // bytes of k per stage:
 inline constexpr int kConsumerThreads = 256;            // warps 0-7: the two warpgroups (wgmma needs them aligned)
 inline constexpr int kThreads = kConsumerThreads + 32;  // warp 8: the producer
 inline constexpr int kStageBytesW = kRows * kRowBytes;
-// Two blocks per SM: each gets at most ~110 KB of the 228 KB (1 KB per block is the system's).
-inline constexpr int kSmemBudget = 110 * 1024;
+static_assert(kernel_tiles::gemm_swapab.tile_n == kRows && kernel_tiles::gemm_swapab.tile_m == gemv_wgmma_max_batch &&
+                  kernel_tiles::gemm_swapab.threads == kThreads && kernel_tiles::gemm_swapab.tile_k == kRowBytes / 2,
+              "the compute suite's byte count of the swapped skinny GEMM uses these tiles");
 
+// Up to N = 64 two blocks per SM, each with at most ~110 KB of the 228 KB (1 KB per block is the
+// system's); at N = 128 and 256 (skinny GEMMs, not decode batches) the accumulators take 64 or
+// 128 registers a thread, so one block per SM, with twice the ring.
 template <int BN>
 struct Stages {
+  static constexpr int blocks_per_sm = BN <= 64 ? 2 : 1;
+  static constexpr int smem_budget = blocks_per_sm == 2 ? 110 * 1024 : 220 * 1024;
   static constexpr int bytes_x = BN * kRowBytes;
   static constexpr int bytes = kStageBytesW + bytes_x;
-  static constexpr int count = std::min(8, kSmemBudget / bytes);
+  static constexpr int count = std::min(8, smem_budget / bytes);
   // The stages, 2 x count mbarriers, and 1024 bytes to align the stages to the swizzle's period.
   static constexpr int smem = count * bytes + 2 * count * 8 + 1024;
 };
@@ -54,21 +63,25 @@ struct Plan {
   int k_blocks_per_split = 0;
 };
 
-// About two blocks per SM; a split keeps at least 4 k blocks (256 k) so that its ring fills.
-Plan plan_of(std::int64_t m, std::int64_t k, int sms) {
+int tile_n_of(std::int64_t batch) {
+  return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
+}
+int blocks_per_sm_of(int tile_n) {
+  return tile_n <= 64 ? Stages<64>::blocks_per_sm : Stages<256>::blocks_per_sm;
+}
+
+// About as many blocks as fit on the GPU at once; a split keeps at least 4 k blocks (256 k) so
+// that its ring fills.
+Plan plan_of(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
   constexpr int kMinBlocksPerSplit = 4;
   const int tiles = static_cast<int>((m + kRows - 1) / kRows);
   const int k_blocks = static_cast<int>((k * 2 + kRowBytes - 1) / kRowBytes);
-  const int target_blocks = 2 * (sms > 0 ? sms : 132);
+  const int target_blocks = blocks_per_sm_of(tile_n_of(batch)) * (sms > 0 ? sms : 132);
   const int most_splits = std::max(1, k_blocks / kMinBlocksPerSplit);
   int splits = std::clamp((target_blocks + tiles / 2) / tiles, 1, most_splits);
   const int per_split = (k_blocks + splits - 1) / splits;
   splits = (k_blocks + per_split - 1) / per_split;  // no empty split
   return Plan{.tiles = tiles, .splits = splits, .k_blocks_per_split = per_split};
-}
-
-int tile_n_of(std::int64_t batch) {
-  return batch <= 16 ? 16 : batch <= 32 ? 32 : 64;
 }
 
 // Tickets first (one per tile, padded to 256 bytes), then the partial tiles.
@@ -98,7 +111,7 @@ namespace {
 using namespace gemv_wgmma_layout;
 
 template <typename T, int BN>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads, Stages<BN>::blocks_per_sm)
     gemv_wgmma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                       T* __restrict__ y, GemvWgmmaProblem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -260,13 +273,13 @@ cudaError_t launch_tile_n(const GemvArgs& a, const Plan& plan, cudaStream_t stre
 }  // namespace
 
 std::size_t gemv_wgmma_workspace_bytes(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
-  const Plan plan = plan_of(m, k, sms);
+  const Plan plan = plan_of(m, k, batch, sms);
   return ticket_bytes(plan) + partial_bytes(plan, tile_n_of(batch));
 }
 
 const char* gemv_wgmma_unsupported(std::int64_t m, std::int64_t k, std::int64_t batch, StorageFormat weights) {
   if (!half16_formats.contains(weights)) return "the wgmma GEMV takes 16-bit W (bf16 or fp16) in the format of x";
-  if (batch > gemv_wgmma_max_batch) return "the wgmma GEMV handles batches up to 64";
+  if (batch > gemv_wgmma_max_batch) return "the wgmma GEMV handles batches up to 256";
   if (k % 8 != 0) return "the wgmma GEMV needs k to be a multiple of 8 (TMA's 16-byte row pitch)";
   if (m > 0x7FFFFFFF / 2 || k > 0x7FFFFFFF / 2) return "the wgmma GEMV needs m and k below 2^30";
   return nullptr;
@@ -274,13 +287,15 @@ const char* gemv_wgmma_unsupported(std::int64_t m, std::int64_t k, std::int64_t 
 
 cudaError_t launch_gemv_wgmma(const GemvArgs& a, cudaStream_t stream) {
   if (a.workspace == nullptr) return cudaErrorInvalidValue;
-  const Plan plan = plan_of(a.m, a.k, a.sms);
+  const Plan plan = plan_of(a.m, a.k, a.batch, a.sms);
   return dispatch_storage<half16_formats>(a.weights, [&](auto traits) {
     using T = typename decltype(traits)::Element;
     switch (tile_n_of(a.batch)) {
       case 16: return launch_tile_n<T, 16>(a, plan, stream);
       case 32: return launch_tile_n<T, 32>(a, plan, stream);
-      default: return launch_tile_n<T, 64>(a, plan, stream);
+      case 64: return launch_tile_n<T, 64>(a, plan, stream);
+      case 128: return launch_tile_n<T, 128>(a, plan, stream);
+      default: return launch_tile_n<T, 256>(a, plan, stream);
     }
   });
 }

@@ -21,6 +21,7 @@ std::string_view id_name(GemmImpl impl) {
     case GemmImpl::mma_sync: return "mmasync";
     case GemmImpl::wgmma: return "wgmma";
     case GemmImpl::cublaslt: return "cublaslt";
+    case GemmImpl::swapab: return "swapab";
   }
   return "?";
 }
@@ -399,6 +400,7 @@ std::string_view impl_name(GemmImpl impl) {
     case GemmImpl::mma_sync: return "mma_sync";
     case GemmImpl::wgmma: return "wgmma";
     case GemmImpl::cublaslt: return "cublaslt";
+    case GemmImpl::swapab: return "swapab";
   }
   return "?";
 }
@@ -445,6 +447,7 @@ std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl) {
     case GemmImpl::smem_tiled: return kernel_tiles::gemm_smem_tiled;
     case GemmImpl::mma_sync: return kernel_tiles::gemm_mma_sync;
     case GemmImpl::wgmma: return kernel_tiles::gemm_wgmma;
+    case GemmImpl::swapab: return kernel_tiles::gemm_swapab;
     case GemmImpl::cublas:
     case GemmImpl::cublaslt: return std::nullopt;
   }

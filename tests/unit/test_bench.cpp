@@ -538,9 +538,9 @@ TEST_CASE("case list report and suite selection") {
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
   // --quick: 59 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64), 73 + 16 compute (3 probes, 23 GEMMs, 7 FP8 GEMMs, 40
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64), 74 + 16 compute (3 probes, 24 GEMMs, 7 FP8 GEMMs, 40
   // attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 59 + 73 + 16 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 59 + 74 + 16 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -661,8 +661,10 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
     quick += c.quick ? 1 : 0;
   }
   // GEMM: 5 bf16 squares x 5 kernels, fp16 4096^3 and 8192^3 x 3 (tensor cores and cuBLAS), fp16
-  // 256x512x1024 x 5, 4 skinny shapes x 3, the ragged shape x 5.
-  CHECK(compute::gemm_cases.size() == 25 + 6 + 5 + 12 + 5);
+  // 256x512x1024 x 5 + the swapped GEMV (m <= 256), 4 skinny shapes x 3 + the swapped GEMV at
+  // m = 64 and 128, the ragged shape x 5; LLaMA-3 70B's qkv, gate_up and down at m = 64 and 128 and
+  // those with o_proj (8192^2) at m = 256 x 4 (mma.sync, wgmma, swapped, cuBLAS), at m = 512 x 3.
+  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3);
   // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
   // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
   // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 32
@@ -673,12 +675,13 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // 2 x 2 x 2 small shapes and fp16 N = 512; each with standard and the three flash kernels.
   CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 8 + 1));
   // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call.
-  CHECK(quick == 3 + 23 + 7 + 40);
+  CHECK(quick == 3 + 24 + 7 + 40);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
-        "attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma", "attn.bf16.full.d64.b1h32kv32.n32768.standard",
-        "attn.bf16.causal.d128.b4h32kv8.n4096.flashw4r32", "peak.wgmma.bf16"}) {
+        "gemm.bf16.256x57344x8192.swapab", "attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma",
+        "attn.bf16.full.d64.b1h32kv32.n32768.standard", "attn.bf16.causal.d128.b4h32kv8.n4096.flashw4r32",
+        "peak.wgmma.bf16"}) {
     CHECK(ids.contains(std::string(id)));
   }
   CHECK_FALSE(ids.contains("gemm.fp16.8192x8192x8192.naive"));  // the CUDA-core rungs run bf16 only

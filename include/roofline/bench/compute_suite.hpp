@@ -29,7 +29,9 @@ namespace roofline::bench::compute {
 // ---- GEMM: C[m x n] = A[m x k] . B[n x k]^T, fp32 accumulation ----------------------------------
 // 16-bit operands (C in their type), or e4m3 operands with per-tensor scales and a bf16 C (FP8).
 
-enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma, cublaslt };
+// swapab: a skinny GEMM (m <= gemm_swapab_max_m) run as the wgmma GEMV with A and B swapped.
+enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma, cublaslt, swapab };
+inline constexpr std::int64_t gemm_swapab_max_m = 256;
 inline constexpr std::array<GemmImpl, 5> gemm_ladder{GemmImpl::naive, GemmImpl::smem_tiled, GemmImpl::mma_sync,
                                                      GemmImpl::wgmma, GemmImpl::cublas};
 // The FP8 GEMM: the wgmma kernel against cuBLASLt (cuBLAS's FP8 path).
@@ -169,6 +171,21 @@ constexpr void for_each_gemm_case(F&& f) {
                  .dtype = dtype,
                  .quick = quick && (!cuda_core || quick_cuda_cores),
                  .output = dtype});
+      // Beside wgmma, where m fits one swapped tile (cuBLAS's own choice for such shapes).
+      if (impl == GemmImpl::wgmma && s.m <= gemm_swapab_max_m) {
+        f(GemmCase{
+            .impl = GemmImpl::swapab, .m = s.m, .n = s.n, .k = s.k, .dtype = dtype, .quick = quick, .output = dtype});
+      }
+    }
+  };
+  // The skinny shapes of prefill chunks and large decode batches: m = 64 .. 512 tokens through
+  // LLaMA-3 70B's projections at TP 1 (qkv, gate_up, down; o_proj is the 8192^2 row below), the
+  // tensor-core kernels and cuBLAS.
+  const auto skinny = [&f](GemmShapeMNK s) {
+    for (GemmImpl impl : {GemmImpl::mma_sync, GemmImpl::wgmma, GemmImpl::swapab, GemmImpl::cublas}) {
+      if (impl == GemmImpl::swapab && s.m > gemm_swapab_max_m) continue;
+      f(GemmCase{
+          .impl = impl, .m = s.m, .n = s.n, .k = s.k, .dtype = DType::bf16, .quick = false, .output = DType::bf16});
     }
   };
   // The ladder at every square size (the naive kernel at 8192^3 takes about a second a launch).
@@ -183,6 +200,13 @@ constexpr void for_each_gemm_case(F&& f) {
   all({128, 8192, 8192}, DType::bf16, false, false, false);
   all({8192, 8192, 256}, DType::bf16, false, false, false);
   all({16384, 1024, 4096}, DType::bf16, false, false, false);
+  for (std::int64_t m : {64, 128, 256, 512}) {
+    if (m > 128) skinny({m, 8192, 8192});
+    for (const GemmShapeMNK nk :
+         {GemmShapeMNK{0, 10240, 8192}, GemmShapeMNK{0, 57344, 8192}, GemmShapeMNK{0, 8192, 28672}}) {
+      skinny({m, nk.n, nk.k});
+    }
+  }
   // Ragged edges in m, n and k.
   all({333, 264, 200}, DType::bf16, true, true, true);
 }

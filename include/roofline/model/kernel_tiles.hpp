@@ -21,6 +21,10 @@ inline constexpr GemmTiling gemm_naive{1, 1, 1, 0, 256};
 inline constexpr GemmTiling gemm_smem_tiled{128, 128, 16, 1, 256};
 inline constexpr GemmTiling gemm_mma_sync{128, 128, 64, 3, 128};
 inline constexpr GemmTiling gemm_wgmma{128, 256, 64, 4, 384};
+// A skinny GEMM (m <= 256) as the wgmma GEMV with A and B swapped (kernels/gemv_wgmma.cu): a block
+// owns 128 rows of B (n) and every row of A (one m tile, wgmma's N up to 256), k staged 64 at a time;
+// split-K partial sums are not in this tiling's traffic.
+inline constexpr GemmTiling gemm_swapab{256, 128, 64, 4, 288};
 
 // A flash-attention block holds block_m query rows and streams K/V in tiles of block_n keys
 // through kv_stages shared-memory stages.

@@ -12,6 +12,7 @@
 
 #include "compute_family.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemv.hpp"
 #include "kernels/verify.hpp"
 #include "storage_formats.hpp"
 
@@ -28,6 +29,25 @@ kernels::GemmKernel gemm_kernel_of(GemmImpl impl) {
     case GemmImpl::mma_sync: return kernels::GemmKernel::mma_sync;
     default: return kernels::GemmKernel::wgmma;
   }
+}
+
+// C[m, n] = A[m, k] B[n, k]^T is the GEMV y[b, r] = sum W[r, k] x[b, k] with W = B (n rows), x = A
+// (a batch of m vectors) and y = C: the skinny GEMM as the wgmma GEMV.
+kernels::GemvArgs swapped_gemv(kernels::StorageFormat type, const DeviceBuffer& a, const DeviceBuffer& b,
+                               const DeviceBuffer& c, const GemmCase& g, int sms) {
+  return kernels::GemvArgs{.kernel = kernels::GemvKernel::wgmma,
+                           .weights = type,
+                           .activations = type,
+                           .w = b.get(),
+                           .x = a.get(),
+                           .y = c.get(),
+                           .m = g.n,
+                           .k = g.k,
+                           .batch = g.m,
+                           .sms = sms,
+                           .weight_scale = nullptr,
+                           .group_scales = nullptr,
+                           .workspace = nullptr};
 }
 
 struct GemmSamples {
@@ -254,7 +274,25 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
       continue;
     }
     Launch launch;
-    if (c->impl == GemmImpl::cublas) {
+    DeviceBuffer workspace;  // the swapped GEMV's split-K partial sums and tickets, zeroed once
+    if (c->impl == GemmImpl::swapab) {
+      kernels::GemvArgs args = swapped_gemv(type, a, b, c_out, *c, ctx.device().sms);
+      if (!kernels::gemv_kernel_supported(kernels::GemvKernel::wgmma, ctx.device().index)) {
+        record_not(recorder, std::move(result), Disposition::not_supported,
+                   "not built for this device (the wgmma GEMV needs sm_90a code and a compute capability 9.0 device)");
+        continue;
+      }
+      if (const char* why = kernels::gemv_unsupported(args.kernel, args.m, args.k, args.batch, type)) {
+        record_not(recorder, std::move(result), Disposition::not_supported, why);
+        continue;
+      }
+      if (const std::size_t bytes = kernels::gemv_workspace_bytes(args); bytes > 0) {
+        workspace = ctx.allocate(bytes);
+        check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+        args.workspace = workspace.get();
+      }
+      launch = [args](cudaStream_t s, int) { return kernels::launch_gemv(args, s); };
+    } else if (c->impl == GemmImpl::cublas) {
       if (blas == nullptr) {
         record_not(recorder, std::move(result), Disposition::failed, reference.problem);
         continue;
