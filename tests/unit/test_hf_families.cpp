@@ -376,6 +376,33 @@ TEST_CASE("Llama 4 Scout and Maverick: chunked attention, NoPE layers by the cla
   CHECK(v.total == Approx(400e9).epsilon(0.005));
   CHECK(v.active == Approx(17e9).epsilon(0.011));
   CHECK(maverick.max_context == 1048576);
+  // Which layers: transformers' Llama4TextConfig makes moe_layers range(step - 1, 48, step), the
+  // odd layers 1, 3, ..., 47; the even ones are dense.
+  CHECK_FALSE(maverick.moe_layer(0));
+  CHECK(maverick.moe_layer(1));
+  CHECK(maverick.moe_layer(47));
+  CHECK(maverick.first_layer(true) == 1);
+  // PP 5 splits the 48 layers 10, 10, 10, 9, 9 (layers 0-9, 10-19, 20-29, 30-38, 39-47): 5 expert
+  // layers in each of the first three (the odd ones), 4 in layers 30-38 (31, 33, 35, 37) and 5 in
+  // 39-47 (39, ..., 47).
+  const std::vector<StageLayers> stages = stage_layers(maverick, 5);
+  REQUIRE(stages.size() == 5);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(stages[i].moe == 5);
+    CHECK(stages[i].dense == 5);
+  }
+  CHECK(stages[3].first_layer == 30);
+  CHECK(stages[3].moe == 4);
+  CHECK(stages[3].dense == 5);
+  CHECK(stages[4].moe == 5);
+  CHECK(stages[4].dense == 4);
+  // PP 4: every stage 6 dense + 6 expert layers; stage 1 (no embedding, no head) holds 6 x
+  // (314,583,040 + 16,295,536,640) = 99,660,718,080 parameters (the layers above), not the 24 dense
+  // layers' 7.5B of stages 0 and 1 that counting dense layers first gave.
+  const std::vector<StageLayers> four = stage_layers(maverick, 4);
+  REQUIRE(four.size() == 4);
+  CHECK(four[1].moe == 6);
+  CHECK(stage_weight_elements(maverick, shard(maverick, 1, 4), four[1]).total() == 99660718080.0);
 
   // The step: a NoPE layer has no rope op; a chunked layer keeps its own.
   const std::vector<DecoderLayer> step =
