@@ -365,9 +365,10 @@ TEST_CASE("Llama 4 Scout and Maverick: chunked attention, NoPE layers by the cla
   // layer attention 62,914,560, 16 routed + 1 shared expert of 3 x 5120 x 8192 = 125,829,120 each,
   // router 81,920, norms 10,240; x 48 = 105,700,884,480; embedding and head 2 x 202,048 x 5120 =
   // 2,069.0M: 107,769,861,120 of the text model, 1.1% below 109B. The card's total is the whole
-  // checkpoint, vision encoder included, which is not modelled. Its vision_config (as published:
-  // hidden 1408, 34 layers, MLP 5632, patches of 14 at 336, pixel shuffle 0.5 into 4096 x 4096,
-  // projected to 5120; the test file's copy leaves it out) holds 871,932,416: per layer four
+  // checkpoint, vision encoder included, which is not modelled. Its vision_config (as published,
+  // copied in NVIDIA/TensorRT-LLM's test_modeling_llama_min_latency.py; the test file's copy leaves
+  // it out: hidden 1408, 34 layers, MLP 5632, patches of 14 at 336, pixel shuffle 0.5 into 4096 x
+  // 4096, projected to 5120) holds 871,932,416: per layer four
   // 1408^2 projections with biases, fc1 and fc2 of 1408 x 5632 with biases and two layer norms,
   // 23,807,872, x 34 = 809,467,648; patch embedding 3 x 14^2 x 1408 = 827,904; positions 577 x
   // 1408 = 812,416; class token and the pre/post norms 7,040; adapter 5632 x 4096 + 4096^2 =
