@@ -286,6 +286,26 @@ TEST_CASE("Llama 4 and Gemma 2 keys: chunked attention with NoPE layers, alterna
       "config.json");
   CHECK(maverick.dense_layers() == 24);
   CHECK(maverick.ffn.intermediate == 16384);
+  // moe_layers, where a config lists them, says which: 4 layers, experts on 0 and 2.
+  const std::string four_layers =
+      R"({"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+          "intermediate_size_mlp": 16384, "num_hidden_layers": 4, "num_attention_heads": 40,
+          "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 16, "num_experts_per_tok": 1,
+          "vocab_size": 202048, "moe_layers": )";
+  const ModelSpec listed = parse_hf_config(four_layers + "[0, 2]}", "config.json");
+  CHECK(listed.moe_layer(0));
+  CHECK_FALSE(listed.moe_layer(1));
+  CHECK(listed.moe_layer(2));
+  CHECK(listed.first_layer(false) == 1);
+  CHECK(listed.dense_layers() == 2);
+  // Experts on the last layers only are DeepSeek's order, leading dense layers: [2, 3].
+  const ModelSpec last = parse_hf_config(four_layers + "[2, 3]}", "config.json");
+  CHECK(last.moe->expert_layers.empty());
+  CHECK(last.moe->dense_layers == 2);
+  CHECK_THROWS_WITH(parse_hf_config(four_layers + "[4]}", "config.json"),
+                    Contains("moe_layers") && Contains("must list layer indices below 4 (found 4)"));
+  CHECK_THROWS_WITH(parse_hf_config(four_layers + "[]}", "config.json"),
+                    Contains("moe_layers") && Contains("flags no expert layer"));
 
   // Gemma 2: even layers slide over sliding_window, odd ones attend to all.
   const ModelSpec gemma2 = parse_hf_config(
