@@ -567,7 +567,7 @@ std::vector<DecoderOp> describe_layer(const ModelSpec& model, const Sharding& sh
   check_step(step);
   // --- models (issue 19): the attention of the first layer of that kind.
   return Describer(model, sharding, formats, step, options)
-      .layer(moe_layer, model.attention_of(moe_layer ? model.dense_layers() : 0));
+      .layer(moe_layer, model.attention_of(std::min(model.first_layer(moe_layer), model.layers - 1)));
 }
 
 std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& sharding, const StepFormats& formats,
@@ -578,7 +578,7 @@ std::vector<DecoderLayer> describe_step(const ModelSpec& model, const Sharding& 
   // --- models (issue 19): one group per kind of feed-forward layer (dense ones first) and per
   // attention of the pattern, in the order the layers first use them.
   for (std::int64_t i = 0; i < model.layers; ++i) {
-    const bool moe_layer = i >= model.dense_layers();
+    const bool moe_layer = model.moe_layer(i);
     const LayerAttention attention = model.attention_of(i);
     const std::string_view name =
         group_name(moe_layer ? 2 : (model.moe ? 1 : 0),

@@ -73,14 +73,14 @@ std::vector<StageLayers> stage_layers(const ModelSpec& model, int pp) {
   std::vector<StageLayers> stages;
   const std::int64_t base = model.layers / pp;
   const std::int64_t extra = model.layers % pp;
-  const std::int64_t dense_end = model.dense_layers();  // dense layers come first
   std::int64_t first = 0;
   for (int i = 0; i < pp; ++i) {
     const std::int64_t count = base + (i < extra ? 1 : 0);
     StageLayers stage;
     stage.first_layer = first;
-    stage.dense = std::clamp<std::int64_t>(dense_end - first, 0, count);
-    stage.moe = count - stage.dense;
+    // --- models (issue 19): each layer as the model orders them (Llama 4 Maverick interleaves).
+    for (std::int64_t layer = first; layer < first + count; ++layer) stage.moe += model.moe_layer(layer) ? 1 : 0;
+    stage.dense = count - stage.moe;
     stage.holds_embedding = i == 0;
     stage.holds_head = i == pp - 1;
     stages.push_back(stage);

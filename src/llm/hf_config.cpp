@@ -479,10 +479,29 @@ void read_moe(const HfReader& r, const HfFamily& family, ModelSpec& m) {
   e.dense_layers = r.non_negative("first_k_dense_replace", 0);
   if (llama4) {
     // Llama 4: experts of intermediate_size, one shared expert of the same width, and dense layers
-    // of intermediate_size_mlp between the expert layers every interleave_moe_layer_step.
+    // of intermediate_size_mlp between the expert layers: those moe_layers lists, or, as
+    // transformers' Llama4TextConfig makes it, every interleave_moe_layer_step-th layer from layer
+    // step - 1 (Maverick, step 2: the odd layers 1, 3, ..., 47; Scout, step 1: all of them).
     e.shared_experts = 1;
-    const std::int64_t step = r.optional_positive("interleave_moe_layer_step").value_or(1);
-    e.dense_layers = m.layers - m.layers / step;
+    std::vector<bool> expert(static_cast<std::size_t>(m.layers), false);
+    if (const json* listed = r.array("moe_layers")) {
+      for (const json& index : *listed) {
+        if (!index.is_number_integer() || index.get<std::int64_t>() < 0 || index.get<std::int64_t>() >= m.layers) {
+          r.fail("moe_layers", fmt::format("must list layer indices below {} (found {})", m.layers, index.dump()));
+        }
+        expert[index.get<std::size_t>()] = true;
+      }
+    } else {
+      const std::int64_t step = r.optional_positive("interleave_moe_layer_step").value_or(1);
+      for (std::int64_t i = step - 1; i < m.layers; i += step) expert[static_cast<std::size_t>(i)] = true;
+    }
+    const auto first_expert = std::find(expert.begin(), expert.end(), true);
+    if (first_expert == expert.end()) r.fail("moe_layers", "flags no expert layer");
+    if (std::all_of(first_expert, expert.end(), [](bool flag) { return flag; })) {
+      e.dense_layers = first_expert - expert.begin();  // dense layers first, as DeepSeek's
+    } else {
+      e.expert_layers = std::move(expert);
+    }
     m.ffn.intermediate = r.optional_positive("intermediate_size_mlp").value_or(m.ffn.intermediate);
   } else {
     if (r.non_negative("moe_layer_freq", 1) != 1) r.fail("moe_layer_freq", "other than 1 is not modelled");

@@ -64,6 +64,28 @@ std::string LayerAttention::describe() const {
   return fmt::format("{} {}{}", name_of(scope), span, nope);
 }
 
+std::int64_t ModelSpec::moe_layers() const {
+  if (!moe) return 0;
+  if (moe->expert_layers.empty()) return std::max<std::int64_t>(layers - moe->dense_layers, 0);
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < layers; ++i) count += moe_layer(i) ? 1 : 0;
+  return count;
+}
+
+bool ModelSpec::moe_layer(std::int64_t index) const {
+  if (!moe) return false;
+  if (moe->expert_layers.empty()) return index >= moe->dense_layers;
+  return static_cast<std::size_t>(index) < moe->expert_layers.size() &&
+         moe->expert_layers[static_cast<std::size_t>(index)];
+}
+
+std::int64_t ModelSpec::first_layer(bool moe_kind) const {
+  for (std::int64_t i = 0; i < layers; ++i) {
+    if (moe_layer(i) == moe_kind) return i;
+  }
+  return layers;
+}
+
 LayerAttention ModelSpec::attention_of(std::int64_t index) const {
   if (!layer_attention.empty()) return layer_attention.at(static_cast<std::size_t>(index));
   if (attention.sliding_window) return {AttentionScope::sliding, *attention.sliding_window};
@@ -200,6 +222,11 @@ void check_model(const ModelSpec& m, const std::string& origin) {
     }
     if (m.moe->dense_layers >= m.layers) {
       fail("/moe/dense_layers", fmt::format("{} leaves no expert layer of {}", m.moe->dense_layers, m.layers));
+    }
+    if (!m.moe->expert_layers.empty() &&
+        (static_cast<std::int64_t>(m.moe->expert_layers.size()) != m.layers || m.moe_layers() == 0)) {
+      fail("/moe/expert_layers",
+           fmt::format("must flag each of the {} layers, one an expert layer at least", m.layers));
     }
   }
 }

@@ -80,9 +80,12 @@ ModelSpec spec_from_document(const json& d, const std::string& origin) {
 
   if (d.contains("moe")) {
     const json& e = d.at("moe");
-    m.moe = MoeSpec{e.at("experts").get<std::int64_t>(), e.at("experts_per_token").get<std::int64_t>(),
-                    get_int(e, "shared_experts"), e.at("expert_intermediate_size").get<std::int64_t>(),
-                    get_int(e, "dense_layers")};
+    m.moe = MoeSpec{.experts = e.at("experts").get<std::int64_t>(),
+                    .experts_per_token = e.at("experts_per_token").get<std::int64_t>(),
+                    .shared_experts = get_int(e, "shared_experts"),
+                    .expert_intermediate = e.at("expert_intermediate_size").get<std::int64_t>(),
+                    .dense_layers = get_int(e, "dense_layers"),
+                    .expert_layers = {}};
   }
   if (d.contains("checkpoint")) {
     const json& c = d.at("checkpoint");

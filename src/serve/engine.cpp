@@ -10,13 +10,10 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/llm/deployment.hpp"
+#include "roofline/serve/kv_blocks.hpp"
 
 namespace roofline {
 namespace {
-
-std::int64_t blocks_for(std::int64_t tokens, std::int64_t block_size) {
-  return (tokens + block_size - 1) / block_size;
-}
 
 // A request's state inside the engine, from its arrival to its finish (a slot, reused after).
 struct Live {
@@ -97,8 +94,15 @@ class Timeline {
   std::int64_t stride_ = 1;
 };
 
+// The most tokens one step runs of a request holding `held` tokens: a chunk of the budget, or
+// without chunks its whole prefill (a recompute's included).
+std::int64_t most_step_tokens(const EngineConfig& c, std::int64_t held) {
+  return c.chunked_prefill ? std::min(held, c.max_num_tokens) : held;
+}
+
 // The checks of one request as it arrives (index: its place in the workload).
-void check_request(std::size_t i, const RequestSpec& r, const EngineConfig& c, const ModelSpec& model) {
+void check_request(std::size_t i, const RequestSpec& r, const EngineConfig& c, const ModelSpec& model,
+                   const KvBlockLayout& kv) {
   if (model.max_context && r.prompt + r.output > *model.max_context) {
     throw InputError(fmt::format("serve: request {}: prompt {} + output {} tokens is more than {}'s context of {}", i,
                                  r.prompt, r.output, model.id, *model.max_context));
@@ -106,10 +110,11 @@ void check_request(std::size_t i, const RequestSpec& r, const EngineConfig& c, c
   // The most a request holds: its prompt and every output token but the last (and, speculating,
   // the drafts of its last verify step).
   const std::int64_t held = r.prompt + r.output - 1 + c.draft_tokens;
-  if (blocks_for(held, c.block_size) > c.kv_blocks) {
+  const std::int64_t blocks = kv.peak(held, most_step_tokens(c, held));
+  if (blocks > c.kv_blocks) {
     throw InputError(fmt::format(
         "serve: request {}: {} tokens (prompt {} + output {} - 1) need {} KV blocks of {} tokens; the cache holds {}",
-        i, held, r.prompt, r.output, blocks_for(held, c.block_size), c.block_size, c.kv_blocks));
+        i, held, r.prompt, r.output, blocks, c.block_size, c.kv_blocks));
   }
   // Without chunks a prefill runs whole: the prompt, or after a preemption everything recomputed
   // (none when admission guarantees no eviction).
@@ -136,6 +141,7 @@ class Engine {
         model_(model),
         source_(source),
         on_finish_(on_finish),
+        kv_(model, config.block_size),
         free_blocks_(config.kv_blocks),
         released_(config.concurrency ? static_cast<std::size_t>(*config.concurrency) : 0) {
     pending_ = source_.next();
@@ -177,7 +183,7 @@ class Engine {
       } else if (spec.arrival_s > now_) {
         return;
       }
-      check_request(entered_, spec, c_, model_);
+      check_request(entered_, spec, c_, model_, kv_);
       std::size_t id = 0;
       if (free_slots_.empty()) {
         id = live_.size();
@@ -211,14 +217,16 @@ class Engine {
     waiting_.push_front(id);
   }
 
-  // The blocks a request must hold to run `tokens` more: those of its cache after them, or, when
-  // admission guarantees no eviction, those of its whole life from the start.
+  // The blocks a request must add to run `tokens` more (fewer than none where its windows moved
+  // past blocks it holds): those of its cache after them, each group's out-of-window blocks freed,
+  // or, when admission guarantees no eviction, the most its whole life holds, from the start.
   [[nodiscard]] std::int64_t blocks_needed(std::size_t id, std::int64_t tokens) const {
     const RequestSpec& spec = live_[id].record.spec;
-    const std::int64_t held = c_.policy == CapacityPolicy::guaranteed_no_evict
-                                  ? spec.prompt + spec.output - 1 + c_.draft_tokens
-                                  : live_[id].computed + tokens;
-    return blocks_for(held, c_.block_size) - live_[id].blocks;
+    if (c_.policy == CapacityPolicy::guaranteed_no_evict) {
+      const std::int64_t life = spec.prompt + spec.output - 1 + c_.draft_tokens;
+      return kv_.peak(life, most_step_tokens(c_, life)) - live_[id].blocks;
+    }
+    return kv_.held(live_[id].computed, tokens) - live_[id].blocks;
   }
 
   // Whether the request's next step is a decode step: one token left to run on its cache, after
@@ -384,6 +392,7 @@ class Engine {
   const ModelSpec& model_;
   RequestSource& source_;
   const FinishedRequest& on_finish_;
+  KvBlockLayout kv_;
   std::optional<RequestSpec> pending_;  // the next request of the source, not yet arrived
   std::vector<Live> live_;              // slots: the requests in flight and free ones
   std::vector<std::size_t> free_slots_;
@@ -508,9 +517,17 @@ KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentCon
   }
   KvCache out;
   out.draft_weight_bytes = draft_weights;
+  // A block holds block_size tokens of one group's layers (kv_blocks.hpp): on a stage, of the most
+  // layers any one group has there; a model whose layers attend alike, of all the stage's layers.
+  // The drafter's cache per token is counted in every block (once per group: an overcount on a
+  // model of several groups).
+  const KvBlockLayout layout(model, block_size);
+  const double kv_layer = kv_bytes_per_token_layer_gpu(model, sharding, config.kv);
   bool first = true;
   for (const StageMemory& stage : memory.stages) {
-    const double per_block = (stage.kv_bytes_per_token + draft_kv_per_token) * static_cast<double>(block_size);
+    const auto block_layers =
+        static_cast<double>(layout.layers_per_block(stage.layers.first_layer, stage.layers.layers()));
+    const double per_block = (kv_layer * block_layers + draft_kv_per_token) * static_cast<double>(block_size);
     const double free = stage.free_bytes - draft_weights;
     const double blocks = per_block > 0 ? std::floor(fraction * std::max(free, 0.0) / per_block) : 0.0;
     if (first || blocks < static_cast<double>(out.blocks)) {

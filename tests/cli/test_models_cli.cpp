@@ -135,3 +135,12 @@ TEST_CASE("plan and train: the checkpoint's weight format, said in a note") {
   REQUIRE(train.exit_code == 0);
   CHECK(has_note(nlohmann::json::parse(train.out), "weights: the checkpoint stores quantization_config mxfp4"));
 }
+
+TEST_CASE("serve: gpt-oss-120b's KV cache in two groups, a block half the all-layers one") {
+  // 18 sliding-128 and 18 full layers: two groups of 18 (tests/unit/test_kv_blocks.cpp); a block
+  // of 16 tokens holds 18 layers x 2,048 B, 589,824 B, where one of every layer held 1,179,648.
+  const nlohmann::json report = json_report("serve --model " + (hf_data / "gpt-oss-120b").string() +
+                                            " --gpu h200 --prompt 1000 --output 8 --requests 4 --rate inf");
+  CHECK(report.at("results").at("kv_cache").at("bytes_per_block_gpu").get<double>() == 589824.0);
+  CHECK(has_note(report, "groups of 18 layers, 1 of sliding 128 (18 layers), 1 of full (18 layers)"));
+}

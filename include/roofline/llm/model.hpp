@@ -96,6 +96,9 @@ struct MoeSpec {
   std::int64_t shared_experts = 0;
   std::int64_t expert_intermediate = 0;
   std::int64_t dense_layers = 0;  // leading layers with a dense feed-forward layer
+  // Where dense and expert layers interleave (Llama 4 Maverick: transformers' moe_layers), one flag
+  // per layer, true on an expert layer; empty: the layers after the leading dense ones.
+  std::vector<bool> expert_layers;
 };
 
 struct ModelSpec {
@@ -131,8 +134,12 @@ struct ModelSpec {
   std::optional<double> stated_active_parameters;
 
   // Layers whose feed-forward part is a mixture of experts (the others are dense).
-  [[nodiscard]] std::int64_t moe_layers() const { return moe ? layers - moe->dense_layers : 0; }
+  [[nodiscard]] std::int64_t moe_layers() const;
   [[nodiscard]] std::int64_t dense_layers() const { return layers - moe_layers(); }
+  // Whether layer `index` (0-based) is an expert layer.
+  [[nodiscard]] bool moe_layer(std::int64_t index) const;
+  // The first layer of that kind (expert or dense); `layers` where there is none.
+  [[nodiscard]] std::int64_t first_layer(bool moe_layer) const;
   // Layer `index`'s attention (0-based).
   [[nodiscard]] LayerAttention attention_of(std::int64_t index) const;
   // Tokens of a request's context the KV cache keeps in its fullest layer (a window caps it).

@@ -17,6 +17,7 @@
 #include "roofline/plot/timeline.hpp"
 #include "roofline/report/output_file.hpp"
 #include "roofline/serve/fit.hpp"
+#include "roofline/serve/kv_blocks.hpp"
 #include "roofline/serve/metrics.hpp"
 #include "roofline/serve/pools.hpp"
 #include "summary_table.hpp"
@@ -414,6 +415,19 @@ Report render_serve(const ServeRun& run, const EngineRun& sim, const ServeMetric
       "reserve and workspace), preemption by recompute; step overhead {:g} us",
       engine.max_num_tokens, engine.max_batch, engine.chunked_prefill ? "on" : "off", policy_name(engine.policy),
       kv.blocks, engine.block_size, o.kv_memory_fraction, kv.free_bytes / 1e9, engine.step_overhead_s * 1e6));
+  // --- models (issue 19): the cache's attention groups, where the layers do not all attend alike.
+  if (const KvBlockLayout layout(model, engine.block_size); layout.groups() > 1 || model.windowed()) {
+    std::string kinds;
+    for (const KvBlockLayout::Kind& kind : layout.kinds()) {
+      kinds += fmt::format("{}{} of {} ({} layers)", kinds.empty() ? "" : ", ", kind.groups, kind.attention.describe(),
+                           kind.layers);
+    }
+    report.notes.push_back(fmt::format(
+        "KV cache per attention group (vLLM's hybrid KV cache manager): groups of {} layers, {}; a block holds {} "
+        "tokens of one group's layers, and a sliding or chunked group frees the blocks its window has left",
+        layout.layers_per_group(), kinds, engine.block_size));
+  }
+  // --- end models
   report.notes.push_back(
       "metrics as vLLM's benchmark_serving states them: TTFT, TPOT = (E2E - TTFT) / (output - 1), ITL per token gap, "
       "E2E; percentiles interpolate linearly (numpy); throughput over first arrival to last finish");
