@@ -32,6 +32,17 @@ TEST_CASE("serve --attention-dp holds more DeepSeek-V3 requests on 8 H200 in FP8
   CHECK(dp.at("results").at("requests") == 512);
 }
 
+TEST_CASE("serve --attention-dp steps the ranks in lockstep: ranks dealt no request run dummy steps") {
+  // 4 requests of 256 + 16 tokens over 8 ranks: ranks 0-3 get one each and run, in phase, 1 prefill
+  // and 15 decode steps; ranks 4-7 get none and idle through all 16: 64 of 128 rank steps.
+  const json r = json_report(v3_h200 + "--ep 8 --attention-dp --prompt-tokens 256 --output-tokens 16 --requests 4");
+  const json& ranks = r.at("results").at("attention_dp");
+  CHECK(ranks.at("lockstep_steps") == 16);
+  CHECK(ranks.at("dummy_steps") == 64);
+  CHECK(ranks.at("idle_share").get<double>() == 0.5);
+  CHECK(r.at("results").at("engine").at("steps") == 64);
+}
+
 TEST_CASE("serve --speculate with acceptance 1 gives K + 1 tokens per verify step") {
   // Output 1 + 4 x 10: the prefill's token, then 10 verify steps of 4 accepted tokens each.
   const json r = json_report(v3_h200 +

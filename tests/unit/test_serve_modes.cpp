@@ -1,9 +1,10 @@
-// serve's deployment modes (issue 18): speculation in the engine, attention-DP ranks as engines of
-// their own, and disaggregated prefill/decode pools, against what follows by hand from the step
-// times of the coster (itself checked against llm's op model in test_serve.cpp).
+// serve's deployment modes (issue 18): speculation in the engine, attention-DP ranks in lockstep,
+// and disaggregated prefill/decode pools, against what follows by hand from the step times of the
+// coster (itself checked against llm's op model in test_serve.cpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "catch.hpp"
 #include "llm_fixture.hpp"
@@ -196,6 +197,121 @@ TEST_CASE("serve step cost: attention DP costs one rank's own requests, the MoE 
   rank.decode_requests = 16;
   rank.decode_kv_tokens = 16 * 3000;
   CHECK(coster.time_s(rank) == Approx(llm).epsilon(1e-9));
+}
+
+namespace {
+
+// Mixtral-8x7B on 2 H100 in FP8, TP 2 with EP 2 and attention DP: two ranks, each attention and
+// KV whole on its GPU, the 8 experts 4 to a GPU.
+DeploymentConfig mixtral_dp2() {
+  DeploymentConfig c = fp8_h100();
+  c.tp = 2;
+  c.experts.ep = 2;
+  c.experts.attention_dp = true;
+  return c;
+}
+
+MixedBatch prefill_of(const PrefillChunk& chunk, std::int64_t group_tokens = 0) {
+  MixedBatch b;
+  b.chunks = std::span<const PrefillChunk>(&chunk, 1);
+  b.group_tokens = group_tokens;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("serve lockstep: two attention-DP ranks' step lasts as long as the longer prefill, MoE over both") {
+  // Request 0 (2,048 prompt tokens) goes to rank 0, request 1 (128) to rank 1; both prefill in one
+  // step (budget 8,192) and emit their only token at its end. The ranks step together: the step
+  // is rank 0's, its experts over the 2,048 + 128 = 2,176 tokens of both ranks, so both finish at
+  // that time; rank 1's own step (the same experts, 128 tokens of attention and projections) is
+  // shorter, and rank 0's alike-ranks cost (experts over 2 x 2,048) longer.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  REQUIRE(coster.sharding().attention_dp == 2);
+  const std::vector<RequestSpec> requests{{0.0, 2048, 1}, {0.0, 128, 1}};
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(requests); };
+  std::vector<RequestRecord> records(2);
+  PoolRun pool = simulate_pool(source, {roomy(), &coster, &m, 2, 2},
+                               [&](std::size_t index, const RequestRecord& r) { records.at(index) = r; });
+  const PrefillChunk long_prompt{2048, 0};
+  const PrefillChunk short_prompt{128, 0};
+  const double rank0 = coster.time_s(prefill_of(long_prompt, 2176));
+  const double rank1 = coster.time_s(prefill_of(short_prompt, 2176));
+  CHECK(rank1 < rank0);
+  CHECK(rank0 < coster.time_s(prefill_of(long_prompt)));
+  CHECK(records[0].finish_s == Approx(rank0).epsilon(1e-12));
+  CHECK(records[1].finish_s == Approx(rank0).epsilon(1e-12));
+  CHECK(pool.lockstep_steps == 1);
+  CHECK(pool.engine.steps == 2);
+  CHECK(pool.engine.dummy_steps == 0);
+}
+
+TEST_CASE("serve lockstep: a rank with nothing scheduled runs a dummy step through each of the group's steps") {
+  // Rank 0 gets a request of 128 + 16 tokens (1 prefill step and 15 decode steps), rank 1 one of
+  // 128 + 4 (1 + 3): rank 1 is done after 4 steps and idles through the other 12. With a single
+  // request, rank 1 is dealt none and idles through all 16.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  const std::vector<RequestSpec> two{{0.0, 128, 16}, {0.0, 128, 4}};
+  const std::vector<RequestSpec> one{{0.0, 128, 16}};
+  const SourceFactory source_two = [&] { return std::make_unique<VectorSource>(two); };
+  const SourceFactory source_one = [&] { return std::make_unique<VectorSource>(one); };
+  PoolRun both = simulate_pool(source_two, {roomy(), &coster, &m, 2, 2}, nullptr);
+  CHECK(both.lockstep_steps == 16);
+  CHECK(both.engine.steps == 16 + 4);
+  CHECK(both.engine.dummy_steps == 12);
+  PoolRun alone = simulate_pool(source_one, {roomy(), &coster, &m, 2, 2}, nullptr);
+  CHECK(alone.lockstep_steps == 16);
+  CHECK(alone.engine.steps == 16);
+  CHECK(alone.engine.dummy_steps == 16);
+  CHECK(alone.finished == 1);
+}
+
+TEST_CASE("serve lockstep: the group waits for the next arrival at any rank when none has work") {
+  // Request 0 (rank 0) at t = 0 and request 1 (rank 1) at t = 10 s, 128 + 2 tokens each: rank 0
+  // runs its 2 steps while rank 1 idles, both wait until 10 s, then rank 1 runs its 2 while rank 0
+  // idles: 4 steps of the group, 2 dummy steps each, and request 1 scheduled at its arrival.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  const std::vector<RequestSpec> requests{{0.0, 128, 2}, {10.0, 128, 2}};
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(requests); };
+  std::vector<RequestRecord> records(2);
+  PoolRun pool = simulate_pool(source, {roomy(), &coster, &m, 2, 2},
+                               [&](std::size_t index, const RequestRecord& r) { records.at(index) = r; });
+  CHECK(pool.lockstep_steps == 4);
+  CHECK(pool.engine.dummy_steps == 4);
+  CHECK(records[1].scheduled_s == 10.0);
+  CHECK(records[1].queue_s() == 0.0);
+  CHECK(records[1].e2e_s() == Approx(records[0].e2e_s()).epsilon(1e-12));
+}
+
+TEST_CASE("serve lockstep: ranks in phase step as each alone with every rank alike, and one rank is the engine") {
+  // 4 identical requests over 2 ranks: each rank runs 2, in phase, so the group's tokens are twice
+  // each rank's, which is the coster's alike-ranks cost of one rank's batch: each rank's run is
+  // that of its 2 requests alone.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  const std::vector<RequestSpec> four(4, RequestSpec{0.0, 256, 32});
+  const std::vector<RequestSpec> two(2, RequestSpec{0.0, 256, 32});
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(four); };
+  PoolRun pool = simulate_pool(source, {roomy(), &coster, &m, 2, 2}, nullptr);
+  Simulation alone = simulate(two, roomy(), coster, m);
+  CHECK(pool.lockstep_steps == alone.engine.steps);
+  CHECK(pool.engine.steps == 2 * alone.engine.steps);
+  CHECK(pool.engine.dummy_steps == 0);
+  CHECK(pool.end_s == Approx(alone.end_s).epsilon(1e-12));
+  // One rank: simulate_lockstep is the engine of simulate().
+  VectorSource one_rank(two);
+  LockstepRun lockstep = simulate_lockstep({{&one_rank, roomy(), nullptr}}, coster, m);
+  REQUIRE(lockstep.ranks.size() == 1);
+  CHECK(lockstep.steps == alone.engine.steps);
+  CHECK(lockstep.ranks.front().end_s == alone.end_s);
+  CHECK(lockstep.ranks.front().engine.busy_s == alone.engine.busy_s);
 }
 
 TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections do (above 16 decode rows)") {
