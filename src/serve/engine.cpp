@@ -153,7 +153,6 @@ class Engine {
     return pending_->arrival_s;
   }
   void wait_until(double t) { now_ = std::max(now_, t); }
-  [[nodiscard]] double now() const { return now_; }
   [[nodiscard]] double step_overhead_s() const { return c_.step_overhead_s; }
 
   // Requests whose arrival the clock has reached (closed loop: as many as there are free slots,
