@@ -11,6 +11,7 @@
 #include "roofline/core/error.hpp"
 #include "roofline/serve/engine.hpp"
 #include "roofline/serve/metrics.hpp"
+#include "roofline/serve/plan_simulation.hpp"
 #include "roofline/serve/pools.hpp"
 #include "roofline/serve/step_cost.hpp"
 
@@ -312,6 +313,55 @@ TEST_CASE("serve lockstep: ranks in phase step as each alone with every rank ali
   CHECK(lockstep.steps == alone.engine.steps);
   CHECK(lockstep.ranks.front().end_s == alone.end_s);
   CHECK(lockstep.ranks.front().engine.busy_s == alone.engine.busy_s);
+}
+
+TEST_CASE("plan --rps searches EP and attention DP on a MoE model, the attention-DP candidate simulated in lockstep") {
+  // DeepSeek-V3 (256 routed experts) on 8 H200, FP8 weights, bf16 KV: EP 1, 2, 4 and 8 divide both
+  // TP 8 and the experts, and attention DP applies at EP 8: 5 candidates. Under attention DP each
+  // GPU caches only its own requests' MLA latents (TP alone replicates them on all 8), so it holds
+  // more than 4 times as many requests, its weights per GPU (attention whole on every GPU) aside.
+  const ModelSpec& m = models().find("deepseek-v3");
+  PlanSpace space;
+  space.gpus = {gpus().find("h200")};
+  space.usd_per_gpu_hour = {{"h200-sxm", 1.0}};
+  space.weights = {DType::fp8_e4m3};
+  space.kv = {DType::bf16};
+  space.tp = {8};
+  space.pp = {1};
+  // Requests 1,000 s apart on average: each runs alone (the seed's 8 arrivals never overlap).
+  const Workload w{1e-3, 1024, 16, 0.1, 5.0};
+  const PlanResult plan = plan_deployment(m, w, space);
+  CHECK(plan.configurations == 5);
+  REQUIRE(plan.feasible == 5);
+  const auto find = [&](int ep, bool dp) {
+    const auto it = std::find_if(plan.ranked.begin(), plan.ranked.end(),
+                                 [&](const PlanCandidate& c) { return c.ep == ep && c.attention_dp == dp; });
+    REQUIRE(it != plan.ranked.end());
+    return *it;
+  };
+  const PlanCandidate ep8 = find(8, false);
+  const PlanCandidate dp = find(8, true);
+  CHECK(dp.max_batch > 4 * ep8.max_batch);
+  // Simulated as serve runs it: 8 ranks in lockstep, a request alone on its rank while the other 7
+  // idle, so its TTFT is its own prefill with the routed experts over its 1,024 tokens (not the
+  // alike-ranks 8 x 1,024).
+  PlanResult only_dp;
+  only_dp.ranked = {dp};
+  PlanSimulationOptions o;
+  o.requests = 8;
+  const PlanSimulation sim = simulate_candidates(m, w, space, only_dp, o);
+  REQUIRE(sim.simulated == 1);
+  const std::vector<SimulatedCandidate>& ran = sim.meeting.empty() ? sim.missing : sim.meeting;
+  REQUIRE(ran.size() == 1);
+  const CandidateDeployment deployment = candidate_deployment(space, space.gpus.front(), dp);
+  StepCoster coster(m, space.gpus.front(), deployment.config, deployment.time, 8192);
+  const PrefillChunk prompt{1024, 0};
+  const double alone = coster.time_s(prefill_of(prompt, 1024));
+  CHECK(alone < coster.time_s(prefill_of(prompt)));
+  CHECK(ran.front().ttft.samples == 8);
+  // (TTFT = first token - arrival, both some 1,000 s from the start: equal to about 1e-13 s.)
+  CHECK(ran.front().ttft.p50 == Approx(alone).epsilon(1e-9));
+  CHECK(ran.front().ttft.max == Approx(alone).epsilon(1e-9));
 }
 
 TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections do (above 16 decode rows)") {
