@@ -362,6 +362,14 @@ TEST_CASE("plan --rps searches EP and attention DP on a MoE model, the attention
   // (TTFT = first token - arrival, both some 1,000 s from the start: equal to about 1e-13 s.)
   CHECK(ran.front().ttft.p50 == Approx(alone).epsilon(1e-9));
   CHECK(ran.front().ttft.max == Approx(alone).epsilon(1e-9));
+  // Disaggregated, the same replica in both pools (8 ranks in lockstep each): one of each meets
+  // these loose targets, 2 x 8 GPUs.
+  const std::vector<DisaggregatedCandidate> pools = simulate_disaggregated_candidates(m, w, space, only_dp, o);
+  REQUIRE(pools.size() == 1);
+  CHECK(pools.front().meets);
+  CHECK(pools.front().prefill_replicas == 1);
+  CHECK(pools.front().decode_replicas == 1);
+  CHECK(pools.front().gpus_total == 16);
 }
 
 TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections do (above 16 decode rows)") {

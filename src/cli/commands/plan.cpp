@@ -289,7 +289,11 @@ struct DisaggregatedRow {
 constexpr std::array<ColumnOf<DisaggregatedRow>, 10> disaggregated_columns{{
     {{"gpu", "GPU", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.replica.gpu}; }},
     {{"replica", "replica TP/PP", 0},
-     [](const DisaggregatedRow& r) { return Cell{fmt::format("{}/{}", r.d.replica.tp, r.d.replica.pp)}; }},
+     [](const DisaggregatedRow& r) {
+       const PlanCandidate& c = r.d.replica;
+       return Cell{fmt::format("{}/{}{}{}", c.tp, c.pp, c.ep > 1 ? fmt::format(" EP {}", c.ep) : std::string(),
+                               c.attention_dp ? " attn DP" : "")};
+     }},
     {{"prefill_replicas", "prefill", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.prefill_replicas}; }},
     {{"decode_replicas", "decode", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.decode_replicas}; }},
     {{"gpus_total", "GPUs", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.gpus_total}; }},
