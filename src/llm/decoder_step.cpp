@@ -45,7 +45,7 @@ class Describer {
         o_(options),
         decode_(step.decode()),
         tokens_(local_tokens(sharding, step)),
-        group_tokens_(step.ranks_alike ? step.tokens * sharding.attention_dp : step.tokens),
+        group_tokens_(moe_rows(sharding, step)),
         context_(step.context),
         act_(formats.activations),
         quantized_(formats.matmul != formats.activations &&
@@ -102,6 +102,13 @@ class Describer {
   }
 
  private:
+  // The rows the MoE layers see: every rank's (serve's lockstep total, or this rank's times the
+  // ranks), or under llm's view the step's own.
+  static std::int64_t moe_rows(const Sharding& s, const StepShape& step) {
+    if (!step.ranks_alike) return step.tokens;
+    return step.group_tokens > 0 ? step.group_tokens : step.tokens * s.attention_dp;
+  }
+
   // The rows this GPU processes: with attention DP, a decode step's requests spread over the GPUs
   // (the busiest holds the rounded-up share) and a prefill's prompt stays on one.
   static std::int64_t local_tokens(const Sharding& s, const StepShape& step) {

@@ -43,13 +43,8 @@ std::string ms(double seconds) {
 
 // The expert-parallel degrees tried at a TP degree.
 std::vector<int> ep_degrees(const ModelSpec& model, const ParetoSpace& space, int tp) {
-  if (!space.ep.empty()) return space.ep;
-  if (!model.moe) return {1};
-  std::vector<int> out;
-  for (int e = 1; e <= tp; ++e) {
-    if (tp % e == 0 && model.moe->experts % e == 0) out.push_back(e);
-  }
-  return out;
+  if (!space.plan.ep.empty()) return space.plan.ep;
+  return expert_parallel_degrees(model, tp);
 }
 
 // Indices of the non-dominated points, tokens/s per user descending (per GPU ascending along it).
@@ -286,7 +281,7 @@ ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int6
     for (int tp : plan.tp) {
       for (int pp : plan.pp) {
         for (int ep : ep_degrees(model, space, tp)) {
-          const bool dp_applies = space.attention_dp && model.moe && ep == tp && tp > 1;
+          const bool dp_applies = space.plan.attention_dp && model.moe && ep == tp && tp > 1;
           for (const bool attention_dp : {false, true}) {
             if (attention_dp && !dp_applies) continue;
             for (DType weights : plan.weights) {

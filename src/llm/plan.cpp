@@ -41,7 +41,7 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
   }
   Sharding sharding;
   try {
-    sharding = shard(model, c.tp, c.pp);
+    sharding = shard(model, config);
   } catch (const InputError& e) {
     c.rejection = Rejection::sharding;
     c.reason = e.what();
@@ -152,11 +152,22 @@ bool format_supported(const GpuSpec& gpu, DType weights, DType activations) {
   return matmul_dtype(gpu, weights, activations) == weights;
 }
 
+std::vector<int> expert_parallel_degrees(const ModelSpec& model, int tp) {
+  if (!model.moe) return {1};
+  std::vector<int> out;
+  for (int e = 1; e <= tp; ++e) {
+    if (tp % e == 0 && model.moe->experts % e == 0) out.push_back(e);
+  }
+  return out;
+}
+
 CandidateDeployment candidate_deployment(const PlanSpace& space, const GpuSpec& gpu, const PlanCandidate& c) {
   CandidateDeployment out{space.base, space.time};
   DeploymentConfig& config = out.config;
   config.tp = c.tp;
   config.pp = c.pp;
+  config.experts.ep = c.ep;
+  config.experts.attention_dp = c.attention_dp;
   config.weights = c.weights;
   config.kv = c.kv;
   config.embeddings = default_activation_dtype(gpu);
@@ -209,24 +220,32 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
     }
     for (int tp : space.tp) {
       for (int pp : space.pp) {
-        for (DType weights : space.weights) {
-          for (DType kv : space.kv) {
-            ++result.configurations;
-            PlanCandidate c;
-            c.gpu = gpu.id;
-            c.tp = tp;
-            c.pp = pp;
-            c.weights = weights;
-            c.kv = kv;
-            evaluate(model, w, space, gpu, price->second, c, result);
-            if (c.rejection == Rejection::none) {
-              ++result.feasible;
-              result.ranked.push_back(std::move(c));
-              if (result.ranked.size() >= 2 * keep) keep_cheapest(result.ranked, keep);
-            } else {
-              ++result.rejected_total;
-              tally.add(c);
-              if (result.rejected.size() < space.keep_rejected) result.rejected.push_back(std::move(c));
+        for (int ep : space.ep.empty() ? expert_parallel_degrees(model, tp) : space.ep) {
+          const bool dp_applies = space.attention_dp && model.moe && ep == tp && tp > 1;
+          for (const bool attention_dp : {false, true}) {
+            if (attention_dp && !dp_applies) continue;
+            for (DType weights : space.weights) {
+              for (DType kv : space.kv) {
+                ++result.configurations;
+                PlanCandidate c;
+                c.gpu = gpu.id;
+                c.tp = tp;
+                c.pp = pp;
+                c.ep = ep;
+                c.attention_dp = attention_dp;
+                c.weights = weights;
+                c.kv = kv;
+                evaluate(model, w, space, gpu, price->second, c, result);
+                if (c.rejection == Rejection::none) {
+                  ++result.feasible;
+                  result.ranked.push_back(std::move(c));
+                  if (result.ranked.size() >= 2 * keep) keep_cheapest(result.ranked, keep);
+                } else {
+                  ++result.rejected_total;
+                  tally.add(c);
+                  if (result.rejected.size() < space.keep_rejected) result.rejected.push_back(std::move(c));
+                }
+              }
             }
           }
         }
@@ -242,8 +261,9 @@ void RejectionTally::add(const PlanCandidate& c) {
   RejectionCount& entry = by_reason_[std::string(name_of(c.rejection))];
   if (entry.count++ == 0) {
     entry.reason = name_of(c.rejection);
-    entry.example =
-        fmt::format("{} TP {} PP {} {}/{}: {}", c.gpu, c.tp, c.pp, name_of(c.weights), name_of(c.kv), c.reason);
+    entry.example = fmt::format("{} TP {} PP {}{}{} {}/{}: {}", c.gpu, c.tp, c.pp,
+                                c.ep > 1 ? fmt::format(" EP {}", c.ep) : std::string(),
+                                c.attention_dp ? " attention-DP" : "", name_of(c.weights), name_of(c.kv), c.reason);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <stdexcept>
 
 #include "roofline/core/error.hpp"
@@ -132,45 +133,33 @@ void check_request(std::size_t i, const RequestSpec& r, const EngineConfig& c, c
   }
 }
 
+// One engine: its requests, its KV blocks, its scheduler. The driver (step_in_lockstep) runs it
+// a step at a time, alone or as one attention-DP rank of a group whose step the slowest sets.
 class Engine {
  public:
-  Engine(RequestSource& source, const EngineConfig& config, StepCoster& coster, const ModelSpec& model,
-         const FinishedRequest& on_finish)
+  // `source` may hold no request (an attention-DP rank dealt none: it runs dummy steps only).
+  Engine(RequestSource& source, const EngineConfig& config, const ModelSpec& model, FinishedRequest on_finish)
       : c_(config),
-        coster_(coster),
         model_(model),
         source_(source),
-        on_finish_(on_finish),
+        on_finish_(std::move(on_finish)),
         kv_(model, config.block_size),
         free_blocks_(config.kv_blocks),
         released_(config.concurrency ? static_cast<std::size_t>(*config.concurrency) : 0) {
+    if (config.kv_blocks < 1) throw InputError("serve: the KV cache holds no block");
     pending_ = source_.next();
-    if (!pending_) throw InputError("serve: no requests");
   }
 
-  EngineRun run() && {
-    while (pending_ || !running_.empty() || !waiting_.empty()) {
-      admit_arrivals();
-      if (running_.empty() && waiting_.empty()) {
-        // Idle until the next arrival (closed loop: a slot is always free here).
-        now_ = std::max(now_, pending_->arrival_s);
-        continue;
-      }
-      step();
-    }
-    EngineStats& e = out_.engine;
-    if (e.steps > 0) {
-      e.batch_mean = batch_sum_ / static_cast<double>(e.steps);
-      e.tokens_mean = tokens_sum_ / static_cast<double>(e.steps);
-      e.kv_blocks_mean = kv_sum_ / static_cast<double>(e.steps);
-    }
-    out_.in_flight_peak = static_cast<std::int64_t>(live_.size());
-    out_.timeline = std::move(timeline_).take();
-    return std::move(out_);
+  [[nodiscard]] bool has_requests() const { return pending_.has_value() || entered_ > 0; }
+  [[nodiscard]] bool has_work() const { return !running_.empty() || !waiting_.empty(); }
+  [[nodiscard]] bool done() const { return !pending_ && !has_work(); }
+  // When the next request arrives (closed loop: a slot is always free when the engine has no work).
+  [[nodiscard]] std::optional<double> next_arrival() const {
+    if (!pending_) return std::nullopt;
+    return pending_->arrival_s;
   }
-
- private:
-  [[nodiscard]] std::int64_t known(std::size_t id) const { return live_[id].record.spec.prompt + live_[id].generated; }
+  void wait_until(double t) { now_ = std::max(now_, t); }
+  [[nodiscard]] double step_overhead_s() const { return c_.step_overhead_s; }
 
   // Requests whose arrival the clock has reached (closed loop: as many as there are free slots,
   // arriving now) enter the waiting queue, each in a free slot.
@@ -206,6 +195,110 @@ class Engine {
       }
     }
   }
+
+  // This step's batch (vLLM V1's schedule(), engine.hpp), valid until the next call; none when
+  // the engine has no work.
+  [[nodiscard]] const MixedBatch* schedule_step() {
+    if (!has_work()) return nullptr;
+    schedule();
+    if (scheduled_.empty()) throw std::logic_error("serve: a step scheduled nothing");
+    batch_.chunks = chunks_;
+    return &batch_;
+  }
+
+  // The scheduled batch ran for `seconds`: its tokens are emitted, its finished requests leave.
+  void end_step(double seconds) {
+    const double start = now_;
+    const std::int64_t tokens = batch_.tokens();
+    now_ += seconds;
+
+    EngineStats& e = out_.engine;
+    const std::int64_t kv_used = c_.kv_blocks - free_blocks_;
+    ++e.steps;
+    e.busy_s += seconds;
+    e.batch_max = std::max(e.batch_max, static_cast<std::int64_t>(scheduled_.size()));
+    e.tokens_max = std::max(e.tokens_max, tokens);
+    e.kv_blocks_peak = std::max(e.kv_blocks_peak, kv_used);
+    const std::int64_t decode_tokens = batch_.decode_requests * batch_.decode_queries;
+    e.decode_tokens += decode_tokens;
+    e.prefill_tokens += tokens - decode_tokens;
+    batch_sum_ += static_cast<double>(scheduled_.size());
+    tokens_sum_ += static_cast<double>(tokens);
+    kv_sum_ += static_cast<double>(kv_used);
+    const auto running = static_cast<std::int64_t>(running_.size());
+    const auto waiting = static_cast<std::int64_t>(waiting_.size());
+
+    std::int64_t emitted = 0;
+    bool any_finished = false;
+    for (const Scheduled& s : scheduled_) {
+      Live& r = live_[s.id];
+      RequestRecord& record = r.record;
+      std::int64_t accepted = 1;
+      if (s.decode && c_.draft_tokens > 0) {
+        // The verify step's expected accepted tokens, emitted as whole tokens; the cache keeps
+        // what was accepted (the rejected drafts' slots are reused).
+        r.accepted += c_.accepted_per_verify;
+        accepted = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(r.accepted)), 1,
+                                            record.spec.output - r.generated);
+        r.accepted = std::max(0.0, r.accepted - static_cast<double>(accepted));
+        r.computed += accepted;
+      } else {
+        r.computed += s.tokens;
+        if (r.computed < known(s.id)) continue;  // a prefill chunk short of the prompt's end
+      }
+      r.generated += accepted;
+      emitted += accepted;
+      if (r.generated == accepted) {
+        record.first_token_s = now_;
+      } else {
+        out_.itl_s.add(now_ - r.last_token_s);
+      }
+      r.last_token_s = now_;
+      if (r.generated < record.spec.output) continue;
+      r.done = true;
+      any_finished = true;
+      record.finish_s = now_;
+      free_blocks_ += r.blocks;
+      r.blocks = 0;
+      ++out_.finished;
+      ++released_;  // closed loop: the next request takes its place
+      out_.end_s = std::max(out_.end_s, now_);
+      if (on_finish_) on_finish_(r.index, record);
+    }
+    if (any_finished) {
+      running_.erase(std::remove_if(running_.begin(), running_.end(),
+                                    [&](std::size_t id) {
+                                      if (!live_[id].done) return false;
+                                      free_slots_.push_back(id);
+                                      return true;
+                                    }),
+                     running_.end());
+    }
+    timeline_.add(now_, now_ - start, running, waiting, kv_used, emitted, tokens - decode_tokens);
+  }
+
+  // A step of the group in which this engine scheduled nothing: a dummy pass, for the MoE layers'
+  // collectives, through the group's step.
+  void idle_step(double seconds) {
+    now_ += seconds;
+    ++out_.engine.dummy_steps;
+    timeline_.add(now_, seconds, 0, static_cast<std::int64_t>(waiting_.size()), c_.kv_blocks - free_blocks_, 0, 0);
+  }
+
+  EngineRun finish() && {
+    EngineStats& e = out_.engine;
+    if (e.steps > 0) {
+      e.batch_mean = batch_sum_ / static_cast<double>(e.steps);
+      e.tokens_mean = tokens_sum_ / static_cast<double>(e.steps);
+      e.kv_blocks_mean = kv_sum_ / static_cast<double>(e.steps);
+    }
+    out_.in_flight_peak = static_cast<std::int64_t>(live_.size());
+    out_.timeline = std::move(timeline_).take();
+    return std::move(out_);
+  }
+
+ private:
+  [[nodiscard]] std::int64_t known(std::size_t id) const { return live_[id].record.spec.prompt + live_[id].generated; }
 
   void preempt(std::size_t id) {
     Live& r = live_[id];
@@ -313,85 +406,10 @@ class Engine {
     }
   }
 
-  void step() {
-    schedule();
-    if (scheduled_.empty()) throw std::logic_error("serve: a step scheduled nothing");
-    batch_.chunks = chunks_;
-    const double start = now_;
-    const std::int64_t tokens = batch_.tokens();
-    const double seconds = coster_.time_s(batch_) + c_.step_overhead_s;
-    now_ += seconds;
-
-    EngineStats& e = out_.engine;
-    const std::int64_t kv_used = c_.kv_blocks - free_blocks_;
-    ++e.steps;
-    e.busy_s += seconds;
-    e.batch_max = std::max(e.batch_max, static_cast<std::int64_t>(scheduled_.size()));
-    e.tokens_max = std::max(e.tokens_max, tokens);
-    e.kv_blocks_peak = std::max(e.kv_blocks_peak, kv_used);
-    const std::int64_t decode_tokens = batch_.decode_requests * batch_.decode_queries;
-    e.decode_tokens += decode_tokens;
-    e.prefill_tokens += tokens - decode_tokens;
-    batch_sum_ += static_cast<double>(scheduled_.size());
-    tokens_sum_ += static_cast<double>(tokens);
-    kv_sum_ += static_cast<double>(kv_used);
-    const auto running = static_cast<std::int64_t>(running_.size());
-    const auto waiting = static_cast<std::int64_t>(waiting_.size());
-
-    std::int64_t emitted = 0;
-    bool any_finished = false;
-    for (const Scheduled& s : scheduled_) {
-      Live& r = live_[s.id];
-      RequestRecord& record = r.record;
-      std::int64_t accepted = 1;
-      if (s.decode && c_.draft_tokens > 0) {
-        // The verify step's expected accepted tokens, emitted as whole tokens; the cache keeps
-        // what was accepted (the rejected drafts' slots are reused).
-        r.accepted += c_.accepted_per_verify;
-        accepted = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(r.accepted)), 1,
-                                            record.spec.output - r.generated);
-        r.accepted = std::max(0.0, r.accepted - static_cast<double>(accepted));
-        r.computed += accepted;
-      } else {
-        r.computed += s.tokens;
-        if (r.computed < known(s.id)) continue;  // a prefill chunk short of the prompt's end
-      }
-      r.generated += accepted;
-      emitted += accepted;
-      if (r.generated == accepted) {
-        record.first_token_s = now_;
-      } else {
-        out_.itl_s.add(now_ - r.last_token_s);
-      }
-      r.last_token_s = now_;
-      if (r.generated < record.spec.output) continue;
-      r.done = true;
-      any_finished = true;
-      record.finish_s = now_;
-      free_blocks_ += r.blocks;
-      r.blocks = 0;
-      ++out_.finished;
-      ++released_;  // closed loop: the next request takes its place
-      out_.end_s = std::max(out_.end_s, now_);
-      if (on_finish_) on_finish_(r.index, record);
-    }
-    if (any_finished) {
-      running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                    [&](std::size_t id) {
-                                      if (!live_[id].done) return false;
-                                      free_slots_.push_back(id);
-                                      return true;
-                                    }),
-                     running_.end());
-    }
-    timeline_.add(now_, now_ - start, running, waiting, kv_used, emitted, tokens - decode_tokens);
-  }
-
   const EngineConfig& c_;
-  StepCoster& coster_;
   const ModelSpec& model_;
   RequestSource& source_;
-  const FinishedRequest& on_finish_;
+  FinishedRequest on_finish_;
   KvBlockLayout kv_;
   std::optional<RequestSpec> pending_;  // the next request of the source, not yet arrived
   std::vector<Live> live_;              // slots: the requests in flight and free ones
@@ -412,6 +430,54 @@ class Engine {
   double kv_sum_ = 0;
   Timeline timeline_;
 };
+
+// Steps the engines together until every one is done: each schedules its own batch, the step
+// lasts as long as the slowest one's (its batch, the MoE layers over every engine's tokens, and
+// its overhead), and every engine advances by it; one that scheduled nothing runs a dummy step.
+// While none has work they wait for the next arrival at any. Returns the group's steps.
+std::int64_t step_in_lockstep(std::deque<Engine>& ranks, StepCoster& coster) {
+  const bool group = ranks.size() > 1;
+  std::vector<const MixedBatch*> batches(ranks.size(), nullptr);
+  std::int64_t steps = 0;
+  for (;;) {
+    bool left = false;
+    bool work = false;
+    for (Engine& rank : ranks) {
+      rank.admit_arrivals();
+      left = left || !rank.done();
+      work = work || rank.has_work();
+    }
+    if (!left) return steps;
+    if (!work) {
+      double next = std::numeric_limits<double>::infinity();
+      for (const Engine& rank : ranks) {
+        if (const std::optional<double> arrival = rank.next_arrival()) next = std::min(next, *arrival);
+      }
+      for (Engine& rank : ranks) rank.wait_until(next);
+      continue;
+    }
+    std::int64_t group_tokens = 0;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      batches[i] = ranks[i].schedule_step();
+      if (batches[i]) group_tokens += batches[i]->tokens();
+    }
+    double seconds = 0;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (!batches[i]) continue;
+      MixedBatch batch = *batches[i];
+      if (group) batch.group_tokens = group_tokens;
+      seconds = std::max(seconds, coster.time_s(batch) + ranks[i].step_overhead_s());
+    }
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (batches[i]) {
+        ranks[i].end_step(seconds);
+      } else {
+        ranks[i].idle_step(seconds);
+      }
+    }
+    ++steps;
+  }
+}
 
 }  // namespace
 
@@ -545,10 +611,23 @@ KvCache kv_cache(const ModelSpec& model, const GpuSpec& gpu, const DeploymentCon
   return out;
 }
 
+LockstepRun simulate_lockstep(const std::vector<LockstepRank>& ranks, StepCoster& coster, const ModelSpec& model) {
+  std::deque<Engine> engines;
+  for (const LockstepRank& rank : ranks) engines.emplace_back(*rank.source, rank.engine, model, rank.on_finish);
+  if (std::none_of(engines.begin(), engines.end(), [](const Engine& e) { return e.has_requests(); })) {
+    throw InputError("serve: no requests");
+  }
+  LockstepRun out;
+  out.steps = step_in_lockstep(engines, coster);
+  out.ranks.reserve(engines.size());
+  for (Engine& engine : engines) out.ranks.push_back(std::move(engine).finish());
+  return out;
+}
+
 EngineRun simulate(RequestSource& source, const EngineConfig& engine, StepCoster& coster, const ModelSpec& model,
                    const FinishedRequest& on_finish) {
-  if (engine.kv_blocks < 1) throw InputError("serve: the KV cache holds no block");
-  return Engine(source, engine, coster, model, on_finish).run();
+  LockstepRun run = simulate_lockstep({{&source, engine, on_finish}}, coster, model);
+  return std::move(run.ranks.front());
 }
 
 Simulation simulate(const std::vector<RequestSpec>& requests, const EngineConfig& engine, StepCoster& coster,

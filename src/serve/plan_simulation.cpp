@@ -11,6 +11,15 @@
 namespace roofline {
 namespace {
 
+// The engine of one rank of a candidate's replica, as serve runs it: under attention DP the
+// replica's batch limit is shared by its ranks (each at most its share, rounded up).
+EngineConfig rank_engine(const PlanSimulationOptions& o, const PlanSpace& space, const StepCoster& coster) {
+  EngineConfig engine = o.engine;
+  const std::int64_t ranks = coster.sharding().attention_dp;
+  engine.max_batch = std::min(engine.max_batch, (space.max_batch + ranks - 1) / ranks);
+  return engine;
+}
+
 const GpuSpec& gpu_of(const PlanSpace& space, const std::string& id) {
   const auto it = std::find_if(space.gpus.begin(), space.gpus.end(), [&](const GpuSpec& g) { return g.id == id; });
   if (it == space.gpus.end()) throw InputError(fmt::format("plan: candidate GPU {} is not in the plan's space", id));
@@ -23,8 +32,6 @@ SimulatedCandidate simulate_one(const ModelSpec& model, const Workload& w, const
   out.candidate = c;
   const GpuSpec& gpu = gpu_of(space, c.gpu);
   const CandidateDeployment deployment = candidate_deployment(space, gpu, c);
-  EngineConfig engine = o.engine;
-  engine.max_batch = std::min(engine.max_batch, space.max_batch);
   SyntheticWorkload load;
   load.requests = o.requests;
   load.prompt.a = static_cast<double>(w.prompt);
@@ -33,13 +40,15 @@ SimulatedCandidate simulate_one(const ModelSpec& model, const Workload& w, const
                    w.requests_per_s / static_cast<double>(std::max<std::int64_t>(1, c.replicas))};
   load.seed = o.seed;
   try {
-    engine.kv_blocks = kv_cache(model, gpu, deployment.config, engine.block_size, o.kv_memory_fraction).blocks;
     StepCoster coster(model, gpu, deployment.config, deployment.time,
-                      std::max(engine.max_num_tokens, engine.max_batch));
-    SyntheticSource source(load);
+                      std::max(o.engine.max_num_tokens, std::min(o.engine.max_batch, space.max_batch)));
+    EngineConfig engine = rank_engine(o, space, coster);
+    engine.kv_blocks = kv_cache(model, gpu, deployment.config, engine.block_size, o.kv_memory_fraction).blocks;
+    const std::int64_t ranks = coster.sharding().attention_dp;
+    const SourceFactory source = [&] { return std::make_unique<SyntheticSource>(load); };
     MetricsRecorder recorder;
-    EngineRun run =
-        simulate(source, engine, coster, model, [&](std::size_t, const RequestRecord& r) { recorder.add(r); });
+    PoolRun run = simulate_pool(source, {engine, &coster, &model, ranks, ranks},
+                                [&](std::size_t, const RequestRecord& r) { recorder.add(r); });
     out.ttft_s = recorder.ttft_percentile(o.percentile);
     out.tpot_s = recorder.tpot_percentile(o.percentile);
     const ServeMetrics m = recorder.finish(run);
@@ -111,13 +120,13 @@ DisaggregatedCandidate disaggregate_one(const ModelSpec& model, const Workload& 
   DisaggregatedCandidate out;
   out.replica = c;
   const CandidateDeployment deployment = candidate_deployment(space, gpu, c);
-  EngineConfig engine = o.engine;
-  engine.max_batch = std::min(engine.max_batch, space.max_batch);
   try {
-    engine.kv_blocks = kv_cache(model, gpu, deployment.config, engine.block_size, o.kv_memory_fraction).blocks;
-    const std::int64_t step_tokens = std::max(engine.max_num_tokens, engine.max_batch);
+    const std::int64_t step_tokens = std::max(o.engine.max_num_tokens, std::min(o.engine.max_batch, space.max_batch));
     StepCoster prefill_coster(model, gpu, deployment.config, deployment.time, step_tokens);
     StepCoster decode_coster(model, gpu, deployment.config, deployment.time, step_tokens);
+    EngineConfig engine = rank_engine(o, space, decode_coster);
+    engine.kv_blocks = kv_cache(model, gpu, deployment.config, engine.block_size, o.kv_memory_fraction).blocks;
+    const std::int64_t ranks = decode_coster.sharding().attention_dp;
     KvLink link;
     link.kv_bytes_per_token =
         plan_memory(model, gpu, shard(model, deployment.config), deployment.config, 1).kv_bytes_per_token_model;
@@ -127,8 +136,8 @@ DisaggregatedCandidate disaggregate_one(const ModelSpec& model, const Workload& 
     std::int64_t np = 1;
     std::int64_t nd = 1;
     while (true) {
-      const RatioRun r =
-          run_ratio(w, o, {engine, &prefill_coster, &model, np}, {engine, &decode_coster, &model, nd}, link);
+      const RatioRun r = run_ratio(w, o, {engine, &prefill_coster, &model, np * ranks, ranks},
+                                   {engine, &decode_coster, &model, nd * ranks, ranks}, link);
       ++out.simulations;
       out.prefill_replicas = np;
       out.decode_replicas = nd;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "roofline/core/error.hpp"
@@ -60,8 +61,11 @@ void add_lane(PoolRun& pool, EngineRun&& lane, bool first) {
   p.preemptions += l.preemptions;
   p.busy_s += l.busy_s;
   pool.itl_s.merge(lane.itl_s);
-  pool.start_s = first ? lane.start_s : std::min(pool.start_s, lane.start_s);
-  pool.end_s = first ? lane.end_s : std::max(pool.end_s, lane.end_s);
+  p.dummy_steps += l.dummy_steps;
+  if (lane.finished > 0) {  // an attention-DP rank dealt no request has no span of its own
+    pool.start_s = pool.finished == 0 ? lane.start_s : std::min(pool.start_s, lane.start_s);
+    pool.end_s = pool.finished == 0 ? lane.end_s : std::max(pool.end_s, lane.end_s);
+  }
   pool.finished += lane.finished;
   pool.in_flight_peak += lane.in_flight_peak;
   pool.running_peak += l.batch_max;
@@ -77,26 +81,52 @@ double PoolRun::utilisation() const {
 
 PoolRun simulate_pool(const SourceFactory& source, const PoolEngines& pool, const FinishedRequest& on_finish) {
   if (pool.lanes < 1) throw InputError("serve: a pool of no engines");
+  if (pool.ranks < 1 || pool.lanes % pool.ranks != 0) {
+    throw std::logic_error("serve: a pool's engines are not whole replicas of its attention-DP ranks");
+  }
   PoolRun out;
   out.lanes = pool.lanes;
+  out.ranks = pool.ranks;
+  const auto lanes = static_cast<std::size_t>(pool.lanes);
+  const std::vector<RequestSpec> none;
   bool first = true;
-  for (std::int64_t lane = 0; lane < pool.lanes; ++lane) {
-    EngineConfig engine = pool.engine;
-    if (engine.concurrency) {
-      // The pool's clients, dealt as the requests are: lane i gets every lanes-th.
-      const std::int64_t c = *engine.concurrency;
-      engine.concurrency = c / pool.lanes + (lane < c % pool.lanes ? 1 : 0);
-      if (*engine.concurrency == 0) continue;
+  for (std::int64_t replica = 0; replica < pool.lanes / pool.ranks; ++replica) {
+    // The replica's ranks, lanes replica x ranks on (request i to lane i mod lanes).
+    std::vector<std::unique_ptr<RequestSource>> sources;
+    std::vector<LockstepRank> ranks;
+    bool dealt_any = false;
+    for (std::int64_t rank = 0; rank < pool.ranks; ++rank) {
+      const std::int64_t lane = replica * pool.ranks + rank;
+      LockstepRank r;
+      r.engine = pool.engine;
+      bool clients = true;
+      if (r.engine.concurrency) {
+        // The pool's clients, dealt as the requests are: lane i gets every lanes-th.
+        const std::int64_t c = *r.engine.concurrency;
+        r.engine.concurrency = c / pool.lanes + (lane < c % pool.lanes ? 1 : 0);
+        clients = *r.engine.concurrency > 0;
+      }
+      auto dealt = std::make_unique<DealtSource>(source(), pool.lanes, lane);
+      if (!clients || dealt->empty()) {
+        sources.push_back(std::make_unique<VectorSource>(none));
+      } else {
+        dealt_any = true;
+        sources.push_back(std::move(dealt));
+      }
+      r.source = sources.back().get();
+      const auto lane_index = static_cast<std::size_t>(lane);
+      r.on_finish = [&on_finish, lanes, lane_index](std::size_t index, const RequestRecord& record) {
+        if (on_finish) on_finish(index * lanes + lane_index, record);
+      };
+      ranks.push_back(std::move(r));
     }
-    DealtSource dealt(source(), pool.lanes, lane);
-    if (dealt.empty() && !first) continue;  // fewer requests than lanes
-    const auto lane_index = static_cast<std::size_t>(lane);
-    const auto lanes = static_cast<std::size_t>(pool.lanes);
-    EngineRun run = simulate(dealt, engine, *pool.coster, *pool.model, [&](std::size_t index, const RequestRecord& r) {
-      if (on_finish) on_finish(index * lanes + lane_index, r);
-    });
-    add_lane(out, std::move(run), first);
-    first = false;
+    if (!dealt_any && !first) continue;  // fewer requests (or clients) than lanes
+    LockstepRun run = simulate_lockstep(ranks, *pool.coster, *pool.model);
+    out.lockstep_steps += run.steps;
+    for (EngineRun& lane : run.ranks) {
+      add_lane(out, std::move(lane), first);
+      first = false;
+    }
   }
   return out;
 }

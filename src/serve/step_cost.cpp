@@ -159,18 +159,33 @@ StepCoster::DecodeAttention StepCoster::decode_attention_of(std::int64_t queries
   return out;
 }
 
-double StepCoster::token_ops_s(std::int64_t tokens, StepPhase phase) {
+double StepCoster::token_ops_s(std::int64_t tokens, StepPhase phase, std::int64_t group_tokens) {
+  const auto ops_s = [&] {
+    StepShape shape{phase, tokens, tokens};
+    shape.group_tokens = group_tokens;
+    double seconds = 0;
+    for (const DecoderLayer& layer : describe(shape)) {
+      const bool head = is_head_group(layer);
+      for (const DecoderOp& op : layer.ops) {
+        if (is_attention(op.kind) || (head && op.kind != OpKind::embedding)) continue;
+        seconds += static_cast<double>(layer.count) * timer_.time(op).time_s;
+      }
+    }
+    return seconds;
+  };
+  if (group_tokens > 0 && group_tokens != tokens * sharding_.attention_dp) {
+    // A lockstep step of unlike ranks: the few (this rank, group) pairs a run meets are kept.
+    constexpr std::size_t lockstep_cache_entries = std::size_t{1} << 16;
+    const auto key = std::make_tuple(phase, tokens, group_tokens);
+    if (const auto found = lockstep_token_ops_.find(key); found != lockstep_token_ops_.end()) return found->second;
+    const double seconds = ops_s();
+    if (lockstep_token_ops_.size() < lockstep_cache_entries) lockstep_token_ops_.emplace(key, seconds);
+    return seconds;
+  }
   std::vector<double>& cache = token_ops_[phase == StepPhase::decode ? 0 : 1];
   const auto index = static_cast<std::size_t>(tokens);
   if (index < cache.size() && cache[index] >= 0) return cache[index];
-  double seconds = 0;
-  for (const DecoderLayer& layer : describe({phase, tokens, tokens})) {
-    const bool head = is_head_group(layer);
-    for (const DecoderOp& op : layer.ops) {
-      if (is_attention(op.kind) || (head && op.kind != OpKind::embedding)) continue;
-      seconds += static_cast<double>(layer.count) * timer_.time(op).time_s;
-    }
-  }
+  const double seconds = ops_s();
   if (index < cache.size()) cache[index] = seconds;
   return seconds;
 }
@@ -280,7 +295,7 @@ double StepCoster::time_s(const MixedBatch& batch) {
   const std::int64_t tokens = batch.tokens();
   if (tokens < 1) throw InputError("serve: a step with no tokens");
   const StepPhase phase = batch.chunks.empty() ? StepPhase::decode : StepPhase::prefill;
-  double seconds = token_ops_s(tokens, phase) + head_s(batch.rows()) +
+  double seconds = token_ops_s(tokens, phase, batch.group_tokens) + head_s(batch.rows()) +
                    decode_attention_s(batch.decode_requests, batch.decode_kv_tokens, batch.decode_queries);
   for (const PrefillChunk& chunk : batch.chunks) seconds += prefill_attention_s(chunk);
   if (batch.decode_queries > 1) seconds += draft_s(batch.decode_requests, batch.decode_kv_tokens);

@@ -41,6 +41,10 @@ CASES = [
      "--batch", "4"],
     ["plan", "--model", "llama-3.1-70b", "--gpus", "h100,h200,a100-sxm4-80gb,b200", "--rps", "5", "--prompt", "2048",
      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5"],
+    # plan --rps over a MoE model's EP degrees and attention DP (simulated in lockstep), EP given as a list.
+    ["plan", "--model", "deepseek-v3", "--gpus", "h200", "--tp", "8", "--pp", "1", "--weights", "fp8", "--kv", "bf16",
+     "--ep", "4,8", "--rps", "2", "--prompt", "1024", "--output", "256", "--tpot-ms", "100", "--ttft-ms", "5000",
+     "--price", "all=1", "--sim-requests", "50"],
     # --calibration auto: measured (h200), transferred (h100), none (b200), in each report kind that takes it.
     ["plan", "--model", "llama-3.1-8b", "--gpus", "h100,h200,b200", "--rps", "5", "--prompt", "2048",
      "--output", "256", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2.5", "--calibration", "auto"],

@@ -100,8 +100,9 @@ TEST_CASE("plan --pareto: bad input exits 2 with one line") {
   expect_bad_input(roofline(base + "--tpot-ms 0"), "--tpot-ms");
   expect_bad_input(roofline(base + "--tpot-ms 0.001"), "none of the");
   expect_bad_input(roofline(base + "--acceptance 0.8"), "need --speculate");
-  expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --prompt-tokens 512 --output-tokens 64 --ep 2"),
-                   "--ep: only with plan --pareto");
+  expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --prompt-tokens 512 --output-tokens 64 "
+                            "--batches 2"),
+                   "--batches: only with plan --pareto");
   expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --prompt-tokens 512 --output-tokens 64 "
                             "--tpot-ms 50 --ttft-ms 2000 --price all=2"),
                    "--rps is required");

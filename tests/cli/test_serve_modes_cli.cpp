@@ -32,6 +32,37 @@ TEST_CASE("serve --attention-dp holds more DeepSeek-V3 requests on 8 H200 in FP8
   CHECK(dp.at("results").at("requests") == 512);
 }
 
+TEST_CASE("serve --attention-dp steps the ranks in lockstep: ranks dealt no request run dummy steps") {
+  // 4 requests of 256 + 16 tokens over 8 ranks: ranks 0-3 get one each and run, in phase, 1 prefill
+  // and 15 decode steps; ranks 4-7 get none and idle through all 16: 64 of 128 rank steps.
+  const json r = json_report(v3_h200 + "--ep 8 --attention-dp --prompt-tokens 256 --output-tokens 16 --requests 4");
+  const json& ranks = r.at("results").at("attention_dp");
+  CHECK(ranks.at("lockstep_steps") == 16);
+  CHECK(ranks.at("dummy_steps") == 64);
+  CHECK(ranks.at("idle_share").get<double>() == 0.5);
+  CHECK(r.at("results").at("engine").at("steps") == 64);
+}
+
+TEST_CASE("plan --rps searches EP and attention DP for a MoE model, and --ep and --no-attention-dp narrow it") {
+  // DeepSeek-V3 on 8 H200: EP 1, 2, 4, 8 (the divisors of 256 experts that divide TP 8) and attention
+  // DP at EP 8: 5 candidates, all feasible at these loose targets; --ep 8 --no-attention-dp leaves one.
+  const std::string plan =
+      "plan --model deepseek-v3 --gpus h200 --tp 8 --pp 1 --weights fp8 --kv bf16 --rps 2 --prompt-tokens 1024 "
+      "--output-tokens 256 --tpot-ms 100 --ttft-ms 5000 --price all=1 --sim-requests 50 ";
+  const json all = json_report(plan);
+  CHECK(all.at("inputs").at("search").at("ep") == "auto");
+  CHECK(all.at("inputs").at("search").at("attention_dp") == true);
+  const json& ranked = all.at("results").at("ranked");
+  REQUIRE(ranked.size() == 5);
+  int dp = 0;
+  for (const json& c : ranked) dp += c.at("attention_dp").get<bool>() ? 1 : 0;
+  CHECK(dp == 1);
+  const json one = json_report(plan + "--ep 8 --no-attention-dp");
+  REQUIRE(one.at("results").at("ranked").size() == 1);
+  CHECK(one.at("results").at("ranked").at(0).at("ep") == 8);
+  CHECK(one.at("results").at("ranked").at(0).at("attention_dp") == false);
+}
+
 TEST_CASE("serve --speculate with acceptance 1 gives K + 1 tokens per verify step") {
   // Output 1 + 4 x 10: the prefill's token, then 10 verify steps of 4 accepted tokens each.
   const json r = json_report(v3_h200 +

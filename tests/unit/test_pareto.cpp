@@ -102,7 +102,7 @@ TEST_CASE("pareto: EP auto tries the divisors of the experts that divide TP, and
   CHECK(sweep_pareto(model, 256, 64, space).configurations == 5);
   space.plan.tp = {4};
   CHECK(sweep_pareto(model, 256, 64, space).configurations == 4);
-  space.attention_dp = false;
+  space.plan.attention_dp = false;
   CHECK(sweep_pareto(model, 256, 64, space).configurations == 3);
 }
 
@@ -111,8 +111,8 @@ TEST_CASE("pareto: speculation with acceptance 1 yields K + 1 tokens per step an
   ParetoSpace space = one_gpu("h200");
   space.plan.tp = {8};
   space.plan.weights = {DType::fp8_e4m3};
-  space.ep = {8};
-  space.attention_dp = false;
+  space.plan.ep = {8};
+  space.plan.attention_dp = false;
   space.batches = {1};
   space.speculation = {Speculation{2, {1.0}, std::nullopt}};
   space.plan.usd_per_gpu_hour = {{"h200-sxm", 3.6}};

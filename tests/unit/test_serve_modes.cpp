@@ -1,15 +1,17 @@
-// serve's deployment modes (issue 18): speculation in the engine, attention-DP ranks as engines of
-// their own, and disaggregated prefill/decode pools, against what follows by hand from the step
-// times of the coster (itself checked against llm's op model in test_serve.cpp).
+// serve's deployment modes (issue 18): speculation in the engine, attention-DP ranks in lockstep,
+// and disaggregated prefill/decode pools, against what follows by hand from the step times of the
+// coster (itself checked against llm's op model in test_serve.cpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "catch.hpp"
 #include "llm_fixture.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/serve/engine.hpp"
 #include "roofline/serve/metrics.hpp"
+#include "roofline/serve/plan_simulation.hpp"
 #include "roofline/serve/pools.hpp"
 #include "roofline/serve/step_cost.hpp"
 
@@ -196,6 +198,178 @@ TEST_CASE("serve step cost: attention DP costs one rank's own requests, the MoE 
   rank.decode_requests = 16;
   rank.decode_kv_tokens = 16 * 3000;
   CHECK(coster.time_s(rank) == Approx(llm).epsilon(1e-9));
+}
+
+namespace {
+
+// Mixtral-8x7B on 2 H100 in FP8, TP 2 with EP 2 and attention DP: two ranks, each attention and
+// KV whole on its GPU, the 8 experts 4 to a GPU.
+DeploymentConfig mixtral_dp2() {
+  DeploymentConfig c = fp8_h100();
+  c.tp = 2;
+  c.experts.ep = 2;
+  c.experts.attention_dp = true;
+  return c;
+}
+
+MixedBatch prefill_of(const PrefillChunk& chunk, std::int64_t group_tokens = 0) {
+  MixedBatch b;
+  b.chunks = std::span<const PrefillChunk>(&chunk, 1);
+  b.group_tokens = group_tokens;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("serve lockstep: two attention-DP ranks' step lasts as long as the longer prefill, MoE over both") {
+  // Request 0 (2,048 prompt tokens) goes to rank 0, request 1 (128) to rank 1; both prefill in one
+  // step (budget 8,192) and emit their only token at its end. The ranks step together: the step
+  // is rank 0's, its experts over the 2,048 + 128 = 2,176 tokens of both ranks, so both finish at
+  // that time; rank 1's own step (the same experts, 128 tokens of attention and projections) is
+  // shorter, and rank 0's alike-ranks cost (experts over 2 x 2,048) longer.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  REQUIRE(coster.sharding().attention_dp == 2);
+  const std::vector<RequestSpec> requests{{0.0, 2048, 1}, {0.0, 128, 1}};
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(requests); };
+  std::vector<RequestRecord> records(2);
+  PoolRun pool = simulate_pool(source, {roomy(), &coster, &m, 2, 2},
+                               [&](std::size_t index, const RequestRecord& r) { records.at(index) = r; });
+  const PrefillChunk long_prompt{2048, 0};
+  const PrefillChunk short_prompt{128, 0};
+  const double rank0 = coster.time_s(prefill_of(long_prompt, 2176));
+  const double rank1 = coster.time_s(prefill_of(short_prompt, 2176));
+  CHECK(rank1 < rank0);
+  CHECK(rank0 < coster.time_s(prefill_of(long_prompt)));
+  CHECK(records[0].finish_s == Approx(rank0).epsilon(1e-12));
+  CHECK(records[1].finish_s == Approx(rank0).epsilon(1e-12));
+  CHECK(pool.lockstep_steps == 1);
+  CHECK(pool.engine.steps == 2);
+  CHECK(pool.engine.dummy_steps == 0);
+}
+
+TEST_CASE("serve lockstep: a rank with nothing scheduled runs a dummy step through each of the group's steps") {
+  // Rank 0 gets a request of 128 + 16 tokens (1 prefill step and 15 decode steps), rank 1 one of
+  // 128 + 4 (1 + 3): rank 1 is done after 4 steps and idles through the other 12. With a single
+  // request, rank 1 is dealt none and idles through all 16.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  const std::vector<RequestSpec> two{{0.0, 128, 16}, {0.0, 128, 4}};
+  const std::vector<RequestSpec> one{{0.0, 128, 16}};
+  const SourceFactory source_two = [&] { return std::make_unique<VectorSource>(two); };
+  const SourceFactory source_one = [&] { return std::make_unique<VectorSource>(one); };
+  PoolRun both = simulate_pool(source_two, {roomy(), &coster, &m, 2, 2}, nullptr);
+  CHECK(both.lockstep_steps == 16);
+  CHECK(both.engine.steps == 16 + 4);
+  CHECK(both.engine.dummy_steps == 12);
+  PoolRun alone = simulate_pool(source_one, {roomy(), &coster, &m, 2, 2}, nullptr);
+  CHECK(alone.lockstep_steps == 16);
+  CHECK(alone.engine.steps == 16);
+  CHECK(alone.engine.dummy_steps == 16);
+  CHECK(alone.finished == 1);
+}
+
+TEST_CASE("serve lockstep: the group waits for the next arrival at any rank when none has work") {
+  // Request 0 (rank 0) at t = 0 and request 1 (rank 1) at t = 10 s, 128 + 2 tokens each: rank 0
+  // runs its 2 steps while rank 1 idles, both wait until 10 s, then rank 1 runs its 2 while rank 0
+  // idles: 4 steps of the group, 2 dummy steps each, and request 1 scheduled at its arrival.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  const std::vector<RequestSpec> requests{{0.0, 128, 2}, {10.0, 128, 2}};
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(requests); };
+  std::vector<RequestRecord> records(2);
+  PoolRun pool = simulate_pool(source, {roomy(), &coster, &m, 2, 2},
+                               [&](std::size_t index, const RequestRecord& r) { records.at(index) = r; });
+  CHECK(pool.lockstep_steps == 4);
+  CHECK(pool.engine.dummy_steps == 4);
+  CHECK(records[1].scheduled_s == 10.0);
+  CHECK(records[1].queue_s() == 0.0);
+  CHECK(records[1].e2e_s() == Approx(records[0].e2e_s()).epsilon(1e-12));
+}
+
+TEST_CASE("serve lockstep: ranks in phase step as each alone with every rank alike, and one rank is the engine") {
+  // 4 identical requests over 2 ranks: each rank runs 2, in phase, so the group's tokens are twice
+  // each rank's, which is the coster's alike-ranks cost of one rank's batch: each rank's run is
+  // that of its 2 requests alone.
+  const ModelSpec& m = models().find("mixtral-8x7b");
+  const GpuSpec& h100 = gpus().find("h100");
+  StepCoster coster(m, h100, mixtral_dp2(), {}, 8192);
+  const std::vector<RequestSpec> four(4, RequestSpec{0.0, 256, 32});
+  const std::vector<RequestSpec> two(2, RequestSpec{0.0, 256, 32});
+  const SourceFactory source = [&] { return std::make_unique<VectorSource>(four); };
+  PoolRun pool = simulate_pool(source, {roomy(), &coster, &m, 2, 2}, nullptr);
+  Simulation alone = simulate(two, roomy(), coster, m);
+  CHECK(pool.lockstep_steps == alone.engine.steps);
+  CHECK(pool.engine.steps == 2 * alone.engine.steps);
+  CHECK(pool.engine.dummy_steps == 0);
+  CHECK(pool.end_s == Approx(alone.end_s).epsilon(1e-12));
+  // One rank: simulate_lockstep is the engine of simulate().
+  VectorSource one_rank(two);
+  LockstepRun lockstep = simulate_lockstep({{&one_rank, roomy(), nullptr}}, coster, m);
+  REQUIRE(lockstep.ranks.size() == 1);
+  CHECK(lockstep.steps == alone.engine.steps);
+  CHECK(lockstep.ranks.front().end_s == alone.end_s);
+  CHECK(lockstep.ranks.front().engine.busy_s == alone.engine.busy_s);
+}
+
+TEST_CASE("plan --rps searches EP and attention DP on a MoE model, the attention-DP candidate simulated in lockstep") {
+  // DeepSeek-V3 (256 routed experts) on 8 H200, FP8 weights, bf16 KV: EP 1, 2, 4 and 8 divide both
+  // TP 8 and the experts, and attention DP applies at EP 8: 5 candidates. Under attention DP each
+  // GPU caches only its own requests' MLA latents (TP alone replicates them on all 8), so it holds
+  // more than 4 times as many requests, its weights per GPU (attention whole on every GPU) aside.
+  const ModelSpec& m = models().find("deepseek-v3");
+  PlanSpace space;
+  space.gpus = {gpus().find("h200")};
+  space.usd_per_gpu_hour = {{"h200-sxm", 1.0}};
+  space.weights = {DType::fp8_e4m3};
+  space.kv = {DType::bf16};
+  space.tp = {8};
+  space.pp = {1};
+  // Requests 1,000 s apart on average: each runs alone (the seed's 8 arrivals never overlap).
+  const Workload w{1e-3, 1024, 16, 0.1, 5.0};
+  const PlanResult plan = plan_deployment(m, w, space);
+  CHECK(plan.configurations == 5);
+  REQUIRE(plan.feasible == 5);
+  const auto find = [&](int ep, bool dp) {
+    const auto it = std::find_if(plan.ranked.begin(), plan.ranked.end(),
+                                 [&](const PlanCandidate& c) { return c.ep == ep && c.attention_dp == dp; });
+    REQUIRE(it != plan.ranked.end());
+    return *it;
+  };
+  const PlanCandidate ep8 = find(8, false);
+  const PlanCandidate dp = find(8, true);
+  CHECK(dp.max_batch > 4 * ep8.max_batch);
+  // Simulated as serve runs it: 8 ranks in lockstep, a request alone on its rank while the other 7
+  // idle, so its TTFT is its own prefill with the routed experts over its 1,024 tokens (not the
+  // alike-ranks 8 x 1,024).
+  PlanResult only_dp;
+  only_dp.ranked = {dp};
+  PlanSimulationOptions o;
+  o.requests = 8;
+  const PlanSimulation sim = simulate_candidates(m, w, space, only_dp, o);
+  REQUIRE(sim.simulated == 1);
+  const std::vector<SimulatedCandidate>& ran = sim.meeting.empty() ? sim.missing : sim.meeting;
+  REQUIRE(ran.size() == 1);
+  const CandidateDeployment deployment = candidate_deployment(space, space.gpus.front(), dp);
+  StepCoster coster(m, space.gpus.front(), deployment.config, deployment.time, 8192);
+  const PrefillChunk prompt{1024, 0};
+  const double alone = coster.time_s(prefill_of(prompt, 1024));
+  CHECK(alone < coster.time_s(prefill_of(prompt)));
+  CHECK(ran.front().ttft.samples == 8);
+  // (TTFT = first token - arrival, both some 1,000 s from the start: equal to about 1e-13 s.)
+  CHECK(ran.front().ttft.p50 == Approx(alone).epsilon(1e-9));
+  CHECK(ran.front().ttft.max == Approx(alone).epsilon(1e-9));
+  // Disaggregated, the same replica in both pools (8 ranks in lockstep each): one of each meets
+  // these loose targets, 2 x 8 GPUs.
+  const std::vector<DisaggregatedCandidate> pools = simulate_disaggregated_candidates(m, w, space, only_dp, o);
+  REQUIRE(pools.size() == 1);
+  CHECK(pools.front().meets);
+  CHECK(pools.front().prefill_replicas == 1);
+  CHECK(pools.front().decode_replicas == 1);
+  CHECK(pools.front().gpus_total == 16);
 }
 
 TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections do (above 16 decode rows)") {

@@ -173,6 +173,9 @@ struct StepShape {
   // GPU's own rows in either phase, and every rank runs a step like it, so the MoE layers see
   // attention_dp x tokens (llm's view, false: a decode batch spread over the ranks, a prefill on one).
   bool ranks_alike = false;
+  // --- serve (issue 18, lockstep): with ranks_alike, the rows of every rank's step that the MoE
+  // layers see when the ranks' batches differ (0: attention_dp x tokens, every rank alike).
+  std::int64_t group_tokens = 0;
   [[nodiscard]] bool decode() const { return phase == StepPhase::decode; }
 };
 

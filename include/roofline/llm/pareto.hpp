@@ -17,16 +17,10 @@
 namespace roofline {
 
 struct ParetoSpace {
-  // GPUs, prices (empty: no cost; else one per GPU), weight and KV formats, TP and PP degrees, the
-  // base deployment and how ops are timed (calibration_by_gpu included). Its max_batch and keep_*
-  // are plan --rps's and not read here: the batches are `batches`.
+  // GPUs, prices (empty: no cost; else one per GPU), weight and KV formats, TP, PP and EP degrees,
+  // attention DP, the base deployment and how ops are timed (calibration_by_gpu included). Its
+  // max_batch and keep_* are plan --rps's and not read here: the batches are `batches`.
   PlanSpace plan;
-  // Expert-parallel degrees; empty: every divisor of the routed experts that divides TP (MoE
-  // models), 1 for a dense model. A degree that does not divide TP or the experts is a rejected
-  // point (sharding), as any layout shard() refuses.
-  std::vector<int> ep;
-  // Also try data-parallel attention where it applies (a MoE model, EP = TP > 1).
-  bool attention_dp = true;
   // Concurrent requests per replica tried, each a point.
   std::vector<std::int64_t> batches{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
   // Tried beside no speculation, each a point (MTP or a draft model, as in `llm --speculate`).

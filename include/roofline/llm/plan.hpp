@@ -1,8 +1,9 @@
 #pragma once
 
 // Capacity planning: for a model and a workload (requests per second, prompt and output lengths,
-// latency targets), enumerate GPU type x TP x PP x weight format x KV format x batch, drop what
-// does not fit or misses a target, and rank the rest by cost per million output tokens.
+// latency targets), enumerate GPU type x TP x PP x EP x attention DP x weight format x KV format
+// x batch, drop what does not fit or misses a target, and rank the rest by cost per million
+// output tokens.
 // docs/llm.md derives the throughput model.
 
 #include <cstdint>
@@ -38,6 +39,12 @@ struct PlanSpace {
   std::vector<DType> kv{DType::bf16, DType::fp8_e4m3};
   std::vector<int> tp{1, 2, 4, 8};
   std::vector<int> pp{1, 2, 4};
+  // Expert-parallel degrees; empty: expert_parallel_degrees (every divisor of the routed experts
+  // that divides TP on a MoE model, 1 for a dense one). A degree that does not divide TP or the
+  // experts is a rejected candidate (sharding), as any layout shard() refuses.
+  std::vector<int> ep;
+  // Also try data-parallel attention where it applies (a MoE model, EP = TP > 1).
+  bool attention_dp = true;
   std::int64_t max_batch = 1024;    // concurrent requests per replica
   DeploymentConfig base;            // reserve, workspace, links (tp/pp/formats are enumerated)
   TimeOptions time = quiet_time();  // with a calibration, candidates are timed and ranked by calibrated times
@@ -59,6 +66,8 @@ struct PlanCandidate {
   std::string gpu;
   int tp = 1;
   int pp = 1;
+  int ep = 1;
+  bool attention_dp = false;  // attention, dense layers and the head whole on every GPU, over its own requests
   DType weights = DType::bf16;
   DType kv = DType::bf16;
   Rejection rejection = Rejection::none;
@@ -95,15 +104,19 @@ struct RejectionCount {
 struct PlanResult {
   std::vector<PlanCandidate> ranked;    // feasible, cheapest first: the space's keep_ranked cheapest
   std::vector<PlanCandidate> rejected;  // in enumeration order: the first keep_rejected
-  std::int64_t configurations = 0;      // GPU x TP x PP x weights x KV
+  std::int64_t configurations = 0;      // GPU x TP x PP x EP x attention DP x weights x KV
   std::int64_t feasible = 0;            // all of them, kept or not
   std::int64_t rejected_total = 0;
   std::int64_t decode_evaluations = 0;     // decode steps modelled (one per batch tried)
   std::vector<RejectionCount> rejections;  // every rejected candidate by reason (RejectionTally)
 };
 
+// The expert-parallel degrees tried at a TP degree: every divisor of the routed experts that
+// divides TP on a MoE model, 1 for a dense one.
+[[nodiscard]] std::vector<int> expert_parallel_degrees(const ModelSpec& model, int tp);
+
 // The deployment a candidate describes, and how its ops are timed: the space's base with the
-// candidate's TP, PP and formats (activations and embeddings in the GPU's default activation
+// candidate's TP, PP, EP, attention DP and formats (activations and embeddings in the GPU's default activation
 // format); with a calibration for its GPU in calibration_by_gpu, that calibration's tables and
 // measured collectives.
 struct CandidateDeployment {

@@ -133,6 +133,9 @@ struct EngineStats {
   double kv_blocks_mean = 0;  // over steps
   std::int64_t preemptions = 0;
   double busy_s = 0;  // time in steps
+  // Attention DP in lockstep: the group's steps in which this engine scheduled nothing and ran a
+  // dummy pass (not in `steps` or `busy_s`).
+  std::int64_t dummy_steps = 0;
 };
 
 // What the engine reports of a run, whatever its length: memory bounded by the requests in
@@ -167,6 +170,30 @@ using FinishedRequest = std::function<void(std::size_t index, const RequestRecor
 // and when the source has none.
 [[nodiscard]] EngineRun simulate(RequestSource& source, const EngineConfig& engine, StepCoster& coster,
                                  const ModelSpec& model, const FinishedRequest& on_finish);
+
+// One attention-DP rank of a group: its requests (it may be dealt none), its settings, and where
+// its finished requests go (their index in its own stream).
+struct LockstepRank {
+  RequestSource* source = nullptr;
+  EngineConfig engine;
+  FinishedRequest on_finish;
+};
+
+struct LockstepRun {
+  std::vector<EngineRun> ranks;  // each rank's own figures, in the group's order
+  std::int64_t steps = 0;        // the group's
+};
+
+// The ranks of one attention-DP group stepped together, as the engines run them (vLLM's *Data
+// Parallel Deployment*: "expert layers across all ranks are required to synchronize during every
+// forward pass"; a rank with no request runs a dummy pass): at every step each rank schedules its
+// own batch from its own requests and blocks; the step lasts as long as the slowest rank's (the
+// coster's time of its batch, with the MoE layers over every rank's tokens, plus its overhead), and
+// every rank advances by it; a rank that scheduled nothing counts a dummy step. While no rank has
+// work the group waits for the next arrival. One rank is simulate()'s engine. InputError as
+// simulate() says, and when no rank has a request.
+[[nodiscard]] LockstepRun simulate_lockstep(const std::vector<LockstepRank>& ranks, StepCoster& coster,
+                                            const ModelSpec& model);
 
 // The same over a vector, keeping every request's record. `requests` must be sorted by arrival
 // (without concurrency).

@@ -6,9 +6,9 @@
 // A pool is `lanes` identical engines (replicas x attention-DP ranks; each rank schedules its own
 // requests in its own KV blocks, as SGLang's and TensorRT-LLM's DP-attention schedulers do), the
 // workload dealt round-robin: request i to lane i mod lanes (SGLang's round_robin load balancing,
-// Dynamo's round-robin router). Each lane is simulated on its own; the step of one attention-DP
-// rank is costed as if every rank of its group ran a step like it (StepShape::ranks_alike): the
-// ranks' lockstep at each MoE layer, where the slowest rank sets the step, is not modelled.
+// Dynamo's round-robin router). The replicas run on their own; the ranks of one replica step in
+// lockstep (simulate_lockstep): the slowest rank's step, its MoE layers over every rank's tokens,
+// sets every rank's, and a rank with nothing scheduled runs a dummy step.
 //
 // Disaggregated: every request is prefilled in the prefill pool (an engine run of the prompt and
 // one output token, its own queue), then its KV moves over the link between the pools (the
@@ -36,14 +36,17 @@ struct PoolEngines {
   StepCoster* coster = nullptr;
   const ModelSpec* model = nullptr;
   std::int64_t lanes = 1;
+  std::int64_t ranks = 1;  // attention-DP ranks per replica, in lockstep (lanes: whole replicas)
 };
 
-// The pool's run over its lanes: sums (steps, tokens, busy time, preemptions, requests in flight
-// at their peaks), maxima (batch, tokens per step, KV blocks of one lane), means weighted by steps,
-// every inter-token gap; the timeline is lane 0's.
+// The pool's run over its lanes: sums (steps, tokens, busy time, preemptions, dummy steps, requests
+// in flight at their peaks), maxima (batch, tokens per step, KV blocks of one lane), means weighted
+// by steps, every inter-token gap; the timeline is lane 0's.
 struct PoolRun : EngineRun {
   std::int64_t lanes = 1;
-  std::int64_t running_peak = 0;  // sum over the lanes of each one's largest batch
+  std::int64_t ranks = 1;
+  std::int64_t running_peak = 0;    // sum over the lanes of each one's largest batch
+  std::int64_t lockstep_steps = 0;  // the replicas' steps (each of `ranks` rank steps, busy or dummy)
   // Busy time over (lanes x (first arrival to last finish)).
   [[nodiscard]] double utilisation() const;
 };

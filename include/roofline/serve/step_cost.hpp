@@ -15,7 +15,8 @@
 //
 // Expert parallelism and attention DP (expert_parallel.hpp) are those of the config. Under
 // attention DP the coster times one rank's step: its own requests' tokens and attention, the MoE
-// layers over every rank's tokens as if each ran a step like this one (StepShape::ranks_alike).
+// layers over every rank's tokens (MixedBatch::group_tokens, or, unset, as if each rank ran a step
+// like this one: StepShape::ranks_alike).
 // With speculation each decode request runs a verify step of K + 1 tokens (attention: K + 1
 // causal queries over its cache) and the drafter's K passes over the decode requests.
 
@@ -25,6 +26,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,9 @@ struct MixedBatch {
   // Tokens each decode request runs: 1, or with speculation a verify step's K + 1 (its last token
   // and the K drafts), each of which the head turns into logits.
   std::int64_t decode_queries = 1;
+  // Under attention DP, the tokens of every rank's batch in this step (the ranks step in lockstep:
+  // the MoE layers run over all of them); 0: every rank runs a batch like this one.
+  std::int64_t group_tokens = 0;
   [[nodiscard]] std::int64_t tokens() const;
   [[nodiscard]] std::int64_t rows() const {
     return decode_requests * decode_queries + static_cast<std::int64_t>(chunks.size());
@@ -89,7 +94,8 @@ class StepCoster {
   // The parts, for tests and reports: the ops over the step's tokens (everything but attention and
   // the head's rows) at `tokens` tokens, in the GEMV form of decode_step or the GEMM form of
   // prefill; the output head over `rows`; decode attention; one prefill chunk's attention.
-  [[nodiscard]] double token_ops_s(std::int64_t tokens, StepPhase phase);
+  // `group_tokens`: MixedBatch's (0: every attention-DP rank alike).
+  [[nodiscard]] double token_ops_s(std::int64_t tokens, StepPhase phase, std::int64_t group_tokens = 0);
   [[nodiscard]] double head_s(std::int64_t rows);
   // `queries`: 1, or a verify step's K + 1 (with speculation).
   [[nodiscard]] double decode_attention_s(std::int64_t requests, std::int64_t kv_tokens,
@@ -134,7 +140,10 @@ class StepCoster {
   std::unique_ptr<StepCoster> draft_;
   DecoderOp prefill_attention_;       // template: a prefill's attention (shape and formats)
   std::vector<double> token_ops_[2];  // by phase and token count; < 0 until computed
-  std::vector<double> head_;          // by rows
+  // Lockstep steps whose ranks' batches differ: by phase, this rank's tokens and the group's (at
+  // most lockstep_cache_entries kept).
+  std::map<std::tuple<StepPhase, std::int64_t, std::int64_t>, double> lockstep_token_ops_;
+  std::vector<double> head_;  // by rows
 };
 
 }  // namespace roofline

@@ -23,11 +23,13 @@ struct RankedRow {
   PlanCandidate c;
 };
 
-constexpr std::array<ColumnOf<RankedRow>, 16> ranked_columns{{
+constexpr std::array<ColumnOf<RankedRow>, 18> ranked_columns{{
     {{"rank", "#", 0}, [](const RankedRow& r) { return Cell{r.rank}; }},
     {{"gpu", "GPU", 0}, [](const RankedRow& r) { return Cell{r.c.gpu}; }},
     {{"tp", "TP", 0}, [](const RankedRow& r) { return Cell{std::int64_t{r.c.tp}}; }},
     {{"pp", "PP", 0}, [](const RankedRow& r) { return Cell{std::int64_t{r.c.pp}}; }},
+    {{"ep", "EP", 0}, [](const RankedRow& r) { return Cell{std::int64_t{r.c.ep}}; }},
+    {{"attention_dp", "attn DP", 0}, [](const RankedRow& r) { return Cell{r.c.attention_dp}; }},
     {{"weights", "weights", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.weights))}; }},
     {{"kv", "KV", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.kv))}; }},
     {{"batch", "batch", 0}, [](const RankedRow& r) { return Cell{r.c.batch}; }},
@@ -54,11 +56,13 @@ struct SimulatedRow {
   const SimulatedCandidate* s = nullptr;
 };
 
-constexpr std::array<ColumnOf<SimulatedRow>, 14> simulated_columns{{
+constexpr std::array<ColumnOf<SimulatedRow>, 16> simulated_columns{{
     {{"rank", "#", 0}, [](const SimulatedRow& r) { return Cell{r.rank}; }},
     {{"gpu", "GPU", 0}, [](const SimulatedRow& r) { return Cell{r.s->candidate.gpu}; }},
     {{"tp", "TP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s->candidate.tp}}; }},
     {{"pp", "PP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s->candidate.pp}}; }},
+    {{"ep", "EP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s->candidate.ep}}; }},
+    {{"attention_dp", "attn DP", 0}, [](const SimulatedRow& r) { return Cell{r.s->candidate.attention_dp}; }},
     {{"weights", "weights", 0},
      [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s->candidate.weights))}; }},
     {{"kv", "KV", 0}, [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s->candidate.kv))}; }},
@@ -84,6 +88,8 @@ nlohmann::json candidate_json(const PlanCandidate& c, bool calibrated) {
   nlohmann::json j = {{"gpu", c.gpu},
                       {"tp", c.tp},
                       {"pp", c.pp},
+                      {"ep", c.ep},
+                      {"attention_dp", c.attention_dp},
                       {"weights", name_of(c.weights)},
                       {"kv", name_of(c.kv)},
                       {"max_batch", c.max_batch},
@@ -253,6 +259,8 @@ nlohmann::json disaggregated_json(const DisaggregatedCandidate& d, double percen
   return {{"gpu", d.replica.gpu},
           {"tp", d.replica.tp},
           {"pp", d.replica.pp},
+          {"ep", d.replica.ep},
+          {"attention_dp", d.replica.attention_dp},
           {"weights", name_of(d.replica.weights)},
           {"kv", name_of(d.replica.kv)},
           {"prefill_replicas", d.prefill_replicas},
@@ -281,7 +289,11 @@ struct DisaggregatedRow {
 constexpr std::array<ColumnOf<DisaggregatedRow>, 10> disaggregated_columns{{
     {{"gpu", "GPU", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.replica.gpu}; }},
     {{"replica", "replica TP/PP", 0},
-     [](const DisaggregatedRow& r) { return Cell{fmt::format("{}/{}", r.d.replica.tp, r.d.replica.pp)}; }},
+     [](const DisaggregatedRow& r) {
+       const PlanCandidate& c = r.d.replica;
+       return Cell{fmt::format("{}/{}{}{}", c.tp, c.pp, c.ep > 1 ? fmt::format(" EP {}", c.ep) : std::string(),
+                               c.attention_dp ? " attn DP" : "")};
+     }},
     {{"prefill_replicas", "prefill", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.prefill_replicas}; }},
     {{"decode_replicas", "decode", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.decode_replicas}; }},
     {{"gpus_total", "GPUs", 0}, [](const DisaggregatedRow& r) { return Cell{r.d.gpus_total}; }},
@@ -366,6 +378,8 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   space.kv = parse_list<DType>(options.kv, "--kv", parse_format_flag);
   space.tp = parse_list<int>(options.tp, "--tp", parse_degree);
   space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
+  if (to_lower(options.ep) != "auto") space.ep = parse_list<int>(options.ep, "--ep", parse_degree);
+  space.attention_dp = !options.no_attention_dp;
   space.max_batch = options.max_batch;
   // A file holds one GPU's tables; auto resolves one calibration per candidate GPU.
   std::vector<CalibrationChoice> choices;
@@ -471,6 +485,8 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
                      {"kv", formats_kv},
                      {"tp", space.tp},
                      {"pp", space.pp},
+                     {"ep", space.ep.empty() ? nlohmann::json("auto") : nlohmann::json(space.ep)},
+                     {"attention_dp", space.attention_dp},
                      {"max_batch", space.max_batch}}},
                    {"ranking",
                     {{"simulated", simulation.has_value()},
@@ -721,8 +737,8 @@ void check_mode_flags(const CLI::App& command, const PlanOptions& options) {
   static constexpr std::array<std::string_view, 4> required_by_rps{"--rps", "--tpot-ms", "--ttft-ms", "--price"};
   static constexpr std::array<std::string_view, 7> rps_only{
       "--rps", "--top", "--closed-form", "--percentile", "--sim-requests", "--sim-candidates", "--max-batch"};
-  static constexpr std::array<std::string_view, 7> pareto_only{
-      "--ep", "--no-attention-dp", "--batches", "--speculate", "--acceptance", "--draft-model", "--svg"};
+  static constexpr std::array<std::string_view, 5> pareto_only{"--batches", "--speculate", "--acceptance",
+                                                               "--draft-model", "--svg"};
   if (pareto) {
     for (std::string_view flag : rps_only) {
       if (command.count(std::string(flag)) > 0) {
@@ -764,8 +780,8 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
   plan.kv = parse_list<DType>(options.kv, "--kv", parse_format_flag);
   plan.tp = parse_list<int>(options.tp, "--tp", parse_degree);
   plan.pp = parse_list<int>(options.pp, "--pp", parse_degree);
-  if (to_lower(options.ep) != "auto") space.ep = parse_list<int>(options.ep, "--ep", parse_degree);
-  space.attention_dp = !options.no_attention_dp;
+  if (to_lower(options.ep) != "auto") plan.ep = parse_list<int>(options.ep, "--ep", parse_degree);
+  plan.attention_dp = !options.no_attention_dp;
   space.batches = parse_list<std::int64_t>(options.batches, "--batches", parse_batch);
   space.speculation = parse_speculation(options);
   std::vector<CalibrationChoice> choices;
@@ -816,8 +832,8 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
                      {"kv", formats_kv},
                      {"tp", plan.tp},
                      {"pp", plan.pp},
-                     {"ep", space.ep.empty() ? nlohmann::json("auto") : nlohmann::json(space.ep)},
-                     {"attention_dp", space.attention_dp},
+                     {"ep", plan.ep.empty() ? nlohmann::json("auto") : nlohmann::json(plan.ep)},
+                     {"attention_dp", plan.attention_dp},
                      {"batches", space.batches},
                      {"speculation", speculation}}},
                    {"deployment", deployment_flags_json(options.deployment)},
@@ -941,13 +957,10 @@ void setup_plan_command(CLI::App& app) {
       ->group("Pareto front");
   command
       ->add_option("--ep", options->ep,
-                   "Expert-parallel degrees to sweep, or auto: every divisor of the routed experts that divides TP")
-      ->capture_default_str()
-      ->group("Pareto front");
-  command
-      ->add_flag("--no-attention-dp", options->no_attention_dp,
-                 "Do not sweep data-parallel attention (tried by default where EP = TP on a MoE model)")
-      ->group("Pareto front");
+                   "Expert-parallel degrees to search, or auto: every divisor of the routed experts that divides TP")
+      ->capture_default_str();
+  command->add_flag("--no-attention-dp", options->no_attention_dp,
+                    "Do not search data-parallel attention (tried by default where EP = TP on a MoE model)");
   command->add_option("--batches", options->batches, "Concurrent requests per replica to sweep")
       ->capture_default_str()
       ->group("Pareto front");

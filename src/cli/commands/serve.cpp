@@ -522,6 +522,7 @@ struct EngineSetup {
   std::string weights_note;
   int gpus = 1;            // one replica
   std::int64_t lanes = 1;  // replicas x attention-DP ranks
+  std::int64_t ranks = 1;  // attention-DP ranks of one replica, in lockstep
 };
 
 std::unique_ptr<EngineSetup> engine_setup(const ServeOptions& o, const ModelSpec& model,
@@ -555,7 +556,8 @@ std::unique_ptr<EngineSetup> engine_setup(const ServeOptions& o, const ModelSpec
       model, s->gpu, s->config, s->time,
       std::max(engine.max_num_tokens, engine.max_batch) * (1 + (speculation ? speculation->draft_tokens : 0)),
       speculation);
-  s->lanes = static_cast<std::int64_t>(count) * s->coster->sharding().attention_dp;
+  s->ranks = s->coster->sharding().attention_dp;
+  s->lanes = static_cast<std::int64_t>(count) * s->ranks;
   s->gpus *= count;
   return s;
 }
@@ -571,6 +573,7 @@ nlohmann::json pool_json(const EngineSetup& s, const PoolFlags& flags, const Poo
           {"engines", run.lanes},
           {"kv_blocks_per_engine", s.kv.blocks},
           {"steps", run.engine.steps},
+          {"dummy_steps", run.engine.dummy_steps},
           {"busy_s", run.engine.busy_s},
           {"utilisation", run.utilisation()},
           {"batch_mean", run.engine.batch_mean},
@@ -661,8 +664,8 @@ Report run_disaggregated(const ServeOptions& o, const ModelSpec& model, const Ha
   MetricsRecorder recorder(slo);
   IndexedRecords records;
   DisaggregatedRun run =
-      simulate_disaggregated(source, {prefill->engine, prefill->coster.get(), &model, prefill->lanes},
-                             {decode->engine, decode->coster.get(), &model, decode->lanes}, link,
+      simulate_disaggregated(source, {prefill->engine, prefill->coster.get(), &model, prefill->lanes, prefill->ranks},
+                             {decode->engine, decode->coster.get(), &model, decode->lanes, decode->ranks}, link,
                              [&](std::size_t index, const RequestRecord& r) {
                                recorder.add(r);
                                if (o.requests_csv) records.emplace_back(index, r);
@@ -723,17 +726,23 @@ void add_deployment_modes(Report& report, const ServeOptions& o, const ModelSpec
   if (model.moe) report.inputs["expert_layout"] = expert_flags_json(o.experts);
   const Sharding& sharding = s.coster->sharding();
   if (sharding.attention_dp > 1) {
+    const std::int64_t rank_steps = run.lockstep_steps * sharding.attention_dp;
+    const double idle_share =
+        rank_steps > 0 ? static_cast<double>(run.engine.dummy_steps) / static_cast<double>(rank_steps) : 0.0;
     report.extra_results["attention_dp"] = {{"ranks", sharding.attention_dp},
                                             {"kv_blocks_per_rank", s.kv.blocks},
                                             {"kv_blocks_all_ranks", s.kv.blocks * sharding.attention_dp},
-                                            {"running_peak", run.running_peak}};
+                                            {"running_peak", run.running_peak},
+                                            {"lockstep_steps", run.lockstep_steps},
+                                            {"dummy_steps", run.engine.dummy_steps},
+                                            {"idle_share", idle_share}};
     report.notes.push_back(fmt::format(
-        "attention DP over {} ranks: each rank an engine of its own requests (dealt round-robin) in its own {} KV "
-        "blocks, --max-batch and --max-num-tokens per rank (TensorRT-LLM's max_batch_size under enable_attention_dp); "
-        "a rank's step costs its own tokens' attention and the MoE layers over {} x its tokens (every rank alike; "
-        "the slowest rank setting each layer is not modelled); the engine figures above are summed or maximised over "
-        "the ranks, the timeline is rank 0's",
-        sharding.attention_dp, s.kv.blocks, sharding.attention_dp));
+        "attention DP over {} ranks in lockstep: each rank schedules its own requests (dealt round-robin) in its own "
+        "{} KV blocks, --max-batch and --max-num-tokens per rank (TensorRT-LLM's max_batch_size under "
+        "enable_attention_dp); every step lasts as long as the slowest rank's (its own attention, the MoE layers over "
+        "every rank's tokens), and a rank with nothing scheduled runs a dummy step ({} of {} rank steps, {:.1f}%); "
+        "the engine figures above are summed or maximised over the ranks, the timeline is rank 0's",
+        sharding.attention_dp, s.kv.blocks, run.engine.dummy_steps, rank_steps, 100.0 * idle_share));
   }
   if (speculation) {
     report.inputs["speculation"] = speculation_json(*speculation);
@@ -815,11 +824,11 @@ Report run_serve(const ServeOptions& o, const HardwareRegistry& registry) {
   };
   MetricsRecorder recorder(slo);
   IndexedRecords records;  // only for --requests-csv
-  PoolRun sim =
-      simulate_pool(sources, {engine, &coster, &model, setup->lanes}, [&](std::size_t index, const RequestRecord& r) {
-        recorder.add(r);
-        if (o.requests_csv) records.emplace_back(index, r);
-      });
+  PoolRun sim = simulate_pool(sources, {engine, &coster, &model, setup->lanes, setup->ranks},
+                              [&](std::size_t index, const RequestRecord& r) {
+                                recorder.add(r);
+                                if (o.requests_csv) records.emplace_back(index, r);
+                              });
   if (o.requests_csv) write_requests_csv(*o.requests_csv, records);
   const ServeMetrics m = recorder.finish(sim);
   if (o.timeline_svg) {
