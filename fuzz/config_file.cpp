@@ -2,8 +2,8 @@
 // --config FILE, issue 20) in front of the ridge, op and llm commands, with every
 // value it finds going through the commands' own flag checks. The first byte picks the command
 // (ridge, op gemm, llm); the rest is the file, written to a scratch file as the reader takes a
-// path. The harness sets up the config option itself, as main does, so that it stands without
-// the flag's own code.
+// path (removed after each input). The harness sets up the config option itself, as main does,
+// so that it stands without the flag's own code.
 #include <unistd.h>
 
 #include <array>
@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -49,5 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     app.set_config("--config");
     command.setup(app);
   });
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);  // one scratch file per input, none left behind
   return 0;
 }

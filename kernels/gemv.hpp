@@ -26,7 +26,7 @@ namespace roofline::kernels {
 inline constexpr StorageFormats gemv_formats = half16_formats;
 inline constexpr StorageFormats gemv_quantised_weights{StorageFormat::fp8_e4m3, StorageFormat::int4_g128};
 // Elements of k that share one scale of int4_g128 W.
-inline constexpr int gemv_int4_group = 128;
+inline constexpr int gemv_int4_group = group_of(StorageFormat::int4_g128);
 
 enum class GemvKernel : std::uint8_t {
   // Tensor cores (mma.sync m16n8k16): a block owns 16 or 32 rows of W and its warps split k;

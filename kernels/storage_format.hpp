@@ -15,8 +15,8 @@
 
 namespace roofline::kernels {
 
-// int4_g128: 4-bit weights, two per byte, with one 16-bit scale per group of 128 (the layout of
-// the GEMV that reads them is in gemv.hpp); only weights are stored so.
+// int4_g128: 4-bit weights, two per byte, with one 16-bit scale per group of 128 and no zero point
+// (symmetric; the layout of the GEMV that reads them is in gemv.hpp); only weights are stored so.
 enum class StorageFormat : std::uint8_t { bf16, fp16, fp8_e4m3, fp8_e5m2, int4_g128 };
 
 inline constexpr std::array<StorageFormat, 5> all_storage_formats{StorageFormat::bf16, StorageFormat::fp16,
@@ -44,6 +44,16 @@ inline constexpr std::array<StorageFormat, 5> all_storage_formats{StorageFormat:
     case StorageFormat::int4_g128: return 4;
   }
   return 0;
+}
+
+// A group-scaled format's elements per scale and bits per scale (0 for the others). What W moves is
+// bits_of + group_scale_bits_of / group_of per element: the model's bytes_per_element of the same
+// dtype (core/dtype.cpp; a unit test holds the two equal).
+[[nodiscard]] constexpr int group_of(StorageFormat format) {
+  return format == StorageFormat::int4_g128 ? 128 : 0;
+}
+[[nodiscard]] constexpr int group_scale_bits_of(StorageFormat format) {
+  return format == StorageFormat::int4_g128 ? 16 : 0;
 }
 
 // Bytes of one element in memory, for the formats that hold whole bytes per element (not

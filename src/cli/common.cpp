@@ -12,6 +12,7 @@
 
 #include "roofline/core/error.hpp"
 #include "roofline/core/text.hpp"
+#include "roofline/llm/model.hpp"
 #include "roofline/plot/html.hpp"
 #include "roofline/report/output_file.hpp"
 
@@ -168,6 +169,33 @@ void require_decimal_numbers(CLI::App& app) {
     if (type == "INT" || type == "UINT") option->transform(decimal_integer);
   }
   for (CLI::App* command : app.get_subcommands({})) require_decimal_numbers(*command);
+}
+
+namespace {
+
+std::int64_t batch_of(const std::string& text, std::string_view flag, std::string_view alternatives) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1 || value > max_batch) {
+    throw InputError(fmt::format("{}: '{}' is not a batch from 1 to {}{}", flag, text, max_batch, alternatives));
+  }
+  return value;
+}
+
+}  // namespace
+
+std::int64_t parse_batch(const std::string& text, std::string_view flag) {
+  return batch_of(text, flag, "");
+}
+
+std::int64_t parse_batch_or_max(const std::string& text, std::string_view flag) {
+  if (text == "max") return 0;
+  return batch_of(text, flag, " or 'max'");
 }
 
 std::vector<double> parse_positive_numbers(const std::string& flag, const std::string& text) {

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roofline/hardware/hardware.hpp"
@@ -115,5 +117,11 @@ void require_decimal_numbers(CLI::App& app);
 
 // Parses a comma-separated list of positive finite numbers for `flag`; throws InputError.
 [[nodiscard]] std::vector<double> parse_positive_numbers(const std::string& flag, const std::string& text);
+
+// A batch (concurrent requests) for `flag`: a decimal integer from 1 to max_batch (llm/model.hpp);
+// throws InputError naming the flag otherwise.
+[[nodiscard]] std::int64_t parse_batch(const std::string& text, std::string_view flag);
+// The same, or "max", returned as 0: the largest batch whose KV cache fits.
+[[nodiscard]] std::int64_t parse_batch_or_max(const std::string& text, std::string_view flag);
 
 }  // namespace roofline::cli

@@ -16,7 +16,10 @@ using P = PeakClass;
 // Element and scale sizes: IEEE 754 and the OCP Microscaling (MX) v1.0 specification
 // (blocks of 32 with an 8-bit E8M0 scale); NVFP4 per NVIDIA's Blackwell documentation
 // (blocks of 16 with an FP8 E4M3 scale; its per-tensor FP32 scale is negligible and not
-// counted); int4_g128 as AWQ/GPTQ store it (groups of 128 with an fp16 scale and an fp16 zero).
+// counted); int4_g128 as the symmetric GPTQ kernels read it (vLLM's gptq_marlin: uint4 with a bias
+// of 8, a 16-bit scale per group of 128 and no zero point; the checkpoint's qzeros are not read).
+// AWQ's asymmetric groups also read a 4-bit zero per 128 (qzeros: 8 to an int32 word), 4.15625 bits
+// against these 4.125: not counted (docs/llm.md).
 constexpr std::array<DTypeInfo, 15> dtype_table{{
     {DType::fp64, "fp64", {"double", "float64", ""}, 64, 0, 0, {P::fp64_tensor, P::fp64}, "IEEE double"},
     {DType::fp32, "fp32", {"float", "float32", ""}, 32, 0, 0, {P::fp32, std::nullopt}, "IEEE single"},
@@ -53,9 +56,9 @@ constexpr std::array<DTypeInfo, 15> dtype_table{{
      {"int4-g128", "awq", "gptq"},
      4,
      128,
-     32,
+     16,
      {P::int4, std::nullopt},
-     "4-bit integer, fp16 scale and fp16 zero per 128 elements"},
+     "4-bit integer, symmetric, a 16-bit scale per 128 elements"},
     {DType::fp4, "fp4", {"fp4_e2m1", "e2m1", ""}, 4, 0, 0, {P::fp4, std::nullopt}, "4-bit float E2M1, no scales"},
     {DType::nvfp4, "nvfp4", {"", "", ""}, 4, 16, 8, {P::fp4, std::nullopt}, "E2M1 with an E4M3 scale per 16"},
     {DType::mxfp8, "mxfp8", {"", "", ""}, 8, 32, 8, {P::fp8, std::nullopt}, "E4M3 with an E8M0 scale per 32"},

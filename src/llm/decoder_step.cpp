@@ -55,9 +55,8 @@ class Describer {
   std::vector<DecoderOp> layer(bool moe_layer, const LayerAttention& attention) const {
     std::vector<DecoderOp> ops;
     const std::int64_t h = m_.hidden;
-    const bool gqa = m_.attention.kind == AttentionKind::gqa;
-    norm(ops, "attn_norm", tokens_, h, gqa ? block_input() : act_);
-    if (gqa) {
+    norm(ops, "attn_norm", tokens_, h, block_input());
+    if (m_.attention.kind == AttentionKind::gqa) {
       gqa_attention(ops, attention);
     } else {
       latent_attention(ops);
@@ -199,10 +198,20 @@ class Describer {
          std::move(shape), linear_cost(tokens, n, k, weights, input), OpRole::weights, input, weights);
   }
 
-  // A projection with weights in the weight format and 16-bit inputs (MLA's, the shared experts').
+  // A projection of the attention block: weights in the weight format, the input in block_input().
   void linear(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t tokens, std::int64_t n,
               std::int64_t k) const {
-    linear(ops, name, tokens, n, k, f_.weights, act_);
+    linear(ops, name, tokens, n, k, f_.weights, block_input());
+  }
+
+  // Where the projections run W8A8: `elements` outputs of a kernel that writes the activation format
+  // only (attention; a norm whose output is also cached), quantised by a kernel of their own.
+  void quantize_for_block(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t elements) const {
+    if (block_input() == act_) return;
+    const QuantizeShape quant{elements, act_, block_input()};
+    push(ops, name, OpKind::quantize, "elementwise", text("{} elements -> {}", elements, name_of(quant.to)), quant,
+         quantize_cost(quant), OpRole::activations);
+    ops.back().writes = quant.to;
   }
 
   void norm(std::vector<DecoderOp>& ops, std::string_view name, std::int64_t rows, std::int64_t width,
@@ -253,7 +262,7 @@ class Describer {
   void gqa_attention(std::vector<DecoderOp>& ops, const LayerAttention& attention) const {
     const AttentionSpec& a = m_.attention;
     const std::int64_t d = a.head_dim;
-    linear(ops, "qkv_proj", tokens_, (s_.q_heads + 2 * s_.kv_heads) * d, m_.hidden, f_.weights, block_input());
+    linear(ops, "qkv_proj", tokens_, (s_.q_heads + 2 * s_.kv_heads) * d, m_.hidden);
     // --- models (issue 19): a NoPE layer (Llama 4) rotates nothing.
     if (attention.rope) rope(ops, tokens_ * (s_.q_heads + s_.kv_heads) * d);
     kv_append(ops, tokens_ * 2 * s_.kv_heads * d);
@@ -287,22 +296,21 @@ class Describer {
            text("{} x {} heads x {}, head-major to token-major", tokens_, s_.q_heads, d), move, elementwise_cost(move),
            OpRole::activations);
       writing(ops, outputs, block_input());
-    } else if (block_input() != act_) {
-      // Attention kernels write the activation format: the quantisation is its own kernel.
-      const QuantizeShape quant{outputs, act_, block_input()};
-      push(ops, "attn_quant", OpKind::quantize, "elementwise", text("{} elements -> {}", outputs, name_of(quant.to)),
-           quant, quantize_cost(quant), OpRole::activations);
-      ops.back().writes = quant.to;
+    } else {
+      quantize_for_block(ops, "attn_quant", outputs);
     }
-    linear(ops, "o_proj", tokens_, m_.hidden, s_.q_heads * d, f_.weights, block_input());
+    linear(ops, "o_proj", tokens_, m_.hidden, s_.q_heads * d);
   }
 
+  // DeepSeek-V3's projections (q_down, q_up, kv_down, kv_up, o_proj) are FP8 linears like the dense
+  // ones: W8A8 where those are (block_input). The absorbed per-head products of decode (q_absorb,
+  // v_up) stay 16-bit.
   void latent_attention(std::vector<DecoderOp>& ops) const {
     const AttentionSpec& a = m_.attention;
     const std::int64_t hq = s_.q_heads;
     if (a.q_lora_rank > 0) {
       linear(ops, "q_down", tokens_, a.q_lora_rank, m_.hidden);
-      norm(ops, "q_norm", tokens_, a.q_lora_rank, act_);
+      norm(ops, "q_norm", tokens_, a.q_lora_rank, block_input());
       linear(ops, "q_up", tokens_, hq * a.qk_head_dim(), a.q_lora_rank);
     } else {
       linear(ops, "q_proj", tokens_, hq * a.qk_head_dim(), m_.hidden);
@@ -339,10 +347,13 @@ class Describer {
            text("{} heads x {} x [{} x {}]", hq, tokens_, a.kv_lora_rank, a.v_head_dim), up, gemm_cost(up),
            OpRole::weights, act_, f_.weights);
     } else {
+      // kv_norm's output is also the cached latent (kv_append reads it in 16 bits).
+      quantize_for_block(ops, "kv_quant", tokens_ * a.kv_lora_rank);
       linear(ops, "kv_up", tokens_, hq * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank);
       push(ops, "attention", OpKind::latent_attention, "latent_attention", std::move(core), shape,
            latent_attention_cost(shape), OpRole::activations, act_, act_);
     }
+    quantize_for_block(ops, "attn_quant", tokens_ * hq * a.v_head_dim);
     linear(ops, "o_proj", tokens_, m_.hidden, hq * a.v_head_dim);
   }
 
@@ -390,7 +401,18 @@ class Describer {
                     m_.hidden, load.imbalance),
                {dispatched, s_.ep, s_.ep}, OpRole::ep_comm);
     }
+    // The routed and the shared experts run W8A8 where the block's projections do (DeepGEMM's FP8
+    // grouped GEMMs, FP8 block-quantised linears), on inputs quantised once: ffn_norm also feeds the
+    // 16-bit router.
     const DType input = quantized_ && weights == f_.matmul ? f_.matmul : act_;
+    const DType shared_input = e.shared_experts > 0 ? block_input() : act_;
+    if (input != act_ || shared_input != act_) {
+      const QuantizeShape quant{tokens_ * m_.hidden, act_, f_.matmul};
+      push(ops, "experts_quant", OpKind::quantize, "elementwise",
+           text("{} x {} -> {}", tokens_, m_.hidden, name_of(quant.to)), quant, quantize_cost(quant),
+           OpRole::activations);
+      ops.back().writes = quant.to;
+    }
     const auto routed = [&](std::int64_t n, std::int64_t kk) {
       const OpCost one = linear_cost(1, n, kk, weights, input);
       const OpCost two = linear_cost(2, n, kk, weights, input);
@@ -406,7 +428,7 @@ class Describer {
               m_.hidden, up_width, name_of(weights)),
          RoutedShape{touched, pairs, up_width, m_.hidden, weights, input, decode_}, routed(up_width, m_.hidden),
          OpRole::weights, input, weights);
-    activation(ops, "experts_act", std::llround(pairs) * w, gated ? ElementwiseFn::swiglu : plain_activation(), act_);
+    activation(ops, "experts_act", std::llround(pairs) * w, gated ? ElementwiseFn::swiglu : plain_activation(), input);
     push(ops, "experts_down", OpKind::routed_linear, decode_ ? "gemv" : "gemm",
          text("{:.1f} of {} experts, [{} x {}] {}", touched, s_.local_experts, w, m_.hidden, name_of(weights)),
          RoutedShape{touched, pairs, m_.hidden, w, weights, input, decode_}, routed(m_.hidden, w), OpRole::weights,
@@ -416,7 +438,7 @@ class Describer {
                text("the expert outputs of {} tokens back, as dispatched", tokens_), {dispatched, s_.ep, s_.ep},
                OpRole::ep_comm);
     }
-    if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * s_.shared_expert_ffn, act_);
+    if (e.shared_experts > 0) dense_ffn(ops, "shared", e.shared_experts * s_.shared_expert_ffn, shared_input);
   }
 
   void allreduce(std::vector<DecoderOp>& ops, std::string_view name) const {

@@ -316,7 +316,7 @@ ModelSpec::CheckpointFormat scoped(DType type, const json* unquantized, std::str
   return f;
 }
 
-// One 4-bit integer format: groups of 128 (int4_g128, scales and zeros counted) are modelled.
+// One 4-bit integer format: groups of 128 (int4_g128, a 16-bit scale per group counted) is modelled.
 DType int4_groups(const std::function<void(const std::string&)>& fail, std::int64_t group) {
   if (group != 128) fail(fmt::format("group_size {} is not modelled: int4_g128 (groups of 128) is", group));
   return DType::int4_g128;
@@ -365,7 +365,8 @@ ModelSpec::CheckpointFormat read_quantization(const json& q, const std::string& 
     const DType type = int4_groups([&](const std::string& p) { fail(prefix + "group_size", p); },
                                    int_of(q, "group_size", prefix + "group_size"));
     return scoped(type, member(q, "modules_to_not_convert"),
-                  fmt::format("quantization_config {} int4, groups of 128 (fp16 scale and zero counted)", method), moe);
+                  fmt::format("quantization_config {} int4, groups of 128 (an fp16 scale per group counted)", method),
+                  moe);
   }
   if (method == "compressed-tensors") {
     const json* groups = member(q, "config_groups");

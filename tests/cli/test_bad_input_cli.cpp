@@ -173,7 +173,8 @@ TEST_CASE("bad input: zero, negative and overflowing sizes") {
   // Each size fits in 64 bits, their product does not.
   expect_bad_input(roofline("op gemm --m 4294967296 --n 4294967296 --k 4294967296 --gpu h100"), "");
   expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h100 --context 0"), "--context");
-  expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h100 --context 4096 --batch -1"), "--batch");
+  expect_bad_input(roofline("llm --model llama-3.1-8b --gpu h100 --context 4096 --batch -1"),
+                   "--batch: '-1' is not a batch from 1 to 1048576 or 'max'");
   expect_bad_input(roofline("attainable --gpu h100 --ai 0"), "--ai");
   const auto dir = scratch("sizes");
   write_file(dir / "config.json", R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,

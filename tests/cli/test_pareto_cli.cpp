@@ -95,6 +95,8 @@ TEST_CASE("plan --pareto: bad input exits 2 with one line") {
   const std::string base =
       "plan --pareto --model llama-3.1-8b --gpus h100,h200 --prompt-tokens 512 --output-tokens 64 ";
   expect_bad_input(roofline(base + "--batches ''"), "--batches");
+  // One batch parser for plan and llm (cli/common.hpp): 1 to 2^20 requests, no "max" in a list.
+  expect_bad_input(roofline(base + "--batches 8,max"), "--batches: 'max' is not a batch from 1 to 1048576");
   expect_bad_input(roofline(base + "--price h100=2"), "no price for h200-sxm");
   expect_bad_input(roofline(base + "--rps 5"), "--rps: not used by plan --pareto");
   expect_bad_input(roofline(base + "--tpot-ms 0"), "--tpot-ms");

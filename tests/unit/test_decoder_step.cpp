@@ -282,3 +282,98 @@ TEST_CASE("stages of runs recorded before the layer ran the description keep the
   CHECK(std::get<Basis>(qkv).cost.bytes() == 167772160.0 + 16384 + 20480);
   CHECK(std::holds_alternative<NoBasis>(stage("nosuchstage")));
 }
+
+TEST_CASE("an FP8 MLA step: the latent projections and shared experts run W8A8 where the dense ones do") {
+  // DeepSeek-V3 (hidden 7168, q_lora_rank 1536, kv_lora_rank 512, 128 heads of 128 (v) / 128 + 64
+  // (qk), one shared expert of 2048) in FP8 on H200, TP 8: 16 heads a GPU. DeepSeek's reference
+  // inference quantises every FP8 linear's input (act_quant, then fp8_gemm), SGLang and vLLM too
+  // (per_token_group_quant_fp8 in apply_w8a8_block_fp8_linear); as for the dense projections, the
+  // description keeps W8A16 GEMVs up to 16 decode rows.
+  const ModelSpec& model = models().find("deepseek-v3");
+  DeploymentConfig config;
+  config.weights = DType::fp8_e4m3;
+  const StepFormats h200 = StepFormats::of(config, gpus().find("h200"));
+  const Sharding tp8 = shard(model, 8, 1);
+  const auto op_named = [](const std::vector<DecoderOp>& ops, std::string_view name) -> const DecoderOp& {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const DecoderOp& op) { return op.name == name; });
+    REQUIRE(it != ops.end());
+    return *it;
+  };
+  const std::vector<DecoderOp> rows64 = describe_layer(model, tp8, h200, {StepPhase::decode, 64, 1024}, true);
+  std::vector<std::string> names;
+  for (const DecoderOp& op : rows64) names.emplace_back(op.name);
+  CHECK(names == std::vector<std::string>{"attn_norm",
+                                          "q_down",
+                                          "q_norm",
+                                          "q_up",
+                                          "kv_down",
+                                          "kv_norm",
+                                          "rope",
+                                          "kv_append",
+                                          "q_absorb",
+                                          "attention",
+                                          "v_up",
+                                          "attn_quant",
+                                          "o_proj",
+                                          "attn_allreduce",
+                                          "ffn_norm",
+                                          "router",
+                                          "router_softmax",
+                                          "experts_quant",
+                                          "experts_gate_up",
+                                          "experts_act",
+                                          "experts_down",
+                                          "shared_gate_up",
+                                          "shared_act",
+                                          "shared_down",
+                                          "ffn_allreduce"});
+  CHECK(rows64[0].writes == DType::fp8_e4m3);  // attn_norm quantises for q_down and kv_down
+  CHECK(rows64[2].writes == DType::fp8_e4m3);  // q_norm for q_up
+  CHECK(rows64[5].writes == DType::bf16);      // kv_norm: the cached latent
+  // q_down: [64 x 7168] e4m3 . [7168 x 1536] e4m3, bf16 out: 458,752 + 11,010,048 B read,
+  // 64 x 1536 x 2 = 196,608 written.
+  const DecoderOp& q_down = rows64[1];
+  CHECK(std::get<GemmShape>(q_down.shape).a == DType::fp8_e4m3);
+  CHECK(q_down.cost.bytes_read == 64.0 * 7168 + 7168.0 * 1536);
+  CHECK(q_down.cost.bytes_written == 64.0 * 1536 * 2);
+  CHECK(std::get<Basis>(basis_of(q_down)).best_table == "gemm.fp8_e4m3");
+  // attn_quant: v_up's 64 x 16 heads x 128 bf16 outputs read (2 B), written in e4m3 (1 B).
+  CHECK(rows64[11].cost.bytes_read == 64.0 * 16 * 128 * 2);
+  CHECK(rows64[11].cost.bytes_written == 64.0 * 16 * 128);
+  // o_proj: [64 x 2048] e4m3 . [2048 x 7168] e4m3.
+  CHECK(rows64[12].cost.bytes_read == 64.0 * 2048 + 2048.0 * 7168);
+  // The absorbed per-head products stay 16-bit.
+  CHECK(std::get<GemmShape>(rows64[8].shape).a == DType::bf16);
+  // experts_quant: ffn_norm's 64 x 7168 rows (it also feeds the bf16 router) once, for the routed
+  // and the shared experts: 917,504 B read, 458,752 written.
+  const DecoderOp& quant = op_named(rows64, "experts_quant");
+  CHECK(quant.kind == OpKind::quantize);
+  CHECK(quant.cost.bytes_read == 64.0 * 7168 * 2);
+  CHECK(quant.cost.bytes_written == 64.0 * 7168);
+  // The shared expert, split over TP 8 (2048 / 8 = 256 wide): gate_up [64 x 7168] e4m3 .
+  // [7168 x 512] e4m3; its SwiGLU writes e4m3 for shared_down (64 x 256 x 1 B).
+  const DecoderOp& shared_up = op_named(rows64, "shared_gate_up");
+  CHECK(std::get<GemmShape>(shared_up.shape).a == DType::fp8_e4m3);
+  CHECK(shared_up.cost.bytes_read == 64.0 * 7168 + 7168.0 * 512);
+  CHECK(op_named(rows64, "shared_act").cost.bytes_written == 64.0 * 256);
+  CHECK(std::get<GemmShape>(op_named(rows64, "shared_down").shape).a == DType::fp8_e4m3);
+  // The routed experts' SwiGLU also writes e4m3 for experts_down.
+  CHECK(op_named(rows64, "experts_act").writes == DType::fp8_e4m3);
+
+  // At 8 rows every projection is a W8A16 GEMV and nothing quantises.
+  const std::vector<DecoderOp> rows8 = describe_layer(model, tp8, h200, {StepPhase::decode, 8, 1024}, true);
+  for (const DecoderOp& op : rows8) {
+    INFO(op.name);
+    CHECK(op.kind != OpKind::quantize);
+    CHECK(op.writes == DType::bf16);
+  }
+  CHECK(std::get<GemvShape>(op_named(rows8, "q_down").shape).activation == DType::bf16);
+  CHECK(std::get<GemvShape>(op_named(rows8, "shared_gate_up").shape).activation == DType::bf16);
+
+  // Prefill: kv_up reads the latent in e4m3, quantised by its own kernel (kv_quant: 512 x 512).
+  const std::vector<DecoderOp> prompt = describe_layer(model, tp8, h200, {StepPhase::prefill, 512, 512}, true);
+  const DecoderOp& kv_quant = op_named(prompt, "kv_quant");
+  CHECK(kv_quant.cost.bytes_read == 512.0 * 512 * 2);
+  CHECK(kv_quant.cost.bytes_written == 512.0 * 512);
+  CHECK(std::get<GemmShape>(op_named(prompt, "kv_up").shape).a == DType::fp8_e4m3);
+}

@@ -21,8 +21,8 @@ TEST_CASE("bytes per element include block scales") {
   CHECK(bytes_per_element(DType::mxfp6) == 0.78125);
   // MXFP8: 8 + 8/32 = 8.25 bits = 1.03125 B.
   CHECK(bytes_per_element(DType::mxfp8) == 1.03125);
-  // int4 g128: 4 bits + (16-bit scale + 16-bit zero) / 128 = 4.25 bits = 0.53125 B.
-  CHECK(bytes_per_element(DType::int4_g128) == 0.53125);
+  // int4 g128, symmetric (no zero point): 4 bits + one 16-bit scale / 128 = 4.125 bits = 0.515625 B.
+  CHECK(bytes_per_element(DType::int4_g128) == 0.515625);
 }
 
 TEST_CASE("data types parse by name and alias, case-insensitively") {

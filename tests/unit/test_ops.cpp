@@ -50,7 +50,7 @@ TEST_CASE("gemm with mixed types: int4 and block-scaled weights, bf16 activation
   // 2 x 16 x 4096^2 = 536,870,912 FLOPs over 8,650,752 B = 62.06 FLOP/B.
   CHECK(int4.intensity() == Approx(536870912.0 / 8650752.0));
 
-  // Block scales: nvfp4 = 4 + 8/16 = 4.5 bits; mxfp4 = 4 + 8/32 = 4.25; int4_g128 = 4 + 32/128 = 4.25;
+  // Block scales: nvfp4 = 4 + 8/16 = 4.5 bits; mxfp4 = 4 + 8/32 = 4.25; int4_g128 = 4 + 16/128 = 4.125;
   // mxfp6 = 6 + 8/32 = 6.25; mxfp8 = 8 + 8/32 = 8.25 bits per element (4096^2 = 16,777,216 weights).
   const double weights = 4096.0 * 4096.0;
   const auto b_bytes = [&](DType type) {
@@ -59,7 +59,7 @@ TEST_CASE("gemm with mixed types: int4 and block-scaled weights, bf16 activation
   };
   CHECK(b_bytes(DType::nvfp4) == weights * 4.5 / 8);  // 9,437,184
   CHECK(b_bytes(DType::mxfp4) == weights * 4.25 / 8);
-  CHECK(b_bytes(DType::int4_g128) == weights * 4.25 / 8);
+  CHECK(b_bytes(DType::int4_g128) == weights * 4.125 / 8);
   CHECK(b_bytes(DType::mxfp6) == weights * 6.25 / 8);
   CHECK(b_bytes(DType::mxfp8) == weights * 8.25 / 8);
   CHECK(b_bytes(DType::fp4) == weights * 4.0 / 8);

@@ -33,6 +33,21 @@ TEST_CASE("storage formats: the dtypes stored element by element, with their siz
   CHECK_THROWS_AS(bytes_of(StorageFormat::int4_g128), std::logic_error);
 }
 
+TEST_CASE("storage formats: int4_g128 W moves the bytes the model counts for it") {
+  // The GEMV's W: 4 bits a value and one 16-bit scale per 128 (no zero point), 4 + 16/128 =
+  // 4.125 bits = 0.515625 B a weight; the model's int4_g128 must count the same (DESIGN.md: one
+  // formula for model and benchmark).
+  CHECK(group_of(StorageFormat::int4_g128) == 128);
+  CHECK(group_scale_bits_of(StorageFormat::int4_g128) == 16);
+  const double stored_bits =
+      bits_of(StorageFormat::int4_g128) +
+      static_cast<double>(group_scale_bits_of(StorageFormat::int4_g128)) / group_of(StorageFormat::int4_g128);
+  CHECK(stored_bits == 4.125);
+  CHECK(bytes_per_element(DType::int4_g128) == stored_bits / 8);
+  CHECK(group_of(StorageFormat::bf16) == 0);
+  CHECK(group_scale_bits_of(StorageFormat::fp8_e4m3) == 0);
+}
+
 TEST_CASE("storage formats: a set holds exactly the formats it was built from") {
   constexpr StorageFormats fp8{StorageFormat::fp8_e4m3, StorageFormat::fp8_e5m2};
   CHECK(fp8.contains(StorageFormat::fp8_e4m3));

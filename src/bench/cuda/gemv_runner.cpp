@@ -263,7 +263,8 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
   image.k = k;
   const std::size_t matrix_bytes = as_size(m * image.row_bytes());
   const bool int4 = formats.weights == kernels::StorageFormat::int4_g128;
-  const std::size_t scales_bytes = int4 ? as_size(m * (k / kernels::gemv_int4_group)) * 2 : 0;
+  const std::size_t scales_bytes =
+      int4 ? as_size(m * (k / kernels::gemv_int4_group) * kernels::group_scale_bits_of(formats.weights) / 8) : 0;
   const int copies = memory::rotation_count(static_cast<std::int64_t>(matrix_bytes + scales_bytes), sizes);
   const std::int64_t max_batch = (*std::max_element(cases.begin(), cases.end(), [](const Case* a, const Case* b) {
                                    return a->batch < b->batch;

@@ -165,21 +165,6 @@ std::vector<OpRow> op_rows(const StepTime& step) {
   return rows;
 }
 
-std::int64_t parse_batch(const std::string& text) {
-  if (text == "max") return 0;
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value < 1 || value > max_batch) {
-    throw InputError(fmt::format("--batch '{}': expected a positive integer up to {} or 'max'", text, max_batch));
-  }
-  return value;
-}
-
 std::string kv_formula(const ModelSpec& m, DType kv) {
   const AttentionSpec& a = m.attention;
   if (a.kind == AttentionKind::mla) {
@@ -559,7 +544,7 @@ Report run_llm(const LlmOptions& options, const HardwareRegistry& registry) {
                                  options.context));
   }
   const std::string long_context = check_context(model, options.context, options.model);
-  const LlmQuery query{options.context, prompt, parse_batch(options.batch), options.levers};
+  const LlmQuery query{options.context, prompt, parse_batch_or_max(options.batch, "--batch"), options.levers};
 
   DeploymentConfig config;
   apply_format_flags(options.formats, gpu, config);

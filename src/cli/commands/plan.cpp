@@ -691,20 +691,6 @@ nlohmann::json point_json(const ParetoPoint& p) {
           {"description", describe(d)}};
 }
 
-std::int64_t parse_batch(const std::string& text, std::string_view flag) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || value < 1 || value > max_batch) {
-    throw InputError(fmt::format("{}: '{}' is not a batch from 1 to {}", flag, text, max_batch));
-  }
-  return value;
-}
-
 // --speculate K,K,... with one --acceptance (a rate, or one per position up to the largest K: a
 // smaller K takes the first K rates, the acceptance of a position not depending on how many follow).
 std::vector<Speculation> parse_speculation(const PlanOptions& options) {
