@@ -70,26 +70,15 @@ int blocks_per_sm_of(int tile_n) {
   return tile_n <= 64 ? Stages<64>::blocks_per_sm : Stages<256>::blocks_per_sm;
 }
 
-// Where the row tiles do not fill the GPU, the split count with the least time in waves of
-// resident blocks, each block's work 1 / splits of a tile (waves / splits; the fewer splits on a
-// tie), up to two waves' worth: every split adds a partial tile's round trip. A split keeps at
-// least 4 k blocks (256 k) so that its ring fills. Rounding the splits to the nearest whole number
-// of blocks per wave instead can leave a second wave almost empty: 80 tiles at one block per SM on
-// 132 SMs, 2 splits = 160 blocks in two waves, where 3 splits take the same two waves with less
-// each.
+// About as many blocks as fit on the GPU at once; a split keeps at least 4 k blocks (256 k) so
+// that its ring fills.
 Plan plan_of(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
   constexpr int kMinBlocksPerSplit = 4;
-  constexpr int kMostSplits = 32;
   const int tiles = static_cast<int>((m + kRows - 1) / kRows);
   const int k_blocks = static_cast<int>((k * 2 + kRowBytes - 1) / kRowBytes);
-  const std::int64_t resident = blocks_per_sm_of(tile_n_of(batch)) * (sms > 0 ? sms : 132);
-  const std::int64_t fill = tiles < resident ? 2 * resident / tiles : 1;
-  const int most_splits = static_cast<int>(std::min<std::int64_t>({k_blocks / kMinBlocksPerSplit, fill, kMostSplits}));
-  const auto waves = [&](int s) { return (static_cast<std::int64_t>(tiles) * s + resident - 1) / resident; };
-  int splits = 1;
-  for (int s = 2; s <= most_splits; ++s) {
-    if (waves(s) * splits < waves(splits) * s) splits = s;  // waves(s) / s < waves(splits) / splits
-  }
+  const int target_blocks = blocks_per_sm_of(tile_n_of(batch)) * (sms > 0 ? sms : 132);
+  const int most_splits = std::max(1, k_blocks / kMinBlocksPerSplit);
+  int splits = std::clamp((target_blocks + tiles / 2) / tiles, 1, most_splits);
   const int per_split = (k_blocks + splits - 1) / splits;
   splits = (k_blocks + per_split - 1) / per_split;  // no empty split
   return Plan{.tiles = tiles, .splits = splits, .k_blocks_per_split = per_split};
