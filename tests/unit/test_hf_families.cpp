@@ -562,3 +562,58 @@ TEST_CASE("serve's step cost: each attention group with its own window, not the 
   // 4,096 x 128 of the 4,096 x 4,096 + 4,096 x 4,097 / 2 pairs; they cost less than full ones.
   CHECK(windowed.prefill_attention_s({4096, 4096}) < full.prefill_attention_s({4096, 4096}));
 }
+
+TEST_CASE("Cohere2 and GLM-4.5 keys: every fourth layer full, DeepSeek-style experts with dense first layers") {
+  // No published config.json of either was found to carry over (SOURCES.md): these are their
+  // families' keys at the sizes their cards give (Command R7B; GLM-4.5), and the counts below are
+  // derived here from those keys, not checked against the cards.
+  const ModelSpec cohere = parse_hf_config(
+      R"({"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 4096,
+          "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "num_key_value_heads": 8, "vocab_size": 256000, "sliding_window": 4096, "sliding_window_pattern": 4,
+          "max_position_embeddings": 132096, "tie_word_embeddings": true})",
+      "config.json");
+  // (i + 1) a multiple of 4 attends to all: layers 3, 7, ..., 31 (8), the 24 others to 4,096 tokens.
+  REQUIRE(cohere.layer_attention.size() == 32);
+  CHECK(cohere.attention_of(2) == LayerAttention{AttentionScope::sliding, 4096});
+  CHECK(cohere.attention_of(3) == LayerAttention{});
+  CHECK(cohere.attention_of(31) == LayerAttention{});
+  // At 8,192 tokens: 8 x 8,192 + 24 x 4,096 = 163,840 token-layers; KV per token and layer, bf16:
+  // 2 x 8 heads x 128 x 2 B = 4,096 B.
+  CHECK(cohere.cached_token_layers(8192) == 163840);
+  CHECK(kv_bytes_per_token_layer(cohere, DType::bf16) == 4096);
+  CHECK(cohere.tied_embeddings);
+  CHECK(cohere.max_context == 132096);
+  // Per layer: attention 4096 x 4096 x 2 + 4096 x 1024 x 2 = 41,943,040, gated FFN 3 x 4096 x 14336
+  // = 176,160,768, norms 2 x 4096 (Cohere's parallel block has one; 4,096 a layer over): 218,112,000,
+  // x 32 = 6,979,584,000; the tied embedding 256,000 x 4096 = 1,048,576,000: 8,028,160,000.
+  const ParameterCounts c = count_parameters(cohere);
+  CHECK(c.total == Approx(8028160000.0 + 4096).epsilon(1e-6));
+
+  const ModelSpec glm = parse_hf_config(
+      R"({"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hidden_size": 5120,
+          "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 92,
+          "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": true,
+          "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
+          "partial_rotary_factor": 0.5, "vocab_size": 151552, "max_position_embeddings": 131072,
+          "num_nextn_predict_layers": 1, "tie_word_embeddings": false})",
+      "config.json");
+  REQUIRE(glm.moe);
+  CHECK(glm.moe->experts == 160);
+  CHECK(glm.moe->shared_experts == 1);
+  CHECK(glm.moe->experts_per_token == 8);
+  CHECK(glm.dense_layers() == 3);
+  CHECK(glm.attention.qkv_bias);
+  CHECK(glm.layer_attention.empty());  // no window: every layer attends to all
+  // KV per token and layer, bf16: 2 x 8 x 128 x 2 B = 4,096 B.
+  CHECK(kv_bytes_per_token_layer(glm, DType::bf16) == 4096);
+  // Per layer attention 5120 x 12288 x 2 + 5120 x 1024 x 2 + the q, k, v biases 14,336 =
+  // 136,329,216, norms 10,240; 3 dense FFNs 3 x 5120 x 12288 = 188,743,680; 89 expert layers of 160
+  // routed and 1 shared 3 x 5120 x 1536 = 23,592,960 each (3,798,466,560) and a router 819,200;
+  // embedding and head 2 x 151,552 x 5120 = 1,551,892,480; the final norm 5,120: 352,797,791,232.
+  // (The multi-token-prediction layer, num_nextn_predict_layers, is not modelled: docs/llm.md.)
+  // Active: 8 routed and the shared expert, 9 x 23,592,960 = 212,336,640 a layer: 33,632,228,352.
+  const ParameterCounts g = count_parameters(glm);
+  CHECK(g.total == Approx(352797791232.0).epsilon(1e-12));
+  CHECK(g.active == Approx(33632228352.0).epsilon(1e-12));
+}
