@@ -42,11 +42,6 @@ std::string ms(double seconds) {
 }
 
 // The expert-parallel degrees tried at a TP degree.
-std::vector<int> ep_degrees(const ModelSpec& model, const ParetoSpace& space, int tp) {
-  if (!space.plan.ep.empty()) return space.plan.ep;
-  return expert_parallel_degrees(model, tp);
-}
-
 // Indices of the non-dominated points, tokens/s per user descending (per GPU ascending along it).
 std::vector<std::size_t> front_indices(const std::vector<ParetoPoint>& points) {
   std::vector<std::size_t> order(points.size());
@@ -280,8 +275,8 @@ ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int6
     }
     for (int tp : plan.tp) {
       for (int pp : plan.pp) {
-        for (int ep : ep_degrees(model, space, tp)) {
-          const bool dp_applies = space.plan.attention_dp && model.moe && ep == tp && tp > 1;
+        for (int ep : expert_parallel_degrees(model, space.plan, tp)) {
+          const bool dp_applies = attention_dp_applies(model, space.plan, tp, ep);
           for (const bool attention_dp : {false, true}) {
             if (attention_dp && !dp_applies) continue;
             for (DType weights : plan.weights) {

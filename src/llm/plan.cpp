@@ -161,6 +161,14 @@ std::vector<int> expert_parallel_degrees(const ModelSpec& model, int tp) {
   return out;
 }
 
+std::vector<int> expert_parallel_degrees(const ModelSpec& model, const PlanSpace& space, int tp) {
+  return space.ep.empty() ? expert_parallel_degrees(model, tp) : space.ep;
+}
+
+bool attention_dp_applies(const ModelSpec& model, const PlanSpace& space, int tp, int ep) {
+  return space.attention_dp && model.moe && ep == tp && tp > 1;
+}
+
 CandidateDeployment candidate_deployment(const PlanSpace& space, const GpuSpec& gpu, const PlanCandidate& c) {
   CandidateDeployment out{space.base, space.time};
   DeploymentConfig& config = out.config;
@@ -220,8 +228,8 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
     }
     for (int tp : space.tp) {
       for (int pp : space.pp) {
-        for (int ep : space.ep.empty() ? expert_parallel_degrees(model, tp) : space.ep) {
-          const bool dp_applies = space.attention_dp && model.moe && ep == tp && tp > 1;
+        for (int ep : expert_parallel_degrees(model, space, tp)) {
+          const bool dp_applies = attention_dp_applies(model, space, tp, ep);
           for (const bool attention_dp : {false, true}) {
             if (attention_dp && !dp_applies) continue;
             for (DType weights : space.weights) {

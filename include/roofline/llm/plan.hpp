@@ -114,6 +114,12 @@ struct PlanResult {
 // The expert-parallel degrees tried at a TP degree: every divisor of the routed experts that
 // divides TP on a MoE model, 1 for a dense one.
 [[nodiscard]] std::vector<int> expert_parallel_degrees(const ModelSpec& model, int tp);
+// The expert-parallel degrees a search over `space` tries at a TP degree: space.ep where it lists
+// them, else expert_parallel_degrees.
+[[nodiscard]] std::vector<int> expert_parallel_degrees(const ModelSpec& model, const PlanSpace& space, int tp);
+// Whether a search over `space` also tries data-parallel attention at (tp, ep): where the space
+// allows it, on a MoE model with EP = TP > 1.
+[[nodiscard]] bool attention_dp_applies(const ModelSpec& model, const PlanSpace& space, int tp, int ep);
 
 // The deployment a candidate describes, and how its ops are timed: the space's base with the
 // candidate's TP, PP, EP, attention DP and formats (activations and embeddings in the GPU's default activation
