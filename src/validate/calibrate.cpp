@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "roofline/bench/bench.hpp"
 #include "roofline/core/error.hpp"
@@ -60,6 +62,41 @@ void leave_one_out(CalibrationTable& table) {
   }
 }
 
+// The median |leave-one-out error| of a table whose points carry theirs (nullopt: none does).
+std::optional<double> median_loo(const CalibrationTable& table) {
+  std::vector<double> errors;
+  for (const CalibrationPoint& p : table.points) {
+    if (p.loo_error) errors.push_back(std::abs(*p.loo_error));
+  }
+  if (errors.empty()) return std::nullopt;
+  const auto mid = errors.begin() + static_cast<std::ptrdiff_t>(errors.size() / 2);
+  std::nth_element(errors.begin(), mid, errors.end());
+  return *mid;
+}
+
+// An optional second axis (Basis::series_optional: a GEMM's k) is kept only where it predicts the
+// table's own points better than the size alone, judged by leave-one-out: a table measured at few
+// values of the axis (the bf16 GEMM ladder: squares and a few skinny shapes) interpolates across
+// sparse series and clamps at their ends, and predicts worse with it than without. Returns a note
+// where the axis was dropped; the table's points get their leave-one-out errors either way.
+std::optional<std::string> choose_axes(CalibrationTable& table, bool axis_optional) {
+  leave_one_out(table);
+  if (table.series_name.empty() || !axis_optional) return std::nullopt;
+  CalibrationTable flat = table;
+  flat.series_name.clear();
+  for (CalibrationPoint& p : flat.points) p.series.reset();
+  sort_points(flat);
+  leave_one_out(flat);
+  const std::optional<double> with = median_loo(table);
+  const std::optional<double> without = median_loo(flat);
+  if (!without || (with && *with <= *without)) return std::nullopt;
+  std::string note = fmt::format(
+      "{}: learnt by size alone, without its {} axis (leave-one-out median |error| {:.1f}% against {} with it)",
+      table.name, table.series_name, *without * 100, with ? fmt::format("{:.1f}%", *with * 100) : std::string("none"));
+  table = std::move(flat);
+  return note;
+}
+
 }  // namespace
 
 // ---- building --------------------------------------------------------------------------------
@@ -102,6 +139,7 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
     std::string series_name;
   };
   std::map<std::pair<std::string, std::string>, Best> best;  // (best table, problem) -> fastest
+  std::set<std::string> optional_axes;                       // tables whose series axis is optional
   for (const MeasuredRun& run : runs) {
     CalibrationSource source{run.file, run.format, run.device_name, run.started_utc, run.quick, 0, std::nullopt};
     for (const Measurement& m : run.results) {
@@ -146,6 +184,10 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
       table.name = basis.table;
       table.pattern = basis.pattern;
       table.series_name = basis.series_name;
+      if (basis.series_optional) {
+        optional_axes.insert(basis.table);
+        optional_axes.insert(basis.best_table);
+      }
       table.points.push_back(p);
       ++source.points;
       if (!basis.best_table.empty() && basis.best_table != basis.table) {
@@ -172,7 +214,7 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
   }
   for (auto& [name, table] : cal.tables) {
     sort_points(table);
-    leave_one_out(table);
+    if (auto note = choose_axes(table, optional_axes.contains(name))) out.notes.push_back(std::move(*note));
   }
   return out;
 }

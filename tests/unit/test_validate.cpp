@@ -1,5 +1,7 @@
 // Measured results, predictions, calibration tables and run comparisons, on the real H200 runs in
 // tests/data/bench/ and on hand-built cases.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -744,4 +746,96 @@ TEST_CASE("calibration table names are made by one module") {
   CHECK(tables::access_random("gather") == "access.gather");
   CHECK(tables::implementation("gemv.bf16", "mma") == "gemv.bf16.mma");
   CHECK(tables::gemv_problem(DType::bf16, DType::bf16, 8192, 8192, 1) == "gemv.bf16.8192x8192.b1");
+}
+
+namespace {
+
+// A compute-suite GEMM result (bf16, the project's wgmma kernel) measured at `efficiency` of its
+// roofline time on the H200's file roofs.
+Measurement gemm_at(std::int64_t m, std::int64_t n, std::int64_t k, double efficiency, const Roofs& roofs) {
+  Measurement g;
+  g.suite = "compute";
+  g.group = "gemm";
+  g.id = fmt::format("gemm.bf16.{}x{}x{}.wgmma", m, n, k);
+  g.kernel = "wgmma";
+  g.status = "passed";
+  g.parameters = {{"dtype", "bf16"}, {"m", m}, {"n", n}, {"k", k}};
+  g.where = "compute.json /results/gemm/0";
+  const double ideal = ideal_time(basis_of(g), roofs).time_s;
+  g.timing = MeasuredTiming{ideal / efficiency, ideal / efficiency, ideal / efficiency, 30};
+  return g;
+}
+
+Calibration calibration_of(std::vector<Measurement> results, std::vector<std::string>* notes = nullptr) {
+  MeasuredRun run;
+  run.file = "compute.json";
+  run.format = "roofline.bench.v1";
+  run.device_name = "NVIDIA H200";
+  run.hardware_id = "h200-sxm";
+  run.results = std::move(results);
+  const std::vector<MeasuredRun> runs{run};
+  CalibrationBuild build = build_calibration(runs, fixture::gpus().find("h200"));
+  if (notes != nullptr) *notes = build.notes;
+  return build.calibration;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate keeps a GEMM table's k axis where leave-one-out predicts its points better with it") {
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
+  // Two depths at the same four sizes: k = 1024 with m = n = 2048 ... 16384 and k = 16384 with
+  // m = n = 512 ... 4096 have equal FLOPs pairwise (2 m^2 k: 2048^2 x 1024 = 512^2 x 16384), all
+  // compute-bound (the least intense, 512 x 512 x 16384: 8.59e9 FLOP over 34.1e6 B, 252 FLOP/B,
+  // above the H200's bf16 ridge of 206). The shallow GEMMs run at 0.3 of the roof, the deep
+  // ones at 0.7. By size alone each pair shares an x and averages to 0.5: every point is predicted
+  // 40% (0.7 / 0.5) or 67% (0.3 / 0.5) off. With k, each series is flat: an inner point is
+  // predicted exactly, an end point by its neighbour's equal value: every error is 0.
+  std::vector<Measurement> results;
+  for (const std::int64_t s : {2048, 4096, 8192, 16384}) results.push_back(gemm_at(s, s, 1024, 0.3, roofs));
+  for (const std::int64_t s : {512, 1024, 2048, 4096}) results.push_back(gemm_at(s, s, 16384, 0.7, roofs));
+  std::vector<std::string> notes;
+  const Calibration cal = calibration_of(results, &notes);
+  const CalibrationTable* table = cal.table("gemm.bf16.wgmma");
+  REQUIRE(table != nullptr);
+  CHECK(table->series_name == "k");
+  CHECK(notes.empty());
+  for (const CalibrationPoint& p : table->points) {
+    REQUIRE(p.loo_error);
+    CHECK(*p.loo_error == Approx(0).margin(1e-12));
+  }
+  // A query between the depths at one of the shared sizes interpolates in log(k): k = 4096 is
+  // halfway from 1024 to 16384 in log, so 0.5.
+  const CalibratedOrNot t = calibrated_time(cal, gemm_basis({2048, 2048, 4096, 1, DType::bf16, DType::bf16, DType::bf16}),
+                                            roofs);
+  REQUIRE(std::holds_alternative<CalibratedTime>(t));
+  CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.5));
+}
+
+TEST_CASE("calibrate drops a GEMM table's k axis where the size alone predicts its points better") {
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
+  // Three GEMMs, each at its own depth, whose efficiency follows their size and not their depth:
+  //   A 2048 x 2048 x 1024 (8.6 GFLOP) at 0.2, B 4096 x 4096 x 4096 (137 GFLOP) at 0.5,
+  //   C 16384 x 8192 x 2048 (550 GFLOP) at 0.8.
+  // With k, each series holds one point: leaving A out, k = 1024 lies below the series left
+  // (2048, 4096) and takes C's 0.8 (A predicted 0.2 / 0.8 - 1 = -75%); leaving B out, k = 4096
+  // lies above them and takes C's 0.8 (-37.5%); leaving C out, k = 2048 lies halfway in log
+  // between 1024 and 4096: 0.35 (+129%). Median 75%. By size alone: A is clamped to B's 0.5
+  // (-60%), C too (+60%), and B lies between A and C: less than 60% off, so the median is 60%:
+  // the axis is dropped, and the note says so.
+  std::vector<std::string> notes;
+  const Calibration cal = calibration_of(
+      {gemm_at(2048, 2048, 1024, 0.2, roofs), gemm_at(4096, 4096, 4096, 0.5, roofs), gemm_at(16384, 8192, 2048, 0.8, roofs)},
+      &notes);
+  const CalibrationTable* table = cal.table("gemm.bf16.wgmma");
+  REQUIRE(table != nullptr);
+  CHECK(table->series_name.empty());
+  for (const CalibrationPoint& p : table->points) CHECK_FALSE(p.series);
+  REQUIRE(notes.size() == 2);  // the implementation's table and the best table, which holds the same points
+  CHECK_THAT(notes.front(), Contains("gemm.bf16: learnt by size alone, without its k axis") &&
+                                Contains("median |error| 60.0% against 75.0% with it"));
+  // The file's points then carry no series, and a query's k is ignored.
+  const CalibratedOrNot t = calibrated_time(cal, gemm_basis({4096, 4096, 4096, 1, DType::bf16, DType::bf16, DType::bf16}),
+                                            roofs);
+  REQUIRE(std::holds_alternative<CalibratedTime>(t));
+  CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.5));
 }

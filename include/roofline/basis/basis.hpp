@@ -58,6 +58,9 @@ struct Basis {
   std::string best_table;        // the table of the best implementation, which op/llm use ("gemv.bf16"); may be empty
   std::optional<double> series;  // the table's second axis (GEMV batch, access stride), if it has one
   std::string series_name;       // "batch", "stride"
+  // The axis is offered, not imposed: calibrate keeps it for a table only where leave-one-out
+  // predicts the table's points better with it than by size alone (a GEMM's k).
+  bool series_optional = false;
   OpCost cost;                   // the problem's FLOPs and HBM bytes (read + written), from the model
   double roof_bytes = 0;         // bytes charged at the memory roof (moved sectors for access patterns)
   MathRoof math;

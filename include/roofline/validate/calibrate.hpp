@@ -26,6 +26,7 @@ struct Skipped {
 struct CalibrationBuild {
   Calibration calibration;
   std::vector<Skipped> skipped;
+  std::vector<std::string> notes;  // tables learnt without the second axis their basis offers
 };
 
 // Learns the tables from runs of one GPU (all runs must name the same device; the caller checks

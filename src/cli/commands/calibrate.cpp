@@ -170,6 +170,7 @@ CalibrateResult run_calibrate(const CalibrateOptions& options, std::span<const M
       Table::from_rows<Skipped>("skipped", "Benchmarks that gave no point", skipped_columns, build.skipped));
   report.extra_results["calibration"] = {
       {"file", options.output}, {"gpu", gpu.id}, {"tables", cal.tables.size()}, {"points", points.size()}};
+  for (const std::string& note : build.notes) report.notes.push_back(note);
   report.notes.push_back(fmt::format("wrote {} ({} tables, {} points; schema roofline.calibration.v1)", options.output,
                                      cal.tables.size(), points.size()));
   for (const CalibrationSource& s : cal.sources) {
