@@ -401,10 +401,15 @@ class Describer {
                     m_.hidden, load.imbalance),
                {dispatched, s_.ep, s_.ep}, OpRole::ep_comm);
     }
-    // The routed and the shared experts run W8A8 where the block's projections do (DeepGEMM's FP8
-    // grouped GEMMs, FP8 block-quantised linears), on inputs quantised once: ffn_norm also feeds the
-    // 16-bit router.
-    const DType input = quantized_ && weights == f_.matmul ? f_.matmul : act_;
+    // The routed experts run W8A8 wherever their weights are in the matmul format, at every row
+    // count: the engines' FP8 MoE kernels quantise the activations per token group whatever the
+    // batch (DeepGEMM's masked grouped GEMM at decode, vLLM's fused_moe after
+    // per_token_group_quant_fp8, TensorRT-LLM's FP8 block-scale MoE), and no W8A16 grouped kernel
+    // runs an FP8 checkpoint on Hopper (none is measured here either: such an op would keep the
+    // bare roofline). The shared experts follow the block's projections (W8A16 GEMVs up to
+    // w8a16_gemv_max_batch rows). Their inputs are quantised once: ffn_norm also feeds the 16-bit
+    // router.
+    const DType input = f_.matmul != act_ && weights == f_.matmul ? f_.matmul : act_;
     const DType shared_input = e.shared_experts > 0 ? block_input() : act_;
     if (input != act_ || shared_input != act_) {
       const QuantizeShape quant{tokens_ * m_.hidden, act_, f_.matmul};

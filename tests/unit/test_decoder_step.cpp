@@ -288,7 +288,7 @@ TEST_CASE("an FP8 MLA step: the latent projections and shared experts run W8A8 w
   // (qk), one shared expert of 2048) in FP8 on H200, TP 8: 16 heads a GPU. DeepSeek's reference
   // inference quantises every FP8 linear's input (act_quant, then fp8_gemm), SGLang and vLLM too
   // (per_token_group_quant_fp8 in apply_w8a8_block_fp8_linear); as for the dense projections, the
-  // description keeps W8A16 GEMVs up to 16 decode rows.
+  // description keeps W8A16 GEMVs up to 16 decode rows, but not for the routed experts.
   const ModelSpec& model = models().find("deepseek-v3");
   DeploymentConfig config;
   config.weights = DType::fp8_e4m3;
@@ -360,13 +360,19 @@ TEST_CASE("an FP8 MLA step: the latent projections and shared experts run W8A8 w
   // The routed experts' SwiGLU also writes e4m3 for experts_down.
   CHECK(op_named(rows64, "experts_act").writes == DType::fp8_e4m3);
 
-  // At 8 rows every projection is a W8A16 GEMV and nothing quantises.
+  // At 8 rows every dense projection is a W8A16 GEMV, and only the routed experts quantise: they
+  // run W8A8 at every batch (the engines' FP8 MoE kernels), on ffn_norm's 8 x 7168 rows quantised
+  // once (114,688 B read, 57,344 written), their SwiGLU writing e4m3 for experts_down.
   const std::vector<DecoderOp> rows8 = describe_layer(model, tp8, h200, {StepPhase::decode, 8, 1024}, true);
   for (const DecoderOp& op : rows8) {
     INFO(op.name);
-    CHECK(op.kind != OpKind::quantize);
-    CHECK(op.writes == DType::bf16);
+    const bool routed = op.name == "experts_quant" || op.name == "experts_act";
+    CHECK((op.kind == OpKind::quantize) == (op.name == "experts_quant"));
+    CHECK(op.writes == (routed ? DType::fp8_e4m3 : DType::bf16));
   }
+  CHECK(op_named(rows8, "experts_quant").cost.bytes_read == 8.0 * 7168 * 2);
+  CHECK(op_named(rows8, "experts_quant").cost.bytes_written == 8.0 * 7168);
+  CHECK(op_named(rows8, "experts_gate_up").activations == DType::fp8_e4m3);
   CHECK(std::get<GemvShape>(op_named(rows8, "q_down").shape).activation == DType::bf16);
   CHECK(std::get<GemvShape>(op_named(rows8, "shared_gate_up").shape).activation == DType::bf16);
 

@@ -372,10 +372,12 @@ TEST_CASE("plan --rps searches EP and attention DP on a MoE model, the attention
   CHECK(pools.front().gpus_total == 16);
 }
 
-TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections do (above 16 decode rows)") {
-  // DeepSeek-V3 in FP8 on 8 H200: at 64 decode rows the projections are W8A8 GEMMs, and so are the
-  // routed experts (DeepGEMM's FP8 grouped GEMMs): their inputs are FP8 and the calibration's
-  // gemm_grouped.fp8_e4m3 table costs them. At 8 rows both stay W8A16 (bf16 inputs).
+TEST_CASE("llm step: FP8 routed experts run W8A8 at every decode batch, the shared experts as the block's projections") {
+  // DeepSeek-V3 in FP8 on 8 H200. The routed experts' inputs are FP8 at 64 decode rows and at 8
+  // (the engines' FP8 MoE kernels quantise per token group at every batch; no W8A16 grouped kernel
+  // exists to cost them), so the calibration's gemm_grouped.fp8_e4m3 table costs both. The shared
+  // experts follow the dense projections' rule: W8A8 GEMMs above 16 rows, W8A16 GEMVs (bf16 inputs)
+  // up to 16.
   const ModelSpec& m = models().find("deepseek-v3");
   const GpuSpec& h200 = gpus().find("h200");
   DeploymentConfig c = fp8_h100();
@@ -383,15 +385,18 @@ TEST_CASE("llm step: FP8 routed experts run W8A8 where the block's projections d
   c.tp = 8;
   const Sharding s = shard(m, c);
   const StepFormats f = StepFormats::of(c, h200);
-  const auto experts_input = [&](std::int64_t rows) {
+  const auto input_of = [&](std::int64_t rows, std::string_view name) {
     for (const DecoderLayer& layer : describe_step(m, s, f, {StepPhase::decode, rows, 1024})) {
       for (const DecoderOp& op : layer.ops) {
-        if (op.name == "experts_gate_up") return op.activations;
+        if (op.name == name) return op.activations;
       }
     }
-    FAIL("no experts_gate_up op");
+    FAIL("no op " << name);
     return DType::bf16;
   };
-  CHECK(experts_input(64) == DType::fp8_e4m3);
-  CHECK(experts_input(8) == DType::bf16);
+  CHECK(input_of(64, "experts_gate_up") == DType::fp8_e4m3);
+  CHECK(input_of(8, "experts_gate_up") == DType::fp8_e4m3);
+  CHECK(input_of(8, "experts_down") == DType::fp8_e4m3);
+  CHECK(input_of(64, "shared_gate_up") == DType::fp8_e4m3);
+  CHECK(input_of(8, "shared_gate_up") == DType::bf16);
 }
