@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
   const int t = lane % 4;
   const int tiles = static_cast<int>((static_cast<std::int64_t>(m) + Cfg::rows - 1) / Cfg::rows);
   const int chunks = static_cast<int>((static_cast<std::int64_t>(k) + kChunk - 1) / kChunk);  // last: partial
-  const int steps = (k / kChunk) / U;            // whole steps of U whole chunks
+  const int steps = (k / kChunk) / U;  // whole steps of U whole chunks
   const std::int64_t step_bytes = static_cast<std::int64_t>(U) * kChunk;
 
   // Vector g of each n-tile at the lane's 16 bytes, as 32-bit offsets from one pointer (fewer
@@ -140,8 +140,8 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
         wrow[mt][h] = static_cast<std::uint32_t>(row < m ? row : m - 1) * static_cast<std::uint32_t>(k);
       }
     }
-    const int shift = Persistent && steps > 0 ? static_cast<int>(static_cast<std::int64_t>(tile) * kStaggerStride % steps)
-                                              : 0;
+    const int shift =
+        Persistent && steps > 0 ? static_cast<int>(static_cast<std::int64_t>(tile) * kStaggerStride % steps) : 0;
     float acc[MT][NT][4];
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
@@ -204,8 +204,8 @@ __global__ void __launch_bounds__(Cfg::threads, Cfg::min_blocks)
       uint4 xv[NT];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
-        xv[nt] = in_k && xvalid[nt] ? device::load_shared_operand_16(xlane + xrow[nt] + offset)
-                                    : make_uint4(0, 0, 0, 0);
+        xv[nt] =
+            in_k && xvalid[nt] ? device::load_shared_operand_16(xlane + xrow[nt] + offset) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) chunk_mma<NT>(acc[mt], wv[mt][0], wv[mt][1], xv);
@@ -289,8 +289,7 @@ cudaError_t launch_config(const GemvArgs& a, cudaStream_t stream) {
     // A pure query (also inside stream capture); should it fail, one block per SM still runs
     // correctly, and its error must not be left for the launch check below.
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::threads, 0) != cudaSuccess ||
-        per_sm < 1) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Cfg::threads, 0) != cudaSuccess || per_sm < 1) {
       (void)cudaGetLastError();
       per_sm = 1;
     }
