@@ -309,7 +309,7 @@ layer::Case decode_layer_case(const Case& c) {
 
 // The model's shape of a GEMV case (W8A8: y in bf16).
 GemvShape gemv_shape(const Case& c) {
-  GemvShape shape{c.m, c.k, c.batch, c.weights, c.activations};
+  GemvShape shape{c.m, c.k, c.batch, c.weights, c.activations, std::nullopt};
   if (w8a8_gemv(c)) shape.output = gemv_w8a8_output;
   return shape;
 }
@@ -674,7 +674,7 @@ std::pair<BasisOrReason, OpCost> memory_basis(const RecordedResult& m) {
   if (m.group == "gemv" || m.group == "gemv_quant" || m.group == "gemv_w8a8") {
     const DType activations = m.dtype("dtype");
     const DType weights = m.group == "gemv" ? activations : m.dtype("weights");
-    GemvShape shape{m.whole("m"), m.whole("k"), m.whole("batch"), weights, activations};
+    GemvShape shape{m.whole("m"), m.whole("k"), m.whole("batch"), weights, activations, std::nullopt};
     if (m.group == "gemv_w8a8") shape.output = m.dtype("output");
     Basis b = gemv_basis(shape);
     b.table = calibration_tables::implementation(b.best_table, m.kernel);

@@ -213,7 +213,7 @@ TEST_CASE("each case's bytes and FLOPs come from the model's formulas") {
   CHECK(gemv.bytes_read == 134234112.0);
   CHECK(gemv.bytes_written == 16384.0);
   CHECK(gemv.flops == 134217728.0);
-  CHECK(gemv.bytes() == gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16}).bytes());
+  CHECK(gemv.bytes() == gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16, std::nullopt}).bytes());
   // The read floor of 8192^2 bf16: W's 2^27 bytes as 2^25 words, read only.
   CHECK(cost("gemv.bf16.8192x8192.b1.read").bytes_read == 134217728.0);
   CHECK(cost("gemv.bf16.8192x8192.b1.read").bytes_written == 0);
