@@ -587,9 +587,9 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<double>(gemv.rows[0][column_index(gemv, "speedup_vs_cublas")]) == Approx(44.0 / 37.0));
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
-  // Memory 11 (with the 64 KiB copy, decode attention over both caches and an fp8 GEMV), compute 9
-  // (2 probes, 3 GEMMs, 2 grouped GEMMs, 2 attention), layer 11 (the layer and 10 stages).
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 11 + 9 + 11);
+  // Memory 12 (with the 64 KiB copy, decode attention over both caches, an fp8 GEMV and a W8A8 GEMV),
+  // compute 9 (2 probes, 3 GEMMs, 2 grouped GEMMs, 2 attention), layer 11 (the layer and 10 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 12 + 9 + 11);
   // The grouped wgmma case against cuBLAS: 480 / 520 us.
   const Table& grouped = table_named(report, "gemm_grouped");
   REQUIRE(grouped.rows.size() == 2);
@@ -618,10 +618,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 59 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64), 74 + 16 compute (3 probes, 24 GEMMs, 7 FP8 GEMMs, 40
-  // attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 59 + 74 + 16 + 5 + 4 + 36);
+  // --quick: 72 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 74 + 16 compute
+  // (3 probes, 24 GEMMs, 7 FP8 GEMMs, 40 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 72 + 74 + 16 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));

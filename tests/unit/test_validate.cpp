@@ -242,7 +242,7 @@ TEST_CASE("a measured problem is predicted by its own measurement, not the avera
   CHECK_FALSE(measured_problem(t, "", 1.0));
   CHECK_FALSE(measured_problem(t, "gemv.bf16.28672x8192.b1", std::nullopt));
   // gemv_basis names the problem as the memory suite does, so op and llm find it too.
-  CHECK(gemv_basis({28672, 8192, 1, DType::bf16, DType::bf16}).problem == "gemv.bf16.28672x8192.b1");
+  CHECK(gemv_basis({28672, 8192, 1, DType::bf16, DType::bf16, std::nullopt}).problem == "gemv.bf16.28672x8192.b1");
 }
 
 TEST_CASE("calibration from the H200 runs: tables, best implementation, leave-one-out, ceilings") {
