@@ -88,4 +88,18 @@ __device__ __forceinline__ void finish_reduction(Partial block_value, Partial* p
   if (threadIdx.x == 0) *result = sum;
 }
 
+// Programmatic dependent launch (sm_90): let the next kernel of the stream be scheduled now, and wait
+// until the previous one has finished (and its writes are visible) before touching what it wrote.
+// No-ops where the architecture has no such control.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependency_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 }  // namespace roofline::kernels::device

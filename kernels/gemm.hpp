@@ -126,7 +126,9 @@ void cublas_gemm_f32(const BlasApi& blas, const float* a, const float* b, float*
 // [E x n x k] the experts' weights one after another. row_offsets has E + 1 entries: 0, then
 // non-decreasing (an expert may have no tokens), the last one sum t_e >= 1.
 //   16-bit operands (gemm_formats): C in their type, as gemm();
-//   fp8_e4m3 operands: C in bf16, scaled by (*a_scale) * (*b_scale) (per-tensor scales, as gemm_fp8).
+//   fp8_e4m3 operands: C_e in bf16, scaled by (*a_scale) * b_scales[e]: a per-tensor activation scale
+//     and one weight scale per expert (vLLM's fused_moe w1_scale[E], TensorRT-LLM's per-expert FP8
+//     scales); a per-tensor weight scale is E equal entries.
 struct GroupedGemmArgs {
   StorageFormat operands = StorageFormat::bf16;
   const void* a = nullptr;
@@ -138,8 +140,8 @@ struct GroupedGemmArgs {
   // Device copy of grouped_gemm_schedule(row_offsets, n), made by the caller before the launch (a
   // launch copies nothing, so that it can be captured in a graph).
   const int* schedule = nullptr;
-  const float* a_scale = nullptr;  // fp8 only
-  const float* b_scale = nullptr;  // fp8 only
+  const float* a_scale = nullptr;   // fp8 only: device pointer to one float
+  const float* b_scales = nullptr;  // fp8 only: device array of E floats, expert e's weight scale at e
 };
 
 // What the grouped kernel reads to map a block to its (expert, tile): row_offsets (E + 1 entries),
@@ -152,8 +154,8 @@ struct GroupedGemmArgs {
 // scheduler over all experts' tiles (block b -> the expert whose tile prefix sum range holds b). An
 // M tile never crosses an expert: its rows past the expert's end are another expert's tokens, loaded
 // and multiplied but not stored. Requires n % 8 == 0, k % 8 == 0 (16-bit) or k % 16 == 0 (fp8),
-// E * n < 2^31 (TMA's row coordinate), 16-byte aligned pointers and, for fp8, the scales; anything
-// else throws KernelError.
+// E * n < 2^31 (TMA's row coordinate), 16-byte aligned pointers and, for fp8, a_scale and b_scales;
+// anything else throws KernelError.
 void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream);
 
 // cuBLAS over equal groups: cublasGemmStridedBatchedEx, E products of t tokens each (A, B and C

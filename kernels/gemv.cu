@@ -13,6 +13,7 @@
 #include "device_utils.cuh"
 #include "gemv.hpp"
 #include "gemv_mapping.hpp"
+#include "gemv_w8a8.hpp"
 #include "gemv_wgmma.hpp"
 #include "storage_format.cuh"
 #include "tc_ptx.cuh"
@@ -431,16 +432,8 @@ constexpr int kTunedMinBlocks = 4;      // at most 128 registers: four blocks (1
 constexpr int kTunedStaggerStride = 7;  // odd and prime: tiles in flight start at distinct steps
 constexpr int kTunedChunksPerStep = 8;  // U of stag and pdl (pipe: half of it, twice buffered)
 
-__device__ __forceinline__ void grid_dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void grid_dependency_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
+using device::grid_dependency_launch;
+using device::grid_dependency_wait;
 
 template <int U>
 __device__ __forceinline__ void tuned_load_step(uint4 (&buffer)[U][2], const void* row_g, std::int64_t eight_rows_bytes,
@@ -749,9 +742,12 @@ std::int64_t k_per_load(StorageFormat weights) {
 }  // namespace
 
 const char* gemv_formats_unsupported(StorageFormat weights, StorageFormat activations) {
+  if (gemv_is_w8a8(weights, activations)) return nullptr;
   if (gemv_quantised_weights.contains(weights)) {
-    return activations == StorageFormat::bf16 ? nullptr
-                                              : "the GEMV kernels take fp8 and int4 weights with bf16 activations only";
+    return activations == StorageFormat::bf16
+               ? nullptr
+               : "the GEMV kernels take fp8 and int4 weights with bf16 activations, or fp8 weights with fp8 "
+                 "activations (W8A8)";
   }
   if (weights != activations) return "the GEMV kernels take 16-bit W in the format of x and y";
   if (!gemv_formats.contains(weights)) return "the GEMV kernels are built for bf16 and fp16 (or fp8/int4 weights)";
@@ -759,7 +755,8 @@ const char* gemv_formats_unsupported(StorageFormat weights, StorageFormat activa
 }
 
 const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch,
-                             StorageFormat weights) {
+                             StorageFormat weights, StorageFormat activations) {
+  if (gemv_is_w8a8(weights, activations)) return detail::gemv_w8a8_unsupported(kernel, m, k, batch);
   if (m < 1 || k < 1 || batch < 1) return "sizes must be positive";
   if (m > 0x7FFFFFFF || k > 0x7FFFFFFF) return "m and k must fit in 32 bits";
   if (weights == StorageFormat::int4_g128 && k % gemv_int4_group != 0) {
@@ -818,12 +815,17 @@ bool gemv_kernel_supported(GemvKernel kernel, int device) {
 #endif
 }
 
+bool gemv_w8a8_supported(int device) {
+  return detail::gemv_w8a8_device_supported(device);
+}
+
 cudaError_t launch_gemv(const GemvArgs& a, cudaStream_t stream) {
-  if (gemv_unsupported(a.kernel, a.m, a.k, a.batch, a.weights) != nullptr || !aligned16(a.w) || !aligned16(a.x) ||
-      a.y == nullptr) {
+  if (gemv_unsupported(a.kernel, a.m, a.k, a.batch, a.weights, a.activations) != nullptr || !aligned16(a.w) ||
+      !aligned16(a.x) || a.y == nullptr) {
     return cudaErrorInvalidValue;
   }
   if (gemv_formats_unsupported(a.weights, a.activations) != nullptr) return cudaErrorInvalidValue;
+  if (gemv_is_w8a8(a.weights, a.activations)) return detail::launch_gemv_w8a8(a, stream);
   if (a.kernel == GemvKernel::wgmma) return detail::launch_gemv_wgmma(a, stream);
   switch (a.weights) {
     case StorageFormat::fp8_e4m3:

@@ -10,7 +10,12 @@
 //     [m][k / 128] bf16, row-major (group_scales); real W[r][c] = (q - 8) x scales[r][c / 128]
 //     (symmetric, GPTQ-style: no zero point stored).
 // The kernels turn quantised W into bf16 in registers (e4m3 and (q - 8) are exact in bf16) and
-// apply the scales in fp32. Plain C++ launchers; the kernels live in gemv.cu.
+// apply the scales in fp32.
+// W8A8 (fp8_e4m3 W and fp8_e4m3 activations, as FP8 checkpoints are served): x is e4m3 [batch][k]
+// with a per-tensor scale (activation_scale), y is bf16 [batch][m]:
+//   y = (*activation_scale) * (*weight_scale) * W_e4m3 . x_e4m3, fp32 accumulation;
+// no conversion: the e4m3 bytes feed mma.m16n8k32 (sm_89+) as loaded (gemv_w8a8.cu).
+// Plain C++ launchers; the kernels live in gemv.cu and gemv_w8a8.cu.
 
 #include <cuda_runtime_api.h>
 
@@ -25,6 +30,15 @@ namespace roofline::kernels {
 // with x and y in the same format, or W in one of gemv_quantised_weights with bf16 x and y.
 inline constexpr StorageFormats gemv_formats = half16_formats;
 inline constexpr StorageFormats gemv_quantised_weights{StorageFormat::fp8_e4m3, StorageFormat::int4_g128};
+// W8A8: W and x in this format, y in gemv_w8a8_output.
+inline constexpr StorageFormat gemv_w8a8_format = StorageFormat::fp8_e4m3;
+inline constexpr StorageFormat gemv_w8a8_output = StorageFormat::bf16;
+// Whether W and x in these formats are the W8A8 GEMV.
+[[nodiscard]] constexpr bool gemv_is_w8a8(StorageFormat weights, StorageFormat activations) {
+  return weights == gemv_w8a8_format && activations == gemv_w8a8_format;
+}
+// The largest batch of the W8A8 kernels (mma; stag and pdl: 16).
+inline constexpr std::int64_t gemv_w8a8_max_batch = 64;
 // Elements of k that share one scale of int4_g128 W.
 inline constexpr int gemv_int4_group = group_of(StorageFormat::int4_g128);
 
@@ -59,7 +73,7 @@ inline constexpr std::int64_t gemv_wgmma_max_batch = 256;
 struct GemvArgs {
   GemvKernel kernel = GemvKernel::mma;
   StorageFormat weights = StorageFormat::bf16;      // of W
-  StorageFormat activations = StorageFormat::bf16;  // of x and y
+  StorageFormat activations = StorageFormat::bf16;  // of x and y (W8A8: of x; y is gemv_w8a8_output)
   const void* w = nullptr;
   const void* x = nullptr;
   void* y = nullptr;
@@ -72,6 +86,8 @@ struct GemvArgs {
   // wgmma: device memory of gemv_workspace_bytes(), zeroed once before the first launch (each
   // launch leaves it zeroed where the next one needs it).
   void* workspace = nullptr;
+  // W8A8: device pointer to x's per-tensor scale (y = activation_scale * weight_scale * W.x).
+  const float* activation_scale = nullptr;
 };
 
 // Device memory `args.kernel` needs in GemvArgs::workspace for this shape (0: none).
@@ -81,13 +97,19 @@ struct GemvArgs {
 // a compute capability 9.0 device; the others: any device the build supports).
 [[nodiscard]] bool gemv_kernel_supported(GemvKernel kernel, int device);
 
+// Whether `device` can run the W8A8 GEMV from this build: e4m3 mma.sync needs compute capability
+// 8.9 or later and kernels compiled for it (their PTX version, read from the runtime).
+[[nodiscard]] bool gemv_w8a8_supported(int device);
+
 // Why the GEMV kernels cannot take W in `weights` and x, y in `activations`, or nullptr when they
 // can.
 [[nodiscard]] const char* gemv_formats_unsupported(StorageFormat weights, StorageFormat activations);
 
-// Why `kernel` cannot run this shape with W in `weights`, or nullptr when it can.
+// Why `kernel` cannot run this shape with W in `weights` (and x in `activations`), or nullptr when
+// it can.
 [[nodiscard]] const char* gemv_unsupported(GemvKernel kernel, std::int64_t m, std::int64_t k, std::int64_t batch,
-                                           StorageFormat weights = StorageFormat::bf16);
+                                           StorageFormat weights = StorageFormat::bf16,
+                                           StorageFormat activations = StorageFormat::bf16);
 
 [[nodiscard]] cudaError_t launch_gemv(const GemvArgs& args, cudaStream_t stream);
 

@@ -42,4 +42,19 @@ ROOFLINE_HOST_DEVICE constexpr int k_of(int lane, int word, int half) {
   return 8 * (lane % 4) + 2 * word + half;
 }
 
+// ---- 8-bit operands (the W8A8 GEMV: e4m3 W and x, mma.m16n8k32) --------------------------------
+// The same loads feed the 8-bit instruction without any conversion: lane (g, t) loads 16 bytes (16
+// consecutive k, from k = 16t) of W rows g and g + 8 and of vector g per 64-k chunk, and a_source and
+// b_word pick the registers exactly as above, a 32-bit word now holding four k. The 8-bit fragment
+// layout (PTX ISA, "Matrix Fragments for mma.m16n8k32", .e4m3) keeps what the pairing relies on:
+// A registers 0 and 2 are row g, 1 and 3 row g + 8; A registers 0 and 1 hold the same four columns
+// as B register 0 (column g), registers 2 and 3 the same as B register 1; byte j of a register is
+// element j of its four; and which columns a register holds depends on t alone.
+inline constexpr int chunk_k8 = 64;  // k per chunk of 8-bit W and x: 4 lanes x 16 bytes
+
+// The k (within the chunk) of byte `byte` (0: lowest) of word `word` of a lane's 16-byte piece.
+ROOFLINE_HOST_DEVICE constexpr int k8_of(int lane, int word, int byte) {
+  return 16 * (lane % 4) + 4 * word + byte;
+}
+
 }  // namespace roofline::kernels::gemv_mapping

@@ -84,6 +84,32 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
   ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_MMA_M16N8K16);
 }
 
+// ---- mma.sync m16n8k32 on 8-bit floats, fp32 accumulate (sm_89+) -------------------------------
+
+#define ROOFLINE_MMA_M16N8K32(TYPE)                                                     \
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." TYPE "." TYPE                   \
+               ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                         \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
+// d += a . b with a 16x32 (row-major fragment: registers 0 and 2 of row g, 1 and 3 of row g + 8,
+// four elements each), b 32x8 (column fragment of column g, two registers of four), d 16x8 fp32 (the
+// m16n8k16 accumulator layout). Built only for sm_89 and later; elsewhere it traps (its caller's
+// host side checks the device and the kernel's PTX version first).
+template <typename T>
+__device__ __forceinline__ void mma_16832(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  static_assert(TraitsOf<T>::bits == 8, "m16n8k32 here takes 8-bit float operands");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_MMA_M16N8K32);
+#else
+  (void)d;
+  (void)a;
+  (void)b0;
+  (void)b1;
+  __trap();
+#endif
+}
+
 // ---- mbarrier, TMA, wgmma (sm_90a) -----------------------------------------------------------
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 

@@ -54,8 +54,11 @@ struct ExpertScheduler {
     int tile_m = 0;
     int tile_n = 0;
     grouped_tile(block - tiles[e], (end_row - first_row + kBM - 1) / kBM, tiles_n_of(n), kGroupM, tile_m, tile_n);
-    return BlockTile{
-        .a_row = first_row + tile_m * kBM, .b_row = e * n + tile_n * kBN, .n0 = tile_n * kBN, .row_end = end_row};
+    return BlockTile{.a_row = first_row + tile_m * kBM,
+                     .b_row = e * n + tile_n * kBN,
+                     .n0 = tile_n * kBN,
+                     .row_end = end_row,
+                     .expert = e};
   }
 };
 
@@ -115,10 +118,11 @@ void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream)
                     what + ": operands must be 16-byte aligned");
   }
   detail::require(args.schedule != nullptr, what + ": the device schedule must be given");
-  detail::require(!fp8 || (args.a_scale != nullptr && args.b_scale != nullptr), what + ": the scales must be given");
+  detail::require(!fp8 || (args.a_scale != nullptr && args.b_scales != nullptr),
+                  what + ": the activation scale and the experts' weight scales must be given");
   if (fp8) {
     using T = StorageTraits<fp8_gemm_operand_format>::Element;
-    detail::launch_grouped<T>(args, detail::wgmma_gemm::Epilogue<T>{.a_scale = args.a_scale, .b_scale = args.b_scale},
+    detail::launch_grouped<T>(args, detail::wgmma_gemm::Epilogue<T>{.a_scale = args.a_scale, .b_scales = args.b_scales},
                               stream);
     return;
   }

@@ -49,7 +49,7 @@ void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m
 void gemm_wgmma_fp8(const Fp8GemmArgs& args, cudaStream_t stream) {
   using T = StorageTraits<fp8_gemm_operand_format>::Element;
   launch_matrix<T>(fp8_gemm_operand_format, args.a, args.b, args.c, args.m, args.n, args.k,
-                   Epilogue<T>{.a_scale = args.a_scale, .b_scale = args.b_scale}, stream);
+                   Epilogue<T>{.a_scale = args.a_scale, .b_scales = args.b_scale}, stream);
 }
 
 }  // namespace roofline::kernels::detail

@@ -14,7 +14,8 @@
 // (setmaxnreg) so that the consumers can hold their accumulators.
 //
 // The 16-bit GEMM rounds the accumulators to the operands' type. The FP8 GEMM (e4m3 operands, both
-// K-major as 8-bit wgmma requires) multiplies them by a_scale * b_scale and writes bf16.
+// K-major as 8-bit wgmma requires) multiplies them by a_scale * b_scales[expert] (the plain GEMM: expert
+// 0, its one b_scale; the grouped GEMM: the tile's expert's weight scale) and writes bf16.
 //
 // Which tile a block computes is the Scheduler's: it maps blockIdx.x to the first rows of the tile
 // in A's and B's tensor maps, the first column of C, and the end of the rows the tile may write.
@@ -58,22 +59,26 @@ inline constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024
 inline constexpr int kGroupM = 8;
 
 // The output of one instantiation: 16-bit operands round the accumulators to their own type
-// (Out = T, no scale); FP8 operands write bf16 scaled by (*a_scale) * (*b_scale).
+// (Out = T, no scale); FP8 operands write bf16 scaled by (*a_scale) * b_scales[tile.expert]: one
+// weight scale per expert of a grouped GEMM (b_scales has E entries), the one of a plain GEMM at
+// index 0.
 template <typename T>
 struct Epilogue {
   static constexpr bool scaled = TraitsOf<T>::bits == 8;
   using Out = std::conditional_t<scaled, __nv_bfloat16, T>;
   const float* a_scale = nullptr;
-  const float* b_scale = nullptr;
+  const float* b_scales = nullptr;
 };
 
 // The tile of one block: its first row in A's tensor map (and in C), its first row in B's, its
-// first column of C, and the end (exclusive) of the rows of C it writes.
+// first column of C, the end (exclusive) of the rows of C it writes, and the expert whose weights
+// (and weight scale) it multiplies (0 in a plain GEMM).
 struct BlockTile {
   int a_row = 0;
   int b_row = 0;
   int n0 = 0;
   int row_end = 0;
+  int expert = 0;
 };
 
 template <typename T, typename Scheduler>
@@ -151,7 +156,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptx::wgmma_wait<0>();
     ptx::fence_registers(acc);
     if constexpr (Epilogue<T>::scaled) {
-      const float scale = *epilogue.a_scale * *epilogue.b_scale;
+      const float scale = *epilogue.a_scale * epilogue.b_scales[tile.expert];
 #pragma unroll
       for (int i = 0; i < 128; ++i) acc[i] *= scale;
     }

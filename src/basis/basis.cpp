@@ -143,6 +143,10 @@ Basis gemv_basis(const GemvShape& shape) {
   b.roof_bytes = b.cost.bytes();
   b.math = {MathRoof::Unit::matrix, shape.activation};
   b.model = fmt::format("gemv_cost{{m {}, k {}, batch {}, {}}}", shape.m, shape.k, shape.batch, name_of(shape.weight));
+  if (shape.output_format() != shape.activation) {
+    b.model = fmt::format("gemv_cost{{m {}, k {}, batch {}, {} W, {} x, {} y}}", shape.m, shape.k, shape.batch,
+                          name_of(shape.weight), name_of(shape.activation), name_of(shape.output_format()));
+  }
   b.problem = calibration_tables::gemv_problem(shape.activation, shape.weight, shape.m, shape.k, shape.batch);
   return b;
 }

@@ -149,6 +149,27 @@ constexpr auto gemv_quant_columns = columns::join(std::to_array<C>({
                                                       col::detail,
                                                   }));
 
+constexpr auto gemv_w8a8_columns = columns::join(std::to_array<C>({
+                                                     col::id,
+                                                     col::implementation,
+                                                     col::status,
+                                                     {{"dtype", "x", 0}, &param<"dtype">},
+                                                     {{"weights", "W", 0}, &param<"weights">},
+                                                     {{"output", "y", 0}, &param<"output">},
+                                                     {{"m", "m", 0}, &param<"m">},
+                                                     {{"k", "k", 0}, &param<"k">},
+                                                     {{"batch", "batch", 0}, &param<"batch">},
+                                                     col::model_bytes,
+                                                 }),
+                                                 columns::timing,
+                                                 std::to_array<C>({
+                                                     col::bandwidth_tbps,
+                                                     col::best_bandwidth_tbps,
+                                                     col::tflops,
+                                                     col::pct_of_ceiling,
+                                                     col::detail,
+                                                 }));
+
 constexpr auto hierarchy_columns = columns::join(std::to_array<C>({
                                                      col::id,
                                                      col::implementation,
@@ -206,7 +227,7 @@ constexpr auto decode_attention_fp8_columns = columns::join(std::to_array<C>({
                                                                 col::detail,
                                                             }));
 
-const std::array<GroupLayout, 7> group_layouts{{
+const std::array<GroupLayout, 8> group_layouts{{
     {"stream", "Streaming: cudaMemcpy and BabelStream kernels (fp32; bandwidth = bytes read + written / median time)",
      stream_columns},
     {"access", "Access patterns: useful bandwidth, and the 32-byte sectors the memory system moved (model)",
@@ -216,6 +237,11 @@ const std::array<GroupLayout, 7> group_layouts{{
      "GEMV with quantised weights, bf16 x and y (LLaMA-3-70B decode linears at TP 1 and 8): fp8 e4m3 W with a "
      "per-tensor scale, int4 W with a bf16 scale per 128 (bytes = gemv_cost with the formats)",
      gemv_quant_columns},
+    {"gemv_w8a8",
+     "W8A8 GEMV: fp8 e4m3 W and x with per-tensor scales, fp32 accumulation, bf16 y, on e4m3 tensor cores "
+     "(bytes = gemv_cost with 1-byte W and x and a 2-byte y; cuBLASLt's FP8 GEMM at these shapes: the compute "
+     "suite's gemm.fp8e4m3.{batch}x{m}x{k}.cublaslt)",
+     gemv_w8a8_columns},
     {"decode_attention",
      "Decode attention: the decoder layer's flash-decoding kernel over a bf16 KV cache (LLaMA-3-70B heads; bytes = "
      "the layer stage's model count)",
@@ -281,6 +307,13 @@ layer::Case decode_layer_case(const Case& c) {
   return {layer::Phase::decode, c.batch, 1, c.context, layer::Linear::roofline, false, layer::bf16_layer};
 }
 
+// The model's shape of a GEMV case (W8A8: y in bf16).
+GemvShape gemv_shape(const Case& c) {
+  GemvShape shape{c.m, c.k, c.batch, c.weights, c.activations, std::nullopt};
+  if (w8a8_gemv(c)) shape.output = gemv_w8a8_output;
+  return shape;
+}
+
 std::string gemv_problem(const Case& c) {
   return calibration_tables::gemv_problem(c.activations, c.weights, c.m, c.k, c.batch);
 }
@@ -331,6 +364,10 @@ AttentionShape decode_attention_shape(const Case& c) {
 
 bool quantised_gemv(const Case& c) {
   return c.kernel == Kernel::gemv && c.weights != c.activations;
+}
+
+bool w8a8_gemv(const Case& c) {
+  return c.kernel == Kernel::gemv && c.weights == gemv_w8a8_format && c.activations == gemv_w8a8_format;
 }
 
 int rotation_count(std::int64_t bytes, const Sizes& sizes) {
@@ -425,7 +462,10 @@ std::string case_id(const Case& c) {
 
 std::string_view group_of(const Case& c) {
   if (is_stream(c.kernel)) return "stream";
-  if (c.kernel == Kernel::gemv) return quantised_gemv(c) ? "gemv_quant" : "gemv";
+  if (c.kernel == Kernel::gemv) {
+    if (w8a8_gemv(c)) return "gemv_w8a8";
+    return quantised_gemv(c) ? "gemv_quant" : "gemv";
+  }
   if (c.kernel == Kernel::l2_read || c.kernel == Kernel::smem_read) return "hierarchy";
   if (c.kernel == Kernel::decode_attention) return c.kv == c.activations ? "decode_attention" : "decode_attention_fp8";
   return "access";
@@ -444,7 +484,7 @@ OpCost case_cost(const Case& c, const Sizes& s) {
     case Kernel::scatter: return random_access_cost(s.gather_accesses);
     case Kernel::gemv:
       if (c.variant == Variant::read) return gemv_read_cost(c.m, c.k, c.weights);
-      return gemv_cost({c.m, c.k, c.batch, c.weights, c.activations});
+      return gemv_cost(gemv_shape(c));
     case Kernel::l2_read: return word_reads(s.l2_passes * s.l2_blocks * s.l2_slice_bytes / word_bytes);
     case Kernel::smem_read:
       // Each thread reads 16 bytes (4 words) per round.
@@ -486,6 +526,16 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
                       {"accesses", Cell{s.gather_accesses}}};
       break;
     case Kernel::gemv:
+      if (w8a8_gemv(c)) {
+        // No in-suite library reference: cuBLASLt's FP8 GEMM at these shapes is the compute suite's.
+        r.parameters = {{"dtype", Cell{std::string(name_of(c.activations))}},
+                        {"weights", Cell{std::string(name_of(c.weights))}},
+                        {"output", Cell{std::string(name_of(gemv_w8a8_output))}},
+                        {"m", Cell{c.m}},
+                        {"k", Cell{c.k}},
+                        {"batch", Cell{c.batch}}};
+        break;
+      }
       if (quantised_gemv(c)) {
         // No cuBLAS reference: cublasGemmEx takes no fp8 or int4 W with bf16 x.
         r.parameters = {{"dtype", Cell{std::string(name_of(c.activations))}},
@@ -621,10 +671,11 @@ std::pair<BasisOrReason, OpCost> memory_basis(const RecordedResult& m) {
     const OpCost cost = std::holds_alternative<Basis>(b) ? std::get<Basis>(b).cost : OpCost{};
     return {std::move(b), cost};
   }
-  if (m.group == "gemv" || m.group == "gemv_quant") {
+  if (m.group == "gemv" || m.group == "gemv_quant" || m.group == "gemv_w8a8") {
     const DType activations = m.dtype("dtype");
-    const DType weights = m.group == "gemv_quant" ? m.dtype("weights") : activations;
-    const GemvShape shape{m.whole("m"), m.whole("k"), m.whole("batch"), weights, activations};
+    const DType weights = m.group == "gemv" ? activations : m.dtype("weights");
+    GemvShape shape{m.whole("m"), m.whole("k"), m.whole("batch"), weights, activations, std::nullopt};
+    if (m.group == "gemv_w8a8") shape.output = m.dtype("output");
     Basis b = gemv_basis(shape);
     b.table = calibration_tables::implementation(b.best_table, m.kernel);
     const bool read_floor = m.kernel == variant_name(Variant::read);
@@ -663,7 +714,7 @@ const SuiteInfo& suite() {
   static const SuiteInfo info{
       "memory",
       "HBM streaming (cudaMemcpy, BabelStream, a size ladder), strided and random access, GEMV vs cuBLAS, GEMV with "
-      "fp8 and int4 weights, decode attention over bf16 and fp8 KV caches, L2 and shared memory",
+      "fp8 and int4 weights, W8A8 GEMV, decode attention over bf16 and fp8 KV caches, L2 and shared memory",
       group_layouts,
       suite_targets,
       &list_cases,

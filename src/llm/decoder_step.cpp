@@ -178,13 +178,13 @@ class Describer {
   // A W8A8 GEMV does not occur: quantised decode projections are GEMMs.
   [[nodiscard]] OpShape linear_shape(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights,
                                      DType input) const {
-    if (decode_ && input == act_) return GemvShape{n, k, tokens, weights, act_};
+    if (decode_ && input == act_) return GemvShape{n, k, tokens, weights, act_, std::nullopt};
     return GemmShape{tokens, n, k, 1, input, weights, act_};
   }
 
   [[nodiscard]] OpCost linear_cost(std::int64_t tokens, std::int64_t n, std::int64_t k, DType weights,
                                    DType input) const {
-    if (decode_ && input == act_) return gemv_cost({n, k, tokens, weights, act_});
+    if (decode_ && input == act_) return gemv_cost({n, k, tokens, weights, act_, std::nullopt});
     return gemm_cost({tokens, n, k, 1, input, weights, act_});
   }
 

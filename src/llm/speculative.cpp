@@ -83,7 +83,7 @@ std::vector<DecoderLayer> describe_mtp_pass(const ModelSpec& model, const Shardi
   // eh_proj: [normalised embedding, hidden state] (2h) to h, on each GPU's own rows, replicated.
   const std::int64_t rows =
       sharding.attention_dp > 1 ? (batch + sharding.attention_dp - 1) / sharding.attention_dp : batch;
-  const GemvShape proj{model.hidden, 2 * model.hidden, rows, formats.weights, formats.activations};
+  const GemvShape proj{model.hidden, 2 * model.hidden, rows, formats.weights, formats.activations, std::nullopt};
   DecoderOp eh;
   eh.name = "mtp_eh_proj";
   eh.kind = OpKind::linear;

@@ -107,11 +107,10 @@ OpCost gemv_cost(const GemvShape& s) {
   detail::check_size("gemv", "k", s.k);
   detail::check_size("gemv", "batch", s.batch);
   const double m = as_double(s.m), k = as_double(s.k), batch = as_double(s.batch);
-  const double act = bytes_per_element(s.activation);
   OpCost cost;
   cost.flops = 2 * m * k * batch;
-  cost.bytes_read = m * k * bytes_per_element(s.weight) + batch * k * act;
-  cost.bytes_written = batch * m * act;
+  cost.bytes_read = m * k * bytes_per_element(s.weight) + batch * k * bytes_per_element(s.activation);
+  cost.bytes_written = batch * m * bytes_per_element(s.output_format());
   detail::check_bytes("gemv", cost.bytes());
   return cost;
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """GPU test: runs `roofline bench --quick` and asserts that every benchmark passed its check.
 
-Usage: check_bench.py ROOFLINE_BINARY SOURCE_DIR [roofline bench flags, e.g. --suite compute]
+Usage: check_bench.py ROOFLINE_BINARY SOURCE_DIR [--require-pass TEXT]... [roofline bench flags, e.g. --suite compute]
 
 Exit codes: 0 all verified; 1 a check failed or the report is malformed; 77 skipped (the
 binary reports no GPU or no CUDA build: exit code 3), which CTest shows as skipped.
 Every result table of the report (one array of rows with a "status" under "results") must have
 at least one passed row and no row other than passed or not_supported; passed rows must be
 timed. The report must validate against docs/schema/bench.v1.schema.json where
-python3-jsonschema is installed.
+python3-jsonschema is installed. With --require-pass TEXT (the script's own flag, not passed on), the
+report must hold at least one result whose id contains TEXT, and every such result must have passed:
+not_supported is a failure there (a test of one kernel family on the GPU it is built for).
 """
 import json
 import pathlib
@@ -37,7 +39,17 @@ def validate_schema(report, source):
 
 def main():
     binary, source = sys.argv[1], pathlib.Path(sys.argv[2])
-    extra = sys.argv[3:]
+    extra = []
+    required = []
+    args = sys.argv[3:]
+    i = 0
+    while i < len(args):
+        if args[i] == "--require-pass" and i + 1 < len(args):
+            required.append(args[i + 1])
+            i += 2
+        else:
+            extra.append(args[i])
+            i += 1
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "bench.json"
         command = [binary, "bench", "--quick", "--format", "json", "-o", str(out), *extra]
@@ -72,6 +84,13 @@ def main():
                 passed += 1
                 if not (row["median_us"] and row["median_us"] > 0):
                     problems.append(f"{row['id']}: passed without a timing")
+    for text in required:
+        matching = [row for rows in tables.values() for row in rows if text in row["id"]]
+        if not matching:
+            problems.append(f"no result's id contains {text!r}")
+        for row in matching:
+            if row["status"] != "passed":
+                problems.append(f"{row['id']}: {row['status']} where {text!r} must pass: {row['detail']}")
     if results["run"][0]["stopped_early"]:
         problems.append("the run stopped early")
     if run.returncode != 0 and not problems:

@@ -132,6 +132,8 @@ inline BenchRun sample_run() {
   // The same over an fp8 cache (4.2 MB of K/V) in 7 us; fp8 W 8192^2 (67 MB) at batch 1 in 17 us.
   run.results.push_back(timed("attention.decode.bf16.kvfp8_e4m3.b1.ctx2048.flashdecode", 7e-6, 6.9e-6, 7.4e-6));
   run.results.push_back(timed("gemv.bf16.wfp8_e4m3.8192x8192.b1.stag", 17e-6, 16.8e-6, 17.5e-6));
+  // W8A8 (fp8 W and x, bf16 y) at 8192^2 batch 16 in 19 us.
+  run.results.push_back(timed("gemv.fp8_e4m3.8192x8192.b16.mma", 19e-6, 18.8e-6, 19.6e-6));
   run.results.push_back(timed("hierarchy.l2.read", 0.0001, 0.0001, 0.0001));
   // Compute: probes at 900 and 60 TFLOP/s (9e12 and 6e11 FLOPs in 10 ms); GEMM 8192^3 bf16
   // (2 x 8192^3 = 1.0995e12 FLOPs): cuBLAS 1.4 ms, wgmma 1.7 ms, naive 1.2 s; attention at the

@@ -9,6 +9,7 @@
 #include "bench_sample.hpp"
 #include "catch.hpp"
 #include "fixture.hpp"
+#include "roofline/basis/calibration_tables.hpp"
 #include "roofline/bench/bench.hpp"
 #include "roofline/bench/bench_runner.hpp"
 #include "roofline/bench/compute_suite.hpp"
@@ -130,15 +131,18 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // + decode attention (5 batches x 3 contexts) over bf16 and fp8 caches
   // + quantised GEMV at 8 shapes: fp8 W at batches 1, 2, 4 (mma, 3 tuned, simt) + 8, 16 (mma, 3
   // tuned) + 32 .. 256 (mma) + the read floor at batch 1 = 28; int4 W at batches 1 .. 16, the same
-  // kernels without the read floor = 23.
+  // kernels without the read floor = 23
+  // + W8A8 GEMV at 4 shapes: mma at 7 batches, stag and pdl at batches 1 .. 16 (2 x 5) = 17; and the
+  // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8.
   CHECK(memory::cases.size() ==
-        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 3 + 8 * (28 + 23));
+        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 3 + 8 * (28 + 23) + 4 * 17 + 8);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
   // 8192^2 batch 1: mma, stag, simt for fp8 and int4, and fp8's read floor; the bf16 wgmma GEMV at
-  // 8192^2 batches 8 and 64.
-  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2);
+  // 8192^2 batches 8 and 64; W8A8 at 8192^2 (mma, stag, pdl at batch 1; mma at 16 and 64) and every
+  // ragged case (8).
+  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 5 + 8);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -209,7 +213,7 @@ TEST_CASE("each case's bytes and FLOPs come from the model's formulas") {
   CHECK(gemv.bytes_read == 134234112.0);
   CHECK(gemv.bytes_written == 16384.0);
   CHECK(gemv.flops == 134217728.0);
-  CHECK(gemv.bytes() == gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16}).bytes());
+  CHECK(gemv.bytes() == gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16, std::nullopt}).bytes());
   // The read floor of 8192^2 bf16: W's 2^27 bytes as 2^25 words, read only.
   CHECK(cost("gemv.bf16.8192x8192.b1.read").bytes_read == 134217728.0);
   CHECK(cost("gemv.bf16.8192x8192.b1.read").bytes_written == 0);
@@ -398,6 +402,82 @@ TEST_CASE("quantised GEMV cases: ids, the LLaMA-3-70B decode linears, bytes with
   CHECK(std::get<Basis>(floor).note.empty());  // the run's bytes are the floor's
 }
 
+TEST_CASE("W8A8 GEMV cases: ids, quick subset, bytes with 1-byte x and a bf16 y, tables") {
+  const memory::Case& b16 = sample::find_case("gemv.fp8_e4m3.8192x8192.b16.mma");
+  CHECK(memory::group_of(b16) == "gemv_w8a8");
+  CHECK(memory::w8a8_gemv(b16));
+  CHECK_FALSE(memory::quantised_gemv(b16));  // W and x share a format: not the W8A16 group
+  CHECK_FALSE(memory::w8a8_gemv(sample::find_case("gemv.bf16.wfp8_e4m3.8192x8192.b1.stag")));
+  CHECK(b16.quick);
+  // By hand: W 8192^2 x 1 B = 67108864 B and x 16 x 8192 x 1 B = 131072 B read, y 16 x 8192 x 2 B
+  // (bf16) = 262144 B written; 2 x 8192^2 x 16 = 2147483648 FLOPs.
+  const OpCost c = memory::case_cost(b16, h200);
+  CHECK(c.bytes_read == 67108864.0 + 131072.0);
+  CHECK(c.bytes_written == 262144.0);
+  CHECK(c.flops == 2147483648.0);
+  // gate_up at batch 1: W 57344 x 8192 = 469762048 B, x 8192 B; y 57344 x 2 = 114688 B.
+  const OpCost gate_up = memory::case_cost(sample::find_case("gemv.fp8_e4m3.57344x8192.b1.pdl"), h200);
+  CHECK(gate_up.bytes_read == 469762048.0 + 8192.0);
+  CHECK(gate_up.bytes_written == 114688.0);
+  // The ragged shape at batch 40: W 9000 x 1104 = 9936000 B, x 40 x 1104 = 44160 B; y 40 x 9000 x 2 =
+  // 720000 B.
+  const memory::Case& ragged = sample::find_case("gemv.fp8_e4m3.9000x1104.b40.mma");
+  CHECK(ragged.quick);
+  const OpCost cr = memory::case_cost(ragged, h200);
+  CHECK(cr.bytes_read == 9936000.0 + 44160.0);
+  CHECK(cr.bytes_written == 720000.0);
+  // The cases: mma at every batch; stag and pdl up to 16; no simt, pipe, wgmma, cuBLAS or read floor
+  // (cuBLASLt at these shapes is the compute suite's gemm.fp8e4m3.{batch}x{m}x{k}.cublaslt; the read
+  // of these W is the W8A16 group's).
+  std::set<std::string> ids;
+  std::set<std::string> quick;
+  for (const memory::Case& w : memory::cases) {
+    if (!memory::w8a8_gemv(w)) continue;
+    ids.insert(memory::case_id(w));
+    if (w.quick) quick.insert(memory::case_id(w));
+  }
+  CHECK(ids.size() == 4 * 17 + 8);
+  CHECK(ids.contains("gemv.fp8_e4m3.8192x28672.b64.mma"));
+  CHECK(ids.contains("gemv.fp8_e4m3.10240x8192.b16.stag"));
+  CHECK_FALSE(ids.contains("gemv.fp8_e4m3.8192x8192.b32.stag"));
+  CHECK_FALSE(ids.contains("gemv.fp8_e4m3.8192x8192.b1.simt"));
+  CHECK(quick == std::set<std::string>{"gemv.fp8_e4m3.8192x8192.b1.mma", "gemv.fp8_e4m3.8192x8192.b1.stag",
+                                       "gemv.fp8_e4m3.8192x8192.b1.pdl", "gemv.fp8_e4m3.8192x8192.b16.mma",
+                                       "gemv.fp8_e4m3.8192x8192.b64.mma", "gemv.fp8_e4m3.9000x1104.b5.mma",
+                                       "gemv.fp8_e4m3.9000x1104.b5.stag", "gemv.fp8_e4m3.9000x1104.b5.pdl",
+                                       "gemv.fp8_e4m3.9000x1104.b13.mma", "gemv.fp8_e4m3.9000x1104.b13.stag",
+                                       "gemv.fp8_e4m3.9000x1104.b13.pdl", "gemv.fp8_e4m3.9000x1104.b24.mma",
+                                       "gemv.fp8_e4m3.9000x1104.b40.mma"});
+  // The ragged shape is off every tile: m not a multiple of 16, k a multiple of 16 but not of 64.
+  CHECK(memory::gemv_w8a8_ragged_shape.m % 16 != 0);
+  CHECK(memory::gemv_w8a8_ragged_shape.k % 16 == 0);
+  CHECK(memory::gemv_w8a8_ragged_shape.k % 64 != 0);
+
+  const BenchmarkResult r = memory::make_result(b16, h200);
+  CHECK(r.group == "gemv_w8a8");
+  CHECK(r.reference_id.empty());
+  CHECK(std::get<std::string>(r.parameter("dtype")) == "fp8_e4m3");
+  CHECK(std::get<std::string>(r.parameter("weights")) == "fp8_e4m3");
+  CHECK(std::get<std::string>(r.parameter("output")) == "bf16");
+  // The recorded basis: the model's GEMV basis with 1-byte x and a bf16 y, and a table of its own,
+  // "gemv.fp8_e4m3" (calibration_tables::gemv(fp8_e4m3, fp8_e4m3)), apart from W8A16's
+  // "gemv.bf16.wfp8_e4m3".
+  const nlohmann::json parameters = {
+      {"dtype", "fp8_e4m3"}, {"weights", "fp8_e4m3"}, {"output", "bf16"}, {"m", 8192}, {"k", 8192}, {"batch", 16}};
+  const RecordedResult recorded{"gemv_w8a8", r.id, "mma", parameters, c.bytes(), "test"};
+  const BasisOrReason basis = memory::suite().basis(recorded);
+  REQUIRE(std::holds_alternative<Basis>(basis));
+  const Basis& b = std::get<Basis>(basis);
+  CHECK(b.best_table == "gemv.fp8_e4m3");
+  CHECK(b.best_table == calibration_tables::gemv(DType::fp8_e4m3, DType::fp8_e4m3));
+  CHECK(b.best_table != calibration_tables::gemv(DType::bf16, DType::fp8_e4m3));
+  CHECK(b.table == "gemv.fp8_e4m3.mma");
+  CHECK(b.problem == "gemv.fp8_e4m3.8192x8192.b16");
+  CHECK(b.cost.bytes() == c.bytes());
+  CHECK(b.note.empty());
+  CHECK(b.math.type == DType::fp8_e4m3);  // the e4m3 tensor-core roof
+}
+
 TEST_CASE("sectors moved by the access cases") {
   const auto sectors = [](std::string_view id) { return *memory::case_sectors(sample::find_case(id), h200); };
   // Stride 8 words (32 B): one sector per access, an eighth of it useful.
@@ -487,9 +567,10 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(report.kind == "bench");
   std::vector<std::string> names;
   for (const Table& t : report.tables) names.push_back(t.name);
-  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "gemv_quant", "decode_attention",
-                                          "decode_attention_fp8", "hierarchy", "peak", "gemm", "gemm_grouped",
-                                          "attention", "attention_by_n", "layer", "layer_stages", "targets"});
+  CHECK(names == std::vector<std::string>{"device", "run", "stream", "access", "gemv", "gemv_quant", "gemv_w8a8",
+                                          "decode_attention", "decode_attention_fp8", "hierarchy", "peak", "gemm",
+                                          "gemm_grouped", "attention", "attention_by_n", "layer", "layer_stages",
+                                          "targets"});
   const Table& stream = table_named(report, "stream");
   REQUIRE(stream.rows.size() == 4);
   // The ladder's 64 KiB copy: its own element count, 2^14.
@@ -506,9 +587,9 @@ TEST_CASE("a run becomes a report: device, run, one table per group, targets") {
   CHECK(std::get<double>(gemv.rows[0][column_index(gemv, "speedup_vs_cublas")]) == Approx(44.0 / 37.0));
   CHECK(std::get<std::string>(gemv.rows[2][column_index(gemv, "status")]) == "not_supported");
   const Table& run = table_named(report, "run");
-  // Memory 11 (with the 64 KiB copy, decode attention over both caches and an fp8 GEMV), compute 9
-  // (2 probes, 3 GEMMs, 2 grouped GEMMs, 2 attention), layer 11 (the layer and 10 stages).
-  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 11 + 9 + 11);
+  // Memory 12 (with the 64 KiB copy, decode attention over both caches, an fp8 GEMV and a W8A8 GEMV),
+  // compute 9 (2 probes, 3 GEMMs, 2 grouped GEMMs, 2 attention), layer 11 (the layer and 10 stages).
+  CHECK(std::get<std::int64_t>(run.rows[0][column_index(run, "passed")]) == 12 + 9 + 11);
   // The grouped wgmma case against cuBLAS: 480 / 520 us.
   const Table& grouped = table_named(report, "gemm_grouped");
   REQUIRE(grouped.rows.size() == 2);
@@ -537,10 +618,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 59 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64), 74 + 16 compute (3 probes, 24 GEMMs, 7 FP8 GEMMs, 40
-  // attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 59 + 74 + 16 + 5 + 4 + 36);
+  // --quick: 72 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 74 + 16 compute
+  // (3 probes, 24 GEMMs, 7 FP8 GEMMs, 40 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 72 + 74 + 16 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));

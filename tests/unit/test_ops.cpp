@@ -88,17 +88,26 @@ TEST_CASE("tiled gemm re-reads A per column of tiles and B per row of tiles whil
 }
 
 TEST_CASE("gemv 8192^2 batch 1 bf16: AI 1 (the book), not the blog's 1.5") {
-  const OpCost c = gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16});
+  const OpCost c = gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16, std::nullopt});
   // 2 x 8192^2 = 134,217,728 FLOPs; W 134,217,728 B + x 16,384 B read; y 16,384 B written.
   CHECK(c.flops == 134217728.0);
   CHECK(c.bytes_read == 134217728.0 + 16384.0);
   CHECK(c.bytes_written == 16384.0);
   CHECK(c.intensity() == Approx(0.999756).epsilon(1e-5));
   // Batch 32: 32x the FLOPs, W still read once: 4,294,967,296 / (134,217,728 + 2 x 524,288) = 31.75.
-  const OpCost b32 = gemv_cost({8192, 8192, 32, DType::bf16, DType::bf16});
+  const OpCost b32 = gemv_cost({8192, 8192, 32, DType::bf16, DType::bf16, std::nullopt});
   CHECK(b32.intensity() == Approx(4294967296.0 / 135266304.0));
   // int4 weights: W is 33,554,432 B, AI 4x higher: 134,217,728 / 33,587,200 = 3.996.
-  CHECK(gemv_cost({8192, 8192, 1, DType::int4, DType::bf16}).intensity() == Approx(3.99610).epsilon(1e-5));
+  CHECK(gemv_cost({8192, 8192, 1, DType::int4, DType::bf16, std::nullopt}).intensity() ==
+        Approx(3.99610).epsilon(1e-5));
+  // W8A8: e4m3 W and x, bf16 y (GemvShape::output). By hand at 8192^2 batch 16: W 8192^2 x 1 B =
+  // 67108864 B, x 16 x 8192 x 1 B = 131072 B read; y 16 x 8192 x 2 B = 262144 B written.
+  const OpCost w8a8 = gemv_cost({8192, 8192, 16, DType::fp8_e4m3, DType::fp8_e4m3, DType::bf16});
+  CHECK(w8a8.bytes_read == 67108864.0 + 131072.0);
+  CHECK(w8a8.bytes_written == 262144.0);
+  CHECK(w8a8.flops == 2.0 * 8192 * 8192 * 16);
+  // Unset, y is in x's format: e4m3 y would be 131072 B.
+  CHECK(gemv_cost({8192, 8192, 16, DType::fp8_e4m3, DType::fp8_e4m3, std::nullopt}).bytes_written == 131072.0);
 }
 
 TEST_CASE("elementwise: named functions and explicit counts") {
@@ -164,7 +173,7 @@ TEST_CASE("roofline_time: the larger of compute and memory time, classified like
   CHECK(t.attainable_flops == Approx(989.4e12));
   CHECK(t.bound == attainable(989.4e12, 3.35e12, gemm.intensity()).bound);
   // GEMV: memory-bound, 134,250,496 / 3.35e12 = 40.075 us; attainable 3.35 x 0.99976 TFLOP/s.
-  const OpCost gemv = gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16});
+  const OpCost gemv = gemv_cost({8192, 8192, 1, DType::bf16, DType::bf16, std::nullopt});
   const OpTime m = roofline_time(gemv, 989.4e12, 3.35e12);
   CHECK(m.bound == Bound::memory);
   CHECK(m.time_s == Approx(40.0748e-6).epsilon(1e-5));
@@ -191,7 +200,7 @@ TEST_CASE("parse_efficiency takes compute= and memory= fractions") {
 TEST_CASE("bad shapes throw InputError: sizes below 1, byte counts beyond 64 bits") {
   CHECK_THROWS_WITH(gemm_cost({0, 1, 1, 1, DType::bf16, DType::bf16, DType::bf16}), Contains("m = 0"));
   CHECK_THROWS_AS(gemm_cost({1, -5, 1, 1, DType::bf16, DType::bf16, DType::bf16}), InputError);
-  CHECK_THROWS_AS(gemv_cost({1, 1, 0, DType::bf16, DType::bf16}), InputError);
+  CHECK_THROWS_AS(gemv_cost({1, 1, 0, DType::bf16, DType::bf16, std::nullopt}), InputError);
   CHECK_THROWS_AS(softmax_cost({1, 0, DType::bf16}), InputError);
   CHECK_THROWS_AS(norm_cost({0, 1, NormKind::rmsnorm, false, DType::bf16}), InputError);
   CHECK_THROWS_AS(elementwise_cost({10, 0, 0, 1, DType::bf16}), InputError);

@@ -244,7 +244,7 @@ TEST_CASE("a measured problem is predicted by its own measurement, not the avera
   CHECK_FALSE(measured_problem(t, "", 1.0));
   CHECK_FALSE(measured_problem(t, "gemv.bf16.28672x8192.b1", std::nullopt));
   // gemv_basis names the problem as the memory suite does, so op and llm find it too.
-  CHECK(gemv_basis({28672, 8192, 1, DType::bf16, DType::bf16}).problem == "gemv.bf16.28672x8192.b1");
+  CHECK(gemv_basis({28672, 8192, 1, DType::bf16, DType::bf16, std::nullopt}).problem == "gemv.bf16.28672x8192.b1");
 }
 
 TEST_CASE("calibration from the H200 runs: tables, best implementation, leave-one-out, ceilings") {
@@ -337,7 +337,7 @@ TEST_CASE("expected time of an operation under a calibration (what op, llm and p
   const Calibration& cal = h200_calibration();
   const GpuSpec& h200 = fixture::gpus().find("h200");
   // GEMV 8192^2 batch 1 is a measured size: the fastest implementation's time, cuBLAS's 33.2165 us.
-  CalibratedOrNot t = expected_time(cal, h200, GemvShape{8192, 8192, 1, DType::bf16, DType::bf16});
+  CalibratedOrNot t = expected_time(cal, h200, GemvShape{8192, 8192, 1, DType::bf16, DType::bf16, std::nullopt});
   REQUIRE(std::holds_alternative<CalibratedTime>(t));
   CHECK(std::get<CalibratedTime>(t).time_s == Approx(33.2165e-6).epsilon(1e-4));
   CHECK(std::get<CalibratedTime>(t).table == "gemv.bf16");
@@ -348,13 +348,14 @@ TEST_CASE("expected time of an operation under a calibration (what op, llm and p
   CHECK(std::get<CalibratedTime>(t).ideal_s == Approx(277.82e-6).epsilon(1e-4));
   CHECK(std::get<CalibratedTime>(t).efficiency > 0.75);
   // Another GPU, a format nobody measured: no calibration, and why.
-  t = expected_time(cal, fixture::gpus().find("h100"), GemvShape{8192, 8192, 1, DType::bf16, DType::bf16});
+  t = expected_time(cal, fixture::gpus().find("h100"),
+                    GemvShape{8192, 8192, 1, DType::bf16, DType::bf16, std::nullopt});
   CHECK_THAT(std::get<NotCalibrated>(t).reason, Contains("for h200-sxm, not h100-sxm"));
-  t = expected_time(cal, h200, GemvShape{8192, 8192, 1, DType::int4, DType::bf16});
+  t = expected_time(cal, h200, GemvShape{8192, 8192, 1, DType::int4, DType::bf16, std::nullopt});
   CHECK_THAT(std::get<NotCalibrated>(t).reason, Contains("no table gemv.bf16.wint4"));
   // A what-if moves the expected time with the roof, not the lookup: double the bandwidth, half the time.
   const GpuSpec fast = apply_overrides(h200, std::vector<std::string>{"hbm_bandwidth_tbps=9.6"});
-  t = expected_time(cal, fast, GemvShape{8192, 8192, 1, DType::bf16, DType::bf16});
+  t = expected_time(cal, fast, GemvShape{8192, 8192, 1, DType::bf16, DType::bf16, std::nullopt});
   CHECK(std::get<CalibratedTime>(t).time_s == Approx(33.2165e-6 / 2).epsilon(1e-3));
 }
 

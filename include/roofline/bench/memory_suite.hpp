@@ -2,7 +2,8 @@
 
 // The memory suite, described as data: one constexpr table of cases (cudaMemcpy, the
 // BabelStream kernels, strided and random access, GEMV against cuBLAS, GEMV with fp8 and int4
-// weights, decode attention over bf16 and fp8 KV caches, L2 and shared-memory ceilings), the sizes each case runs at on
+// weights, the W8A8 GEMV (fp8 W and x), decode attention over bf16 and fp8 KV caches, L2 and shared-memory
+// ceilings), the sizes each case runs at on
 // a given device, and each case's bytes and FLOPs from the model's own functions (ops.hpp, access.hpp). The CUDA runner
 // (src/bench/cuda/memory_runner.cpp) times and verifies these cases; everything here is host
 // code and unit-tested without a GPU.
@@ -64,7 +65,7 @@ struct Case {
   std::int64_t batch = 0;   // gemv: vectors
   // gemv: x and y; decode_attention: q and the output.
   DType activations = DType::fp32;
-  DType weights = DType::fp32;   // gemv: W (the activations' format, or fp8_e4m3 / int4_g128)
+  DType weights = DType::fp32;   // gemv: W (the activations' format, or fp8_e4m3 / int4_g128; W8A8: both fp8_e4m3)
   DType kv = DType::fp32;        // decode_attention: the KV cache (bf16, or fp8_e4m3 with a per-tensor scale)
   bool quick = false;            // part of --quick
   std::int64_t array_bytes = 0;  // stream kernels: bytes per array (0: Sizes::stream_elements, the HBM size)
@@ -121,6 +122,20 @@ inline constexpr std::array<GemvQuantisedFormat, 2> gemv_quantised_formats{{
     {.weights = DType::int4_g128, .batches = {1, 2, 4, 8, 16, 0, 0, 0, 0}, .read_floor = false},
 }};
 inline constexpr DType gemv_quantised_activations = DType::bf16;
+// W8A8 GEMV (fp8 e4m3 W and x with per-tensor scales, bf16 y: FP8 checkpoints as TensorRT-LLM and vLLM
+// serve them), the project's kernels only: mma at every batch of gemv_batches, stag and pdl up to
+// gemv_tuned_max_batch. Shapes: LLaMA-3-70B's decode linears at TP 1 (qkv, o_proj, gate_up, down;
+// the compute suite times cuBLASLt's FP8 GEMM at the same N x K and M = 1 .. 256, which is the
+// library reference: docs/bench.md); and a ragged shape off every tile (m not a multiple of 16, k
+// not of 64, more 16-row tiles than 4 blocks per SM hold on 132 SMs) at batches that reach each of
+// the kernels' shapes, for --quick.
+inline constexpr std::array<GemvShapeMK, 4> gemv_w8a8_shapes{
+    {{10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}}};
+inline constexpr DType gemv_w8a8_format = DType::fp8_e4m3;  // W and x
+inline constexpr DType gemv_w8a8_output = DType::bf16;      // y
+inline constexpr std::array<std::int64_t, 3> gemv_w8a8_quick_batches{1, 16, 64};
+inline constexpr GemvShapeMK gemv_w8a8_ragged_shape{9000, 1104};
+inline constexpr std::array<std::int64_t, 4> gemv_w8a8_ragged_batches{5, 13, 24, 40};
 inline constexpr GemvShapeMK gemv_quick_shape{8192, 8192};
 // The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
 inline constexpr std::int64_t gemv_tuned_max_batch = 16;
@@ -235,6 +250,35 @@ constexpr void for_each_case(F&& f) {
       }
     }
   }
+  const auto w8a8_cases = [&f](GemvShapeMK shape, std::int64_t batch, bool quick) {
+    const auto w8a8_case = [&](Variant v) {
+      return Case{.kernel = Kernel::gemv,
+                  .variant = v,
+                  .m = shape.m,
+                  .k = shape.k,
+                  .batch = batch,
+                  .activations = gemv_w8a8_format,
+                  .weights = gemv_w8a8_format,
+                  .quick = quick};
+    };
+    f(w8a8_case(Variant::mma));
+    if (batch <= gemv_tuned_max_batch) {
+      for (Variant v : {Variant::stag, Variant::pdl}) {
+        Case c = w8a8_case(v);
+        c.quick = quick && (batch == 1 || shape.m == gemv_w8a8_ragged_shape.m);
+        f(c);
+      }
+    }
+  };
+  for (const GemvShapeMK& shape : gemv_w8a8_shapes) {
+    for (std::int64_t batch : gemv_batches) {
+      const bool quick = shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k &&
+                         std::find(gemv_w8a8_quick_batches.begin(), gemv_w8a8_quick_batches.end(), batch) !=
+                             gemv_w8a8_quick_batches.end();
+      w8a8_cases(shape, batch, quick);
+    }
+  }
+  for (std::int64_t batch : gemv_w8a8_ragged_batches) w8a8_cases(gemv_w8a8_ragged_shape, batch, true);
   for (DType kv : decode_attention_kv_formats) {
     for (std::int64_t batch : decode_attention_batches) {
       for (std::int64_t context : decode_attention_contexts) {
@@ -318,6 +362,8 @@ struct StreamRotation {
 
 // Whether a GEMV case's W is quantised (its own group, "gemv_quant": bf16 x and y).
 [[nodiscard]] bool quantised_gemv(const Case& c);
+// Whether a GEMV case is W8A8 (fp8 W and x, bf16 y: its own group, "gemv_w8a8").
+[[nodiscard]] bool w8a8_gemv(const Case& c);
 
 [[nodiscard]] std::string case_id(const Case& c);
 [[nodiscard]] std::string_view group_of(const Case& c);

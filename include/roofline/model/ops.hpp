@@ -63,12 +63,16 @@ struct GemmTiles {
 [[nodiscard]] OpCost gemm_tiled_cost(const GemmShape& shape, GemmTiles tiles);
 
 // y[batch x m] = W[m x k] . x[batch x k]: the weight matrix is read once for all vectors.
+// `activation` is x's format (the format the math runs in); y is written in `output` where set (a
+// W8A8 GEMV reads e4m3 x and writes bf16 y), else in `activation`.
 struct GemvShape {
   std::int64_t m = 0;
   std::int64_t k = 0;
   std::int64_t batch = 1;
   DType weight = DType::bf16;
   DType activation = DType::bf16;
+  std::optional<DType> output;
+  [[nodiscard]] DType output_format() const { return output.value_or(activation); }
 };
 [[nodiscard]] OpCost gemv_cost(const GemvShape& shape);
 

@@ -34,6 +34,13 @@ inline constexpr double fp8_gemm_tolerance = 1e-2;
 // The per-tensor scales of the inputs: far from 1, so that a kernel that drops or misapplies one
 // fails the check; their product 1.5 keeps the exact sums exact.
 inline constexpr std::array<float, 2> fp8_scales{0.5F, 3.0F};  // a_scale, b_scale
+// The grouped FP8 GEMM's weight scale of expert e (one per expert, as MoE engines keep them):
+// 0.5 + 0.25 ((5 e) mod 11), from 0.5 to 3, so that neighbouring experts' scales differ by 1.25 or
+// more (a kernel that applies one expert's scale to another's tile, or one scale to all, is off by
+// 40% or more on those rows); multiples of 1/4, whose products with the exact sums stay exact.
+[[nodiscard]] constexpr float fp8_expert_scale(int expert) {
+  return 0.5F + 0.25F * static_cast<float>((5 * expert) % 11);
+}
 
 // Seeds of the input streams of one run.
 [[nodiscard]] std::uint64_t seed_of(std::uint64_t run_seed, std::uint64_t stream, std::uint64_t sub);

@@ -1,7 +1,8 @@
 // The memory suite's GEMV cases: one weight matrix per group (rotated copies so that L2 never holds
 // the next launch's W), every batch and implementation (the project's kernels, cuBLAS, the read
 // floor), checked against exact integer references on the host. W is 16-bit, fp8 e4m3 with a
-// per-tensor scale, or int4 with group scales (kernels/gemv.hpp), x and y 16-bit.
+// per-tensor scale, or int4 with group scales (kernels/gemv.hpp), x and y 16-bit; or W8A8: W and x
+// e4m3 with per-tensor scales, y bf16.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <variant>
 
 #include "kernels/access.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/gemv.hpp"
 #include "memory_family.hpp"
 #include "memory_runner.hpp"
@@ -32,9 +34,11 @@ using memory::Variant;
 // Copy 0 of W exactly as uploaded (and, for int4, its group scales), and how to read its values
 // back as integers: every test weight is an integer times 2^unit_exponent (16-bit levels: 2^-8;
 // e4m3: 2^-9, its smallest subnormal; int4: (q - 8) x a scale of the form (8 + j) x 2^-(e + 3),
-// e in 4..7: 2^-10), so that a reference dot product is an exact integer sum.
+// e in 4..7: 2^-10; W8A8's e4m3 check levels: 2^-3), so that a reference dot product is an exact
+// integer sum.
 struct WeightImage {
   kernels::StorageFormat format = kernels::StorageFormat::bf16;
+  bool w8a8 = false;  // e4m3 W of a W8A8 GEMV: kernels::fp8_check_level levels / 8
   std::int64_t k = 0;
   std::vector<unsigned char> bytes;   // [m][row bytes]
   std::vector<std::uint16_t> scales;  // int4: bf16 bits [m][k / 128]
@@ -87,6 +91,16 @@ constexpr std::int64_t max_project_gemv_batch = 64;
 // fp8 W's per-tensor scale in the runs: 3 x 2^-5, not a power of two, so that a kernel that skips
 // it or applies it twice fails.
 constexpr float fp8_test_scale = 0.09375F;
+// W8A8 x's per-tensor scale: 5 x 2^-4, neither a power of two nor W's, so that a kernel that drops
+// it, squares either scale or uses one for the other fails; the product with W's (15 x 2^-9) is
+// exact in fp32.
+constexpr float w8a8_x_test_scale = 0.3125F;
+
+// W8A8 operands are e4m3 check levels (kernels/gemm.hpp: level / 8, level in [-8, 8]), whose products
+// (multiples of 1/64, at most 1) sum exactly in the fp8 tensor cores' accumulation, which keeps
+// fewer bits than fp32 (docs/compute-kernels.md): the check sees the kernel's indexing and scales,
+// not the hardware's rounding. The levels in units of 2^-3.
+constexpr int w8a8_unit_exponent = -3;
 
 // Copy `copy` of W (and its scales) in `format`: 16-bit test levels, finite e4m3 codes, or int4
 // nibbles with test group scales.
@@ -96,6 +110,16 @@ void fill_weights(WeightImage& image, std::int64_t m, std::uint64_t seed) {
   image.bytes.resize(as_size(m * row_bytes));
   switch (image.format) {
     case kernels::StorageFormat::fp8_e4m3:
+      if (image.w8a8) {
+        image.unit_exponent = w8a8_unit_exponent;
+        image.per_tensor_scale = fp8_test_scale;
+        parallel_for(m * k, [&](std::int64_t b, std::int64_t e) {
+          for (std::int64_t i = b; i < e; ++i) {
+            image.bytes[as_size(i)] = e4m3_of_eighths(kernels::fp8_check_level(seed, static_cast<std::uint64_t>(i)));
+          }
+        });
+        break;
+      }
       image.unit_exponent = -9;
       image.per_tensor_scale = fp8_test_scale;
       parallel_for(m * k, [&](std::int64_t b, std::int64_t e) {
@@ -156,14 +180,23 @@ std::vector<std::int64_t> reference_rows(std::int64_t m, std::int64_t k, std::in
   return rows;
 }
 
+// x's levels and what one of them is worth: 16-bit x holds level x 2^-8 (testdata::level); W8A8's
+// e4m3 x holds level x 2^-3 and is scaled by its per-tensor scale.
+struct XLevels {
+  std::vector<std::int8_t> levels;  // [batch][k]
+  int unit_exponent = -8;
+  double scale = 1.0;
+};
+
 // The float64 reference of the checked rows: W's integers (dequantised on the host) times x's
 // levels, summed exactly.
-GemvReference gemv_reference(const WeightImage& w, const std::vector<std::int8_t>& x, std::int64_t m,
-                             std::int64_t batch, std::uint64_t seed) {
+GemvReference gemv_reference(const WeightImage& w, const XLevels& x_levels, std::int64_t m, std::int64_t batch,
+                             std::uint64_t seed) {
   const std::int64_t k = w.k;
+  const std::vector<std::int8_t>& x = x_levels.levels;
   GemvReference ref;
   ref.rows = reference_rows(m, k, batch, seed);
-  ref.unit = std::ldexp(w.per_tensor_scale, w.unit_exponent - 8);  // x levels are 2^-8 units
+  ref.unit = std::ldexp(w.per_tensor_scale * x_levels.scale, w.unit_exponent + x_levels.unit_exponent);
   const std::int64_t n = static_cast<std::int64_t>(ref.rows.size());
   ref.sum.assign(as_size(n * batch), 0);
   ref.abs_sum.assign(as_size(n * batch), 0);
@@ -239,6 +272,12 @@ struct GemvFormats {
 };
 std::variant<GemvFormats, std::string> gemv_formats_of(const Case& c) {
   const GemvDTypes dtypes = dtypes_of(c);
+  if (memory::w8a8_gemv(c)) {
+    const FormatChoice format = choose_format(dtypes.weights, kernels::gemv_quantised_weights, "GEMV");
+    if (!format.format) return format.unsupported;
+    if (const char* why = kernels::gemv_formats_unsupported(*format.format, *format.format)) return why;
+    return GemvFormats{*format.format, *format.format};
+  }
   const bool quantised = dtypes.weights != dtypes.activations;
   const FormatChoice weights =
       choose_format(dtypes.weights, quantised ? kernels::gemv_quantised_weights : kernels::gemv_formats, "GEMV");
@@ -256,10 +295,14 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
   const Case& first = *cases.front();
   const std::int64_t m = first.m;
   const std::int64_t k = first.k;
-  const kernels::StorageFormat format = formats.activations;
+  const bool w8a8 = kernels::gemv_is_w8a8(formats.weights, formats.activations);
+  // x in the activations' format; y in it too, or bf16 (W8A8).
+  const kernels::StorageFormat format = w8a8 ? kernels::gemv_w8a8_output : formats.activations;
   const std::size_t element_bytes = as_size(kernels::bytes_of(format));
+  const std::size_t x_element_bytes = as_size(kernels::bytes_of(formats.activations));
   WeightImage image;
   image.format = formats.weights;
+  image.w8a8 = w8a8;
   image.k = k;
   const std::size_t matrix_bytes = as_size(m * image.row_bytes());
   const bool int4 = formats.weights == kernels::StorageFormat::int4_g128;
@@ -281,7 +324,10 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
   DeviceBuffer dweight_scale = ctx.allocate(sizeof(float));
   const float weight_scale = fp8_test_scale;
   ctx.upload(dweight_scale, &weight_scale, sizeof(float));
-  DeviceBuffer dx = ctx.allocate(as_size(max_batch * k) * element_bytes);
+  DeviceBuffer dactivation_scale = ctx.allocate(sizeof(float));
+  const float activation_scale = w8a8_x_test_scale;
+  ctx.upload(dactivation_scale, &activation_scale, sizeof(float));
+  DeviceBuffer dx = ctx.allocate(as_size(max_batch * k) * x_element_bytes);
   DeviceBuffer dy = ctx.allocate(as_size(max_batch * m) * element_bytes);
   // The read floor's reduction: one partial per block, an arrival counter, the sum.
   const int read_blocks = kernels::access_blocks(ctx.device().sms);
@@ -304,7 +350,8 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
   if (copies > 1) {
     const GemvDTypes dtypes = dtypes_of(first);
     const std::string formats_name =
-        dtypes.weights == dtypes.activations
+        w8a8 ? fmt::format("{} W and x (W8A8)", name_of(dtypes.weights))
+        : dtypes.weights == dtypes.activations
             ? std::string(name_of(dtypes.weights))
             : fmt::format("{} W, {} x", name_of(dtypes.weights), name_of(dtypes.activations));
     notes.push_back(
@@ -320,15 +367,28 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
     const std::span<const Case* const> same_batch = cases.subspan(i, end - i);
     i = end;
 
-    std::vector<std::int8_t> x_levels(as_size(batch * k));
-    std::vector<std::uint16_t> x_bits(as_size(batch * k));
+    XLevels x_levels;
+    x_levels.levels.resize(as_size(batch * k));
     const std::uint64_t sx = seed_of(seed, Stream::gemv_x, static_cast<std::uint64_t>(batch));
-    for (std::size_t j = 0; j < x_levels.size(); ++j) {
-      const int lvl = testdata::level(sx, j);
-      x_levels[j] = static_cast<std::int8_t>(lvl);
-      x_bits[j] = half16_level_bits(format, lvl);
+    if (w8a8) {
+      x_levels.unit_exponent = w8a8_unit_exponent;
+      x_levels.scale = w8a8_x_test_scale;
+      std::vector<std::uint8_t> x_bytes(x_levels.levels.size());
+      for (std::size_t j = 0; j < x_bytes.size(); ++j) {
+        const int lvl = kernels::fp8_check_level(sx, j);
+        x_levels.levels[j] = static_cast<std::int8_t>(lvl);
+        x_bytes[j] = e4m3_of_eighths(lvl);
+      }
+      ctx.upload(dx, x_bytes.data(), x_bytes.size());
+    } else {
+      std::vector<std::uint16_t> x_bits(x_levels.levels.size());
+      for (std::size_t j = 0; j < x_bits.size(); ++j) {
+        const int lvl = testdata::level(sx, j);
+        x_levels.levels[j] = static_cast<std::int8_t>(lvl);
+        x_bits[j] = half16_level_bits(format, lvl);
+      }
+      ctx.upload(dx, x_bits.data(), x_bits.size() * element_bytes);
     }
-    ctx.upload(dx, x_bits.data(), x_bits.size() * element_bytes);
     std::optional<GemvReference> reference;
     std::vector<std::uint16_t> y(as_size(batch * m));
 
@@ -408,6 +468,14 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
         };
       } else {
         const kernels::GemvKernel kernel = gemv_kernel_of(c->variant);
+        if (w8a8 && !kernels::gemv_w8a8_supported(ctx.device().index)) {
+          result.disposition = Disposition::not_supported;
+          result.detail =
+              "not built for this device (the W8A8 GEMV's e4m3 mma.sync needs compute capability 8.9 or later and "
+              "kernels compiled for it)";
+          recorder.record(std::move(result));
+          continue;
+        }
         if (!kernels::gemv_kernel_supported(kernel, ctx.device().index)) {
           result.disposition = Disposition::not_supported;
           result.detail =
@@ -415,10 +483,10 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
           recorder.record(std::move(result));
           continue;
         }
-        if (const char* why = kernels::gemv_unsupported(kernel, m, k, batch, formats.weights)) {
+        if (const char* why = kernels::gemv_unsupported(kernel, m, k, batch, formats.weights, formats.activations)) {
           result.disposition = Disposition::not_supported;
           result.detail = why;
-          if (batch > max_project_gemv_batch) {
+          if (batch > max_project_gemv_batch && !w8a8) {
             result.detail +=
                 "; no project kernel runs this batch (the compute suite measures cuBLASLt's FP8 GEMM at "
                 "M = 16 .. 256)";
@@ -438,7 +506,8 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
                                      .sms = ctx.device().sms,
                                      .weight_scale = dweight_scale.as<float>(),
                                      .group_scales = nullptr,
-                                     .workspace = nullptr};
+                                     .workspace = nullptr,
+                                     .activation_scale = dactivation_scale.as<float>()};
         if (const std::size_t bytes = kernels::gemv_workspace_bytes(args); bytes > 0) {
           workspace = ctx.allocate(bytes);
           check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");

@@ -1,6 +1,8 @@
 // The compute suite's grouped GEMMs of MoE experts (roofline/compute_suite.hpp): the wgmma grouped
 // kernel against cuBLAS (bf16: cublasGemmStridedBatchedEx for a uniform split,
-// cublasGemmGroupedBatchedEx for a skewed one) and cuBLASLt (FP8: one matmul per expert). Every
+// cublasGemmGroupedBatchedEx for a skewed one) and cuBLASLt (FP8: one matmul per expert, each with
+// its expert's weight scale; FP8 runs a per-tensor activation scale and per-expert weight scales that
+// differ, compute_family.hpp's fp8_expert_scale). Every
 // case is checked before it is timed, on the stacked layout (tokens sorted by expert): sampled
 // entries against a float64 host dot product (for FP8, of check operands the tensor cores
 // accumulate exactly, recomputed from their seeds), and the whole output against one library GEMM
@@ -121,7 +123,14 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
   ctx.upload(schedule_buffer, schedule.data(), schedule.size() * sizeof(int));
   const DeviceBuffer scales = ctx.upload_scalars(fp8_scales);
   const float* a_scale = scalar_slot(scales, 0);
-  const float* b_scale = scalar_slot(scales, 1);
+  // The experts' weight scales: E contiguous floats for the grouped kernel (the engines' layout), and
+  // each on its own 256-byte line for the per-expert cuBLASLt calls (cuBLASLt wants 16-byte aligned
+  // scale pointers: docs/compute-kernels.md).
+  std::vector<float> expert_scales(as_size(p.experts));
+  for (std::size_t e = 0; e < expert_scales.size(); ++e) expert_scales[e] = fp8_expert_scale(static_cast<int>(e));
+  DeviceBuffer b_scales = ctx.allocate(expert_scales.size() * sizeof(float));
+  ctx.upload(b_scales, expert_scales.data(), expert_scales.size() * sizeof(float));
+  const DeviceBuffer b_scale_slots = ctx.upload_scalars(expert_scales);
 
   const std::uint64_t problem_seed =
       seed_of(seed, 7,
@@ -152,8 +161,8 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
         dot += kernels::fp8_check_level(problem_seed, as_size(s.row) * as_size(k) + t) *
                kernels::fp8_check_level(problem_seed + 1, b_row * as_size(k) + t);
       }
-      s.reference = static_cast<double>(fp8_scales[0]) * fp8_scales[1] * kernels::fp8_check_level_scale *
-                    kernels::fp8_check_level_scale * static_cast<double>(dot);
+      s.reference = static_cast<double>(fp8_scales[0]) * expert_scales[as_size(s.expert)] *
+                    kernels::fp8_check_level_scale * kernels::fp8_check_level_scale * static_cast<double>(dot);
     } else {
       const std::vector<float> x = download_half(ctx, operand, a, as_size(s.row) * as_size(k), as_size(k));
       const std::vector<float> w = download_half(ctx, operand, b, b_row * as_size(k), as_size(k));
@@ -188,7 +197,7 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
                                                         .n = n,
                                                         .k = k,
                                                         .a_scale = a_scale,
-                                                        .b_scale = b_scale},
+                                                        .b_scale = scalar_slot(b_scale_slots, as_size(e))},
                                    s);
       } else {
         kernels::cublas_gemm(*blas, operand, a_e, b_e, c_e, t, n, k, s);
@@ -251,7 +260,7 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
                                                    .row_offsets = experts.row_offsets,
                                                    .schedule = schedule_buffer.as<int>(),
                                                    .a_scale = a_scale,
-                                                   .b_scale = b_scale}](cudaStream_t s, int) {
+                                                   .b_scales = b_scales.as<float>()}](cudaStream_t s, int) {
         kernels::gemm_grouped(kernels::GemmKernel::wgmma, call, s);
         return cudaSuccess;
       };
@@ -318,7 +327,10 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
       }
       if (fp8) fill_random();
       return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}{})", samples.size(), host,
-                         versus, tolerance, fp8 ? "; timed on uniform random operands" : "");
+                         versus, tolerance,
+                         fp8 ? "; a per-tensor activation scale and a weight scale per expert (0.5 .. 3); timed on "
+                               "uniform random operands"
+                             : "");
     };
     recorder.record(run_case(ctx, std::move(result), verify, launch));
   }

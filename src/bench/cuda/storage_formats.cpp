@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -54,6 +55,25 @@ std::uint8_t finite_e4m3(std::uint32_t random) {
   const auto bits = static_cast<std::uint8_t>(random & 0xFFU);
   // The two NaN codes become the largest finite magnitude, 448, of the same sign.
   return (bits & 0x7FU) == 0x7FU ? static_cast<std::uint8_t>(bits ^ 0x01U) : bits;
+}
+
+std::uint8_t e4m3_of_eighths(int level) {
+  // The codes of -1, -7/8, ..., 7/8, 1, found once among the 256 by their values (0 is 0x00).
+  static const std::array<std::uint8_t, 17> codes = [] {
+    std::array<std::uint8_t, 17> table{};
+    for (int l = -8; l <= 8; ++l) {
+      int found = -1;
+      for (int bits = 0; bits < 256 && found < 0; ++bits) {
+        if (e4m3_value(static_cast<std::uint8_t>(bits)) == l / 8.0) found = bits;
+      }
+      if (found < 0) throw std::logic_error(fmt::format("no e4m3 code holds {}/8", l));
+      table[static_cast<std::size_t>(l + 8)] = static_cast<std::uint8_t>(found);
+    }
+    return table;
+  }();
+  if (level < -8 || level > 8)
+    throw std::logic_error(fmt::format("e4m3_of_eighths: level {} is outside [-8, 8]", level));
+  return codes[static_cast<std::size_t>(level + 8)];
 }
 
 }  // namespace roofline::bench::cuda

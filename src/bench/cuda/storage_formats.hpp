@@ -36,5 +36,8 @@ struct FormatChoice {
 // A finite e4m3 byte from 32 random bits: any of the 254 finite codes (zeros and subnormals
 // included), so that a kernel's widening of every exponent is exercised.
 [[nodiscard]] std::uint8_t finite_e4m3(std::uint32_t random);
+// The e4m3 byte of level / 8 for a level in [-8, 8] (kernels::fp8_check_level's range: every such
+// value is exact in e4m3); throws std::logic_error outside it.
+[[nodiscard]] std::uint8_t e4m3_of_eighths(int level);
 
 }  // namespace roofline::bench::cuda

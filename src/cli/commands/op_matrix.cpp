@@ -118,7 +118,7 @@ GemvPlan plan_gemv(const GemvOptions& o, const HardwareRegistry& registry) {
   const DType base = parse_dtype(o.op.dtype);
   p.act = o.act ? parse_dtype(*o.act, "--act") : base;
   p.weights = o.weights ? parse_dtype(*o.weights, "--weights") : base;
-  (void)gemv_cost({max_of(p.m), max_of(p.k), max_of(p.batch), p.weights, p.act});
+  (void)gemv_cost({max_of(p.m), max_of(p.k), max_of(p.batch), p.weights, p.act, std::nullopt});
   p.math = {MathRoof::Unit::matrix, p.act};
   const std::array<std::size_t, 4> sizes{p.setup.gpus.size(), p.m.size(), p.k.size(), p.batch.size()};
   p.rows = sweep_point_count(sizes);
@@ -144,7 +144,7 @@ void generate(const GemvPlan& p, Emit&& emit) {
     row.gpu = roofs.gpu_id;
     SweepCursor at(sizes);
     do {
-      row.shape = {p.m[at[0]], p.k[at[1]], p.batch[at[2]], p.weights, p.act};
+      row.shape = {p.m[at[0]], p.k[at[1]], p.batch[at[2]], p.weights, p.act, std::nullopt};
       row.t = time_on(gemv_cost(row.shape), roofs, p.math, p.setup.efficiency);
       if (p.setup.calibrated()) apply_calibration(row.t, p.setup, gemv_basis(row.shape));
       emit(row);
