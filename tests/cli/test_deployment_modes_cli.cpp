@@ -50,3 +50,35 @@ TEST_CASE("llm: bad expert and speculation flags exit 2 with one line") {
   expect_bad_input(roofline(r1_h200 + "--speculate 3 --acceptance 1.5"), "--acceptance 1.5");
   expect_bad_input(roofline(r1_h200 + "--acceptance 0.8"), "need --speculate");
 }
+
+TEST_CASE("plan --rps --speculate: candidates with and without MTP simulated, the choice and why in the report") {
+  const std::string base =
+      "plan --model deepseek-r1 --gpus h200 --tp 8 --pp 1 --weights fp8 --kv bf16 --ep 8 --no-attention-dp --rps 2 "
+      "--prompt-tokens 1024 --output-tokens 256 --tpot-ms 100 --ttft-ms 5000 --price all=1 --sim-requests 50 ";
+  const json r = json_report(base + "--speculate 3 --acceptance 0.92,0.717,0.364 --top 0");
+  const json& results = r.at("results");
+  CHECK(results.at("counts").at("configurations") == 2);  // without, and with 3 drafts
+  CHECK(r.at("inputs").at("search").at("speculation").size() == 1);
+  const json& s = results.at("speculation");
+  CHECK(s.at("chosen_draft_tokens") == results.at("chosen").at("draft_tokens"));
+  const bool speculates = s.at("chosen_draft_tokens").get<int>() > 0;
+  CHECK_THAT(s.at("why").get<std::string>(),
+             Contains(speculates ? "chosen with speculation" : "chosen without speculation"));
+  // Past the one wanted (--top 0), the simulation ran until one of each kind met the targets.
+  bool met_with = false;
+  bool met_without = false;
+  for (const json& c : results.at("simulated")) {
+    if (c.at("meets") != "yes") continue;
+    (c.at("draft_tokens").get<int>() > 0 ? met_with : met_without) = true;
+  }
+  CHECK(met_with);
+  CHECK(met_without);
+  REQUIRE(s.at("best_other").is_object());
+  CHECK(s.at("best_other").at("draft_tokens").get<int>() == (speculates ? 0 : 3));
+  // A speculating candidate's closed form: 1 + 0.92 + 0.92 x 0.717 + 0.92 x 0.717 x 0.364 = 2.8997
+  // tokens per verify cycle.
+  const json& spec = speculates ? results.at("chosen") : s.at("best_other");
+  CHECK(spec.at("tokens_per_step").get<double>() == Approx(1 + 0.92 + 0.92 * 0.717 + 0.92 * 0.717 * 0.364));
+  expect_bad_input(roofline(base + "--speculate 3 --acceptance 1.5"), "--acceptance 1.5");
+  expect_bad_input(roofline(base + "--acceptance 0.8"), "need --speculate");
+}
