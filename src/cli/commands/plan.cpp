@@ -179,12 +179,47 @@ DType parse_format_flag(const std::string& text, std::string_view flag) {
 
 // --speculate K,K,... with one --acceptance (a rate, or one per position up to the largest K: a
 // smaller K takes the first K rates, the acceptance of a position not depending on how many follow).
-std::vector<Speculation> parse_speculation(const PlanOptions& options) {
-  if (options.speculate.empty()) {
+// Without --speculate, a model whose checkpoint ships MTP layers is tried with K = its layers, at
+// --acceptance or else at the rates its model file states with their source; a model that states
+// none gets a note naming the flags. --speculate none tries no speculation. `note` says what was done.
+std::vector<Speculation> parse_speculation(const PlanOptions& options, const ModelSpec& model, std::string& note) {
+  if (to_lower(options.speculate) == "none") {
     if (!options.acceptance.empty() || options.draft_model) {
-      throw InputError("--acceptance and --draft-model need --speculate K[,K...]");
+      throw InputError("--speculate none: leave out --acceptance and --draft-model");
     }
     return {};
+  }
+  if (options.speculate.empty()) {
+    if (options.draft_model) throw InputError("--draft-model needs --speculate K[,K...]");
+    if (!model.mtp) {
+      if (!options.acceptance.empty()) throw InputError("--acceptance and --draft-model need --speculate K[,K...]");
+      return {};
+    }
+    const int k = static_cast<int>(model.mtp->layers);
+    if (!options.acceptance.empty()) {
+      SpeculationFlags flags;
+      flags.draft_tokens = k;
+      flags.acceptance = options.acceptance;
+      note = fmt::format(
+          "speculation: {} ships {} MTP layer(s): tried with --speculate {} (MTP) at --acceptance {} beside none "
+          "(--speculate none leaves it out)",
+          model.id, k, k, options.acceptance);
+      return {*resolve_speculation(flags, options.model.models_dirs)};
+    }
+    if (model.mtp->acceptance.empty()) {
+      note = fmt::format(
+          "speculation: {} ships {} MTP layer(s) but states no acceptance rate; --speculate {} --acceptance A tries "
+          "them",
+          model.id, k, k);
+      return {};
+    }
+    Speculation s{k, model.mtp->acceptance, std::nullopt};
+    check_speculation(s);
+    note = fmt::format(
+        "speculation: {} ships {} MTP layer(s): tried with --speculate {} at acceptance {} beside none, the rate its "
+        "model file states ({}); --speculate none leaves it out, --speculate K --acceptance A sets another",
+        model.id, k, k, fmt::join(s.acceptance, ","), model.mtp->acceptance_source);
+    return {s};
   }
   const std::vector<int> drafts = parse_list<int>(options.speculate, "--speculate", parse_degree);
   SpeculationFlags flags;
@@ -360,6 +395,8 @@ void add_speculation_choice(Report& report, const PlanSpace& space, const PlanRe
                       simulation ? "simulated (--sim-candidates ran out) or feasible in the closed form"
                                  : "feasible in the closed form");
   }
+  std::vector<int> draft_counts;
+  for (const Speculation& s : space.speculation) draft_counts.push_back(s.draft_tokens);
   report.extra_results["speculation"] = {
       {"searched", speculation_list_json(space.speculation)},
       {"chosen_draft_tokens", chosen.draft_tokens},
@@ -372,8 +409,7 @@ void add_speculation_choice(Report& report, const PlanSpace& space, const PlanRe
       "speculation: candidates without it and with each --speculate K ({}) were ranked together, a speculating one "
       "timed by its verify cycle (verify step of K + 1 tokens per request + K draft passes) over the expected tokens "
       "per verify step, its drafter in memory{}; {}",
-      fmt::join(options.speculate.empty() ? std::vector<std::string>{} : split(options.speculate, ','), ","),
-      simulation ? ", and simulated as serve --speculate runs it" : "", why));
+      fmt::join(draft_counts, ","), simulation ? ", and simulated as serve --speculate runs it" : "", why));
 }
 
 // --- disagg (issue 18): plan --rps --disaggregate: the best aggregated and the best disaggregated
@@ -504,7 +540,8 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
   if (to_lower(options.ep) != "auto") space.ep = parse_list<int>(options.ep, "--ep", parse_degree);
   space.attention_dp = !options.no_attention_dp;
-  space.speculation = parse_speculation(options);
+  std::string speculation_note;
+  space.speculation = parse_speculation(options, model, speculation_note);
   space.max_batch = options.max_batch;
   // A file holds one GPU's tables; auto resolves one calibration per candidate GPU.
   std::vector<CalibrationChoice> choices;
@@ -705,6 +742,7 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   }
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
   checkpoint.add_to(report);
+  if (!speculation_note.empty()) report.notes.push_back(speculation_note);
   if (space.base.collectives && space.calibration_by_gpu.empty()) {
     report.notes.push_back(fmt::format(
         "--calibration {}: candidates on {} charge TP/PP communication from its measured collectives where they cover "
@@ -974,7 +1012,8 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
   if (to_lower(options.ep) != "auto") plan.ep = parse_list<int>(options.ep, "--ep", parse_degree);
   plan.attention_dp = !options.no_attention_dp;
   space.batches = parse_list<std::int64_t>(options.batches, "--batches", parse_batch);
-  plan.speculation = parse_speculation(options);
+  std::string speculation_note;
+  plan.speculation = parse_speculation(options, model, speculation_note);
   space.disaggregate = options.disaggregate;
   space.pool_ratios = parse_pool_ratios(options.pool_ratios);
   space.max_pool_replicas = options.max_pool_replicas;
@@ -1104,6 +1143,7 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
   }
   for (const CalibrationChoice& choice : choices) report.notes.push_back(calibration_note(choice));
   checkpoint.add_to(report);
+  if (!speculation_note.empty()) report.notes.push_back(speculation_note);
   if (choices.empty()) report.notes.push_back("times are roofline bounds (see roofline llm)");
   if (draws_figures(options.common)) report.figures = plot::pareto_figures(report);
   return report;
@@ -1183,15 +1223,16 @@ void setup_plan_command(CLI::App& app) {
       ->group("Pareto front");
   command
       ->add_option("--speculate", options->speculate,
-                   "Draft tokens K to sweep beside no speculation (comma-separated; MTP unless --draft-model)")
-      ->group("Pareto front");
+                   "Draft tokens K to try beside no speculation (comma-separated; MTP unless --draft-model), or "
+                   "none; default: a model's MTP layers at the acceptance its file states")
+      ->group("Speculation");
   command
       ->add_option("--acceptance", options->acceptance,
                    "Acceptance of each draft given the ones before it: one rate, or one per position up to the "
                    "largest K")
-      ->group("Pareto front");
+      ->group("Speculation");
   command->add_option("--draft-model", options->draft_model, "A draft model run K decode steps (default: MTP)")
-      ->group("Pareto front");
+      ->group("Speculation");
   command->add_option("--svg", options->svg, "Write the front's chart (SVG) to this file")->group("Pareto front");
   command
       ->add_option("--pool-ratios", options->pool_ratios,
