@@ -40,6 +40,8 @@ roofline::cli::PlanOptions all_gpus(const std::string& model, std::int64_t promp
 std::vector<Space> spaces() {
   std::vector<Space> out;
   Space r1{"deepseek-r1, MTP K 1,2,3", all_gpus("deepseek-r1", 1024, 2048)};
+  // The four weight formats named (else the checkpoint's fp8 alone is tried: a quarter of the space).
+  r1.options.weights_given = true;
   r1.options.speculate = "1,2,3";
   r1.options.acceptance = "0.92,0.717,0.364";
   out.push_back(r1);

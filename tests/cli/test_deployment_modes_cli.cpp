@@ -85,7 +85,7 @@ TEST_CASE("plan --rps --speculate: candidates with and without MTP simulated, th
 }
 
 TEST_CASE(
-    "plan: a model that ships MTP layers is tried with them at its stated acceptance; --speculate none drops it") {
+    "plan: a model that ships MTP layers is tried with them at its stated acceptance, --speculate none drops it") {
   const std::string base =
       "plan --model deepseek-v3 --gpus h200 --tp 8 --pp 1 --weights fp8 --kv bf16 --ep 8 --no-attention-dp --rps 2 "
       "--prompt-tokens 1024 --output-tokens 256 --tpot-ms 100 --ttft-ms 5000 --price all=1 --closed-form ";
