@@ -382,11 +382,17 @@ void add_speculation_choice(Report& report, const PlanSpace& space, const PlanRe
   const std::string other_kind = chose_speculation ? "without speculation" : "with speculation";
   std::string why;
   if (other != nullptr) {
+    // The ranking's order: cost, then GPUs, then the closed form's TPOT.
+    const std::string verdict =
+        other->usd_per_million_output_tokens > chosen.usd_per_million_output_tokens ? "costs more"
+        : other->gpus_total > chosen.gpus_total
+            ? "costs as much on more GPUs"
+            : fmt::format(
+                  "costs as much on as many GPUs, and the tie goes to the lower closed-form TPOT ({:.2f} "
+                  "against {:.2f} ms)",
+                  chosen.tpot_s * 1e3, other->tpot_s * 1e3);
     why = fmt::format("chosen {}: {}; the best {}, {}, {}", kind, figures(chosen, chosen_simulated), other_kind,
-                      figures(*other, other_simulated),
-                      other->usd_per_million_output_tokens > chosen.usd_per_million_output_tokens
-                          ? "costs more"
-                          : "costs as much, on no fewer GPUs");
+                      figures(*other, other_simulated), verdict);
   } else if (!other_missed.empty()) {
     why = fmt::format("chosen {}: {}; none {} met the targets ({})", kind, figures(chosen, chosen_simulated),
                       other_kind, other_missed);
