@@ -554,6 +554,11 @@ ModelSpec parse_hf_config(std::string_view text, const std::string& origin, cons
   m.tied_embeddings = r.boolean("tie_word_embeddings", family.tied_by_default);
   m.max_context = read_max_context(r, family);
   m.norm = NormKind::rmsnorm;
+  // DeepSeek-V3's multi-token-prediction layers (Kimi-K2 states 0): the drafter speculation can use.
+  // The config states no acceptance rate, so plan names the flags rather than trying it.
+  if (const std::int64_t mtp = r.non_negative("num_nextn_predict_layers", 0); mtp > 0) {
+    m.mtp = ModelSpec::MtpModule{mtp, {}, {}};
+  }
 
   AttentionSpec& a = m.attention;
   a.heads = r.positive("num_attention_heads");

@@ -168,6 +168,7 @@ void check_model(const ModelSpec& m, const std::string& origin) {
     if (value > limit) fail(key, fmt::format("{} is more than the {} roofline models", value, limit));
   };
   at_most(m.layers, 10000, "/layers");
+  if (m.mtp) at_most(m.mtp->layers, 16, "/mtp/layers");  // speculation drafts at most 16 tokens
   at_most(m.hidden, max_width, "/hidden_size");
   at_most(m.vocab, max_vocab, "/vocab_size");
   at_most(m.ffn.intermediate, max_width, "/ffn/intermediate_size");

@@ -98,6 +98,16 @@ ModelSpec spec_from_document(const json& d, const std::string& origin) {
     }
     m.checkpoint = format;
   }
+  if (d.contains("mtp")) {
+    const json& t = d.at("mtp");
+    ModelSpec::MtpModule mtp;
+    mtp.layers = t.at("layers").get<std::int64_t>();
+    if (t.contains("acceptance")) {
+      mtp.acceptance = t.at("acceptance").at("rates").get<std::vector<double>>();
+      mtp.acceptance_source = t.at("acceptance").at("source").at("title").get<std::string>();
+    }
+    m.mtp = mtp;
+  }
   if (d.contains("parameters_stated")) {
     const json& p = d.at("parameters_stated");
     m.stated_total_parameters = p.at("total").get<double>();

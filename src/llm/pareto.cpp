@@ -41,7 +41,6 @@ std::string ms(double seconds) {
   return fmt::format("{:.2f} ms", seconds * 1e3);
 }
 
-// The expert-parallel degrees tried at a TP degree.
 // Indices of the non-dominated points, tokens/s per user descending (per GPU ascending along it).
 std::vector<std::size_t> front_indices(const std::vector<ParetoPoint>& points) {
   std::vector<std::size_t> order(points.size());
@@ -67,6 +66,36 @@ std::vector<std::size_t> front_indices(const std::vector<ParetoPoint>& points) {
   return front;
 }
 
+// A layout that can serve as the prefill pool of a disaggregated point: its prefill of one prompt
+// and its KV transfer (default_kv_link, the rule serve --disaggregate uses).
+struct PrefillPool {
+  PrefillLayout layout;
+  double prefill_s = 0;
+  double transfer_s = 0;
+};
+
+// Pruning (exact): a pool at least as slow to prefill, on at least as many GPUs, with a transfer at
+// least as slow as another's is never the better pairing: for every ratio the other serves as many
+// requests/s on no more GPUs, and reaches the first token no later (best_pool_ratio finds the best
+// ratio of the grid for each, so the other's best is at least this one's). Of equal ones the first
+// stays.
+std::vector<PrefillPool> prune_prefill_pools(const std::vector<PrefillPool>& pools) {
+  const auto covers = [](const PrefillPool& a, const PrefillPool& b) {
+    return a.prefill_s <= b.prefill_s && a.layout.gpus() <= b.layout.gpus() && a.transfer_s <= b.transfer_s;
+  };
+  std::vector<PrefillPool> kept;
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    bool beaten = false;
+    for (std::size_t j = 0; j < pools.size() && !beaten; ++j) {
+      if (j == i || !covers(pools[j], pools[i])) continue;
+      // Equal in all three: the earlier one stays.
+      beaten = !covers(pools[i], pools[j]) || j < i;
+    }
+    if (!beaten) kept.push_back(pools[i]);
+  }
+  return kept;
+}
+
 struct Sweep {
   const ModelSpec& model;
   std::int64_t prompt;
@@ -76,14 +105,120 @@ struct Sweep {
   std::vector<ParetoPoint> points;    // feasible
   PointTally tally;
   ParetoResult& result;
+  // Disaggregated: the kept prefill pools of the GPU being swept, by weight and KV format.
+  std::map<std::pair<DType, DType>, std::vector<PrefillPool>> prefill_pools;
 
+  void find_prefill_pools(const GpuSpec& gpu);
   void configuration(const GpuSpec& gpu, std::optional<double> price, ParetoDeployment d,
                      const Speculation* speculation);
+  // The disaggregated point of decode point `p` (its step, tokens per step and TPOT set), if a
+  // prefill pool meets the TTFT target with it.
+  [[nodiscard]] std::optional<ParetoPoint> disaggregated(const ParetoPoint& p, const std::vector<PrefillPool>& pools,
+                                                         std::optional<double> price);
 };
+
+void Sweep::find_prefill_pools(const GpuSpec& gpu) {
+  prefill_pools.clear();
+  const PlanSpace& plan = space.plan;
+  for (DType weights : plan.weights) {
+    for (DType kv : plan.kv) {
+      std::vector<PrefillPool> found;
+      for (int tp : plan.tp) {
+        for (int pp : plan.pp) {
+          for (int ep : expert_parallel_degrees(model, plan, tp)) {
+            for (const bool attention_dp : {false, true}) {
+              if (attention_dp && !attention_dp_applies(model, plan, tp, ep)) continue;
+              PlanCandidate candidate;
+              candidate.gpu = gpu.id;
+              candidate.tp = tp;
+              candidate.pp = pp;
+              candidate.ep = ep;
+              candidate.attention_dp = attention_dp;
+              candidate.weights = weights;
+              candidate.kv = kv;
+              const CandidateDeployment deployment = candidate_deployment(plan, gpu, candidate);
+              const DeploymentConfig& config = deployment.config;
+              if (tp > config.scale_up_domain || !format_supported(gpu, weights, config.activations)) continue;
+              Sharding sharding;
+              try {
+                sharding = shard(model, config);
+              } catch (const InputError&) {
+                continue;
+              }
+              // The prefill pool holds a prompt's cache until its transfer: it must fit one.
+              const MemoryPlan memory = plan_memory(model, gpu, sharding, config, prompt);
+              if (!memory.weights_fit() || memory.max_requests() < 1) continue;
+              PrefillPool pool;
+              pool.layout = {tp, pp, ep, attention_dp};
+              pool.prefill_s = prefill(model, gpu, sharding, config, prompt, deployment.time).time_s;
+              pool.transfer_s = default_kv_link(model, gpu, config).transfer_s(prompt);
+              // Before the decode pool's first step the first token is this late already.
+              if (space.ttft_s && pool.prefill_s + pool.transfer_s > *space.ttft_s) continue;
+              found.push_back(pool);
+            }
+          }
+        }
+      }
+      result.prefill_pools += static_cast<std::int64_t>(found.size());
+      std::vector<PrefillPool> kept = prune_prefill_pools(found);
+      result.prefill_pools_kept += static_cast<std::int64_t>(kept.size());
+      prefill_pools[{weights, kv}] = std::move(kept);
+    }
+  }
+}
+
+std::optional<ParetoPoint> Sweep::disaggregated(const ParetoPoint& decode, const std::vector<PrefillPool>& pools,
+                                                std::optional<double> price) {
+  const ParetoDeployment& d = decode.deployment;
+  const double step_per_token = decode.step_s / decode.tokens_per_step;
+  std::optional<ParetoPoint> best;
+  PoolsThroughput best_throughput;
+  for (const PrefillPool& pool : pools) {
+    // docs/serve.md section 7: TTFT = prefill + transfer + the decode pool's first step (queues
+    // aside: the closed form has none).
+    const double ttft = pool.prefill_s + pool.transfer_s + decode.step_s;
+    if (space.ttft_s && ttft > *space.ttft_s) continue;
+    PoolRates rates;
+    rates.prefill_requests_per_s = 1 / pool.prefill_s;
+    // A decode replica at this batch finishes a request every output x step per token / batch.
+    rates.decode_requests_per_s = static_cast<double>(d.batch) / (static_cast<double>(output) * step_per_token);
+    rates.prefill_gpus = pool.layout.gpus();
+    rates.decode_gpus = d.gpus();
+    PoolRatio ratio;
+    if (space.pool_ratios.empty()) {
+      ratio = best_pool_ratio(rates, output, space.max_pool_replicas, &result.pool_pairings);
+    } else {
+      ratio = best_pool_ratio(rates, output, space.pool_ratios);
+      result.pool_pairings += static_cast<std::int64_t>(space.pool_ratios.size());
+    }
+    const PoolsThroughput throughput = pools_throughput(rates, ratio, output);
+    // The most tokens/s per GPU; ties: fewer GPUs, then the earlier pool (sweep order).
+    if (best && (throughput.output_tokens_per_s_per_gpu < best_throughput.output_tokens_per_s_per_gpu ||
+                 (throughput.output_tokens_per_s_per_gpu == best_throughput.output_tokens_per_s_per_gpu &&
+                  throughput.gpus >= best_throughput.gpus))) {
+      continue;
+    }
+    ParetoPoint p = decode;
+    p.deployment.pools = ParetoDeployment::Pools{pool.layout, ratio};
+    p.ttft_s = ttft;
+    p.prefill_s = pool.prefill_s;
+    p.kv_transfer_s = pool.transfer_s;
+    p.pool_balance = rates.balance();
+    p.tpot_s = step_per_token;
+    p.tokens_per_s_per_user = 1 / p.tpot_s;
+    p.tokens_per_s_per_gpu = throughput.output_tokens_per_s_per_gpu;
+    p.usd_per_million_output_tokens.reset();
+    if (price) p.usd_per_million_output_tokens = *price / (p.tokens_per_s_per_gpu * 3600.0) * 1e6;
+    best = std::move(p);
+    best_throughput = throughput;
+  }
+  return best;
+}
 
 void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, ParetoDeployment d,
                           const Speculation* speculation) {
   const auto all = static_cast<std::int64_t>(batches.size());
+  const std::int64_t modes = result.modes;
   const auto example = [&](const std::string& why) {
     return [&d, why] { return fmt::format("{}: {}", describe(d), why); };
   };
@@ -99,9 +234,10 @@ void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, Paret
   config.experts.attention_dp = d.attention_dp;
   d.batch = batches.front();
 
+  // What rules out the layout rules out both modes' points.
   if (d.tp > config.scale_up_domain) {
     tally.add(
-        Rejection::sharding, all,
+        Rejection::sharding, all * modes,
         example(fmt::format("TP {} spans more than the scale-up domain of {} GPUs", d.tp, config.scale_up_domain)));
     return;
   }
@@ -109,38 +245,61 @@ void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, Paret
   try {
     sharding = shard(model, config);
   } catch (const InputError& e) {
-    tally.add(Rejection::sharding, all, example(e.what()));
+    tally.add(Rejection::sharding, all * modes, example(e.what()));
     return;
   }
   if (!format_supported(gpu, d.weights, config.activations)) {
-    tally.add(Rejection::format, all, example(fmt::format("{} has no {} tensor rate", gpu.id, name_of(d.weights))));
+    tally.add(Rejection::format, all * modes,
+              example(fmt::format("{} has no {} tensor rate", gpu.id, name_of(d.weights))));
     return;
   }
   const std::int64_t context = prompt + output;
   const MemoryPlan memory = plan_memory(model, gpu, sharding, config, context);
   if (!memory.weights_fit() || memory.max_requests() < 1) {
-    tally.add(Rejection::memory, all,
+    tally.add(Rejection::memory, all * modes,
               example(fmt::format("{:.1f} GB of weights per GPU leave no room for one request of {} tokens",
                                   memory.heaviest().weights.total() / 1e9, context)));
     return;
   }
+  // Aggregated, this replica prefills; disaggregated, a prefill pool does (the GPU's, in these formats).
   const StepTime first = prefill(model, gpu, sharding, config, prompt, deployment.time);
+  bool aggregated = true;
   if (space.ttft_s && first.time_s > *space.ttft_s) {
     tally.add(Rejection::ttft, all, example(fmt::format("TTFT {} > target {}", ms(first.time_s), ms(*space.ttft_s))));
-    return;
+    aggregated = false;
   }
+  const std::vector<PrefillPool>* pools = nullptr;
+  bool disaggregated_alive = space.disaggregate;
+  if (space.disaggregate) {
+    pools = &prefill_pools.at({d.weights, d.kv});
+    if (pools->empty()) {
+      tally.add(Rejection::ttft, all,
+                example(space.ttft_s ? fmt::format("disaggregated: no prefill pool on {} in these formats reaches the "
+                                                   "decode pool within the TTFT target {}",
+                                                   gpu.id, ms(*space.ttft_s))
+                                     : fmt::format("disaggregated: no layout on {} in these formats holds the weights "
+                                                   "and one prompt's cache as a prefill pool",
+                                                   gpu.id)));
+      disaggregated_alive = false;
+    }
+  }
+  // The points of each mode still to come at batch index i (for the tallies of an early end).
+  const auto left_in = [&](std::size_t i) {
+    const auto left = static_cast<std::int64_t>(batches.size() - i);
+    return left * ((aggregated ? 1 : 0) + (disaggregated_alive ? 1 : 0));
+  };
 
   std::int64_t fit = memory.max_requests();
   bool drafter_checked = speculation == nullptr;
   const auto out = static_cast<double>(output);
-  for (std::size_t i = 0; i < batches.size(); ++i) {
+  for (std::size_t i = 0; i < batches.size() && (aggregated || disaggregated_alive); ++i) {
     const std::int64_t batch = batches[i];
     const auto left = static_cast<std::int64_t>(batches.size() - i);
     d.batch = batch;
     ParetoPoint p;
     if (speculation != nullptr) {
       if (drafter_checked && batch > fit) {
-        tally.add(Rejection::memory, left,
+        tally.add(Rejection::memory, left_in(i),
                   example(fmt::format("{} requests fit beside the drafter, not {}", fit, batch)));
         return;
       }
@@ -152,7 +311,7 @@ void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, Paret
         drafter_checked = true;
         fit = max_requests_with_draft(memory, sharding, cycle);
         if (batch > fit) {
-          tally.add(Rejection::memory, left,
+          tally.add(Rejection::memory, left_in(i),
                     example(fmt::format("{} requests fit beside the drafter, not {}", fit, batch)));
           return;
         }
@@ -162,7 +321,7 @@ void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, Paret
       p.bottleneck = cycle.verify.bottleneck();
     } else {
       if (batch > fit) {
-        tally.add(Rejection::memory, left, example(fmt::format("{} requests fit, not {}", fit, batch)));
+        tally.add(Rejection::memory, left_in(i), example(fmt::format("{} requests fit, not {}", fit, batch)));
         return;
       }
       const StepTime step = decode_step(model, gpu, sharding, config, batch, context, deployment.time);
@@ -171,21 +330,46 @@ void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, Paret
       p.bottleneck = step.bottleneck();
     }
     const auto b = static_cast<double>(batch);
-    // Plan's closed form (docs/llm.md section 9): a replica at batch B spends output x (step per
-    // token) + B x TTFT on B requests, so each sees TPOT = step per token + B x TTFT / output.
-    p.tpot_s = p.step_s / p.tokens_per_step + b * first.time_s / out;
-    if (space.tpot_s && p.tpot_s > *space.tpot_s) {
-      // A larger batch only lengthens the step: the rest miss too.
-      tally.add(Rejection::tpot, left, example(fmt::format("TPOT {} > target {}", ms(p.tpot_s), ms(*space.tpot_s))));
-      return;
-    }
     p.deployment = d;
     p.max_batch = fit;
-    p.ttft_s = first.time_s;
-    p.tokens_per_s_per_user = 1 / p.tpot_s;
-    p.tokens_per_s_per_gpu = b / p.tpot_s / d.gpus();
-    if (price) p.usd_per_million_output_tokens = *price / (p.tokens_per_s_per_gpu * 3600.0) * 1e6;
-    points.push_back(std::move(p));
+    if (aggregated) {
+      ParetoPoint a = p;
+      // Plan's closed form (docs/llm.md section 9): a replica at batch B spends output x (step per
+      // token) + B x TTFT on B requests, so each sees TPOT = step per token + B x TTFT / output.
+      a.tpot_s = p.step_s / p.tokens_per_step + b * first.time_s / out;
+      if (space.tpot_s && a.tpot_s > *space.tpot_s) {
+        // A larger batch only lengthens the step: the rest miss too.
+        tally.add(Rejection::tpot, left, example(fmt::format("TPOT {} > target {}", ms(a.tpot_s), ms(*space.tpot_s))));
+        aggregated = false;
+      } else {
+        a.ttft_s = first.time_s;
+        a.tokens_per_s_per_user = 1 / a.tpot_s;
+        a.tokens_per_s_per_gpu = b / a.tpot_s / d.gpus();
+        if (price) a.usd_per_million_output_tokens = *price / (a.tokens_per_s_per_gpu * 3600.0) * 1e6;
+        points.push_back(std::move(a));
+      }
+    }
+    if (disaggregated_alive) {
+      // The decode pool never prefills: TPOT is its step per token alone.
+      const double tpot = p.step_s / p.tokens_per_step;
+      if (space.tpot_s && tpot > *space.tpot_s) {
+        tally.add(Rejection::tpot, left,
+                  example(fmt::format("disaggregated: TPOT {} > target {}", ms(tpot), ms(*space.tpot_s))));
+        disaggregated_alive = false;
+        continue;
+      }
+      std::optional<ParetoPoint> pair = disaggregated(p, *pools, price);
+      if (!pair) {
+        // TTFT ends with the decode pool's step, which a larger batch only lengthens.
+        tally.add(Rejection::ttft, left,
+                  example(fmt::format("disaggregated: no prefill pool reaches the first token within {} beside a "
+                                      "decode step of {}",
+                                      ms(*space.ttft_s), ms(p.step_s))));
+        disaggregated_alive = false;
+        continue;
+      }
+      points.push_back(std::move(*pair));
+    }
   }
 }
 
@@ -225,10 +409,21 @@ std::size_t pick_chosen(const std::vector<ParetoPoint>& front, bool tpot_target)
   return best;
 }
 
+std::int64_t ParetoDeployment::deployment_gpus() const {
+  if (!pools) return gpus();
+  return pools->ratio.prefill * pools->prefill.gpus() + pools->ratio.decode * gpus();
+}
+
 std::string describe(const ParetoDeployment& d) {
-  return fmt::format("{} TP {} PP {} EP {}{} {}/{}{} batch {}", d.gpu, d.tp, d.pp, d.ep,
-                     d.attention_dp ? " attention-DP" : "", name_of(d.weights), name_of(d.kv),
-                     d.draft_tokens > 0 ? fmt::format(" speculate {}", d.draft_tokens) : std::string(), d.batch);
+  const std::string layout =
+      fmt::format("TP {} PP {} EP {}{}", d.tp, d.pp, d.ep, d.attention_dp ? " attention-DP" : "");
+  const std::string formats =
+      fmt::format("{}/{}{} batch {}", name_of(d.weights), name_of(d.kv),
+                  d.draft_tokens > 0 ? fmt::format(" speculate {}", d.draft_tokens) : std::string(), d.batch);
+  if (!d.pools) return fmt::format("{} {} {}", d.gpu, layout, formats);
+  const PrefillLayout& p = d.pools->prefill;
+  return fmt::format("{} prefill {} x TP {} PP {} EP {}{} : decode {} x {} {}", d.gpu, d.pools->ratio.prefill, p.tp,
+                     p.pp, p.ep, p.attention_dp ? " attention-DP" : "", d.pools->ratio.decode, layout, formats);
 }
 
 ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int64_t output, const ParetoSpace& space) {
@@ -254,15 +449,26 @@ ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int6
   if (space.ttft_s && !(*space.ttft_s > 0 && std::isfinite(*space.ttft_s))) {
     throw InputError("--ttft-ms: must be a positive number");
   }
-  for (const Speculation& s : space.speculation) check_speculation(s);
+  for (const Speculation& s : space.plan.speculation) check_speculation(s);
+  if (space.max_pool_replicas < 1 || space.max_pool_replicas > pool_replicas_limit) {
+    throw InputError(
+        fmt::format("--max-pool-replicas {}: must be 1 to {}", space.max_pool_replicas, pool_replicas_limit));
+  }
+  for (const PoolRatio& r : space.pool_ratios) {
+    if (r.prefill < 1 || r.decode < 1 || r.prefill > pool_replicas_limit || r.decode > pool_replicas_limit) {
+      throw InputError(fmt::format("--pool-ratios {}:{}: each pool needs 1 to {} replicas", r.prefill, r.decode,
+                                   pool_replicas_limit));
+    }
+  }
 
   ParetoResult result;
-  Sweep sweep{model, prompt, output, space, space.batches, {}, {}, result};
+  result.modes = space.disaggregate ? 2 : 1;
+  Sweep sweep{model, prompt, output, space, space.batches, {}, {}, result, {}};
   std::sort(sweep.batches.begin(), sweep.batches.end());
   sweep.batches.erase(std::unique(sweep.batches.begin(), sweep.batches.end()), sweep.batches.end());
   const bool priced = !plan.usd_per_gpu_hour.empty();
   std::vector<const Speculation*> drafts{nullptr};
-  for (const Speculation& s : space.speculation) drafts.push_back(&s);
+  for (const Speculation& s : space.plan.speculation) drafts.push_back(&s);
 
   for (const GpuSpec& gpu : plan.gpus) {
     std::optional<double> price;
@@ -273,6 +479,7 @@ ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int6
       }
       price = it->second;
     }
+    if (space.disaggregate) sweep.find_prefill_pools(gpu);
     for (int tp : plan.tp) {
       for (int pp : plan.pp) {
         for (int ep : expert_parallel_degrees(model, space.plan, tp)) {
@@ -283,7 +490,7 @@ ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int6
               for (DType kv : plan.kv) {
                 for (const Speculation* draft : drafts) {
                   ++result.configurations;
-                  result.swept += static_cast<std::int64_t>(sweep.batches.size());
+                  result.swept += static_cast<std::int64_t>(sweep.batches.size()) * result.modes;
                   ParetoDeployment d;
                   d.gpu = gpu.id;
                   d.tp = tp;

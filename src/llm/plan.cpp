@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <stdexcept>
 
 #include "roofline/basis/calibration.hpp"
 #include "roofline/core/error.hpp"
@@ -82,23 +84,66 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
     return;
   }
 
+  // With speculation every decode step is a verify cycle that yields tokens_per_verify tokens per
+  // sequence; the drafter's weights and KV cache come off the memory (their figures do not depend on
+  // the batch, so the cycle at batch 1 sets the fit).
+  const Speculation* speculation = speculation_of(space, c.draft_tokens);
+  std::optional<SpeculativeDecode> cycle;
+  if (speculation != nullptr) {
+    try {
+      cycle = speculative_decode(model, gpu, sharding, config, 1, context, *speculation, time);
+    } catch (const InputError& e) {
+      // A draft model that does not split over this TP group.
+      c.rejection = Rejection::sharding;
+      c.reason = e.what();
+      return;
+    }
+    ++result.decode_evaluations;
+    c.max_batch = max_requests_with_draft(memory, sharding, *cycle);
+    if (c.max_batch < 1) {
+      c.rejection = Rejection::memory;
+      c.reason = fmt::format("the drafter's {} of weights per GPU leave no room for one request of {} tokens",
+                             gb(cycle->draft_weight_bytes), memory.cached_tokens);
+      return;
+    }
+  }
+  struct Step {
+    double time_s = 0;
+    double roofline_s = 0;
+    double tokens = 1;  // per sequence
+    std::string_view bottleneck;
+  };
+  const auto step_at = [&](std::int64_t batch) {
+    if (speculation == nullptr) {
+      const StepTime step = decode_step(model, gpu, sharding, config, batch, context, time);
+      ++result.decode_evaluations;
+      return Step{step.time_s, step.roofline_s, 1, step.bottleneck()};
+    }
+    if (batch > 1) {  // the cycle at batch 1 is the one that set the fit
+      cycle = speculative_decode(model, gpu, sharding, config, batch, context, *speculation, time);
+      ++result.decode_evaluations;
+    }
+    return Step{cycle->cycle_s, cycle->verify.roofline_s + cycle->draft_passes * cycle->draft.roofline_s,
+                cycle->tokens_per_verify, cycle->verify.bottleneck()};
+  };
+
   const auto output = static_cast<double>(w.output);
   bool found = false;
   double first_tpot = 0;
   double first_step = 0;
   for (std::int64_t batch : batch_ladder(std::min(c.max_batch, space.max_batch))) {
-    const StepTime step = decode_step(model, gpu, sharding, config, batch, context, time);
-    ++result.decode_evaluations;
+    const Step step = step_at(batch);
+    const double per_token = step.time_s / step.tokens;
     const auto b = static_cast<double>(batch);
     // A replica running `batch` requests at a time also prefills each newcomer: per request it
-    // spends output x step on decode steps shared by the batch and ttft on its own prefill.
-    const double tpot = step.time_s + b * c.ttft_s / output;
+    // spends output x (step per token) on decode steps shared by the batch and ttft on its own prefill.
+    const double tpot = per_token + b * c.ttft_s / output;
     if (batch == 1) {
       first_tpot = tpot;
-      first_step = step.time_s;
+      first_step = per_token;
     }
     if (tpot > w.tpot_s) break;  // longer with every larger batch
-    const double per_replica = b / (output * step.time_s + b * c.ttft_s);
+    const double per_replica = b / (output * per_token + b * c.ttft_s);
     // At least one replica, however light the load (a rate of 1e-8 requests/s still needs one).
     const double needed = std::max(1.0, std::ceil(w.requests_per_s / per_replica - 1e-9));
     if (!(needed < 1e15)) continue;  // more replicas than any deployment: not a candidate
@@ -111,22 +156,24 @@ void evaluate(const ModelSpec& model, const Workload& w, const PlanSpace& space,
       found = true;
       c.batch = batch;
       c.step_s = step.time_s;
+      c.tokens_per_step = step.tokens;
       c.tpot_s = tpot;
       c.step_roofline_s = step.roofline_s;
-      c.tpot_roofline_s = step.roofline_s + b * c.ttft_roofline_s / output;
+      c.tpot_roofline_s = step.roofline_s / step.tokens + b * c.ttft_roofline_s / output;
       c.requests_per_s_per_replica = per_replica;
       c.replicas = replicas;
       c.gpus_total = gpus;
       c.usd_per_hour = usd_per_hour;
       c.usd_per_million_output_tokens = usd_per_million;
       c.utilization = w.requests_per_s / (static_cast<double>(replicas) * per_replica);
-      c.bottleneck = std::string(step.bottleneck());
+      c.bottleneck = std::string(step.bottleneck);
     }
   }
   if (!found) {
     c.rejection = Rejection::tpot;
-    c.reason = fmt::format("TPOT {} at batch 1 > target {} (decode step {} + prefill share {})", ms(first_tpot),
-                           ms(w.tpot_s), ms(first_step), ms(first_tpot - first_step));
+    c.reason = fmt::format("TPOT {} at batch 1 > target {} ({} {} + prefill share {})", ms(first_tpot), ms(w.tpot_s),
+                           speculation ? "verify cycle per token" : "decode step", ms(first_step),
+                           ms(first_tpot - first_step));
   }
 }
 
@@ -137,11 +184,13 @@ bool cheaper(const PlanCandidate& a, const PlanCandidate& b) {
   return a.tpot_s < b.tpot_s;
 }
 
-// Keeps the `keep` cheapest (enumeration order among equals): sorted and cut each time the list
-// doubles, so that memory stays within twice what is kept however many are feasible.
+// Keeps the `keep` cheapest of each speculation setting (enumeration order among equals): sorted
+// and cut each time the list doubles, so that memory stays within twice what is kept however many
+// are feasible. Without speculation, the `keep` cheapest.
 void keep_cheapest(std::vector<PlanCandidate>& ranked, std::size_t keep) {
   std::stable_sort(ranked.begin(), ranked.end(), cheaper);
-  if (ranked.size() > keep) ranked.resize(keep);
+  std::map<int, std::size_t> kept;
+  std::erase_if(ranked, [&](const PlanCandidate& c) { return ++kept[c.draft_tokens] > keep; });
 }
 
 }  // namespace
@@ -167,6 +216,14 @@ std::vector<int> expert_parallel_degrees(const ModelSpec& model, const PlanSpace
 
 bool attention_dp_applies(const ModelSpec& model, const PlanSpace& space, int tp, int ep) {
   return space.attention_dp && model.moe && ep == tp && tp > 1;
+}
+
+const Speculation* speculation_of(const PlanSpace& space, int draft_tokens) {
+  if (draft_tokens == 0) return nullptr;
+  for (const Speculation& s : space.speculation) {
+    if (s.draft_tokens == draft_tokens) return &s;
+  }
+  throw std::logic_error(fmt::format("plan: no speculation of {} drafts in the space", draft_tokens));
 }
 
 CandidateDeployment candidate_deployment(const PlanSpace& space, const GpuSpec& gpu, const PlanCandidate& c) {
@@ -218,6 +275,15 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
     throw InputError(fmt::format("--max-batch {}: must be 1 to {}", space.max_batch, max_batch));
   }
 
+  std::vector<int> drafts{0};  // no speculation, then each K of the space
+  for (const Speculation& s : space.speculation) {
+    check_speculation(s);
+    if (std::find(drafts.begin(), drafts.end(), s.draft_tokens) != drafts.end()) {
+      throw InputError(fmt::format("--speculate {}: given twice", s.draft_tokens));
+    }
+    drafts.push_back(s.draft_tokens);
+  }
+
   PlanResult result;
   RejectionTally tally;
   const std::size_t keep = std::max<std::size_t>(space.keep_ranked, 1);
@@ -234,24 +300,27 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
             if (attention_dp && !dp_applies) continue;
             for (DType weights : space.weights) {
               for (DType kv : space.kv) {
-                ++result.configurations;
-                PlanCandidate c;
-                c.gpu = gpu.id;
-                c.tp = tp;
-                c.pp = pp;
-                c.ep = ep;
-                c.attention_dp = attention_dp;
-                c.weights = weights;
-                c.kv = kv;
-                evaluate(model, w, space, gpu, price->second, c, result);
-                if (c.rejection == Rejection::none) {
-                  ++result.feasible;
-                  result.ranked.push_back(std::move(c));
-                  if (result.ranked.size() >= 2 * keep) keep_cheapest(result.ranked, keep);
-                } else {
-                  ++result.rejected_total;
-                  tally.add(c);
-                  if (result.rejected.size() < space.keep_rejected) result.rejected.push_back(std::move(c));
+                for (int draft_tokens : drafts) {
+                  ++result.configurations;
+                  PlanCandidate c;
+                  c.gpu = gpu.id;
+                  c.tp = tp;
+                  c.pp = pp;
+                  c.ep = ep;
+                  c.attention_dp = attention_dp;
+                  c.weights = weights;
+                  c.kv = kv;
+                  c.draft_tokens = draft_tokens;
+                  evaluate(model, w, space, gpu, price->second, c, result);
+                  if (c.rejection == Rejection::none) {
+                    ++result.feasible;
+                    result.ranked.push_back(std::move(c));
+                    if (result.ranked.size() >= 2 * keep * drafts.size()) keep_cheapest(result.ranked, keep);
+                  } else {
+                    ++result.rejected_total;
+                    tally.add(c);
+                    if (result.rejected.size() < space.keep_rejected) result.rejected.push_back(std::move(c));
+                  }
                 }
               }
             }
@@ -269,9 +338,10 @@ void RejectionTally::add(const PlanCandidate& c) {
   RejectionCount& entry = by_reason_[std::string(name_of(c.rejection))];
   if (entry.count++ == 0) {
     entry.reason = name_of(c.rejection);
-    entry.example = fmt::format("{} TP {} PP {}{}{} {}/{}: {}", c.gpu, c.tp, c.pp,
-                                c.ep > 1 ? fmt::format(" EP {}", c.ep) : std::string(),
-                                c.attention_dp ? " attention-DP" : "", name_of(c.weights), name_of(c.kv), c.reason);
+    entry.example = fmt::format(
+        "{} TP {} PP {}{}{} {}/{}{}: {}", c.gpu, c.tp, c.pp, c.ep > 1 ? fmt::format(" EP {}", c.ep) : std::string(),
+        c.attention_dp ? " attention-DP" : "", name_of(c.weights), name_of(c.kv),
+        c.draft_tokens > 0 ? fmt::format(" speculate {}", c.draft_tokens) : std::string(), c.reason);
   }
 }
 

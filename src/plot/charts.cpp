@@ -168,6 +168,17 @@ std::string render_bar_chart_svg(const BarChart& chart) {
   return svg;
 }
 
+namespace {
+
+// A diamond of half-diagonal 1.25 r around (x, y): about the area of a circle of radius r.
+std::string diamond_path(double x, double y, double r) {
+  const double h = 1.25 * r;
+  return fmt::format("M{:.1f},{:.1f} L{:.1f},{:.1f} L{:.1f},{:.1f} L{:.1f},{:.1f} Z", x, y - h, x + h, y, x, y + h,
+                     x - h, y);
+}
+
+}  // namespace
+
 std::string render_scatter_svg(const ScatterChart& chart) {
   double x_min = INFINITY;
   double x_max = 0;
@@ -266,17 +277,32 @@ std::string render_scatter_svg(const ScatterChart& chart) {
       svg += '\n';
     }
     for (const ScatterPoint& p : series.points) {
-      svg += fmt::format(
-          R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:g}" fill="{}" fill-opacity="{:g}" stroke="#ffffff" stroke-width="0.8" )"
-          R"(data-label="{}" data-x="{}" data-y="{}"><title>{}</title></circle>)",
-          x.to_pixel(p.x), y.to_pixel(p.y), series.radius, colour, series.opacity, xml_escape(p.label), p.x, p.y,
-          xml_escape(p.tooltip.empty() ? p.label : p.tooltip));
+      if (series.mark == ScatterMark::none) break;
+      const std::string data =
+          fmt::format(R"(fill="{}" fill-opacity="{:g}" stroke="#ffffff" stroke-width="0.8" data-label="{}" )"
+                      R"(data-x="{}" data-y="{}")",
+                      colour, series.opacity, xml_escape(p.label), p.x, p.y);
+      const std::string title = xml_escape(p.tooltip.empty() ? p.label : p.tooltip);
+      if (series.mark == ScatterMark::diamond) {
+        svg += fmt::format(R"(<path d="{}" {}><title>{}</title></path>)",
+                           diamond_path(x.to_pixel(p.x), y.to_pixel(p.y), series.radius), data, title);
+      } else {
+        svg += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:g}" {}><title>{}</title></circle>)", x.to_pixel(p.x),
+                           y.to_pixel(p.y), series.radius, data, title);
+      }
       svg += '\n';
     }
     svg += "</g>\n";
     const double ly = top + 12 + 20 * static_cast<double>(s);
-    svg +=
-        fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"/>)", chart_width - right + 18, ly - 4, colour);
+    const double lx = chart_width - right + 18;
+    if (series.mark == ScatterMark::none) {
+      svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"/>)",
+                         lx - 6, ly - 4, lx + 6, ly - 4, colour);
+    } else if (series.mark == ScatterMark::diamond) {
+      svg += fmt::format(R"(<path d="{}" fill="{}"/>)", diamond_path(lx, ly - 4, 5), colour);
+    } else {
+      svg += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"/>)", lx, ly - 4, colour);
+    }
     svg +=
         fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)", chart_width - right + 28, ly, xml_escape(series.name));
     svg += '\n';

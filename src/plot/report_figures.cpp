@@ -271,31 +271,66 @@ ScatterChart pareto_front_chart(const Report& report) {
   chart.y_label = "output tokens/s per GPU";
   chart.x_scale = Scale::log;
   chart.y_scale = Scale::log;
+  // Aggregated points are circles; disaggregated ones (a prefill and a decode pool) diamonds.
   ScatterSeries dominated{"dominated (sample)", {}, false, "#b8b8b8", 0.5, 2.5};
+  ScatterSeries dominated_pools{
+      "dominated, disaggregated (sample)", {}, false, "#b8b8b8", 0.5, 2.5, ScatterMark::diamond};
   ScatterSeries front{"front (runners-up)", {}, true, std::string(chart_colour(0)), 0.85, 4};
+  ScatterSeries front_pools{"front, disaggregated prefill/decode pools",
+                            {},
+                            false,
+                            std::string(chart_colour(1)),
+                            0.9,
+                            4.5,
+                            ScatterMark::diamond};
   ScatterSeries chosen{"chosen", {}, false, "#c00000", 1.0, 7};
-  const auto add = [](const Table& table, ScatterSeries& series, ScatterSeries* picked) {
+  std::vector<ScatterPoint> front_line;  // every front point, in order, for the line
+  bool chosen_pools = false;
+  const auto add = [&](const Table& table, ScatterSeries& series, ScatterSeries& pools, bool on_front) {
     const TableView rows(table);
     for (std::size_t r = 0; r < rows.rows(); ++r) {
       const std::optional<double> x = rows.number(r, "tokens_per_s_per_user");
       const std::optional<double> y = rows.number(r, "tokens_per_s_per_gpu");
       if (!x || !y) continue;
-      const std::string label = fmt::format(
-          "{} TP {} PP {} EP {}{} {}/{}{} batch {}", rows.text(r, "gpu"), rows.text(r, "tp"), rows.text(r, "pp"),
-          rows.text(r, "ep"), rows.text(r, "attention_dp") == "yes" ? " attention-DP" : "", rows.text(r, "weights"),
-          rows.text(r, "kv"),
+      const bool disaggregated = rows.text(r, "mode") == "disaggregated";
+      const std::string decode = fmt::format(
+          "TP {} PP {} EP {}{} {}/{}{} batch {}", rows.text(r, "tp"), rows.text(r, "pp"), rows.text(r, "ep"),
+          rows.text(r, "attention_dp") == "yes" ? " attention-DP" : "", rows.text(r, "weights"), rows.text(r, "kv"),
           rows.text(r, "draft_tokens") == "0" ? std::string()
                                               : fmt::format(" speculate {}", rows.text(r, "draft_tokens")),
           rows.text(r, "batch"));
+      const std::string label = disaggregated
+                                    ? fmt::format("{} prefill {} x {} : decode {} x {}", rows.text(r, "gpu"),
+                                                  rows.text(r, "prefill_replicas"), rows.text(r, "prefill_pool"),
+                                                  rows.text(r, "decode_replicas"), decode)
+                                    : fmt::format("{} {}", rows.text(r, "gpu"), decode);
       ScatterPoint point{label, *x, *y,
                          fmt::format("{}: {:.1f} tokens/s per user, {:.1f} tokens/s per GPU", label, *x, *y)};
-      if (picked != nullptr && rows.text(r, "chosen") == "yes") picked->points.push_back(point);
-      series.points.push_back(std::move(point));
+      if (on_front) {
+        front_line.push_back(point);
+        if (rows.text(r, "chosen") == "yes") {
+          chosen.points.push_back(point);
+          chosen_pools = disaggregated;
+        }
+      }
+      (disaggregated ? pools : series).points.push_back(std::move(point));
     }
   };
-  if (const Table* sample = find_table(report, "dominated_sample")) add(*sample, dominated, nullptr);
-  if (const Table* table = find_table(report, "front")) add(*table, front, &chosen);
-  for (ScatterSeries* series : {&dominated, &front, &chosen}) {
+  if (const Table* sample = find_table(report, "dominated_sample")) add(*sample, dominated, dominated_pools, false);
+  if (const Table* table = find_table(report, "front")) add(*table, front, front_pools, true);
+  if (chosen_pools) chosen.mark = ScatterMark::diamond;
+  std::vector<ScatterSeries*> drawn{&dominated, &dominated_pools, &front, &front_pools, &chosen};
+  std::optional<ScatterSeries> line;
+  if (!front_pools.points.empty()) {
+    // Both kinds on the front: the line runs through all of its points, each kind marked by its own
+    // series (a report without disaggregated points keeps one series, line and circles).
+    line =
+        ScatterSeries{"front", std::move(front_line), true, std::string(chart_colour(0)), 0.85, 4, ScatterMark::none};
+    front.connect = false;
+    front.name = "front, aggregated";
+    drawn.insert(drawn.begin() + 2, &*line);
+  }
+  for (ScatterSeries* series : drawn) {
     if (!series->points.empty()) chart.series.push_back(std::move(*series));
   }
   if (report.inputs.contains("workload")) {
@@ -318,7 +353,8 @@ std::vector<Figure> pareto_figures(const Report& report) {
   figures.push_back(figure("pareto-front", "Pareto front", render_scatter_svg(chart),
                            "The front table's points joined by a line, the chosen one in red, and the dominated "
                            "sample in grey: a point is on the front when no other is at least as fast both per user "
-                           "and per GPU and faster in one."));
+                           "and per GPU and faster in one. Circles are aggregated replicas, diamonds disaggregated "
+                           "prefill/decode pools."));
   return figures;
 }
 // ---- end plan --pareto

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "roofline/core/error.hpp"
 
@@ -26,6 +27,33 @@ const GpuSpec& gpu_of(const PlanSpace& space, const std::string& id) {
   return *it;
 }
 
+// The steps a candidate's coster is built for: the engine's budget, or its batch limit where
+// larger, each decode request with speculation running a verify step of K + 1 tokens (serve's rule).
+std::int64_t step_tokens(const PlanSimulationOptions& o, const PlanSpace& space, int draft_tokens) {
+  return std::max(o.engine.max_num_tokens, std::min(o.engine.max_batch, space.max_batch)) * (1 + draft_tokens);
+}
+
+// A candidate's engine as serve runs it; with `speculation` (null: plain decode) as serve --speculate
+// does: verify steps that yield the expected accepted tokens, the drafter's weights off the KV cache.
+EngineConfig candidate_engine(const PlanSimulationOptions& o, const PlanSpace& space, const StepCoster& coster,
+                              const ModelSpec& model, const GpuSpec& gpu, const DeploymentConfig& config,
+                              const Speculation* speculation) {
+  EngineConfig engine = rank_engine(o, space, coster);
+  const std::optional<Speculation> drafts =
+      speculation != nullptr ? std::optional<Speculation>(*speculation) : std::nullopt;
+  engine.kv_blocks = kv_cache(model, gpu, config, engine.block_size, o.kv_memory_fraction, drafts).blocks;
+  if (speculation != nullptr) {
+    engine.draft_tokens = speculation->draft_tokens;
+    engine.accepted_per_verify = expected_tokens_per_verify(*speculation);
+  }
+  return engine;
+}
+
+std::optional<Speculation> speculation_copy(const PlanSpace& space, int draft_tokens) {
+  const Speculation* s = speculation_of(space, draft_tokens);
+  return s != nullptr ? std::optional<Speculation>(*s) : std::nullopt;
+}
+
 SimulatedCandidate simulate_one(const ModelSpec& model, const Workload& w, const PlanSpace& space,
                                 const PlanCandidate& c, const PlanSimulationOptions& o) {
   SimulatedCandidate out;
@@ -40,10 +68,10 @@ SimulatedCandidate simulate_one(const ModelSpec& model, const Workload& w, const
                    w.requests_per_s / static_cast<double>(std::max<std::int64_t>(1, c.replicas))};
   load.seed = o.seed;
   try {
-    StepCoster coster(model, gpu, deployment.config, deployment.time,
-                      std::max(o.engine.max_num_tokens, std::min(o.engine.max_batch, space.max_batch)));
-    EngineConfig engine = rank_engine(o, space, coster);
-    engine.kv_blocks = kv_cache(model, gpu, deployment.config, engine.block_size, o.kv_memory_fraction).blocks;
+    StepCoster coster(model, gpu, deployment.config, deployment.time, step_tokens(o, space, c.draft_tokens),
+                      speculation_copy(space, c.draft_tokens));
+    const EngineConfig engine =
+        candidate_engine(o, space, coster, model, gpu, deployment.config, speculation_of(space, c.draft_tokens));
     const std::int64_t ranks = coster.sharding().attention_dp;
     const SourceFactory source = [&] { return std::make_unique<SyntheticSource>(load); };
     MetricsRecorder recorder;
@@ -121,22 +149,21 @@ DisaggregatedCandidate disaggregate_one(const ModelSpec& model, const Workload& 
   out.replica = c;
   const CandidateDeployment deployment = candidate_deployment(space, gpu, c);
   try {
-    const std::int64_t step_tokens = std::max(o.engine.max_num_tokens, std::min(o.engine.max_batch, space.max_batch));
-    StepCoster prefill_coster(model, gpu, deployment.config, deployment.time, step_tokens);
-    StepCoster decode_coster(model, gpu, deployment.config, deployment.time, step_tokens);
-    EngineConfig engine = rank_engine(o, space, decode_coster);
-    engine.kv_blocks = kv_cache(model, gpu, deployment.config, engine.block_size, o.kv_memory_fraction).blocks;
+    // The prefill pool runs prompts only: speculation drafts in the decode pool (as serve --disaggregate).
+    StepCoster prefill_coster(model, gpu, deployment.config, deployment.time, step_tokens(o, space, 0));
+    StepCoster decode_coster(model, gpu, deployment.config, deployment.time, step_tokens(o, space, c.draft_tokens),
+                             speculation_copy(space, c.draft_tokens));
+    const EngineConfig prefill_engine =
+        candidate_engine(o, space, prefill_coster, model, gpu, deployment.config, nullptr);
+    const EngineConfig engine =
+        candidate_engine(o, space, decode_coster, model, gpu, deployment.config, speculation_of(space, c.draft_tokens));
     const std::int64_t ranks = decode_coster.sharding().attention_dp;
-    KvLink link;
-    link.kv_bytes_per_token =
-        plan_memory(model, gpu, shard(model, deployment.config), deployment.config, 1).kv_bytes_per_token_model;
     // serve's default link: each prefill GPU over its own scale-out NIC.
-    link.bytes_per_s = deployment.config.scale_out.bandwidth_bytes_per_s * c.tp * c.pp;
-    link.latency_s = deployment.config.scale_out.latency_s;
+    const KvLink link = default_kv_link(model, gpu, deployment.config);
     std::int64_t np = 1;
     std::int64_t nd = 1;
     while (true) {
-      const RatioRun r = run_ratio(w, o, {engine, &prefill_coster, &model, np * ranks, ranks},
+      const RatioRun r = run_ratio(w, o, {prefill_engine, &prefill_coster, &model, np * ranks, ranks},
                                    {engine, &decode_coster, &model, nd * ranks, ranks}, link);
       ++out.simulations;
       out.prefill_replicas = np;
@@ -205,15 +232,30 @@ PlanSimulation simulate_candidates(const ModelSpec& model, const Workload& workl
   }
   if (options.requests < 1) throw InputError(fmt::format("--sim-requests {}: must be at least 1", options.requests));
   PlanSimulation out;
+  // With speculation searched, the simulation goes on past `wanted` until a candidate with and one
+  // without speculation meet (where the closed form found both), so that the report can say why the
+  // chosen one does or does not speculate; past `wanted` only candidates of the kind still missing run.
+  const auto speculates = [](const PlanCandidate& c) { return c.draft_tokens > 0; };
+  bool wanted_with = false;
+  bool wanted_without = false;
+  if (!space.speculation.empty()) {
+    wanted_with = std::any_of(plan.ranked.begin(), plan.ranked.end(), speculates);
+    wanted_without = !std::all_of(plan.ranked.begin(), plan.ranked.end(), speculates);
+  }
+  bool met_with = false;
+  bool met_without = false;
   // plan.ranked is in order of cost already: the first `wanted` that meet are the cheapest that do.
   for (const PlanCandidate& c : plan.ranked) {
-    if (out.meeting.size() >= options.wanted) break;
+    const bool covered = (!wanted_with || met_with) && (!wanted_without || met_without);
+    if (out.meeting.size() >= options.wanted && covered) break;
+    if (out.meeting.size() >= options.wanted && (speculates(c) ? met_with : met_without)) continue;
     if (out.simulated >= options.most) {
       out.stopped_at_most = true;
       break;
     }
     SimulatedCandidate s = simulate_one(model, workload, space, c, options);
     ++out.simulated;
+    if (s.meets) (speculates(c) ? met_with : met_without) = true;
     (s.meets ? out.meeting : out.missing).push_back(std::move(s));
   }
   return out;

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -129,11 +128,6 @@ PoolRun simulate_pool(const SourceFactory& source, const PoolEngines& pool, cons
     }
   }
   return out;
-}
-
-double KvLink::transfer_s(std::int64_t prompt) const {
-  const double bytes = kv_bytes_per_token * static_cast<double>(prompt);
-  return latency_s + (std::isinf(bytes_per_s) ? 0.0 : bytes / bytes_per_s);
 }
 
 DisaggregatedRun simulate_disaggregated(const SourceFactory& source, const PoolEngines& prefill,

@@ -131,7 +131,7 @@ def browse(chromium, work, name, page):
 def marks(page, attribute_pattern):
     """The (label, {attribute: value}) of every SVG mark with a data-label."""
     out = []
-    for tag in re.findall(r"<(?:rect|circle)\b[^>]*\bdata-label=[^>]*>", page):
+    for tag in re.findall(r"<(?:rect|circle|path)\b[^>]*\bdata-label=[^>]*>", page):
         attributes = {k: html.unescape(v) for k, v in re.findall(r'(data-[a-z]+)="([^"]*)"', tag)}
         if attribute_pattern in attributes:
             out.append(attributes)
@@ -232,6 +232,9 @@ def main():
                       "--output", "200", "--tpot-ms", "50", "--ttft-ms", "2000", "--price", "all=2"], check_plan),
             ("pareto", ["plan", "--pareto", "--model", "mixtral-8x7b", "--gpus", "h100,h200", "--prompt-tokens", "1000",
                         "--output-tokens", "200", "--tpot-ms", "40"], check_pareto),
+            # Disaggregated points too: diamonds, their own series (the same check of every mark).
+            ("pareto-pools", ["plan", "--pareto", "--disaggregate", "--model", "mixtral-8x7b", "--gpus", "h100,h200",
+                              "--prompt-tokens", "1000", "--output-tokens", "200", "--tpot-ms", "40"], check_pareto),
             ("validate", ["validate", "--measured", str(measured)], check_validate),
             ("sweep", ["llm", "--model", "llama-3.1-8b", "--gpu", "h100", "--context", "1024:8192:x2", "--batch",
                        "1,8,max"], check_sweep),

@@ -2,6 +2,7 @@
 // (docs/llm.md section 9, docs/deployment-modes.md).
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -108,4 +109,92 @@ TEST_CASE("plan --pareto: bad input exits 2 with one line") {
   expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --prompt-tokens 512 --output-tokens 64 "
                             "--tpot-ms 50 --ttft-ms 2000 --price all=2"),
                    "--rps is required");
+}
+
+TEST_CASE("plan --pareto --disaggregate: pools in the JSON, the table and the chart, their GPUs and TTFT adding up") {
+  const auto dir = scratch("pareto-disaggregated");
+  const std::string svg_path = (dir / "front.svg").string();
+  const json r = json_report(
+      "plan --pareto --disaggregate --model llama-3.1-8b --gpus h100 --prompt-tokens 2048 --output-tokens "
+      "256 --tp 1,2 --pp 1 --weights bf16 --kv bf16 --price h100=2 --svg " +
+      svg_path);
+  const json& results = r.at("results");
+  const json& counts = results.at("counts");
+  // 2 configurations x 11 batches x 2 modes.
+  CHECK(counts.at("configurations") == 2);
+  CHECK(counts.at("modes") == 2);
+  CHECK(counts.at("swept") == 44);
+  CHECK(counts.at("prefill_pools") == 2);
+  CHECK(r.at("inputs").at("sweep").at("disaggregated") == true);
+  CHECK(r.at("inputs").at("sweep").at("pool_ratios") == "auto");
+  std::size_t pools = 0;
+  for (const json* list : {&results.at("front"), &results.at("dominated_sample")}) {
+    for (const json& p : *list) {
+      if (p.at("mode") == "aggregated") {
+        CHECK(p.at("prefill_pool").is_null());
+        CHECK(p.at("gpus") == p.at("tp").get<int>() * p.at("pp").get<int>());
+        continue;
+      }
+      REQUIRE(p.at("mode") == "disaggregated");
+      ++pools;
+      // "TP t PP p EP e": the prefill replica's GPUs are t x p.
+      int tp = 0;
+      int pp = 0;
+      int ep = 0;
+      REQUIRE(std::sscanf(p.at("prefill_pool").get<std::string>().c_str(), "TP %d PP %d EP %d", &tp, &pp, &ep) == 3);
+      const std::int64_t gpus =
+          p.at("prefill_replicas").get<std::int64_t>() * tp * pp +
+          p.at("decode_replicas").get<std::int64_t>() * p.at("tp").get<int>() * p.at("pp").get<int>();
+      CHECK(p.at("gpus") == gpus);
+      // $2 per GPU-hour over the tokens/s per GPU of both pools together.
+      CHECK(p.at("usd_per_million_output_tokens").get<double>() ==
+            Approx(2.0 / (p.at("tokens_per_s_per_gpu").get<double>() * 3600) * 1e6));
+      CHECK(p.at("kv_transfer_ms").get<double>() > 0);
+      CHECK(p.at("ttft_ms").get<double>() > p.at("kv_transfer_ms").get<double>());
+    }
+  }
+  CHECK(pools > 0);
+  // The chosen point's pools, structured; the decode pool's first step is its step.
+  const json& chosen = results.at("chosen");
+  if (chosen.at("mode") == "disaggregated") {
+    const json& p = chosen.at("pools");
+    CHECK(chosen.at("ttft_ms").get<double>() ==
+          Approx(p.at("prefill").at("prefill_ms").get<double>() + p.at("kv_transfer_ms").get<double>() +
+                 p.at("decode").at("first_step_ms").get<double>()));
+  } else {
+    CHECK(chosen.at("pools").is_null());
+  }
+  // Disaggregated points are diamonds in the chart (their own series where they reach the front).
+  std::ifstream in(svg_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string svg = text.str();
+  CHECK(svg.find("<path d=\"M") != std::string::npos);
+  bool pools_on_front = false;
+  for (const json& p : results.at("front")) pools_on_front = pools_on_front || p.at("mode") == "disaggregated";
+  if (pools_on_front) CHECK(svg.find("data-series=\"front, disaggregated prefill/decode pools\"") != std::string::npos);
+}
+
+TEST_CASE("plan --pareto --disaggregate --pool-ratios: only the ratios given, and bad ratios exit 2 with one line") {
+  const std::string base =
+      "plan --pareto --model llama-3.1-8b --gpus h100 --prompt-tokens 512 --output-tokens 64 --tp 1 --pp 1 "
+      "--weights bf16 --kv bf16 --batches 1,8 ";
+  const json r = json_report(base + "--disaggregate --pool-ratios 1:3,2:3");
+  CHECK(r.at("inputs").at("sweep").at("pool_ratios") == json::array({"1:3", "2:3"}));
+  CHECK(r.at("results").at("counts").at("pool_pairings") == 4);  // 2 decode points x 1 prefill pool x 2 ratios
+  for (const json& p : r.at("results").at("front")) {
+    if (p.at("mode") != "disaggregated") continue;
+    CHECK(p.at("decode_replicas") == 3);
+  }
+  expect_bad_input(roofline(base + "--disaggregate --pool-ratios 0:2"), "--pool-ratios 0:2: each pool needs 1 to 64");
+  expect_bad_input(roofline(base + "--disaggregate --pool-ratios 3"), "--pool-ratios '3': expected PREFILL:DECODE");
+  expect_bad_input(roofline(base + "--disaggregate --pool-ratios 1:x"),
+                   "--pool-ratios '1:x': 'x' is not a whole number");
+  expect_bad_input(roofline(base + "--pool-ratios 1:2"), "--pool-ratios: sizes disaggregated pools");
+  expect_bad_input(roofline(base + "--disaggregate --max-pool-replicas 65"), "--max-pool-replicas 65: must be 1 to 64");
+  expect_bad_input(roofline(base + "--disaggregate --pool-ratios 1:2 --max-pool-replicas 4"),
+                   "--max-pool-replicas: bounds --pool-ratios auto");
+  expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --prompt-tokens 512 --output-tokens 64 --rps 1 "
+                            "--tpot-ms 50 --ttft-ms 2000 --price all=2 --disaggregate --pool-ratios 1:2"),
+                   "--pool-ratios: only with plan --pareto");
 }

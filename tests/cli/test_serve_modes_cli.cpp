@@ -46,9 +46,10 @@ TEST_CASE("serve --attention-dp steps the ranks in lockstep: ranks dealt no requ
 TEST_CASE("plan --rps searches EP and attention DP for a MoE model, and --ep and --no-attention-dp narrow it") {
   // DeepSeek-V3 on 8 H200: EP 1, 2, 4, 8 (the divisors of 256 experts that divide TP 8) and attention
   // DP at EP 8: 5 candidates, all feasible at these loose targets; --ep 8 --no-attention-dp leaves one.
+  // (--speculate none: without it, DeepSeek-V3's MTP layer doubles the candidates.)
   const std::string plan =
       "plan --model deepseek-v3 --gpus h200 --tp 8 --pp 1 --weights fp8 --kv bf16 --rps 2 --prompt-tokens 1024 "
-      "--output-tokens 256 --tpot-ms 100 --ttft-ms 5000 --price all=1 --sim-requests 50 ";
+      "--output-tokens 256 --tpot-ms 100 --ttft-ms 5000 --price all=1 --sim-requests 50 --speculate none ";
   const json all = json_report(plan);
   CHECK(all.at("inputs").at("search").at("ep") == "auto");
   CHECK(all.at("inputs").at("search").at("attention_dp") == true);

@@ -218,6 +218,7 @@ TEST_CASE("families read by architectures, and the key a reader does not underst
       "config.json");
   CHECK(kimi.attention.kind == AttentionKind::mla);
   CHECK(kimi.moe->experts == 384);
+  CHECK_FALSE(kimi.mtp);  // no num_nextn_predict_layers
   CHECK_THAT(read_error(R"({"model_type": "mamba", "hidden_size": 8, "num_hidden_layers": 2})"),
              Contains("key 'model_type' is 'mamba', which is not supported"));
   CHECK_THAT(read_error(R"({"model_type": "gemma3_text", "hidden_size": 64, "intermediate_size": 128,
@@ -465,6 +466,7 @@ TEST_CASE("Kimi-K2: DeepSeek-V3's architecture under model_type kimi_k2, fp8 blo
   REQUIRE(kimi.checkpoint);
   CHECK(kimi.checkpoint->linear == DType::fp8_e4m3);
   CHECK(kimi.max_context == 131072);  // yarn: 32 x 4,096
+  CHECK_FALSE(kimi.mtp);              // num_nextn_predict_layers 0
   // Kimi K2 technical report (arXiv:2507.20534): 1.04T parameters, 32.6B activated. Derived: per
   // layer MLA 7168 x 1536 + 1536 + 1536 x 64 x 192 + 7168 x 576 + 512 + 512 x 64 x 256 + 64 x 128 x
   // 7168 = 101,124,096 (x 61); the dense layer 3 x 7168 x 18432; 60 expert layers of 385 experts of
@@ -616,4 +618,32 @@ TEST_CASE("Cohere2 and GLM-4.5 keys: every fourth layer full, DeepSeek-style exp
   const ParameterCounts g = count_parameters(glm);
   CHECK(g.total == Approx(352797791232.0).epsilon(1e-12));
   CHECK(g.active == Approx(33632228352.0).epsilon(1e-12));
+}
+
+TEST_CASE("MTP layers: DeepSeek-V3's num_nextn_predict_layers read, its model file's acceptance and source") {
+  // deepseek-ai/DeepSeek-V3's config.json states num_nextn_predict_layers 1 and no acceptance rate:
+  // the reader keeps the layer count only (plan then names the flags rather than assuming a rate).
+  const ModelSpec v3 = parse_hf_config(
+      R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
+          "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_attention_heads": 128,
+          "num_hidden_layers": 61, "vocab_size": 129280, "q_lora_rank": 1536, "kv_lora_rank": 512,
+          "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 256,
+          "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
+          "num_nextn_predict_layers": 1})",
+      "config.json");
+  REQUIRE(v3.mtp);
+  CHECK(v3.mtp->layers == 1);
+  CHECK(v3.mtp->acceptance.empty());
+  // The bundled file adds the paper's rate (85-90% for the second token: the lower end) and its source.
+  const ModelSpec& bundled = fixture::models().find("deepseek-v3");
+  REQUIRE(bundled.mtp);
+  CHECK(bundled.mtp->layers == 1);
+  CHECK(bundled.mtp->acceptance == std::vector<double>{0.85});
+  CHECK_THAT(bundled.mtp->acceptance_source, Contains("section 5.4.3"));
+  CHECK_FALSE(fixture::models().find("mixtral-8x7b").mtp);
+  CHECK_THAT(read_error(R"({"model_type": "deepseek_v3", "hidden_size": 64, "intermediate_size": 128,
+                            "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 256, "kv_lora_rank": 16,
+                            "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16,
+                            "num_nextn_predict_layers": -1})"),
+             Contains("num_nextn_predict_layers"));
 }

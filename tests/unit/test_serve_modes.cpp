@@ -400,3 +400,76 @@ TEST_CASE("llm step: FP8 routed experts run W8A8 at every decode batch, the shar
   CHECK(input_of(64, "shared_gate_up") == DType::fp8_e4m3);
   CHECK(input_of(8, "shared_gate_up") == DType::bf16);
 }
+
+TEST_CASE("plan --rps with speculation: candidates with and without it, each simulated as serve --speculate runs it") {
+  // DeepSeek-V3 on 8 H200 (EP 8, FP8 weights, bf16 KV) without speculation and with 2 MTP drafts at
+  // acceptance 1: 2 candidates. Closed form: a verify cycle yields 1 + 1 + 1 = 3 tokens per sequence,
+  // so TPOT = cycle / 3 + batch x TTFT / output, the cycle that of llm --speculate at the last token.
+  const ModelSpec& m = models().find("deepseek-v3");
+  PlanSpace space;
+  space.gpus = {gpus().find("h200")};
+  space.usd_per_gpu_hour = {{"h200-sxm", 1.0}};
+  space.weights = {DType::fp8_e4m3};
+  space.kv = {DType::bf16};
+  space.tp = {8};
+  space.pp = {1};
+  space.ep = {8};
+  space.attention_dp = false;
+  space.speculation = {mtp(2, 1.0)};
+  space.keep_ranked = 1;  // still one of each kind (so that the simulation can compare them)
+  // Requests 1,000 s apart on average: each runs alone. 7 output tokens: the prefill yields the
+  // first, then 2 verify steps of 3 tokens each.
+  const Workload w{1e-3, 1024, 7, 0.1, 5.0};
+  const PlanResult plan = plan_deployment(m, w, space);
+  CHECK(plan.configurations == 2);
+  REQUIRE(plan.feasible == 2);
+  REQUIRE(plan.ranked.size() == 2);
+  const auto find = [&](int k) {
+    const auto it = std::find_if(plan.ranked.begin(), plan.ranked.end(),
+                                 [&](const PlanCandidate& c) { return c.draft_tokens == k; });
+    REQUIRE(it != plan.ranked.end());
+    return *it;
+  };
+  const PlanCandidate plain = find(0);
+  const PlanCandidate spec = find(2);
+  CHECK(plain.tokens_per_step == 1.0);
+  CHECK(spec.tokens_per_step == 3.0);
+  const CandidateDeployment deployment = candidate_deployment(space, space.gpus.front(), spec);
+  const Sharding sharding = shard(m, deployment.config);
+  const SpeculativeDecode cycle = speculative_decode(m, space.gpus.front(), sharding, deployment.config, spec.batch,
+                                                     1024 + 7, space.speculation.front(), deployment.time);
+  CHECK(spec.step_s == Approx(cycle.cycle_s).epsilon(1e-12));
+  CHECK(spec.tpot_s == Approx(cycle.cycle_s / 3 + static_cast<double>(spec.batch) * spec.ttft_s / 7).epsilon(1e-12));
+  // The drafter's weights and cache take memory: fewer requests fit.
+  const MemoryPlan memory = plan_memory(m, space.gpus.front(), sharding, deployment.config, 1024 + 7);
+  CHECK(spec.max_batch == max_requests_with_draft(memory, sharding, cycle));
+  CHECK(spec.max_batch < plain.max_batch);
+
+  // Simulated: past the first that meets the (loose) targets, until one of each kind has.
+  PlanSimulationOptions o;
+  o.requests = 4;
+  o.wanted = 1;
+  const PlanSimulation sim = simulate_candidates(m, w, space, plan, o);
+  CHECK(sim.simulated == 2);
+  REQUIRE(sim.meeting.size() == 2);
+  const auto simulated = [&](int k) {
+    for (const SimulatedCandidate& c : sim.meeting) {
+      if (c.candidate.draft_tokens == k) return c;
+    }
+    FAIL("not simulated");
+    return sim.meeting.front();
+  };
+  // Alone, the speculating request's two verify steps run 3 queries over 1,025 and then 1,028
+  // cached tokens (prompt + the tokens emitted so far), each with the drafter's 2 MTP passes.
+  StepCoster coster(m, space.gpus.front(), deployment.config, deployment.time, 8192 * 3, space.speculation.front());
+  const double verify = coster.time_s(decode_at(1025, 3)) + coster.time_s(decode_at(1028, 3));
+  const std::vector<PrefillChunk> chunk{{1024, 0}};
+  MixedBatch prompt;
+  prompt.chunks = chunk;
+  const SimulatedCandidate s = simulated(2);
+  CHECK(s.tpot.samples == 4);
+  CHECK(s.tpot.p50 == Approx(verify / 6).epsilon(1e-9));
+  CHECK(s.ttft.p50 == Approx(coster.time_s(prompt)).epsilon(1e-9));
+  // Plain decode takes a step per token: the 6 tokens after the first cost more than 2 verify cycles.
+  CHECK(simulated(0).tpot.p50 > s.tpot.p50);
+}

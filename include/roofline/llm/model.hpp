@@ -129,6 +129,15 @@ struct ModelSpec {
     std::string description;       // what the config said, for the report
   };
   std::optional<CheckpointFormat> checkpoint;
+  // The multi-token-prediction module the checkpoint ships (DeepSeek-V3's num_nextn_predict_layers:
+  // speculation's drafter without --draft-model), and the acceptance of each draft position its
+  // authors state, where they do: plan then tries speculation with it unless told otherwise.
+  struct MtpModule {
+    std::int64_t layers = 0;
+    std::vector<double> acceptance;  // empty: none stated
+    std::string acceptance_source;   // where the rates are stated
+  };
+  std::optional<MtpModule> mtp;
 
   std::optional<double> stated_total_parameters;
   std::optional<double> stated_active_parameters;

@@ -2,8 +2,8 @@
 
 // Capacity planning: for a model and a workload (requests per second, prompt and output lengths,
 // latency targets), enumerate GPU type x TP x PP x EP x attention DP x weight format x KV format
-// x batch, drop what does not fit or misses a target, and rank the rest by cost per million
-// output tokens.
+// x speculation x batch, drop what does not fit or misses a target, and rank the rest by cost per
+// million output tokens.
 // docs/llm.md derives the throughput model.
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 
 #include "roofline/llm/deployment.hpp"
 #include "roofline/llm/llm.hpp"
+#include "roofline/llm/speculative.hpp"
 
 namespace roofline {
 
@@ -45,6 +46,9 @@ struct PlanSpace {
   std::vector<int> ep;
   // Also try data-parallel attention where it applies (a MoE model, EP = TP > 1).
   bool attention_dp = true;
+  // Speculative decoding tried beside none, each a candidate (MTP or a draft model, as in `llm
+  // --speculate`); the draft token counts K differ.
+  std::vector<Speculation> speculation;
   std::int64_t max_batch = 1024;    // concurrent requests per replica
   DeploymentConfig base;            // reserve, workspace, links (tp/pp/formats are enumerated)
   TimeOptions time = quiet_time();  // with a calibration, candidates are timed and ranked by calibrated times
@@ -53,7 +57,8 @@ struct PlanSpace {
   // auto resolves one per GPU.
   std::map<std::string, const Calibration*> calibration_by_gpu;
   // What a search keeps, whatever its size (memory bounded by what is reported): the cheapest
-  // feasible candidates and the first rejected ones; counts by reason cover every candidate.
+  // feasible candidates of each speculation setting (so that the simulation can compare a candidate
+  // with and without speculation) and the first rejected ones; counts by reason cover every candidate.
   std::size_t keep_ranked = 1024;
   std::size_t keep_rejected = 1024;
 };
@@ -70,6 +75,7 @@ struct PlanCandidate {
   bool attention_dp = false;  // attention, dense layers and the head whole on every GPU, over its own requests
   DType weights = DType::bf16;
   DType kv = DType::bf16;
+  int draft_tokens = 0;  // K of the space's Speculation tried (speculation_of); 0: no speculation
   Rejection rejection = Rejection::none;
   std::string reason;  // empty when feasible
 
@@ -78,8 +84,9 @@ struct PlanCandidate {
   double weight_bytes_per_gpu = 0;
   double kv_bytes_per_request_per_gpu = 0;
   double ttft_s = 0;  // prefill of one prompt
-  double step_s = 0;  // one decode step at the batch, at the longest context
-  double tpot_s = 0;  // step_s plus the prefills interleaved with it
+  double step_s = 0;  // one decode step (or verify cycle: verify + K drafts) at the batch, at the longest context
+  double tokens_per_step = 1;  // per sequence: 1, or the expected tokens per verify step
+  double tpot_s = 0;           // step_s / tokens_per_step plus the prefills interleaved with it
   // The same three at the roofline bound (equal to the above without a calibration).
   double ttft_roofline_s = 0;
   double step_roofline_s = 0;
@@ -102,9 +109,10 @@ struct RejectionCount {
 };
 
 struct PlanResult {
-  std::vector<PlanCandidate> ranked;    // feasible, cheapest first: the space's keep_ranked cheapest
+  // Feasible, cheapest first: the space's keep_ranked cheapest of each speculation setting.
+  std::vector<PlanCandidate> ranked;
   std::vector<PlanCandidate> rejected;  // in enumeration order: the first keep_rejected
-  std::int64_t configurations = 0;      // GPU x TP x PP x EP x attention DP x weights x KV
+  std::int64_t configurations = 0;      // GPU x TP x PP x EP x attention DP x weights x KV x speculation
   std::int64_t feasible = 0;            // all of them, kept or not
   std::int64_t rejected_total = 0;
   std::int64_t decode_evaluations = 0;     // decode steps modelled (one per batch tried)
@@ -120,6 +128,10 @@ struct PlanResult {
 // Whether a search over `space` also tries data-parallel attention at (tp, ep): where the space
 // allows it, on a MoE model with EP = TP > 1.
 [[nodiscard]] bool attention_dp_applies(const ModelSpec& model, const PlanSpace& space, int tp, int ep);
+
+// The space's speculation of `draft_tokens` drafts: nullptr for 0; std::logic_error where the space
+// has none of that K.
+[[nodiscard]] const Speculation* speculation_of(const PlanSpace& space, int draft_tokens);
 
 // The deployment a candidate describes, and how its ops are timed: the space's base with the
 // candidate's TP, PP, EP, attention DP and formats (activations and embeddings in the GPU's default activation

@@ -49,6 +49,10 @@ struct ScatterPoint {
   std::string tooltip;
 };
 
+// The mark of a series' points: a circle, a diamond (a second kind of point beside circles), or
+// none (a connected series drawn as its line alone, its points marked by other series).
+enum class ScatterMark : std::uint8_t { circle, diamond, none };
+
 struct ScatterSeries {
   std::string name;  // the legend entry
   std::vector<ScatterPoint> points;
@@ -58,6 +62,7 @@ struct ScatterSeries {
   std::string colour{};
   double opacity = 0.85;
   double radius = 4;
+  ScatterMark mark = ScatterMark::circle;
 };
 
 // A labelled line at one value of an axis (a target, a limit).

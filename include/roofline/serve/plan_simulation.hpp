@@ -7,7 +7,10 @@
 // engine.hpp. A candidate meets the targets when the chosen percentile of its simulated TTFT and
 // of its TPOT does. The simulation does not change a candidate's cost (its replicas are the
 // closed form's), so once `wanted` candidates meet, none simulated later could rank above them:
-// the ranking of those reported is that of simulating every feasible candidate.
+// the ranking of those reported is that of simulating every feasible candidate. A candidate that
+// speculates runs as serve --speculate runs it (verify steps of K + 1 tokens per request that yield
+// the expected accepted tokens, the drafter's weights and cache in memory); where the space tries
+// speculation, the simulation goes on until one candidate with and one without speculation meet.
 
 #include <cstdint>
 #include <string>
@@ -24,6 +27,7 @@ struct PlanSimulationOptions {
   std::int64_t requests = 1000;  // per candidate
   double percentile = 90;        // of TTFT and TPOT, against the workload's targets
   std::size_t wanted = 6;        // stop once this many meet the targets (the chosen and runners-up)
+                                 // (and, with speculation searched, one with and one without it)
   std::size_t most = 64;         // and after this many simulations in any case
   std::uint64_t seed = 0;        // the same arrivals (per replica rate aside) for every candidate
   EngineConfig engine;           // kv_blocks is set per candidate; max_batch capped at the space's
@@ -51,8 +55,8 @@ struct PlanSimulation {
 
 // --- issue 18: disaggregated prefill/decode in plan --rps (docs/serve.md section 8). For each GPU,
 // the cheapest feasible candidate of the closed form is the replica of both pools (its TP, PP and
-// formats); the whole load (Poisson at --rps, the same requests for every ratio) runs through
-// prefill and decode pools of Np and Nd such replicas (pools.hpp), from 1 and 1, raising the pool
+// formats; its speculation drafts in the decode pool); the whole load (Poisson at --rps, the same requests for every
+// ratio) runs through prefill and decode pools of Np and Nd such replicas (pools.hpp), from 1 and 1, raising the pool
 // whose target is missed (Np for TTFT, Nd for TPOT; both when both are) until both percentiles
 // meet or `most_replicas` of one pool do not: the ratio found is the fewest replicas in each pool
 // that meet, where TTFT depends on the prefill pool and TPOT on the decode pool alone.

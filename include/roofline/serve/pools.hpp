@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 
+#include "roofline/llm/disaggregation.hpp"  // KvLink: the link between the pools
 #include "roofline/serve/engine.hpp"
 
 namespace roofline {
@@ -55,14 +56,6 @@ struct PoolRun : EngineRun {
 // InputError as simulate() does (the pool's KV cache, the model's context).
 [[nodiscard]] PoolRun simulate_pool(const SourceFactory& source, const PoolEngines& pool,
                                     const FinishedRequest& on_finish);
-
-// The KV link between the pools.
-struct KvLink {
-  double bytes_per_s = 0;  // inf: instant
-  double latency_s = 0;
-  double kv_bytes_per_token = 0;  // the model's, every layer (plan_memory's kv_bytes_per_token_model)
-  [[nodiscard]] double transfer_s(std::int64_t prompt) const;
-};
 
 struct DisaggregatedRun {
   PoolRun prefill;

@@ -23,7 +23,7 @@ struct RankedRow {
   PlanCandidate c;
 };
 
-constexpr std::array<ColumnOf<RankedRow>, 18> ranked_columns{{
+constexpr std::array<ColumnOf<RankedRow>, 19> ranked_columns{{
     {{"rank", "#", 0}, [](const RankedRow& r) { return Cell{r.rank}; }},
     {{"gpu", "GPU", 0}, [](const RankedRow& r) { return Cell{r.c.gpu}; }},
     {{"tp", "TP", 0}, [](const RankedRow& r) { return Cell{std::int64_t{r.c.tp}}; }},
@@ -32,6 +32,7 @@ constexpr std::array<ColumnOf<RankedRow>, 18> ranked_columns{{
     {{"attention_dp", "attn DP", 0}, [](const RankedRow& r) { return Cell{r.c.attention_dp}; }},
     {{"weights", "weights", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.weights))}; }},
     {{"kv", "KV", 0}, [](const RankedRow& r) { return Cell{std::string(name_of(r.c.kv))}; }},
+    {{"draft_tokens", "spec K", 0}, [](const RankedRow& r) { return Cell{std::int64_t{r.c.draft_tokens}}; }},
     {{"batch", "batch", 0}, [](const RankedRow& r) { return Cell{r.c.batch}; }},
     {{"max_batch", "max batch", 0}, [](const RankedRow& r) { return Cell{r.c.max_batch}; }},
     {{"replicas", "replicas", 0}, [](const RankedRow& r) { return Cell{r.c.replicas}; }},
@@ -56,7 +57,7 @@ struct SimulatedRow {
   const SimulatedCandidate* s = nullptr;
 };
 
-constexpr std::array<ColumnOf<SimulatedRow>, 16> simulated_columns{{
+constexpr std::array<ColumnOf<SimulatedRow>, 17> simulated_columns{{
     {{"rank", "#", 0}, [](const SimulatedRow& r) { return Cell{r.rank}; }},
     {{"gpu", "GPU", 0}, [](const SimulatedRow& r) { return Cell{r.s->candidate.gpu}; }},
     {{"tp", "TP", 0}, [](const SimulatedRow& r) { return Cell{std::int64_t{r.s->candidate.tp}}; }},
@@ -66,6 +67,8 @@ constexpr std::array<ColumnOf<SimulatedRow>, 16> simulated_columns{{
     {{"weights", "weights", 0},
      [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s->candidate.weights))}; }},
     {{"kv", "KV", 0}, [](const SimulatedRow& r) { return Cell{std::string(name_of(r.s->candidate.kv))}; }},
+    {{"draft_tokens", "spec K", 0},
+     [](const SimulatedRow& r) { return Cell{std::int64_t{r.s->candidate.draft_tokens}}; }},
     {{"replicas", "replicas", 0}, [](const SimulatedRow& r) { return Cell{r.s->candidate.replicas}; }},
     {{"usd_per_million_output_tokens", "$/M tokens", 3},
      [](const SimulatedRow& r) { return Cell{r.s->candidate.usd_per_million_output_tokens}; }},
@@ -92,6 +95,7 @@ nlohmann::json candidate_json(const PlanCandidate& c, bool calibrated) {
                       {"attention_dp", c.attention_dp},
                       {"weights", name_of(c.weights)},
                       {"kv", name_of(c.kv)},
+                      {"draft_tokens", c.draft_tokens},
                       {"max_batch", c.max_batch},
                       {"weights_per_gpu_bytes", c.weight_bytes_per_gpu},
                       {"kv_per_request_per_gpu_bytes", c.kv_bytes_per_request_per_gpu}};
@@ -107,6 +111,7 @@ nlohmann::json candidate_json(const PlanCandidate& c, bool calibrated) {
   j["gpus_total"] = c.gpus_total;
   j["ttft_ms"] = c.ttft_s * 1e3;
   j["decode_step_ms"] = c.step_s * 1e3;
+  j["tokens_per_step"] = c.tokens_per_step;
   j["tpot_ms"] = c.tpot_s * 1e3;
   j["requests_per_s_per_replica"] = c.requests_per_s_per_replica;
   j["utilization"] = c.utilization;
@@ -170,6 +175,67 @@ int parse_degree(const std::string& text, std::string_view flag) {
 
 DType parse_format_flag(const std::string& text, std::string_view flag) {
   return parse_storage_dtype(text, flag);
+}
+
+// --speculate K,K,... with one --acceptance (a rate, or one per position up to the largest K: a
+// smaller K takes the first K rates, the acceptance of a position not depending on how many follow).
+// Without --speculate, a model whose checkpoint ships MTP layers is tried with K = its layers, at
+// --acceptance or else at the rates its model file states with their source; a model that states
+// none gets a note naming the flags. --speculate none tries no speculation. `note` says what was done.
+std::vector<Speculation> parse_speculation(const PlanOptions& options, const ModelSpec& model, std::string& note) {
+  if (to_lower(options.speculate) == "none") {
+    if (!options.acceptance.empty() || options.draft_model) {
+      throw InputError("--speculate none: leave out --acceptance and --draft-model");
+    }
+    return {};
+  }
+  if (options.speculate.empty()) {
+    if (options.draft_model) throw InputError("--draft-model needs --speculate K[,K...]");
+    if (!model.mtp) {
+      if (!options.acceptance.empty()) throw InputError("--acceptance and --draft-model need --speculate K[,K...]");
+      return {};
+    }
+    const int k = static_cast<int>(model.mtp->layers);
+    if (!options.acceptance.empty()) {
+      SpeculationFlags flags;
+      flags.draft_tokens = k;
+      flags.acceptance = options.acceptance;
+      note = fmt::format(
+          "speculation: {} ships {} MTP layer(s): tried with --speculate {} (MTP) at --acceptance {} beside none "
+          "(--speculate none leaves it out)",
+          model.id, k, k, options.acceptance);
+      return {*resolve_speculation(flags, options.model.models_dirs)};
+    }
+    if (model.mtp->acceptance.empty()) {
+      note = fmt::format(
+          "speculation: {} ships {} MTP layer(s) but states no acceptance rate; --speculate {} --acceptance A tries "
+          "them",
+          model.id, k, k);
+      return {};
+    }
+    Speculation s{k, model.mtp->acceptance, std::nullopt};
+    check_speculation(s);
+    note = fmt::format(
+        "speculation: {} ships {} MTP layer(s): tried with --speculate {} at acceptance {} beside none, the rate its "
+        "model file states ({}); --speculate none leaves it out, --speculate K --acceptance A sets another",
+        model.id, k, k, fmt::join(s.acceptance, ","), model.mtp->acceptance_source);
+    return {s};
+  }
+  const std::vector<int> drafts = parse_list<int>(options.speculate, "--speculate", parse_degree);
+  SpeculationFlags flags;
+  flags.draft_tokens = *std::max_element(drafts.begin(), drafts.end());
+  flags.acceptance = options.acceptance;
+  flags.draft_model = options.draft_model;
+  const std::optional<Speculation> longest = resolve_speculation(flags, options.model.models_dirs);
+  std::vector<Speculation> out;
+  for (int k : drafts) {
+    Speculation s = *longest;
+    s.draft_tokens = k;
+    if (s.acceptance.size() > 1) s.acceptance.resize(static_cast<std::size_t>(k));
+    check_speculation(s);
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 constexpr double max_price_usd_per_hour = 1e6;
@@ -253,6 +319,105 @@ CheckpointNotes apply_checkpoint(const ModelSpec& model, const PlanOptions& opti
   return notes;
 }
 
+nlohmann::json speculation_list_json(const std::vector<Speculation>& speculation) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Speculation& s : speculation) out.push_back(speculation_json(s));
+  return out;
+}
+
+// "h200-sxm TP 8 PP 1 EP 8 fp8_e4m3/fp8_e4m3 speculate 3 x 2 replica(s)".
+std::string candidate_text(const PlanCandidate& c) {
+  return fmt::format("{} TP {} PP {}{}{} {}/{}{} x {} replica(s)", c.gpu, c.tp, c.pp,
+                     c.ep > 1 ? fmt::format(" EP {}", c.ep) : std::string(), c.attention_dp ? " attention-DP" : "",
+                     name_of(c.weights), name_of(c.kv),
+                     c.draft_tokens > 0 ? fmt::format(" speculate {}", c.draft_tokens) : std::string(), c.replicas);
+}
+
+// plan --rps with --speculate: which kind was chosen, and against the best of the other kind, why.
+// The simulation (when it ranks) goes on until one of each kind meets the targets where both were
+// feasible (simulate_candidates), so the comparison is between simulated deployments.
+void add_speculation_choice(Report& report, const PlanSpace& space, const PlanResult& result,
+                            const std::optional<PlanSimulation>& simulation, bool calibrated,
+                            const PlanOptions& options) {
+  const auto speculates = [](const PlanCandidate& c) { return c.draft_tokens > 0; };
+  const PlanCandidate& chosen = simulation ? simulation->meeting.front().candidate : result.ranked.front();
+  const bool chose_speculation = speculates(chosen);
+  const auto figures = [&](const PlanCandidate& c, const SimulatedCandidate* s) {
+    return fmt::format(
+        "{}: ${:.3f} per million output tokens on {} GPUs, {} TPOT {:.2f} ms{}", candidate_text(c),
+        c.usd_per_million_output_tokens, c.gpus_total,
+        s ? fmt::format("p{:g}", options.percentile) : std::string("closed-form"), (s ? s->tpot_s : c.tpot_s) * 1e3,
+        c.draft_tokens > 0 ? fmt::format(" ({:.2f} tokens per verify step)", c.tokens_per_step) : std::string());
+  };
+  // The best of the other kind: the cheapest that met the targets (simulated), or the closed form's.
+  const PlanCandidate* other = nullptr;
+  const SimulatedCandidate* other_simulated = nullptr;
+  std::string other_missed;
+  if (simulation) {
+    for (const SimulatedCandidate& c : simulation->meeting) {
+      if (speculates(c.candidate) != chose_speculation) {
+        other = &c.candidate;
+        other_simulated = &c;
+        break;
+      }
+    }
+    if (other == nullptr) {
+      for (const SimulatedCandidate& c : simulation->missing) {
+        if (speculates(c.candidate) != chose_speculation) {
+          other_missed = fmt::format("the cheapest simulated, {}, missed: {}", candidate_text(c.candidate), c.reason);
+          break;
+        }
+      }
+    }
+  } else {
+    for (const PlanCandidate& c : result.ranked) {
+      if (speculates(c) != chose_speculation) {
+        other = &c;
+        break;
+      }
+    }
+  }
+  const SimulatedCandidate* chosen_simulated = simulation ? &simulation->meeting.front() : nullptr;
+  const std::string kind = chose_speculation ? "with speculation" : "without speculation";
+  const std::string other_kind = chose_speculation ? "without speculation" : "with speculation";
+  std::string why;
+  if (other != nullptr) {
+    // The ranking's order: cost, then GPUs, then the closed form's TPOT.
+    const std::string verdict =
+        other->usd_per_million_output_tokens > chosen.usd_per_million_output_tokens ? "costs more"
+        : other->gpus_total > chosen.gpus_total
+            ? "costs as much on more GPUs"
+            : fmt::format(
+                  "costs as much on as many GPUs, and the tie goes to the lower closed-form TPOT ({:.2f} "
+                  "against {:.2f} ms)",
+                  chosen.tpot_s * 1e3, other->tpot_s * 1e3);
+    why = fmt::format("chosen {}: {}; the best {}, {}, {}", kind, figures(chosen, chosen_simulated), other_kind,
+                      figures(*other, other_simulated), verdict);
+  } else if (!other_missed.empty()) {
+    why = fmt::format("chosen {}: {}; none {} met the targets ({})", kind, figures(chosen, chosen_simulated),
+                      other_kind, other_missed);
+  } else {
+    why = fmt::format("chosen {}: {}; none {} was {}", kind, figures(chosen, chosen_simulated), other_kind,
+                      simulation ? "simulated (--sim-candidates ran out) or feasible in the closed form"
+                                 : "feasible in the closed form");
+  }
+  std::vector<int> draft_counts;
+  for (const Speculation& s : space.speculation) draft_counts.push_back(s.draft_tokens);
+  report.extra_results["speculation"] = {
+      {"searched", speculation_list_json(space.speculation)},
+      {"chosen_draft_tokens", chosen.draft_tokens},
+      {"why", why},
+      {"best_other", other == nullptr
+                         ? nlohmann::json(nullptr)
+                         : (other_simulated ? simulated_json(*other_simulated, calibrated, options.percentile)
+                                            : candidate_json(*other, calibrated))}};
+  report.notes.push_back(fmt::format(
+      "speculation: candidates without it and with each --speculate K ({}) were ranked together, a speculating one "
+      "timed by its verify cycle (verify step of K + 1 tokens per request + K draft passes) over the expected tokens "
+      "per verify step, its drafter in memory{}; {}",
+      fmt::join(draft_counts, ","), simulation ? ", and simulated as serve --speculate runs it" : "", why));
+}
+
 // --- disagg (issue 18): plan --rps --disaggregate: the best aggregated and the best disaggregated
 // deployment, and which one is chosen (roofline/serve/plan_simulation.hpp).
 nlohmann::json disaggregated_json(const DisaggregatedCandidate& d, double percentile) {
@@ -263,6 +428,7 @@ nlohmann::json disaggregated_json(const DisaggregatedCandidate& d, double percen
           {"attention_dp", d.replica.attention_dp},
           {"weights", name_of(d.replica.weights)},
           {"kv", name_of(d.replica.kv)},
+          {"draft_tokens", d.replica.draft_tokens},
           {"prefill_replicas", d.prefill_replicas},
           {"decode_replicas", d.decode_replicas},
           {"gpus_total", d.gpus_total},
@@ -380,6 +546,8 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   space.pp = parse_list<int>(options.pp, "--pp", parse_degree);
   if (to_lower(options.ep) != "auto") space.ep = parse_list<int>(options.ep, "--ep", parse_degree);
   space.attention_dp = !options.no_attention_dp;
+  std::string speculation_note;
+  space.speculation = parse_speculation(options, model, speculation_note);
   space.max_batch = options.max_batch;
   // A file holds one GPU's tables; auto resolves one calibration per candidate GPU.
   std::vector<CalibrationChoice> choices;
@@ -487,7 +655,8 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
                      {"pp", space.pp},
                      {"ep", space.ep.empty() ? nlohmann::json("auto") : nlohmann::json(space.ep)},
                      {"attention_dp", space.attention_dp},
-                     {"max_batch", space.max_batch}}},
+                     {"max_batch", space.max_batch},
+                     {"speculation", speculation_list_json(space.speculation)}}},
                    {"ranking",
                     {{"simulated", simulation.has_value()},
                      {"percentile", options.percentile},
@@ -579,6 +748,7 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   }
   report.notes.push_back("prices are the --price flags (USD per GPU-hour); roofline ships none");
   checkpoint.add_to(report);
+  if (!speculation_note.empty()) report.notes.push_back(speculation_note);
   if (space.base.collectives && space.calibration_by_gpu.empty()) {
     report.notes.push_back(fmt::format(
         "--calibration {}: candidates on {} charge TP/PP communication from its measured collectives where they cover "
@@ -611,6 +781,7 @@ Report plan_report(const PlanOptions& options, const HardwareRegistry& registry)
   } else {
     report.notes.push_back("times are roofline bounds (see roofline llm); the JSON lists every rejected candidate");
   }
+  if (!space.speculation.empty()) add_speculation_choice(report, space, result, simulation, calibrated, options);
   // --- disagg (issue 18)
   if (options.disaggregate) {
     if (!simulation) throw InputError("--disaggregate: needs the simulated ranking (leave out --closed-form)");
@@ -632,9 +803,17 @@ struct PointRow {
   bool chosen = false;
 };
 
-// One list of columns for the front and the dominated sample (never chosen).
-constexpr std::array<ColumnOf<PointRow>, 19> point_columns{{
+// A disaggregated point's prefill replicas, "TP 8 PP 1 EP 8 attn DP".
+std::string prefill_layout_text(const PrefillLayout& p) {
+  return fmt::format("TP {} PP {} EP {}{}", p.tp, p.pp, p.ep, p.attention_dp ? " attn DP" : "");
+}
+
+// One list of columns for the front and the dominated sample (never chosen). A disaggregated
+// point's TP, PP, EP, attention DP, batch and speculation are its decode pool's.
+constexpr std::array<ColumnOf<PointRow>, 25> point_columns{{
     {{"rank", "#", 0}, [](const PointRow& r) { return Cell{r.rank}; }},
+    {{"mode", "mode", 0},
+     [](const PointRow& r) { return Cell{std::string(r.p->deployment.pools ? "disaggregated" : "aggregated")}; }},
     {{"gpu", "GPU", 0}, [](const PointRow& r) { return Cell{r.p->deployment.gpu}; }},
     {{"tp", "TP", 0}, [](const PointRow& r) { return Cell{std::int64_t{r.p->deployment.tp}}; }},
     {{"pp", "PP", 0}, [](const PointRow& r) { return Cell{std::int64_t{r.p->deployment.pp}}; }},
@@ -645,7 +824,25 @@ constexpr std::array<ColumnOf<PointRow>, 19> point_columns{{
     {{"draft_tokens", "spec K", 0}, [](const PointRow& r) { return Cell{std::int64_t{r.p->deployment.draft_tokens}}; }},
     {{"batch", "batch", 0}, [](const PointRow& r) { return Cell{r.p->deployment.batch}; }},
     {{"max_batch", "max batch", 0}, [](const PointRow& r) { return Cell{r.p->max_batch}; }},
+    {{"prefill_pool", "prefill pool", 0},
+     [](const PointRow& r) {
+       const auto& pools = r.p->deployment.pools;
+       return pools ? Cell{prefill_layout_text(pools->prefill)} : Cell{};
+     }},
+    {{"prefill_replicas", "P", 0},
+     [](const PointRow& r) {
+       const auto& pools = r.p->deployment.pools;
+       return pools ? Cell{pools->ratio.prefill} : Cell{};
+     }},
+    {{"decode_replicas", "D", 0},
+     [](const PointRow& r) {
+       const auto& pools = r.p->deployment.pools;
+       return pools ? Cell{pools->ratio.decode} : Cell{};
+     }},
+    {{"gpus", "GPUs", 0}, [](const PointRow& r) { return Cell{r.p->deployment.deployment_gpus()}; }},
     {{"ttft_ms", "TTFT [ms]", 1}, [](const PointRow& r) { return Cell{r.p->ttft_s * 1e3}; }},
+    {{"kv_transfer_ms", "KV transfer [ms]", 2},
+     [](const PointRow& r) { return r.p->deployment.pools ? Cell{r.p->kv_transfer_s * 1e3} : Cell{}; }},
     {{"tpot_ms", "TPOT [ms]", 2}, [](const PointRow& r) { return Cell{r.p->tpot_s * 1e3}; }},
     {{"tokens_per_step", "tokens/step", 2}, [](const PointRow& r) { return Cell{r.p->tokens_per_step}; }},
     {{"tokens_per_s_per_user", "tok/s per user", 1},
@@ -664,6 +861,31 @@ std::vector<PointRow> point_rows(const std::vector<ParetoPoint>& points, std::op
     rows.push_back({static_cast<std::int64_t>(i + 1), &points[i], chosen == i});
   }
   return rows;
+}
+
+// A disaggregated point's two pools (null for an aggregated one).
+nlohmann::json pools_json(const ParetoPoint& p) {
+  const ParetoDeployment& d = p.deployment;
+  if (!d.pools) return nullptr;
+  const PrefillLayout& prefill = d.pools->prefill;
+  return {{"prefill",
+           {{"tp", prefill.tp},
+            {"pp", prefill.pp},
+            {"ep", prefill.ep},
+            {"attention_dp", prefill.attention_dp},
+            {"replicas", d.pools->ratio.prefill},
+            {"gpus_per_replica", prefill.gpus()},
+            {"prefill_ms", p.prefill_s * 1e3}}},
+          {"decode",
+           {{"tp", d.tp},
+            {"pp", d.pp},
+            {"ep", d.ep},
+            {"attention_dp", d.attention_dp},
+            {"replicas", d.pools->ratio.decode},
+            {"gpus_per_replica", d.gpus()},
+            {"first_step_ms", p.step_s * 1e3}}},
+          {"kv_transfer_ms", p.kv_transfer_s * 1e3},
+          {"balance_prefill_per_decode", p.pool_balance}};
 }
 
 nlohmann::json point_json(const ParetoPoint& p) {
@@ -688,31 +910,41 @@ nlohmann::json point_json(const ParetoPoint& p) {
           {"usd_per_million_output_tokens",
            p.usd_per_million_output_tokens ? nlohmann::json(*p.usd_per_million_output_tokens) : nullptr},
           {"bottleneck", p.bottleneck},
-          {"description", describe(d)}};
+          {"description", describe(d)},
+          {"mode", d.pools ? "disaggregated" : "aggregated"},
+          {"gpus", d.deployment_gpus()},
+          {"pools", pools_json(p)}};
 }
 
-// --speculate K,K,... with one --acceptance (a rate, or one per position up to the largest K: a
-// smaller K takes the first K rates, the acceptance of a position not depending on how many follow).
-std::vector<Speculation> parse_speculation(const PlanOptions& options) {
-  if (options.speculate.empty()) {
-    if (!options.acceptance.empty() || options.draft_model) {
-      throw InputError("--acceptance and --draft-model need --speculate K[,K...]");
+// --pool-ratios auto|P:D[,P:D...]: prefill and decode replicas of a disaggregated point.
+std::vector<PoolRatio> parse_pool_ratios(const std::string& text) {
+  if (to_lower(text) == "auto") return {};
+  std::vector<PoolRatio> out;
+  for (const std::string& piece : split(text, ',')) {
+    const std::vector<std::string> counts = split(piece, ':');
+    if (counts.size() != 2) {
+      throw InputError(fmt::format("--pool-ratios '{}': expected PREFILL:DECODE replicas (e.g. 1:2), or auto", piece));
     }
-    return {};
+    // Whole numbers here; their range (1 to 64 replicas a pool) is the sweep's to check.
+    const auto count = [&](const std::string& t) -> std::int64_t {
+      std::size_t used = 0;
+      std::int64_t value = -1;
+      try {
+        value = std::stoll(t, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != t.size()) {
+        throw InputError(fmt::format("--pool-ratios '{}': '{}' is not a whole number of replicas", piece, t));
+      }
+      return value;
+    };
+    const PoolRatio ratio{count(counts[0]), count(counts[1])};
+    if (std::find(out.begin(), out.end(), ratio) == out.end()) out.push_back(ratio);
   }
-  const std::vector<int> drafts = parse_list<int>(options.speculate, "--speculate", parse_degree);
-  SpeculationFlags flags;
-  flags.draft_tokens = *std::max_element(drafts.begin(), drafts.end());
-  flags.acceptance = options.acceptance;
-  flags.draft_model = options.draft_model;
-  const std::optional<Speculation> longest = resolve_speculation(flags, options.model.models_dirs);
-  std::vector<Speculation> out;
-  for (int k : drafts) {
-    Speculation s = *longest;
-    s.draft_tokens = k;
-    if (s.acceptance.size() > 1) s.acceptance.resize(static_cast<std::size_t>(k));
-    check_speculation(s);
-    out.push_back(std::move(s));
+  if (out.size() > max_list_entries) {
+    throw InputError(
+        fmt::format("--pool-ratios: {} entries, more than the {} a search takes", out.size(), max_list_entries));
   }
   return out;
 }
@@ -723,8 +955,8 @@ void check_mode_flags(const CLI::App& command, const PlanOptions& options) {
   static constexpr std::array<std::string_view, 4> required_by_rps{"--rps", "--tpot-ms", "--ttft-ms", "--price"};
   static constexpr std::array<std::string_view, 7> rps_only{
       "--rps", "--top", "--closed-form", "--percentile", "--sim-requests", "--sim-candidates", "--max-batch"};
-  static constexpr std::array<std::string_view, 5> pareto_only{"--batches", "--speculate", "--acceptance",
-                                                               "--draft-model", "--svg"};
+  static constexpr std::array<std::string_view, 4> pareto_only{"--batches", "--svg", "--pool-ratios",
+                                                               "--max-pool-replicas"};
   if (pareto) {
     for (std::string_view flag : rps_only) {
       if (command.count(std::string(flag)) > 0) {
@@ -736,6 +968,16 @@ void check_mode_flags(const CLI::App& command, const PlanOptions& options) {
       throw InputError("--tpot-ms: must be a positive number");
     if (command.count("--ttft-ms") > 0 && !(options.ttft_ms > 0))
       throw InputError("--ttft-ms: must be a positive number");
+    if (!options.disaggregate) {
+      for (std::string_view flag : {"--pool-ratios", "--max-pool-replicas"}) {
+        if (command.count(std::string(flag)) > 0) {
+          throw InputError(fmt::format("{}: sizes disaggregated pools; give --disaggregate", flag));
+        }
+      }
+    }
+    if (command.count("--max-pool-replicas") > 0 && to_lower(options.pool_ratios) != "auto") {
+      throw InputError("--max-pool-replicas: bounds --pool-ratios auto; the ratios given set the pools");
+    }
     return;
   }
   for (std::string_view flag : pareto_only) {
@@ -746,6 +988,13 @@ void check_mode_flags(const CLI::App& command, const PlanOptions& options) {
       throw InputError(fmt::format("{} is required (or --pareto for the front of the deployments)", flag));
     }
   }
+}
+
+nlohmann::json pool_ratios_json(const ParetoSpace& space) {
+  if (space.pool_ratios.empty()) return "auto";
+  nlohmann::json out = nlohmann::json::array();
+  for (const PoolRatio& r : space.pool_ratios) out.push_back(fmt::format("{}:{}", r.prefill, r.decode));
+  return out;
 }
 
 constexpr std::string_view chosen_rule_with_target =
@@ -769,7 +1018,11 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
   if (to_lower(options.ep) != "auto") plan.ep = parse_list<int>(options.ep, "--ep", parse_degree);
   plan.attention_dp = !options.no_attention_dp;
   space.batches = parse_list<std::int64_t>(options.batches, "--batches", parse_batch);
-  space.speculation = parse_speculation(options);
+  std::string speculation_note;
+  plan.speculation = parse_speculation(options, model, speculation_note);
+  space.disaggregate = options.disaggregate;
+  space.pool_ratios = parse_pool_ratios(options.pool_ratios);
+  space.max_pool_replicas = options.max_pool_replicas;
   std::vector<CalibrationChoice> choices;
   if (std::optional<CalibrationChoice> first =
           apply_deployment_flags(options.deployment, plan.base, plan.gpus.front(), registry)) {
@@ -804,7 +1057,7 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
   nlohmann::json formats_kv = nlohmann::json::array();
   for (DType t : plan.kv) formats_kv.push_back(name_of(t));
   nlohmann::json speculation = nlohmann::json::array();
-  for (const Speculation& s : space.speculation) speculation.push_back(speculation_json(s));
+  for (const Speculation& s : plan.speculation) speculation.push_back(speculation_json(s));
   report.inputs = {{"model", model_summary(model)},
                    {"gpus", gpu_ids},
                    {"workload",
@@ -821,7 +1074,10 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
                      {"ep", plan.ep.empty() ? nlohmann::json("auto") : nlohmann::json(plan.ep)},
                      {"attention_dp", plan.attention_dp},
                      {"batches", space.batches},
-                     {"speculation", speculation}}},
+                     {"speculation", speculation},
+                     {"disaggregated", space.disaggregate},
+                     {"pool_ratios", pool_ratios_json(space)},
+                     {"max_pool_replicas", space.max_pool_replicas}}},
                    {"deployment", deployment_flags_json(options.deployment)},
                    {"set", options.what_if}};
   add_hardware_origins(report, plan.gpus);
@@ -852,7 +1108,11 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
                             {"infeasible", result.swept - result.feasible},
                             {"on_front", result.front.size()},
                             {"dominated_listed", result.dominated.size()},
-                            {"decode_evaluations", result.decode_evaluations}}}};
+                            {"decode_evaluations", result.decode_evaluations},
+                            {"modes", result.modes},
+                            {"prefill_pools", result.prefill_pools},
+                            {"prefill_pools_kept", result.prefill_pools_kept},
+                            {"pool_pairings", result.pool_pairings}}}};
   if (!choices.empty()) report.extra_results["calibration"] = calibrations_json(choices);
 
   report.notes.push_back(
@@ -862,17 +1122,34 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
                   chosen.usd_per_million_output_tokens
                       ? fmt::format(", ${:.3f} per million output tokens", *chosen.usd_per_million_output_tokens)
                       : std::string()));
+  report.notes.push_back(fmt::format(
+      "{} configurations x {} batches{} = {} points swept, {} feasible, {} on the front; {} steps timed",
+      result.configurations, space.batches.size(), space.disaggregate ? " x 2 modes (aggregated, disaggregated)" : "",
+      result.swept, result.feasible, result.front.size(), result.decode_evaluations));
   report.notes.push_back(
-      fmt::format("{} configurations x {} batches = {} points swept, {} feasible, {} on the front; {} steps timed",
-                  result.configurations, space.batches.size(), result.swept, result.feasible, result.front.size(),
-                  result.decode_evaluations));
-  report.notes.push_back(
-      "each point is one replica of TP x PP GPUs at a fixed batch, plan's closed form: TPOT = step per token + batch "
-      "x TTFT / output (the prefills interleaved with decode; with speculation the step per token is the verify "
-      "cycle over the expected tokens per verify step); tokens/s per user = 1 / TPOT, per GPU = batch / TPOT / "
-      "GPUs; aggregated serving only (no disaggregated prefill/decode pools yet), no queueing");
+      "each aggregated point is one replica of TP x PP GPUs at a fixed batch, plan's closed form: TPOT = step per "
+      "token + batch x TTFT / output (the prefills interleaved with decode; with speculation the step per token is "
+      "the verify cycle over the expected tokens per verify step); tokens/s per user = 1 / TPOT, per GPU = batch / "
+      "TPOT / GPUs; no queueing");
+  if (space.disaggregate) {
+    report.notes.push_back(fmt::format(
+        "each disaggregated point is a decode pool of its TP/PP/EP/attention DP at its batch (TPOT = its step per "
+        "token: it never prefills) fed by a prefill pool of its own layout on the same GPU and formats, one prompt at "
+        "a time (1 / prefill requests/s per replica); TTFT = prefill + KV transfer (the model's KV bytes x prompt over "
+        "the scale-out link x the prefill replica's GPUs, + its latency: serve --disaggregate's default) + the decode "
+        "pool's first step; P:D replicas {}, the pool with capacity to spare idling; tokens/s per GPU count both "
+        "pools' GPUs. Of the prefill layouts, one slower with as many GPUs and no faster transfer than another is "
+        "pruned ({} of {} kept); each decode point keeps its best pool and ratio ({} pairings priced)",
+        space.pool_ratios.empty()
+            ? fmt::format("the best whole ratio with at most {} per pool (for each D, the P either side of the "
+                          "balance P/D = decode requests/s / prefill requests/s per replica)",
+                          space.max_pool_replicas)
+            : fmt::format("the best of {}", pool_ratios_json(space).dump()),
+        result.prefill_pools_kept, result.prefill_pools, result.pool_pairings));
+  }
   for (const CalibrationChoice& choice : choices) report.notes.push_back(calibration_note(choice));
   checkpoint.add_to(report);
+  if (!speculation_note.empty()) report.notes.push_back(speculation_note);
   if (choices.empty()) report.notes.push_back("times are roofline bounds (see roofline llm)");
   if (draws_figures(options.common)) report.figures = plot::pareto_figures(report);
   return report;
@@ -952,21 +1229,34 @@ void setup_plan_command(CLI::App& app) {
       ->group("Pareto front");
   command
       ->add_option("--speculate", options->speculate,
-                   "Draft tokens K to sweep beside no speculation (comma-separated; MTP unless --draft-model)")
-      ->group("Pareto front");
+                   "Draft tokens K to try beside no speculation (comma-separated; MTP unless --draft-model), or "
+                   "none; default: a model's MTP layers at the acceptance its file states")
+      ->group("Speculation");
   command
       ->add_option("--acceptance", options->acceptance,
                    "Acceptance of each draft given the ones before it: one rate, or one per position up to the "
                    "largest K")
-      ->group("Pareto front");
+      ->group("Speculation");
   command->add_option("--draft-model", options->draft_model, "A draft model run K decode steps (default: MTP)")
-      ->group("Pareto front");
+      ->group("Speculation");
   command->add_option("--svg", options->svg, "Write the front's chart (SVG) to this file")->group("Pareto front");
+  command
+      ->add_option("--pool-ratios", options->pool_ratios,
+                   "With --disaggregate: prefill:decode replica ratios to try (P:D,P:D...), or auto: the best whole "
+                   "ratio around the balance of the pools' rates")
+      ->capture_default_str()
+      ->group("Pareto front");
+  command
+      ->add_option("--max-pool-replicas", options->max_pool_replicas,
+                   "With --disaggregate and --pool-ratios auto: the most replicas of either pool")
+      ->capture_default_str()
+      ->group("Pareto front");
   // ---- end plan --pareto
   // --- disagg (issue 18)
   command->add_flag("--disaggregate", options->disaggregate,
                     "Also search disaggregated prefill/decode pools per GPU (the prefill:decode replica ratio that "
-                    "meets the targets) and choose between the best aggregated and the best disaggregated deployment");
+                    "meets the targets) and choose between the best aggregated and the best disaggregated deployment; "
+                    "with --pareto, disaggregated points beside the aggregated ones");
   // --- end disagg
   add_deployment_flags(*command, options->deployment);
   add_what_if_option(*command, options->what_if);

@@ -47,8 +47,13 @@ struct PlanOptions {
   std::string acceptance;
   std::optional<std::string> draft_model;
   std::optional<std::string> svg;  // the front's chart, written beside the report
+  // With --disaggregate: the prefill:decode replica ratios tried ("auto": the best whole ratio
+  // around the balance of the pools' rates, each pool up to --max-pool-replicas), or P:D,P:D,...
+  std::string pool_ratios = "auto";
+  std::int64_t max_pool_replicas = 8;
   // ---- end plan --pareto
-  // --- disagg (issue 18): also search disaggregated prefill/decode pools per GPU, and choose.
+  // --- disagg (issue 18): also search disaggregated prefill/decode pools per GPU, and choose;
+  // with --pareto, disaggregated points beside the aggregated ones.
   bool disaggregate = false;
   // --- end disagg
   DeploymentFlags deployment;

@@ -640,24 +640,18 @@ Report run_disaggregated(const ServeOptions& o, const ModelSpec& model, const Ha
   const std::unique_ptr<EngineSetup> prefill = setup(prefill_flags, "--prefill-pool", std::nullopt);
   const std::unique_ptr<EngineSetup> decode = setup(decode_flags, "--decode-pool", speculation);
 
-  KvLink link;
-  const MemoryPlan memory = plan_memory(model, prefill->gpu, shard(model, prefill->config), prefill->config, 1);
-  link.kv_bytes_per_token = memory.kv_bytes_per_token_model;
+  // The default: each prefill GPU sends its part of the cache over its own scale-out NIC.
+  KvLink link = default_kv_link(model, prefill->gpu, prefill->config);
   if (o.kv_link_gbps) {
     if (!(*o.kv_link_gbps > 0))
       throw InputError(fmt::format("--kv-link-gbps {}: must be > 0 (or inf)", *o.kv_link_gbps));
     link.bytes_per_s = *o.kv_link_gbps * 1e9;
-  } else {
-    // Each prefill GPU sends its part of the cache over its own scale-out NIC (NIXL, Mooncake).
-    link.bytes_per_s = prefill->config.scale_out.bandwidth_bytes_per_s * prefill_flags.tp * prefill_flags.pp;
   }
   if (o.kv_link_latency_us) {
     if (!(*o.kv_link_latency_us >= 0) || !std::isfinite(*o.kv_link_latency_us)) {
       throw InputError(fmt::format("--kv-link-latency-us {}: must be a number >= 0", *o.kv_link_latency_us));
     }
     link.latency_s = *o.kv_link_latency_us * 1e-6;
-  } else {
-    link.latency_s = prefill->config.scale_out.latency_s;
   }
 
   const SourceFactory source = [&] { return workload(o, rate); };
