@@ -372,7 +372,8 @@ TEST_CASE("plan --rps searches EP and attention DP on a MoE model, the attention
   CHECK(pools.front().gpus_total == 16);
 }
 
-TEST_CASE("llm step: FP8 routed experts run W8A8 at every decode batch, the shared experts as the block's projections") {
+TEST_CASE(
+    "llm step: FP8 routed experts run W8A8 at every decode batch, the shared experts as the block's projections") {
   // DeepSeek-V3 in FP8 on 8 H200. The routed experts' inputs are FP8 at 64 decode rows and at 8
   // (the engines' FP8 MoE kernels quantise per token group at every batch; no W8A16 grouped kernel
   // exists to cost them), so the calibration's gemm_grouped.fp8_e4m3 table costs both. The shared

@@ -806,8 +806,8 @@ TEST_CASE("calibrate keeps a GEMM table's k axis where leave-one-out predicts it
   }
   // A query between the depths at one of the shared sizes interpolates in log(k): k = 4096 is
   // halfway from 1024 to 16384 in log, so 0.5.
-  const CalibratedOrNot t = calibrated_time(cal, gemm_basis({2048, 2048, 4096, 1, DType::bf16, DType::bf16, DType::bf16}),
-                                            roofs);
+  const CalibratedOrNot t =
+      calibrated_time(cal, gemm_basis({2048, 2048, 4096, 1, DType::bf16, DType::bf16, DType::bf16}), roofs);
   REQUIRE(std::holds_alternative<CalibratedTime>(t));
   CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.5));
 }
@@ -824,9 +824,9 @@ TEST_CASE("calibrate drops a GEMM table's k axis where the size alone predicts i
   // (-60%), C too (+60%), and B lies between A and C: less than 60% off, so the median is 60%:
   // the axis is dropped, and the note says so.
   std::vector<std::string> notes;
-  const Calibration cal = calibration_of(
-      {gemm_at(2048, 2048, 1024, 0.2, roofs), gemm_at(4096, 4096, 4096, 0.5, roofs), gemm_at(16384, 8192, 2048, 0.8, roofs)},
-      &notes);
+  const Calibration cal = calibration_of({gemm_at(2048, 2048, 1024, 0.2, roofs), gemm_at(4096, 4096, 4096, 0.5, roofs),
+                                          gemm_at(16384, 8192, 2048, 0.8, roofs)},
+                                         &notes);
   const CalibrationTable* table = cal.table("gemm.bf16.wgmma");
   REQUIRE(table != nullptr);
   CHECK(table->series_name.empty());
@@ -835,8 +835,8 @@ TEST_CASE("calibrate drops a GEMM table's k axis where the size alone predicts i
   CHECK_THAT(notes.front(), Contains("gemm.bf16: learnt by size alone, without its k axis") &&
                                 Contains("median |error| 60.0% against 75.0% with it"));
   // The file's points then carry no series, and a query's k is ignored.
-  const CalibratedOrNot t = calibrated_time(cal, gemm_basis({4096, 4096, 4096, 1, DType::bf16, DType::bf16, DType::bf16}),
-                                            roofs);
+  const CalibratedOrNot t =
+      calibrated_time(cal, gemm_basis({4096, 4096, 4096, 1, DType::bf16, DType::bf16, DType::bf16}), roofs);
   REQUIRE(std::holds_alternative<CalibratedTime>(t));
   CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.5));
 }

@@ -61,8 +61,8 @@ struct Basis {
   // The axis is offered, not imposed: calibrate keeps it for a table only where leave-one-out
   // predicts the table's points better with it than by size alone (a GEMM's k).
   bool series_optional = false;
-  OpCost cost;                   // the problem's FLOPs and HBM bytes (read + written), from the model
-  double roof_bytes = 0;         // bytes charged at the memory roof (moved sectors for access patterns)
+  OpCost cost;            // the problem's FLOPs and HBM bytes (read + written), from the model
+  double roof_bytes = 0;  // bytes charged at the memory roof (moved sectors for access patterns)
   MathRoof math;
   std::string model;    // the model call, for the reader: "gemv_cost{m 8192, k 8192, batch 1, bf16}"
   std::string problem;  // a benchmark's problem without its implementation: the best table keeps the fastest
