@@ -12,6 +12,7 @@
 
 #include "device_utils.cuh"
 #include "gemv.hpp"
+#include "gemv_fragments.cuh"
 #include "gemv_mapping.hpp"
 #include "gemv_w8a8.hpp"
 #include "gemv_wgmma.hpp"
@@ -21,26 +22,13 @@
 namespace roofline::kernels {
 namespace {
 
-template <int Word>
-__device__ __forceinline__ uint32_t word_of(const uint4& v) {
-  if constexpr (Word == 0) return v.x;
-  if constexpr (Word == 1) return v.y;
-  if constexpr (Word == 2) return v.z;
-  return v.w;
-}
-
 // mma step `Step` of a 32-k chunk: w holds the lane's pieces of rows g and g + 8, x its piece of
-// vector g (gemv_mapping.hpp).
+// vector g (gemv_fragments.cuh).
 template <typename T, int Step>
 __device__ __forceinline__ void mma_step(float (&acc)[4], const uint4& w0, const uint4& w1, const uint4& x) {
-  constexpr gemv_mapping::WordOfPiece a0 = gemv_mapping::a_source(Step, 0);
-  constexpr gemv_mapping::WordOfPiece a1 = gemv_mapping::a_source(Step, 1);
-  constexpr gemv_mapping::WordOfPiece a2 = gemv_mapping::a_source(Step, 2);
-  constexpr gemv_mapping::WordOfPiece a3 = gemv_mapping::a_source(Step, 3);
-  const uint4 pieces[2] = {w0, w1};
-  const uint32_t a[4] = {word_of<a0.word>(pieces[a0.piece]), word_of<a1.word>(pieces[a1.piece]),
-                         word_of<a2.word>(pieces[a2.piece]), word_of<a3.word>(pieces[a3.piece])};
-  ptx::mma_16816<T>(acc, a, word_of<gemv_mapping::b_word(Step, 0)>(x), word_of<gemv_mapping::b_word(Step, 1)>(x));
+  uint32_t a[4];
+  gemv_fragments::a_registers<Step>(a, w0, w1);
+  ptx::mma_16816<T>(acc, a, gemv_fragments::b_register<Step, 0>(x), gemv_fragments::b_register<Step, 1>(x));
 }
 
 template <typename T>

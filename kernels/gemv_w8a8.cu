@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "device_utils.cuh"
+#include "gemv_fragments.cuh"
 #include "gemv_mapping.hpp"
 #include "gemv_w8a8.hpp"
 #include "tc_ptx.cuh"
@@ -37,26 +38,13 @@ constexpr int kChunk = gemv_mapping::chunk_k8;  // k (and bytes of a row of W or
 constexpr int kStaggerStride = 7;               // odd and prime: tiles in flight start at distinct steps
 constexpr int kTunedMaxBatch = 16;
 
-template <int Word>
-__device__ __forceinline__ uint32_t word_of(const uint4& v) {
-  if constexpr (Word == 0) return v.x;
-  if constexpr (Word == 1) return v.y;
-  if constexpr (Word == 2) return v.z;
-  return v.w;
-}
-
 // mma step `Step` (32 of the chunk's 64 k) of one m-tile against one n-tile: w0, w1 are the lane's
-// pieces of rows g and g + 8, x its piece of vector g.
+// pieces of rows g and g + 8, x its piece of vector g (gemv_fragments.cuh).
 template <int Step>
 __device__ __forceinline__ void mma_step(float (&acc)[4], const uint4& w0, const uint4& w1, const uint4& x) {
-  constexpr gemv_mapping::WordOfPiece a0 = gemv_mapping::a_source(Step, 0);
-  constexpr gemv_mapping::WordOfPiece a1 = gemv_mapping::a_source(Step, 1);
-  constexpr gemv_mapping::WordOfPiece a2 = gemv_mapping::a_source(Step, 2);
-  constexpr gemv_mapping::WordOfPiece a3 = gemv_mapping::a_source(Step, 3);
-  const uint4 pieces[2] = {w0, w1};
-  const uint32_t a[4] = {word_of<a0.word>(pieces[a0.piece]), word_of<a1.word>(pieces[a1.piece]),
-                         word_of<a2.word>(pieces[a2.piece]), word_of<a3.word>(pieces[a3.piece])};
-  ptx::mma_16832<E4M3>(acc, a, word_of<gemv_mapping::b_word(Step, 0)>(x), word_of<gemv_mapping::b_word(Step, 1)>(x));
+  uint32_t a[4];
+  gemv_fragments::a_registers<Step>(a, w0, w1);
+  ptx::mma_16832<E4M3>(acc, a, gemv_fragments::b_register<Step, 0>(x), gemv_fragments::b_register<Step, 1>(x));
 }
 
 // One 64-k chunk of one m-tile against NT n-tiles of x.
