@@ -23,6 +23,7 @@
 #include "common.hpp"
 #include "model_options.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/core/input_file.hpp"
 #include "roofline/core/version.hpp"
 #include "roofline/report/report.hpp"
 
@@ -231,6 +232,7 @@ Definition& definition_for(const std::vector<std::string>& path, std::size_t pos
 // Runs `roofline PATH... POSITIONALS... --FLAG VALUE...` and returns its JSON report.
 py::object run(const std::vector<std::string>& path, const std::vector<std::string>& positionals,
                const py::dict& flags) {
+  roofline::forget_inputs();  // each call is a run of its own: its outputs may replace an earlier call's inputs
   Definition& definition = definition_for(path, positionals.size(), flags);
   std::vector<std::string> words = command_line(*definition.leaf, path, positionals, flags);
   words.insert(words.end(), {"--format", "json"});

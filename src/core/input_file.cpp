@@ -111,6 +111,11 @@ std::optional<std::string> input_file_at(std::uint64_t device, std::uint64_t ino
   return std::nullopt;
 }
 
+void forget_inputs() {
+  const std::lock_guard lock(inputs_mutex());
+  inputs().clear();
+}
+
 void check_json_depth(std::string_view text, const std::string& origin) {
   std::size_t depth = 0;
   bool in_string = false;

@@ -31,6 +31,20 @@ TEST_CASE("read_input_file: contents, a missing file, a folder and the size cap"
                     Contains("1048577 bytes, more than the 1 MiB an input file may have"));
   CHECK(read_input_file(dir / "a.json").size() == (std::size_t{1} << 20) + 1);
   std::filesystem::remove_all(dir);
+  forget_inputs();  // a.json is gone, and a later test's file may get its inode
+}
+
+TEST_CASE("an output may replace a file read before forget_inputs, never one read since") {
+  // What the Python module relies on: each call is a run of its own (python/module.cpp).
+  const auto dir = scratch("forget");
+  std::ofstream(dir / "a.json") << "{}";
+  (void)read_input_file(dir / "a.json");
+  const auto write = [&] { write_file_atomically(dir / "a.json", [](std::ostream& out) { out << "new"; }); };
+  CHECK_THROWS_WITH(write(), Contains("is an input of this run"));
+  forget_inputs();
+  CHECK_NOTHROW(write());
+  CHECK(slurp(dir / "a.json") == "new");
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("check_json_depth counts brackets outside strings only") {

@@ -40,6 +40,12 @@ inline constexpr std::size_t max_json_depth = 256;
 // did: an output file must never replace an input of the same run.
 [[nodiscard]] std::optional<std::string> input_file_at(std::uint64_t device, std::uint64_t inode);
 
+// Forgets the inputs read so far. A process that runs several commands (the Python module) calls it
+// before each, so that "an input of this run" means this command's inputs: a file an earlier
+// command read may be written by a later one, and an inode the system reused after a read file was
+// deleted is not mistaken for it.
+void forget_inputs();
+
 // Throws InputError "<origin>: JSON nested deeper than 256 levels" when arrays and objects in
 // `text` (strings skipped) nest deeper than max_json_depth. Runs in one pass without recursion.
 void check_json_depth(std::string_view text, const std::string& origin);
