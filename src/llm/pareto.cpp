@@ -69,7 +69,7 @@ std::vector<std::size_t> front_indices(const std::vector<ParetoPoint>& points) {
 // A layout that can serve as the prefill pool of a disaggregated point: its prefill of one prompt
 // and its KV transfer (default_kv_link, the rule serve --disaggregate uses).
 struct PrefillPool {
-  PrefillLayout layout;
+  ReplicaLayout layout;
   double prefill_s = 0;
   double transfer_s = 0;
 };
@@ -123,42 +123,28 @@ void Sweep::find_prefill_pools(const GpuSpec& gpu) {
   for (DType weights : plan.weights) {
     for (DType kv : plan.kv) {
       std::vector<PrefillPool> found;
-      for (int tp : plan.tp) {
-        for (int pp : plan.pp) {
-          for (int ep : expert_parallel_degrees(model, plan, tp)) {
-            for (const bool attention_dp : {false, true}) {
-              if (attention_dp && !attention_dp_applies(model, plan, tp, ep)) continue;
-              PlanCandidate candidate;
-              candidate.gpu = gpu.id;
-              candidate.tp = tp;
-              candidate.pp = pp;
-              candidate.ep = ep;
-              candidate.attention_dp = attention_dp;
-              candidate.weights = weights;
-              candidate.kv = kv;
-              const CandidateDeployment deployment = candidate_deployment(plan, gpu, candidate);
-              const DeploymentConfig& config = deployment.config;
-              if (tp > config.scale_up_domain || !format_supported(gpu, weights, config.activations)) continue;
-              Sharding sharding;
-              try {
-                sharding = shard(model, config);
-              } catch (const InputError&) {
-                continue;
-              }
-              // The prefill pool holds a prompt's cache until its transfer: it must fit one.
-              const MemoryPlan memory = plan_memory(model, gpu, sharding, config, prompt);
-              if (!memory.weights_fit() || memory.max_requests() < 1) continue;
-              PrefillPool pool;
-              pool.layout = {tp, pp, ep, attention_dp};
-              pool.prefill_s = prefill(model, gpu, sharding, config, prompt, deployment.time).time_s;
-              pool.transfer_s = default_kv_link(model, gpu, config).transfer_s(prompt);
-              // Before the decode pool's first step the first token is this late already.
-              if (space.ttft_s && pool.prefill_s + pool.transfer_s > *space.ttft_s) continue;
-              found.push_back(pool);
-            }
-          }
+      for_each_layout(model, plan, [&](const ReplicaLayout& layout) {
+        const PlanCandidate candidate = candidate_of(gpu, layout, weights, kv);
+        const CandidateDeployment deployment = candidate_deployment(plan, gpu, candidate);
+        const DeploymentConfig& config = deployment.config;
+        if (layout.tp > config.scale_up_domain || !format_supported(gpu, weights, config.activations)) return;
+        Sharding sharding;
+        try {
+          sharding = shard(model, config);
+        } catch (const InputError&) {
+          return;
         }
-      }
+        // The prefill pool holds a prompt's cache until its transfer: it must fit one.
+        const MemoryPlan memory = plan_memory(model, gpu, sharding, config, prompt);
+        if (!memory.weights_fit() || memory.max_requests() < 1) return;
+        PrefillPool pool;
+        pool.layout = layout;
+        pool.prefill_s = prefill(model, gpu, sharding, config, prompt, deployment.time).time_s;
+        pool.transfer_s = default_kv_link(model, gpu, config).transfer_s(prompt);
+        // Before the decode pool's first step the first token is this late already.
+        if (space.ttft_s && pool.prefill_s + pool.transfer_s > *space.ttft_s) return;
+        found.push_back(pool);
+      });
       result.prefill_pools += static_cast<std::int64_t>(found.size());
       std::vector<PrefillPool> kept = prune_prefill_pools(found);
       result.prefill_pools_kept += static_cast<std::int64_t>(kept.size());
@@ -421,7 +407,7 @@ std::string describe(const ParetoDeployment& d) {
       fmt::format("{}/{}{} batch {}", name_of(d.weights), name_of(d.kv),
                   d.draft_tokens > 0 ? fmt::format(" speculate {}", d.draft_tokens) : std::string(), d.batch);
   if (!d.pools) return fmt::format("{} {} {}", d.gpu, layout, formats);
-  const PrefillLayout& p = d.pools->prefill;
+  const ReplicaLayout& p = d.pools->prefill;
   return fmt::format("{} prefill {} x TP {} PP {} EP {}{} : decode {} x {} {}", d.gpu, d.pools->ratio.prefill, p.tp,
                      p.pp, p.ep, p.attention_dp ? " attention-DP" : "", d.pools->ratio.decode, layout, formats);
 }
@@ -480,34 +466,26 @@ ParetoResult sweep_pareto(const ModelSpec& model, std::int64_t prompt, std::int6
       price = it->second;
     }
     if (space.disaggregate) sweep.find_prefill_pools(gpu);
-    for (int tp : plan.tp) {
-      for (int pp : plan.pp) {
-        for (int ep : expert_parallel_degrees(model, space.plan, tp)) {
-          const bool dp_applies = attention_dp_applies(model, space.plan, tp, ep);
-          for (const bool attention_dp : {false, true}) {
-            if (attention_dp && !dp_applies) continue;
-            for (DType weights : plan.weights) {
-              for (DType kv : plan.kv) {
-                for (const Speculation* draft : drafts) {
-                  ++result.configurations;
-                  result.swept += static_cast<std::int64_t>(sweep.batches.size()) * result.modes;
-                  ParetoDeployment d;
-                  d.gpu = gpu.id;
-                  d.tp = tp;
-                  d.pp = pp;
-                  d.ep = ep;
-                  d.attention_dp = attention_dp;
-                  d.weights = weights;
-                  d.kv = kv;
-                  d.draft_tokens = draft != nullptr ? draft->draft_tokens : 0;
-                  sweep.configuration(gpu, price, std::move(d), draft);
-                }
-              }
-            }
+    for_each_layout(model, plan, [&](const ReplicaLayout& layout) {
+      for (DType weights : plan.weights) {
+        for (DType kv : plan.kv) {
+          for (const Speculation* draft : drafts) {
+            ++result.configurations;
+            result.swept += static_cast<std::int64_t>(sweep.batches.size()) * result.modes;
+            ParetoDeployment d{.gpu = gpu.id,
+                               .tp = layout.tp,
+                               .pp = layout.pp,
+                               .ep = layout.ep,
+                               .attention_dp = layout.attention_dp,
+                               .weights = weights,
+                               .kv = kv,
+                               .draft_tokens = draft != nullptr ? draft->draft_tokens : 0,
+                               .pools = std::nullopt};  // aggregated; the batch is the sweep's
+            sweep.configuration(gpu, price, std::move(d), draft);
           }
         }
       }
-    }
+    });
   }
   result.rejections = sweep.tally.counts();
   result.feasible = static_cast<std::int64_t>(sweep.points.size());

@@ -218,6 +218,30 @@ bool attention_dp_applies(const ModelSpec& model, const PlanSpace& space, int tp
   return space.attention_dp && model.moe && ep == tp && tp > 1;
 }
 
+PlanCandidate candidate_of(const GpuSpec& gpu, const ReplicaLayout& layout, DType weights, DType kv) {
+  PlanCandidate c;
+  c.gpu = gpu.id;
+  c.tp = layout.tp;
+  c.pp = layout.pp;
+  c.ep = layout.ep;
+  c.attention_dp = layout.attention_dp;
+  c.weights = weights;
+  c.kv = kv;
+  return c;
+}
+
+void for_each_layout(const ModelSpec& model, const PlanSpace& space,
+                     const std::function<void(const ReplicaLayout&)>& visit) {
+  for (int tp : space.tp) {
+    for (int pp : space.pp) {
+      for (int ep : expert_parallel_degrees(model, space, tp)) {
+        visit({tp, pp, ep, false});
+        if (attention_dp_applies(model, space, tp, ep)) visit({tp, pp, ep, true});
+      }
+    }
+  }
+}
+
 const Speculation* speculation_of(const PlanSpace& space, int draft_tokens) {
   if (draft_tokens == 0) return nullptr;
   for (const Speculation& s : space.speculation) {
@@ -292,42 +316,27 @@ PlanResult plan_deployment(const ModelSpec& model, const Workload& w, const Plan
     if (price == space.usd_per_gpu_hour.end()) {
       throw InputError(fmt::format("--price: no price for {} (give --price {}=USD_PER_HOUR)", gpu.id, gpu.id));
     }
-    for (int tp : space.tp) {
-      for (int pp : space.pp) {
-        for (int ep : expert_parallel_degrees(model, space, tp)) {
-          const bool dp_applies = attention_dp_applies(model, space, tp, ep);
-          for (const bool attention_dp : {false, true}) {
-            if (attention_dp && !dp_applies) continue;
-            for (DType weights : space.weights) {
-              for (DType kv : space.kv) {
-                for (int draft_tokens : drafts) {
-                  ++result.configurations;
-                  PlanCandidate c;
-                  c.gpu = gpu.id;
-                  c.tp = tp;
-                  c.pp = pp;
-                  c.ep = ep;
-                  c.attention_dp = attention_dp;
-                  c.weights = weights;
-                  c.kv = kv;
-                  c.draft_tokens = draft_tokens;
-                  evaluate(model, w, space, gpu, price->second, c, result);
-                  if (c.rejection == Rejection::none) {
-                    ++result.feasible;
-                    result.ranked.push_back(std::move(c));
-                    if (result.ranked.size() >= 2 * keep * drafts.size()) keep_cheapest(result.ranked, keep);
-                  } else {
-                    ++result.rejected_total;
-                    tally.add(c);
-                    if (result.rejected.size() < space.keep_rejected) result.rejected.push_back(std::move(c));
-                  }
-                }
-              }
+    for_each_layout(model, space, [&](const ReplicaLayout& layout) {
+      for (DType weights : space.weights) {
+        for (DType kv : space.kv) {
+          for (int draft_tokens : drafts) {
+            ++result.configurations;
+            PlanCandidate c = candidate_of(gpu, layout, weights, kv);
+            c.draft_tokens = draft_tokens;
+            evaluate(model, w, space, gpu, price->second, c, result);
+            if (c.rejection == Rejection::none) {
+              ++result.feasible;
+              result.ranked.push_back(std::move(c));
+              if (result.ranked.size() >= 2 * keep * drafts.size()) keep_cheapest(result.ranked, keep);
+            } else {
+              ++result.rejected_total;
+              tally.add(c);
+              if (result.rejected.size() < space.keep_rejected) result.rejected.push_back(std::move(c));
             }
           }
         }
       }
-    }
+    });
   }
   keep_cheapest(result.ranked, keep);
   result.rejections = tally.counts();

@@ -233,7 +233,7 @@ TEST_CASE("pareto: a disaggregated point pairs its decode pool with the best pre
   REQUIRE(pairs.size() == 6);
   for (const ParetoPoint* p : pairs) {
     const ParetoDeployment& d = p->deployment;
-    const PrefillLayout& pool = d.pools->prefill;
+    const ReplicaLayout& pool = d.pools->prefill;
     CHECK(p->prefill_s == Approx(prefill_s.at(pool.tp)));
     // 131,072 bytes per token x 512 over 50 GB/s per prefill GPU, + 5 us.
     CHECK(p->kv_transfer_s == Approx(131072.0 * 512 / (50e9 * pool.gpus()) + 5e-6));

@@ -44,15 +44,6 @@ struct ParetoSpace {
   std::int64_t max_pool_replicas = 8;
 };
 
-// The layout of a disaggregated deployment's prefill replicas.
-struct PrefillLayout {
-  int tp = 1;
-  int pp = 1;
-  int ep = 1;
-  bool attention_dp = false;
-  [[nodiscard]] int gpus() const { return tp * pp; }
-};
-
 struct ParetoDeployment {
   std::string gpu;
   int tp = 1;
@@ -67,7 +58,7 @@ struct ParetoDeployment {
   // replicas of the layout above (which the batch and speculation are of); unset: aggregated, one
   // replica prefills and decodes.
   struct Pools {
-    PrefillLayout prefill;
+    ReplicaLayout prefill;  // the layout of the prefill replicas
     PoolRatio ratio;
   };
   std::optional<Pools> pools;

@@ -7,6 +7,7 @@
 // docs/llm.md derives the throughput model.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -67,6 +68,16 @@ struct PlanSpace {
 enum class Rejection : std::uint8_t { none, sharding, format, memory, ttft, tpot };
 [[nodiscard]] std::string_view name_of(Rejection reason);
 
+// The parallel layout of one replica: TP x PP GPUs, the routed experts over EP of them, attention
+// replicated per rank or not.
+struct ReplicaLayout {
+  int tp = 1;
+  int pp = 1;
+  int ep = 1;
+  bool attention_dp = false;
+  [[nodiscard]] int gpus() const { return tp * pp; }
+};
+
 struct PlanCandidate {
   std::string gpu;
   int tp = 1;
@@ -100,6 +111,9 @@ struct PlanCandidate {
   std::string bottleneck;  // of the decode step
 };
 
+// The candidate of `layout` on `gpu` in these formats, not yet evaluated (no speculation).
+[[nodiscard]] PlanCandidate candidate_of(const GpuSpec& gpu, const ReplicaLayout& layout, DType weights, DType kv);
+
 // The rejected candidates of a plan by reason: how many, and the first one as an example
 // ("h100 TP 3 PP 1 bf16/bf16: --tp 3 does not divide ...").
 struct RejectionCount {
@@ -128,6 +142,12 @@ struct PlanResult {
 // Whether a search over `space` also tries data-parallel attention at (tp, ep): where the space
 // allows it, on a MoE model with EP = TP > 1.
 [[nodiscard]] bool attention_dp_applies(const ModelSpec& model, const PlanSpace& space, int tp, int ep);
+
+// Calls `visit` with every layout a search over `space` tries, in the order every search ranks ties
+// by: each TP, each PP, each of expert_parallel_degrees, without and (where attention_dp_applies)
+// with attention DP. plan --rps, the Pareto sweep and its prefill pools all walk this one space.
+void for_each_layout(const ModelSpec& model, const PlanSpace& space,
+                     const std::function<void(const ReplicaLayout&)>& visit);
 
 // The space's speculation of `draft_tokens` drafts: nullptr for 0; std::logic_error where the space
 // has none of that K.

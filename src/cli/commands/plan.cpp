@@ -804,7 +804,7 @@ struct PointRow {
 };
 
 // A disaggregated point's prefill replicas, "TP 8 PP 1 EP 8 attn DP".
-std::string prefill_layout_text(const PrefillLayout& p) {
+std::string prefill_layout_text(const ReplicaLayout& p) {
   return fmt::format("TP {} PP {} EP {}{}", p.tp, p.pp, p.ep, p.attention_dp ? " attn DP" : "");
 }
 
@@ -867,7 +867,7 @@ std::vector<PointRow> point_rows(const std::vector<ParetoPoint>& points, std::op
 nlohmann::json pools_json(const ParetoPoint& p) {
   const ParetoDeployment& d = p.deployment;
   if (!d.pools) return nullptr;
-  const PrefillLayout& prefill = d.pools->prefill;
+  const ReplicaLayout& prefill = d.pools->prefill;
   return {{"prefill",
            {{"tp", prefill.tp},
             {"pp", prefill.pp},
