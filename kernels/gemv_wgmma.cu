@@ -10,11 +10,20 @@
 // once per 128 rows, the bytes in flight are the ring's (two blocks per SM), and one warp issues
 // all the loads.
 //
-// Split-K: a GPU-filling grid needs about two blocks per SM, and m / 128 row tiles are often fewer
-// (64 for 8192 rows on 132 SMs), so each tile's k is cut into `splits` ranges, one block each.
-// Every block of a tile writes its fp32 partial tile to the workspace; the last to arrive (an
-// atomic ticket per tile) adds the partials in split order, so that the result does not depend
-// on which block came last, writes y and resets the ticket for the next launch.
+// Split-K: m / 128 row tiles are often fewer than the SMs (64 for 8192 rows on 132 SMs), so each
+// tile's k is cut into `splits` ranges, one block each. Every block of a tile writes its fp32
+// partial tile to the workspace; the last to arrive (an atomic ticket per tile) adds the partials
+// in split order, so that the result does not depend on which block came last, writes y and resets
+// the ticket for the next launch.
+//
+// How many splits: about one block per SM, not two. A split costs far more than its partial tile's
+// bytes: on the H200 (docs/results/2026-12-02-h200-gemv-splits) 8192^2 at batch 64 took 61 us with
+// four splits (256 blocks, two per SM), 47 us with two (128 blocks) and 58 us with one (64 blocks);
+// 16384^2 151 us with two splits against 134 with one. Where the tiles alone exceed the SMs (28672
+// rows: 224 tiles) nothing is split and two blocks share an SM, so that the grid is one wave (a
+// second wave of 92 blocks cost 8%). A grid of at most one block per SM takes the variant with
+// one block's worth of shared memory per SM and a deeper ring (1-3% faster than the four-stage ring
+// in that run).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -42,46 +51,49 @@ static_assert(kernel_tiles::gemm_swapab.tile_n == kRows && kernel_tiles::gemm_sw
                   kernel_tiles::gemm_swapab.threads == kThreads && kernel_tiles::gemm_swapab.tile_k == kRowBytes / 2,
               "the compute suite's byte count of the swapped skinny GEMM uses these tiles");
 
-// Up to N = 64 two blocks per SM, each with at most ~110 KB of the 228 KB (1 KB per block is the
-// system's); at N = 128 and 256 (skinny GEMMs, not decode batches) the accumulators take 64 or
-// 128 registers a thread, so one block per SM, with twice the ring.
-template <int BN>
+// BPS blocks per SM, each with at most ~110 KB (two) or ~220 KB (one) of the 228 KB (1 KB per
+// block is the system's). Up to N = 64 both variants exist (two blocks per SM where the grid has
+// more blocks than SMs); at N = 128 and 256 (skinny GEMMs, not decode batches) the accumulators
+// take 64 or 128 registers a thread, so only one block per SM. The one-block ring of N <= 64 stops
+// at six stages: nine were no faster on the H200 (within 1-2%, slower in all three shapes timed).
+template <int BN, int BPS>
 struct Stages {
-  static constexpr int blocks_per_sm = BN <= 64 ? 2 : 1;
-  static constexpr int smem_budget = blocks_per_sm == 2 ? 110 * 1024 : 220 * 1024;
+  static_assert(BPS == 1 || (BPS == 2 && BN <= 64), "two blocks per SM only up to N = 64");
+  static constexpr int blocks_per_sm = BPS;
+  static constexpr int smem_budget = BPS == 2 ? 110 * 1024 : 220 * 1024;
   static constexpr int bytes_x = BN * kRowBytes;
   static constexpr int bytes = kStageBytesW + bytes_x;
-  static constexpr int count = std::min(8, smem_budget / bytes);
+  static constexpr int count = std::min(BPS == 1 && BN <= 64 ? 6 : 8, smem_budget / bytes);
   // The stages, 2 x count mbarriers, and 1024 bytes to align the stages to the swizzle's period.
   static constexpr int smem = count * bytes + 2 * count * 8 + 1024;
 };
 
-// The tile counts and k ranges of one launch.
+// The tile counts, k ranges and blocks per SM of one launch.
 struct Plan {
   int tiles = 0;
   int splits = 1;
   int k_blocks_per_split = 0;
+  int blocks_per_sm = 1;
 };
 
 int tile_n_of(std::int64_t batch) {
   return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
 }
-int blocks_per_sm_of(int tile_n) {
-  return tile_n <= 64 ? Stages<64>::blocks_per_sm : Stages<256>::blocks_per_sm;
-}
 
-// About as many blocks as fit on the GPU at once; a split keeps at least 4 k blocks (256 k) so
-// that its ring fills.
+// About one block per SM (the splits rounded to the nearest count); a split keeps at least 4 k
+// blocks (256 k) so that its ring fills. Two blocks share an SM only where N <= 64 and the grid has
+// more blocks than SMs.
 Plan plan_of(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
   constexpr int kMinBlocksPerSplit = 4;
+  const int sm_count = sms > 0 ? sms : 132;
   const int tiles = static_cast<int>((m + kRows - 1) / kRows);
   const int k_blocks = static_cast<int>((k * 2 + kRowBytes - 1) / kRowBytes);
-  const int target_blocks = blocks_per_sm_of(tile_n_of(batch)) * (sms > 0 ? sms : 132);
   const int most_splits = std::max(1, k_blocks / kMinBlocksPerSplit);
-  int splits = std::clamp((target_blocks + tiles / 2) / tiles, 1, most_splits);
+  int splits = std::clamp((sm_count + tiles / 2) / tiles, 1, most_splits);
   const int per_split = (k_blocks + splits - 1) / splits;
   splits = (k_blocks + per_split - 1) / per_split;  // no empty split
-  return Plan{.tiles = tiles, .splits = splits, .k_blocks_per_split = per_split};
+  const bool shared_sms = tile_n_of(batch) <= 64 && static_cast<std::int64_t>(tiles) * splits > sm_count;
+  return Plan{.tiles = tiles, .splits = splits, .k_blocks_per_split = per_split, .blocks_per_sm = shared_sms ? 2 : 1};
 }
 
 // Tickets first (one per tile, padded to 256 bytes), then the partial tiles.
@@ -110,12 +122,12 @@ namespace {
 
 using namespace gemv_wgmma_layout;
 
-template <typename T, int BN>
-__global__ void __launch_bounds__(kThreads, Stages<BN>::blocks_per_sm)
+template <typename T, int BN, int BPS>
+__global__ void __launch_bounds__(kThreads, BPS)
     gemv_wgmma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                       T* __restrict__ y, GemvWgmmaProblem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Stages<BN>;
+  using S = Stages<BN, BPS>;
   constexpr int kAcc = BN / 2;
   extern __shared__ unsigned char smem_raw[];
   __shared__ bool last_of_tile;
@@ -249,13 +261,13 @@ CUtensorMap k_major_map(StorageFormat format, const void* base, std::int64_t row
   return make_tensor_map_sw128(format, base, 2, dims, strides, box, what);
 }
 
-template <typename T, int BN>
+template <typename T, int BN, int BPS>
 cudaError_t launch_tile_n(const GemvArgs& a, const Plan& plan, cudaStream_t stream) {
-  using S = Stages<BN>;
+  using S = Stages<BN, BPS>;
   const CUtensorMap map_w = k_major_map(a.weights, a.w, a.m, a.k, kRows, "gemv wgmma W");
   const CUtensorMap map_x = k_major_map(a.activations, a.x, a.batch, a.k, BN, "gemv wgmma x");
   const cudaError_t attribute =
-      cudaFuncSetAttribute(gemv_wgmma_kernel<T, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, S::smem);
+      cudaFuncSetAttribute(gemv_wgmma_kernel<T, BN, BPS>, cudaFuncAttributeMaxDynamicSharedMemorySize, S::smem);
   if (attribute != cudaSuccess) return attribute;
   unsigned char* workspace = static_cast<unsigned char*>(a.workspace);
   const GemvWgmmaProblem problem{.m = static_cast<int>(a.m),
@@ -266,7 +278,7 @@ cudaError_t launch_tile_n(const GemvArgs& a, const Plan& plan, cudaStream_t stre
                                  .tickets = reinterpret_cast<unsigned*>(workspace),
                                  .partials = reinterpret_cast<float*>(workspace + ticket_bytes(plan))};
   const unsigned blocks = static_cast<unsigned>(plan.tiles) * static_cast<unsigned>(plan.splits);
-  gemv_wgmma_kernel<T, BN><<<blocks, kThreads, S::smem, stream>>>(map_w, map_x, static_cast<T*>(a.y), problem);
+  gemv_wgmma_kernel<T, BN, BPS><<<blocks, kThreads, S::smem, stream>>>(map_w, map_x, static_cast<T*>(a.y), problem);
   return cudaGetLastError();
 }
 
@@ -290,12 +302,13 @@ cudaError_t launch_gemv_wgmma(const GemvArgs& a, cudaStream_t stream) {
   const Plan plan = plan_of(a.m, a.k, a.batch, a.sms);
   return dispatch_storage<half16_formats>(a.weights, [&](auto traits) {
     using T = typename decltype(traits)::Element;
+    const bool two = plan.blocks_per_sm == 2;
     switch (tile_n_of(a.batch)) {
-      case 16: return launch_tile_n<T, 16>(a, plan, stream);
-      case 32: return launch_tile_n<T, 32>(a, plan, stream);
-      case 64: return launch_tile_n<T, 64>(a, plan, stream);
-      case 128: return launch_tile_n<T, 128>(a, plan, stream);
-      default: return launch_tile_n<T, 256>(a, plan, stream);
+      case 16: return two ? launch_tile_n<T, 16, 2>(a, plan, stream) : launch_tile_n<T, 16, 1>(a, plan, stream);
+      case 32: return two ? launch_tile_n<T, 32, 2>(a, plan, stream) : launch_tile_n<T, 32, 1>(a, plan, stream);
+      case 64: return two ? launch_tile_n<T, 64, 2>(a, plan, stream) : launch_tile_n<T, 64, 1>(a, plan, stream);
+      case 128: return launch_tile_n<T, 128, 1>(a, plan, stream);
+      default: return launch_tile_n<T, 256, 1>(a, plan, stream);
     }
   });
 }
