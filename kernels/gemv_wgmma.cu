@@ -80,19 +80,22 @@ int tile_n_of(std::int64_t batch) {
   return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
 }
 
-// About one block per SM (the splits rounded to the nearest count); a split keeps at least 4 k
-// blocks (256 k) so that its ring fills. Two blocks share an SM only where N <= 64 and the grid has
-// more blocks than SMs.
+// Splits for a grid of about half the SMs at N <= 64 and of all of them at N = 128 and 256 (the
+// skinny GEMMs, whose tensor work per block would otherwise double), the count rounded to the
+// nearest; a split keeps at least 4 k blocks (256 k) so that its ring fills. Two blocks share an SM
+// only where N <= 64 and the tiles alone outnumber the SMs.
 Plan plan_of(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
   constexpr int kMinBlocksPerSplit = 4;
   const int sm_count = sms > 0 ? sms : 132;
+  const int tile_n = tile_n_of(batch);
+  const int target_blocks = tile_n <= 64 ? sm_count / 2 : sm_count;
   const int tiles = static_cast<int>((m + kRows - 1) / kRows);
   const int k_blocks = static_cast<int>((k * 2 + kRowBytes - 1) / kRowBytes);
   const int most_splits = std::max(1, k_blocks / kMinBlocksPerSplit);
-  int splits = std::clamp((sm_count + tiles / 2) / tiles, 1, most_splits);
+  int splits = std::clamp((target_blocks + tiles / 2) / tiles, 1, most_splits);
   const int per_split = (k_blocks + splits - 1) / splits;
   splits = (k_blocks + per_split - 1) / per_split;  // no empty split
-  const bool shared_sms = tile_n_of(batch) <= 64 && static_cast<std::int64_t>(tiles) * splits > sm_count;
+  const bool shared_sms = tile_n <= 64 && static_cast<std::int64_t>(tiles) * splits > sm_count;
   return Plan{.tiles = tiles, .splits = splits, .k_blocks_per_split = per_split, .blocks_per_sm = shared_sms ? 2 : 1};
 }
 
