@@ -16,14 +16,16 @@
 // in split order, so that the result does not depend on which block came last, writes y and resets
 // the ticket for the next launch.
 //
-// How many splits: about one block per SM, not two. A split costs far more than its partial tile's
-// bytes: on the H200 (docs/results/2026-12-02-h200-gemv-splits) 8192^2 at batch 64 took 61 us with
-// four splits (256 blocks, two per SM), 47 us with two (128 blocks) and 58 us with one (64 blocks);
-// 16384^2 151 us with two splits against 134 with one. Where the tiles alone exceed the SMs (28672
-// rows: 224 tiles) nothing is split and two blocks share an SM, so that the grid is one wave (a
-// second wave of 92 blocks cost 8%). A grid of at most one block per SM takes the variant with
-// one block's worth of shared memory per SM and a deeper ring (1-3% faster than the four-stage ring
-// in that run).
+// How many splits: few. A split costs far more than its partial tile's bytes (each block's partial
+// write, fence and ticket, and the last block's sum, are serial at the end of a short call): on the
+// H200 (docs/results/2026-12-02-h200-gemv-splits) 64 x 8192 x 8192 through this kernel took 39.6,
+// 43.7, 54.5 and 59.5 us at 1, 2, 3 and 4 splits, and 64 x 10240 x 8192 46.3 against 60.3 at one
+// and two, although one split leaves half the SMs idle. One block streamed W at about 53 GB/s
+// there (64 blocks, 3.4 TB/s), so much smaller grids would leave bandwidth unused: splits aim at
+// about half the SMs (plan_of). Grids below 64 blocks are not measured yet.
+// Where the tiles alone exceed the SMs (28672 rows: 224 tiles) two blocks share an SM so that the
+// grid is one wave (a second wave of 92 blocks cost 8%). A grid of at most one block per SM takes
+// the variant with one block's worth of shared memory per SM and a six-stage ring.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
