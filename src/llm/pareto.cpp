@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "roofline/core/error.hpp"
@@ -289,8 +290,16 @@ void Sweep::configuration(const GpuSpec& gpu, std::optional<double> price, Paret
                   example(fmt::format("{} requests fit beside the drafter, not {}", fit, batch)));
         return;
       }
-      const SpeculativeDecode cycle =
-          speculative_decode(model, gpu, sharding, config, batch, context, *speculation, deployment.time);
+      std::optional<SpeculativeDecode> described;
+      try {
+        described = speculative_decode(model, gpu, sharding, config, batch, context, *speculation, deployment.time);
+      } catch (const InputError& e) {
+        // A draft model that does not split over this TP group (plan --rps rejects it alike): its
+        // points are infeasible, the sweep goes on.
+        tally.add(Rejection::sharding, left_in(i), example(e.what()));
+        return;
+      }
+      const SpeculativeDecode& cycle = *described;
       ++result.decode_evaluations;
       if (!drafter_checked) {
         // The drafter's weights and KV are known once it is described: the first cycle sets the fit.

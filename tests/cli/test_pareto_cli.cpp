@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -197,4 +198,35 @@ TEST_CASE("plan --pareto --disaggregate --pool-ratios: only the ratios given, an
   expect_bad_input(roofline("plan --model llama-3.1-8b --gpus h100 --prompt-tokens 512 --output-tokens 64 --rps 1 "
                             "--tpot-ms 50 --ttft-ms 2000 --price all=2 --disaggregate --pool-ratios 1:2"),
                    "--pool-ratios: only with plan --pareto");
+}
+
+TEST_CASE("plan --pareto: a draft model that does not split over a TP degree rejects those points, not the sweep") {
+  // The drafter has Qwen2.5-1.5B's shape (12 query heads, 2 KV heads), which TP 8 cannot split, while
+  // LLaMA-3.1-70B can (64 heads); TP 1, 2 and 4 split both. Every speculating TP-8 point is a
+  // sharding rejection naming the drafter, and the sweep still reports its front, TP 8 without
+  // speculation among the configurations.
+  const auto dir = scratch("pareto-drafter");
+  std::filesystem::create_directories(dir / "drafter");
+  std::ofstream(dir / "drafter" / "config.json")
+      << R"({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 1536,
+             "intermediate_size": 8960, "num_attention_heads": 12, "num_key_value_heads": 2,
+             "num_hidden_layers": 28, "vocab_size": 151936, "max_position_embeddings": 32768,
+             "torch_dtype": "bfloat16", "tie_word_embeddings": true, "rms_norm_eps": 1e-6})";
+  const json r = json_report(
+      "plan --pareto --model llama-3.1-70b --gpus h100-sxm --prompt-tokens 1024 --output-tokens 256 --tp 1,2,4,8 "
+      "--pp 1 --weights fp8 --speculate 3 --acceptance 0.7 --draft-model " +
+      (dir / "drafter").string());
+  const json& results = r.at("results");
+  REQUIRE_FALSE(results.at("front").empty());
+  std::int64_t sharding = 0;
+  for (const json& rejection : results.at("rejection_summary")) {
+    if (rejection.at("reason") != "sharding") continue;
+    sharding = rejection.at("count").get<std::int64_t>();
+    CHECK(rejection.at("example").get<std::string>().find("--tp 8 does not divide the 12 attention heads") !=
+          std::string::npos);
+  }
+  // 4 TP degrees x 2 KV formats (bf16, fp8: the default) x (no speculation, speculate 3) = 16
+  // configurations; the speculating TP-8 ones, 2 x 11 default batches = 22 points, are rejected.
+  CHECK(results.at("counts").at("configurations") == 16);
+  CHECK(sharding == 22);
 }
