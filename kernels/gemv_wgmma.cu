@@ -16,16 +16,8 @@
 // in split order, so that the result does not depend on which block came last, writes y and resets
 // the ticket for the next launch.
 //
-// How many splits: few. A split costs far more than its partial tile's bytes (each block's partial
-// write, fence and ticket, and the last block's sum, are serial at the end of a short call): on the
-// H200 (docs/results/2026-12-02-h200-gemv-splits) 64 x 8192 x 8192 through this kernel took 39.6,
-// 43.7, 54.5 and 59.5 us at 1, 2, 3 and 4 splits, and 64 x 10240 x 8192 46.3 against 60.3 at one
-// and two, although one split leaves half the SMs idle. One block streamed W at about 53 GB/s
-// there (64 blocks, 3.4 TB/s), so much smaller grids would leave bandwidth unused: splits aim at
-// about half the SMs (plan_of). Grids below 64 blocks are not measured yet.
-// Where the tiles alone exceed the SMs (28672 rows: 224 tiles) two blocks share an SM so that the
-// grid is one wave (a second wave of 92 blocks cost 8%). A grid of at most one block per SM takes
-// the variant with one block's worth of shared memory per SM and a six-stage ring.
+// How many splits, and when two blocks share an SM: kernel_tiles::gemv_wgmma_split, where the
+// measurements that set the rule are, and the unit tests (tests/unit/test_bench.cpp).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -70,35 +62,14 @@ struct Stages {
   static constexpr int smem = count * bytes + 2 * count * 8 + 1024;
 };
 
-// The tile counts, k ranges and blocks per SM of one launch.
-struct Plan {
-  int tiles = 0;
-  int splits = 1;
-  int k_blocks_per_split = 0;
-  int blocks_per_sm = 1;
-};
+using Plan = kernel_tiles::GemvWgmmaSplit;
 
 int tile_n_of(std::int64_t batch) {
-  return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
+  return kernel_tiles::gemv_wgmma_tile_n(batch);
 }
 
-// Splits for a grid of about half the SMs at N <= 64 and of all of them at N = 128 and 256 (the
-// skinny GEMMs, whose tensor work per block would otherwise double), the count rounded to the
-// nearest; a split keeps at least 4 k blocks (256 k) so that its ring fills. Two blocks share an SM
-// only where N <= 64 and the tiles alone outnumber the SMs.
 Plan plan_of(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
-  constexpr int kMinBlocksPerSplit = 4;
-  const int sm_count = sms > 0 ? sms : 132;
-  const int tile_n = tile_n_of(batch);
-  const int target_blocks = tile_n <= 64 ? sm_count / 2 : sm_count;
-  const int tiles = static_cast<int>((m + kRows - 1) / kRows);
-  const int k_blocks = static_cast<int>((k * 2 + kRowBytes - 1) / kRowBytes);
-  const int most_splits = std::max(1, k_blocks / kMinBlocksPerSplit);
-  int splits = std::clamp((target_blocks + tiles / 2) / tiles, 1, most_splits);
-  const int per_split = (k_blocks + splits - 1) / splits;
-  splits = (k_blocks + per_split - 1) / per_split;  // no empty split
-  const bool shared_sms = tile_n <= 64 && static_cast<std::int64_t>(tiles) * splits > sm_count;
-  return Plan{.tiles = tiles, .splits = splits, .k_blocks_per_split = per_split, .blocks_per_sm = shared_sms ? 2 : 1};
+  return kernel_tiles::gemv_wgmma_split(m, k, batch, sms);
 }
 
 // Tickets first (one per tile, padded to 256 bytes), then the partial tiles.

@@ -1237,6 +1237,42 @@ TEST_CASE("decode attention splits the context to cover the SMs") {
   CHECK(long_context.tiles_per_split == 256);
 }
 
+TEST_CASE("the wgmma GEMV splits k for about half the SMs at decode batches, all of them for skinny GEMMs") {
+  // 132 SMs. 8192 x 8192 at batch 64: 64 tiles of 128 rows, k = 8192 is 128 blocks of 64; the
+  // target of 66 blocks gives (66 + 32) / 64 = 1 split, 64 blocks, one per SM.
+  const kernel_tiles::GemvWgmmaSplit o_proj = kernel_tiles::gemv_wgmma_split(8192, 8192, 64, 132);
+  CHECK(o_proj.tile_n == 64);
+  CHECK(o_proj.tiles == 64);
+  CHECK(o_proj.splits == 1);
+  CHECK(o_proj.k_blocks_per_split == 128);
+  CHECK(o_proj.blocks_per_sm == 1);
+  // 10240 rows: 80 tiles, (66 + 40) / 80 = 1 split.
+  CHECK(kernel_tiles::gemv_wgmma_split(10240, 8192, 64, 132).splits == 1);
+  // 1280 x 8192 at batch 16 (LLaMA-3-70B's qkv at TP 8): 10 tiles, (66 + 5) / 10 = 7 splits of
+  // ceil(128 / 7) = 19 k blocks (7 x 19 = 133 >= 128, 6 x 19 = 114 < 128), 70 blocks.
+  const kernel_tiles::GemvWgmmaSplit qkv = kernel_tiles::gemv_wgmma_split(1280, 8192, 16, 132);
+  CHECK(qkv.tile_n == 16);
+  CHECK(qkv.splits == 7);
+  CHECK(qkv.k_blocks_per_split == 19);
+  CHECK(qkv.blocks_per_sm == 1);
+  // k = 1024 is 16 blocks: at most 16 / 4 = 4 splits, whatever the target (1280 rows want 7).
+  CHECK(kernel_tiles::gemv_wgmma_split(1280, 1024, 64, 132).splits == 4);
+  // 28672 x 8192 at batch 32: 224 tiles outnumber the SMs; no split, two blocks per SM (one wave).
+  const kernel_tiles::GemvWgmmaSplit gate_up = kernel_tiles::gemv_wgmma_split(28672, 8192, 32, 132);
+  CHECK(gate_up.tile_n == 32);
+  CHECK(gate_up.splits == 1);
+  CHECK(gate_up.blocks_per_sm == 2);
+  // A skinny GEMM of m = 128 rows over n = 8192 (the batch 128, N = 128): the target is all 132
+  // SMs, (132 + 32) / 64 = 2 splits of 64 k blocks, one block per SM (N > 64 has no two-block form).
+  const kernel_tiles::GemvWgmmaSplit skinny = kernel_tiles::gemv_wgmma_split(8192, 8192, 128, 132);
+  CHECK(skinny.tile_n == 128);
+  CHECK(skinny.splits == 2);
+  CHECK(skinny.k_blocks_per_split == 64);
+  CHECK(skinny.blocks_per_sm == 1);
+  // An unknown SM count is taken as the H200's 132.
+  CHECK(kernel_tiles::gemv_wgmma_split(1280, 8192, 16, 0).splits == 7);
+}
+
 TEST_CASE("the memcpy ceiling is reported as measured, and flagged when a copy kernel beats it") {
   BenchRun run = sample::sample_run();
   const Report report = make_report(run, nlohmann::json::object());

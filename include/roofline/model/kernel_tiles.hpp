@@ -26,6 +26,46 @@ inline constexpr GemmTiling gemm_wgmma{128, 256, 64, 4, 384};
 // split-K partial sums are not in this tiling's traffic.
 inline constexpr GemmTiling gemm_swapab{256, 128, 64, 4, 288};
 
+// How the wgmma GEMV (kernels/gemv_wgmma.cu; the swapab skinny GEMM through it) cuts an m x k
+// 16-bit W for a batch: 128-row tiles (gemm_swapab.tile_n), wgmma's N the batch rounded up to 16,
+// 32, 64, 128 or 256, k in blocks of 64 elements split into `splits` ranges, one thread block
+// each. A split costs far more than its partial tile's bytes (each block's partial write, fence
+// and ticket, and the last block's sum, are serial at the end of a short call): on the H200
+// (docs/results/2026-12-02-h200-gemv-splits) 64 x 8192 x 8192 took 39.6, 43.7, 54.5 and 59.5 us at
+// 1, 2, 3 and 4 splits although one split leaves half the SMs idle; one block streamed W at about
+// 53 GB/s there. So at N <= 64 the splits aim at about half the SMs, and at N = 128 and 256, whose
+// tensor work per block would double on half the SMs, at all of them; the count is rounded to the
+// nearest, and a split keeps at least 4 k blocks (256 k) so that its ring fills. Two blocks share
+// an SM (the two-block variant, a shorter ring each) only where N <= 64 and the grid has more
+// blocks than SMs, so that it is one wave.
+struct GemvWgmmaSplit {
+  int tile_n = 16;  // wgmma's N
+  int tiles = 0;
+  int splits = 1;
+  int k_blocks_per_split = 0;
+  int blocks_per_sm = 1;
+};
+constexpr int gemv_wgmma_tile_n(long long batch) {
+  return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
+}
+constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long batch, int sms) {
+  constexpr int min_k_blocks_per_split = 4;
+  constexpr long long k_block_bytes = 2LL * gemm_swapab.tile_k;
+  const int sm_count = sms > 0 ? sms : 132;
+  GemvWgmmaSplit s;
+  s.tile_n = gemv_wgmma_tile_n(batch);
+  const int target_blocks = s.tile_n <= 64 ? sm_count / 2 : sm_count;
+  s.tiles = static_cast<int>((m + gemm_swapab.tile_n - 1) / gemm_swapab.tile_n);
+  const int k_blocks = static_cast<int>((k * 2 + k_block_bytes - 1) / k_block_bytes);
+  const int most_splits = k_blocks / min_k_blocks_per_split > 1 ? k_blocks / min_k_blocks_per_split : 1;
+  int splits = s.tiles > 0 ? (target_blocks + s.tiles / 2) / s.tiles : 1;
+  splits = splits < 1 ? 1 : (splits > most_splits ? most_splits : splits);
+  s.k_blocks_per_split = (k_blocks + splits - 1) / splits;
+  s.splits = s.k_blocks_per_split > 0 ? (k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split : 1;
+  s.blocks_per_sm = s.tile_n <= 64 && static_cast<long long>(s.tiles) * s.splits > sm_count ? 2 : 1;
+  return s;
+}
+
 // A flash-attention block holds block_m query rows and streams K/V in tiles of block_n keys
 // through kv_stages shared-memory stages.
 struct FlashTiling {
