@@ -155,6 +155,33 @@ nlohmann::json calibrations_json(const std::vector<CalibrationChoice>& choices) 
   return out;
 }
 
+nlohmann::json gpu_ids_json(const std::vector<GpuSpec>& gpus) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const GpuSpec& gpu : gpus) out.push_back(gpu.id);
+  return out;
+}
+
+nlohmann::json speculation_list_json(const std::vector<Speculation>& speculation) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Speculation& s : speculation) out.push_back(speculation_json(s));
+  return out;
+}
+
+nlohmann::json space_json(const PlanSpace& space) {
+  const auto names = [](const std::vector<DType>& formats) {
+    nlohmann::json out = nlohmann::json::array();
+    for (DType t : formats) out.push_back(name_of(t));
+    return out;
+  };
+  return {{"weights", names(space.weights)},
+          {"kv", names(space.kv)},
+          {"tp", space.tp},
+          {"pp", space.pp},
+          {"ep", space.ep.empty() ? nlohmann::json("auto") : nlohmann::json(space.ep)},
+          {"attention_dp", space.attention_dp},
+          {"speculation", speculation_list_json(space.speculation)}};
+}
+
 const std::optional<Calibration>& PlanInputs::calibration() const {
   static const std::optional<Calibration> none;
   return choices.empty() || !space.calibration_by_gpu.empty() ? none : choices.front().calibration;

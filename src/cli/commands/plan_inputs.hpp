@@ -51,6 +51,12 @@ inline constexpr std::array<ColumnOf<RejectionCount>, 3> reason_columns{{
 [[nodiscard]] int parse_degree(const std::string& text, std::string_view flag);
 [[nodiscard]] DType parse_format_flag(const std::string& text, std::string_view flag);
 
+// The report's "gpus" (their ids) and the part of its search or sweep block both modes share: the
+// formats, the degrees, attention DP and each speculation setting.
+[[nodiscard]] nlohmann::json gpu_ids_json(const std::vector<GpuSpec>& gpus);
+[[nodiscard]] nlohmann::json space_json(const PlanSpace& space);
+[[nodiscard]] nlohmann::json speculation_list_json(const std::vector<Speculation>& speculation);
+
 // The report's calibration blocks, one per GPU --calibration was resolved for (empty without it).
 [[nodiscard]] nlohmann::json calibrations_json(const std::vector<CalibrationChoice>& choices);
 

@@ -205,34 +205,20 @@ Report pareto_report(const PlanOptions& options, const HardwareRegistry& registr
 
   Report report;
   report.kind = "plan-pareto";
-  nlohmann::json gpu_ids = nlohmann::json::array();
-  for (const GpuSpec& gpu : plan.gpus) gpu_ids.push_back(gpu.id);
-  nlohmann::json formats_w = nlohmann::json::array();
-  for (DType t : plan.weights) formats_w.push_back(name_of(t));
-  nlohmann::json formats_kv = nlohmann::json::array();
-  for (DType t : plan.kv) formats_kv.push_back(name_of(t));
-  nlohmann::json speculation = nlohmann::json::array();
-  for (const Speculation& s : plan.speculation) speculation.push_back(speculation_json(s));
+  nlohmann::json sweep = space_json(plan);
+  sweep["batches"] = space.batches;
+  sweep["disaggregated"] = space.disaggregate;
+  sweep["pool_ratios"] = pool_ratios_json(space);
+  sweep["max_pool_replicas"] = space.max_pool_replicas;
   report.inputs = {{"model", model_summary(model)},
-                   {"gpus", gpu_ids},
+                   {"gpus", gpu_ids_json(plan.gpus)},
                    {"workload",
                     {{"prompt", options.prompt},
                      {"output", options.output},
                      {"tpot_ms", space.tpot_s ? nlohmann::json(options.tpot_ms) : nullptr},
                      {"ttft_ms", space.ttft_s ? nlohmann::json(options.ttft_ms) : nullptr}}},
                    {"usd_per_gpu_hour", plan.usd_per_gpu_hour},
-                   {"sweep",
-                    {{"weights", formats_w},
-                     {"kv", formats_kv},
-                     {"tp", plan.tp},
-                     {"pp", plan.pp},
-                     {"ep", plan.ep.empty() ? nlohmann::json("auto") : nlohmann::json(plan.ep)},
-                     {"attention_dp", plan.attention_dp},
-                     {"batches", space.batches},
-                     {"speculation", speculation},
-                     {"disaggregated", space.disaggregate},
-                     {"pool_ratios", pool_ratios_json(space)},
-                     {"max_pool_replicas", space.max_pool_replicas}}},
+                   {"sweep", sweep},
                    {"deployment", deployment_flags_json(options.deployment)},
                    {"set", options.what_if}};
   add_hardware_origins(report, plan.gpus);

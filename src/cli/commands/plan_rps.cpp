@@ -134,12 +134,6 @@ nlohmann::json simulated_json(const SimulatedCandidate& s, bool calibrated, doub
   return j;
 }
 
-nlohmann::json speculation_list_json(const std::vector<Speculation>& speculation) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const Speculation& s : speculation) out.push_back(speculation_json(s));
-  return out;
-}
-
 // "h200-sxm TP 8 PP 1 EP 8 fp8_e4m3/fp8_e4m3 speculate 3 x 2 replica(s)".
 std::string candidate_text(const PlanCandidate& c) {
   return fmt::format("{} TP {} PP {}{}{} {}/{}{} x {} replica(s)", c.gpu, c.tp, c.pp,
@@ -425,14 +419,10 @@ Report rps_report(const PlanOptions& options, const HardwareRegistry& registry) 
 
   Report report;
   report.kind = "plan";
-  nlohmann::json gpu_ids = nlohmann::json::array();
-  for (const GpuSpec& gpu : space.gpus) gpu_ids.push_back(gpu.id);
-  nlohmann::json formats_w = nlohmann::json::array();
-  for (DType t : space.weights) formats_w.push_back(name_of(t));
-  nlohmann::json formats_kv = nlohmann::json::array();
-  for (DType t : space.kv) formats_kv.push_back(name_of(t));
+  nlohmann::json search = space_json(space);
+  search["max_batch"] = space.max_batch;
   report.inputs = {{"model", model_summary(model)},
-                   {"gpus", gpu_ids},
+                   {"gpus", gpu_ids_json(space.gpus)},
                    {"workload",
                     {{"rps", options.rps},
                      {"prompt", options.prompt},
@@ -440,15 +430,7 @@ Report rps_report(const PlanOptions& options, const HardwareRegistry& registry) 
                      {"tpot_ms", options.tpot_ms},
                      {"ttft_ms", options.ttft_ms}}},
                    {"usd_per_gpu_hour", space.usd_per_gpu_hour},
-                   {"search",
-                    {{"weights", formats_w},
-                     {"kv", formats_kv},
-                     {"tp", space.tp},
-                     {"pp", space.pp},
-                     {"ep", space.ep.empty() ? nlohmann::json("auto") : nlohmann::json(space.ep)},
-                     {"attention_dp", space.attention_dp},
-                     {"max_batch", space.max_batch},
-                     {"speculation", speculation_list_json(space.speculation)}}},
+                   {"search", search},
                    {"ranking",
                     {{"simulated", simulation.has_value()},
                      {"percentile", options.percentile},
