@@ -64,21 +64,13 @@ struct Stages {
 
 using Plan = kernel_tiles::GemvWgmmaSplit;
 
-int tile_n_of(std::int64_t batch) {
-  return kernel_tiles::gemv_wgmma_tile_n(batch);
-}
-
-Plan plan_of(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
-  return kernel_tiles::gemv_wgmma_split(m, k, batch, sms);
-}
-
 // Tickets first (one per tile, padded to 256 bytes), then the partial tiles.
 std::size_t ticket_bytes(const Plan& plan) {
   return (static_cast<std::size_t>(plan.tiles) * sizeof(unsigned) + 255) / 256 * 256;
 }
-std::size_t partial_bytes(const Plan& plan, int tile_n) {
+std::size_t partial_bytes(const Plan& plan) {
   if (plan.splits == 1) return 0;
-  return static_cast<std::size_t>(plan.tiles) * plan.splits * kConsumerThreads * (tile_n / 2) * sizeof(float);
+  return static_cast<std::size_t>(plan.tiles) * plan.splits * kConsumerThreads * (plan.tile_n / 2) * sizeof(float);
 }
 
 }  // namespace gemv_wgmma_layout
@@ -261,8 +253,8 @@ cudaError_t launch_tile_n(const GemvArgs& a, const Plan& plan, cudaStream_t stre
 }  // namespace
 
 std::size_t gemv_wgmma_workspace_bytes(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
-  const Plan plan = plan_of(m, k, batch, sms);
-  return ticket_bytes(plan) + partial_bytes(plan, tile_n_of(batch));
+  const Plan plan = kernel_tiles::gemv_wgmma_split(m, k, batch, sms);
+  return ticket_bytes(plan) + partial_bytes(plan);
 }
 
 const char* gemv_wgmma_unsupported(std::int64_t m, std::int64_t k, std::int64_t batch, StorageFormat weights) {
@@ -275,11 +267,11 @@ const char* gemv_wgmma_unsupported(std::int64_t m, std::int64_t k, std::int64_t 
 
 cudaError_t launch_gemv_wgmma(const GemvArgs& a, cudaStream_t stream) {
   if (a.workspace == nullptr) return cudaErrorInvalidValue;
-  const Plan plan = plan_of(a.m, a.k, a.batch, a.sms);
+  const Plan plan = kernel_tiles::gemv_wgmma_split(a.m, a.k, a.batch, a.sms);
   return dispatch_storage<half16_formats>(a.weights, [&](auto traits) {
     using T = typename decltype(traits)::Element;
     const bool two = plan.blocks_per_sm == 2;
-    switch (tile_n_of(a.batch)) {
+    switch (plan.tile_n) {
       case 16: return two ? launch_tile_n<T, 16, 2>(a, plan, stream) : launch_tile_n<T, 16, 1>(a, plan, stream);
       case 32: return two ? launch_tile_n<T, 32, 2>(a, plan, stream) : launch_tile_n<T, 32, 1>(a, plan, stream);
       case 64: return two ? launch_tile_n<T, 64, 2>(a, plan, stream) : launch_tile_n<T, 64, 1>(a, plan, stream);
