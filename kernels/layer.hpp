@@ -75,10 +75,13 @@ inline constexpr double attention_check_tolerance = 2e-2;
 struct DecodeAttentionPlan {
   int splits = 1;           // splits of the context per (sequence, KV head)
   int tiles_per_split = 1;  // 64-key tiles per split
+  int blocks_per_sm = 1;    // the kernel's blocks resident on one SM (the split rule fills them)
   std::size_t workspace_bytes = 0;
 };
-// Splits so that batch x kv_heads x splits blocks cover the `sms` multiprocessors.
-[[nodiscard]] DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int context, int sms);
+// Splits so that batch x kv_heads x splits blocks cover the `sms` multiprocessors and fill their
+// resident slots for the kernel of the `cache` format (kernel_tiles::decode_attention_split).
+[[nodiscard]] DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int context, int sms,
+                                                        StorageFormat cache);
 // Why decode_attention cannot run this shape, or nullptr.
 [[nodiscard]] const char* decode_attention_unsupported(HeadLayout layout, int context);
 // The KV cache decode attention reads: k and v [batch][kv_heads][context][d], in the format of the

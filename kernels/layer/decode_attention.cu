@@ -404,9 +404,20 @@ const char* decode_attention_unsupported(HeadLayout layout, int context) {
   return nullptr;
 }
 
-DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int context, int sms) {
+DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int context, int sms, StorageFormat cache) {
   DecodeAttentionPlan plan;
-  const kernel_tiles::DecodeSplit split = kernel_tiles::decode_attention_split(batch, layout.kv_heads, context, sms);
+  // The blocks an SM holds at once, from the kernel the cache format selects (its shared memory and
+  // registers); the 16-bit kernels of bf16 and fp16 are the same size.
+  const bool fp8 = cache == StorageFormat::fp8_e4m3;
+  const auto kernel = fp8 ? reinterpret_cast<const void*>(&decode_attention_kernel<__nv_bfloat16, __nv_fp8_e4m3>)
+                          : reinterpret_cast<const void*>(&decode_attention_kernel<__nv_bfloat16, __nv_bfloat16>);
+  const int smem_bytes = fp8 ? kDecodeFp8SmemBytes : kDecodeSmemBytes;
+  ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  int blocks_per_sm = 1;
+  ROOFLINE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kDecodeThreads, smem_bytes));
+  plan.blocks_per_sm = blocks_per_sm;
+  const kernel_tiles::DecodeSplit split =
+      kernel_tiles::decode_attention_split(batch, layout.kv_heads, context, sms, blocks_per_sm);
   plan.tiles_per_split = split.tiles_per_split;
   plan.splits = split.splits;
   plan.workspace_bytes = static_cast<std::size_t>(batch) * layout.heads * plan.splits * (kDecodeD + 2) * sizeof(float);

@@ -128,14 +128,17 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
   // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 9 sizes)
-  // + decode attention (5 batches x 3 contexts) over bf16 and fp8 caches
+  // + decode attention (5 batches x 5 contexts) over bf16 and fp8 caches
+  // + the bf16 decode shapes of LLaMA-3-8B and 70B at TP 1, 2, 4, 8 (32 linears, of which 8192^2,
+  // 8192 x 28672 and 28672 x 8192 are gemv_shapes already: 29) x (7 mma + 3 tuned x 5 + 7 wgmma + 7 cuBLAS)
   // + quantised GEMV at 8 shapes: fp8 W at batches 1, 2, 4 (mma, 3 tuned, simt) + 8, 16 (mma, 3
   // tuned) + 32 .. 256 (mma) + the read floor at batch 1 = 28; int4 W at batches 1 .. 16, the same
   // kernels without the read floor = 23
   // + W8A8 GEMV at 4 shapes: mma at 7 batches, stag and pdl at batches 1 .. 16 (2 x 5) = 17; and the
   // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8.
   CHECK(memory::cases.size() ==
-        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 3 + 8 * (28 + 23) + 4 * 17 + 8);
+        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 5 + 29 * 36 + 8 * (28 + 23) +
+            4 * 17 + 8);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
@@ -154,6 +157,13 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   CHECK(ids.contains("gemv.bf16.16384x16384.b1.mma"));
   CHECK(ids.contains("gemv.fp16.8192x28672.b64.cublas"));
   CHECK(ids.contains("access.strided.s1024"));
+  CHECK(ids.contains("gemv.bf16.768x4096.b64.wgmma"));   // LLaMA-3-8B qkv at TP 8
+  CHECK(ids.contains("gemv.bf16.768x4096.b1.wgmma"));    // wgmma at every batch of the decode shapes
+  CHECK_FALSE(ids.contains("gemv.bf16.8192x8192.b4.wgmma"));
+  CHECK(ids.contains("gemv.bf16.8192x1024.b1.pdl"));     // LLaMA-3-70B o_proj at TP 8
+  CHECK(ids.contains("gemv.bf16.57344x8192.b32.cublas"));
+  CHECK_FALSE(ids.contains("gemv.fp16.768x4096.b1.mma"));
+  CHECK(ids.contains("attention.decode.bf16.b64.ctx1024.flashdecode"));
   // Every target names real cases.
   for (const Target& t : memory::suite().targets) {
     CHECK(ids.contains(std::string(t.reference)));
@@ -284,7 +294,8 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
   for (const memory::Case& c : memory::cases) {
     if (c.kernel == memory::Kernel::decode_attention) ids.insert(memory::case_id(c));
   }
-  CHECK(ids.size() == 30);  // batches 1, 4, 16, 64, 256 x contexts 2048, 8192, 32768 x bf16 and e4m3 caches
+  // batches 1, 4, 16, 64, 256 x contexts 1024, 2048, 8192, 16384, 32768 x bf16 and e4m3 caches
+  CHECK(ids.size() == 50);
   CHECK(ids.contains("attention.decode.bf16.b1.ctx2048.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.kvfp8_e4m3.b256.ctx2048.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.b64.ctx32768.flashdecode"));
@@ -343,6 +354,37 @@ TEST_CASE("decode attention over an fp8 cache: its own group, 1-byte K and V") {
   CHECK(std::get<Basis>(basis).best_table == "attention.decode.bf16.kvfp8_e4m3.d128");
   CHECK(std::get<Basis>(basis).cost.bytes() == cost.bytes());
   CHECK(std::get<Basis>(basis).note.empty());
+}
+
+TEST_CASE("bf16 GEMV decode shapes: LLaMA-3-8B and 70B's decode linears at TP 1, 2, 4, 8") {
+  // Every GEMV the decoder-step description builds for the two bundled models at the four TP degrees
+  // (qkv, o_proj, gate_up, down) is a bf16 case of the suite: in the decode list or in gemv_shapes.
+  std::set<std::pair<std::int64_t, std::int64_t>> described;
+  for (const char* name : {"llama-3.1-8b", "llama-3.1-70b"}) {
+    const ModelSpec& model = fixture::models().find(name);
+    for (int tp : {1, 2, 4, 8}) {
+      for (const DecoderOp& op :
+           describe_layer(model, shard(model, tp, 1), StepFormats{}, StepShape{StepPhase::decode, 1, 4096}, false)) {
+        if (const auto* g = std::get_if<GemvShape>(&op.shape)) described.emplace(g->m, g->k);
+      }
+    }
+  }
+  std::set<std::pair<std::int64_t, std::int64_t>> suite;
+  for (const memory::Case& c : memory::cases) {
+    if (c.kernel == memory::Kernel::gemv && c.weights == DType::bf16 && c.variant == memory::Variant::cublas) {
+      suite.emplace(c.m, c.k);
+    }
+  }
+  for (const auto& [m, k] : described) {
+    INFO(m << " x " << k);
+    CHECK(suite.contains({m, k}));
+  }
+  // 32 linears, 3 of them (8192^2, 8192 x 28672, 28672 x 8192 = 70B gate_up at TP 2) in gemv_shapes;
+  // 16384^2 is gemv_shapes' own.
+  CHECK(described.size() == 32);
+  CHECK(suite.size() == 29 + 4);
+  // Hand-derived: LLaMA-3-8B qkv at TP 8 is (32 + 2 x 8) x 128 / 8 = 768 rows of 4096.
+  CHECK(described.contains({768, 4096}));
 }
 
 TEST_CASE("quantised GEMV cases: ids, the LLaMA-3-70B decode linears, bytes with the formats") {
@@ -1217,60 +1259,93 @@ TEST_CASE("a layer's results: the whole step and one row per stage") {
   CHECK(std::get<double>(layer_table.rows[0][column_index(layer_table, "median_us")]) == Approx(450.0));
 }
 
-TEST_CASE("decode attention splits the context to cover the SMs") {
-  // Batch 1, 8 KV heads, 4096 keys (64 tiles) on 132 SMs: ceil(132 / 8) = 17 splits wanted, so
-  // ceil(64 / 17) = 4 tiles a split and 16 splits (128 blocks).
-  const kernel_tiles::DecodeSplit one = kernel_tiles::decode_attention_split(1, 8, 4096, 132);
+TEST_CASE("decode attention splits the context to cover the SMs, then to fill their resident blocks") {
+  // Batch 1, 8 KV heads, 4096 keys (64 tiles) on 132 SMs, 2 blocks per SM: cover = ceil(132 / 8) =
+  // 17, fill = min(264 / 8 = 33, 64 / 4 = 16) = 16; 17 wanted, so ceil(64 / 17) = 4 tiles a split
+  // and 16 splits (128 blocks).
+  const kernel_tiles::DecodeSplit one = kernel_tiles::decode_attention_split(1, 8, 4096, 132, 2);
   CHECK(one.tiles_per_split == 4);
   CHECK(one.splits == 16);
-  // Batch 64: 512 blocks already, one split of all 64 tiles.
-  const kernel_tiles::DecodeSplit many = kernel_tiles::decode_attention_split(64, 8, 4096, 132);
+  // Batch 64: 512 blocks already (cover 1, fill 264 / 512 = 0), one split of all 64 tiles.
+  const kernel_tiles::DecodeSplit many = kernel_tiles::decode_attention_split(64, 8, 4096, 132, 2);
   CHECK(many.splits == 1);
   CHECK(many.tiles_per_split == 64);
   // A context of 100 keys: 2 tiles, never an empty split.
-  const kernel_tiles::DecodeSplit tiny = kernel_tiles::decode_attention_split(1, 8, 100, 132);
+  const kernel_tiles::DecodeSplit tiny = kernel_tiles::decode_attention_split(1, 8, 100, 132, 2);
   CHECK(tiny.splits == 2);
   CHECK(tiny.tiles_per_split == 1);
-  // Batch 16 at 32768 keys (512 tiles): ceil(132 / 128) = 2 splits of 256 tiles.
-  const kernel_tiles::DecodeSplit long_context = kernel_tiles::decode_attention_split(16, 8, 32768, 132);
+  // Batch 16 at 32768 keys (512 tiles): cover ceil(132 / 128) = 2, fill 264 / 128 = 2: 2 splits of 256.
+  const kernel_tiles::DecodeSplit long_context = kernel_tiles::decode_attention_split(16, 8, 32768, 132, 2);
   CHECK(long_context.splits == 2);
   CHECK(long_context.tiles_per_split == 256);
+  // Batch 1 at 32768 keys: fill min(33, 128) = 33 beats cover 17; ceil(512 / 33) = 16 tiles a
+  // split, 32 splits, 256 blocks in the 264 slots.
+  const kernel_tiles::DecodeSplit long_one = kernel_tiles::decode_attention_split(1, 8, 32768, 132, 2);
+  CHECK(long_one.splits == 32);
+  CHECK(long_one.tiles_per_split == 16);
+  // Batch 4, e4m3 cache (3 blocks per SM): fill min(396 / 32 = 12, 128) = 12; ceil(512 / 12) = 43
+  // tiles, 12 splits, 384 blocks.
+  const kernel_tiles::DecodeSplit fp8 = kernel_tiles::decode_attention_split(4, 8, 32768, 132, 3);
+  CHECK(fp8.splits == 12);
+  CHECK(fp8.tiles_per_split == 43);
+  // One block per SM is the cover rule alone: batch 1 at 32768 keys, 17 splits of ceil(512 / 17) = 31.
+  CHECK(kernel_tiles::decode_attention_split(1, 8, 32768, 132, 1).splits == 17);
 }
 
-TEST_CASE("the wgmma GEMV splits k for about half the SMs at decode batches, all of them for skinny GEMMs") {
-  // 132 SMs. 8192 x 8192 at batch 64: 64 tiles of 128 rows, k = 8192 is 128 blocks of 64; the
-  // target of 66 blocks gives (66 + 32) / 64 = 1 split, 64 blocks, one per SM.
+TEST_CASE("the wgmma GEMV: 64-row tiles where they fit one per SM, split k towards the SMs") {
+  // 132 SMs. 8192 x 8192 at batch 64: 8192 / 64 = 128 tiles of 64 rows <= 132, so 64-row tiles;
+  // their target is all 132 SMs, rounded down: 132 / 128 = 1 split of all 128 k blocks (k = 8192 / 64).
   const kernel_tiles::GemvWgmmaSplit o_proj = kernel_tiles::gemv_wgmma_split(8192, 8192, 64, 132);
   CHECK(o_proj.tile_n == 64);
-  CHECK(o_proj.tiles == 64);
+  CHECK(o_proj.rows == 64);
+  CHECK(o_proj.tiles == 128);
   CHECK(o_proj.splits == 1);
   CHECK(o_proj.k_blocks_per_split == 128);
   CHECK(o_proj.blocks_per_sm == 1);
-  // 10240 rows: 80 tiles, (66 + 40) / 80 = 1 split.
-  CHECK(kernel_tiles::gemv_wgmma_split(10240, 8192, 64, 132).splits == 1);
-  // 1280 x 8192 at batch 16 (LLaMA-3-70B's qkv at TP 8): 10 tiles, (66 + 5) / 10 = 7 splits of
-  // ceil(128 / 7) = 19 k blocks (7 x 19 = 133 >= 128, 6 x 19 = 114 < 128), 70 blocks.
-  const kernel_tiles::GemvWgmmaSplit qkv = kernel_tiles::gemv_wgmma_split(1280, 8192, 16, 132);
-  CHECK(qkv.tile_n == 16);
-  CHECK(qkv.splits == 7);
-  CHECK(qkv.k_blocks_per_split == 19);
-  CHECK(qkv.blocks_per_sm == 1);
-  // k = 1024 is 16 blocks: at most 16 / 4 = 4 splits, whatever the target (1280 rows want 7).
-  CHECK(kernel_tiles::gemv_wgmma_split(1280, 1024, 64, 132).splits == 4);
-  // 28672 x 8192 at batch 32: 224 tiles outnumber the SMs; no split, two blocks per SM (one wave).
+  // 10240 rows: 160 tiles of 64 > 132, so 80 tiles of 128, aimed at half the SMs: (66 + 40) / 80 = 1.
+  const kernel_tiles::GemvWgmmaSplit qkv1 = kernel_tiles::gemv_wgmma_split(10240, 8192, 64, 132);
+  CHECK(qkv1.rows == 128);
+  CHECK(qkv1.tiles == 80);
+  CHECK(qkv1.splits == 1);
+  // 4096 x 4096 at batch 16: 64 tiles of 64, 132 / 64 = 2 splits of 32 k blocks, 128 blocks.
+  const kernel_tiles::GemvWgmmaSplit square = kernel_tiles::gemv_wgmma_split(4096, 4096, 16, 132);
+  CHECK(square.tile_n == 16);
+  CHECK(square.tiles == 64);
+  CHECK(square.splits == 2);
+  CHECK(square.k_blocks_per_split == 32);
+  // 1280 x 8192 at batch 16 (LLaMA-3-70B's qkv at TP 8): 20 tiles of 64, 132 / 20 = 6, held to 4
+  // splits of 128 / 4 = 32 k blocks: 80 blocks.
+  const kernel_tiles::GemvWgmmaSplit qkv8 = kernel_tiles::gemv_wgmma_split(1280, 8192, 16, 132);
+  CHECK(qkv8.rows == 64);
+  CHECK(qkv8.tiles == 20);
+  CHECK(qkv8.splits == 4);
+  CHECK(qkv8.k_blocks_per_split == 32);
+  CHECK(qkv8.blocks_per_sm == 1);
+  // k = 512 is 8 blocks: at most 8 / 4 = 2 splits, whatever the target (768 rows, 12 tiles, want 11).
+  // 3072 x 4096 at batch 64: 48 tiles, 132 / 48 = 2 splits (rounded down: 3 would be 144 blocks,
+  // more than the SMs), 96 blocks, one per SM.
+  const kernel_tiles::GemvWgmmaSplit qkv8b = kernel_tiles::gemv_wgmma_split(3072, 4096, 64, 132);
+  CHECK(qkv8b.splits == 2);
+  CHECK(qkv8b.blocks_per_sm == 1);
+  CHECK(kernel_tiles::gemv_wgmma_split(768, 512, 64, 132).splits == 2);
+  // 28672 x 8192 at batch 32: 448 tiles of 64 do not fit; 224 of 128 outnumber the SMs: no split,
+  // two blocks per SM (one wave).
   const kernel_tiles::GemvWgmmaSplit gate_up = kernel_tiles::gemv_wgmma_split(28672, 8192, 32, 132);
   CHECK(gate_up.tile_n == 32);
+  CHECK(gate_up.rows == 128);
   CHECK(gate_up.splits == 1);
   CHECK(gate_up.blocks_per_sm == 2);
-  // A skinny GEMM of m = 128 rows over n = 8192 (the batch 128, N = 128): the target is all 132
-  // SMs, (132 + 32) / 64 = 2 splits of 64 k blocks, one block per SM (N > 64 has no two-block form).
+  // A skinny GEMM of m = 128 rows over n = 8192 (the batch 128, N = 128): 128-row tiles only; the
+  // target is all 132 SMs, (132 + 32) / 64 = 2 splits of 64 k blocks, one block per SM (N > 64 has
+  // no two-block form).
   const kernel_tiles::GemvWgmmaSplit skinny = kernel_tiles::gemv_wgmma_split(8192, 8192, 128, 132);
   CHECK(skinny.tile_n == 128);
+  CHECK(skinny.rows == 128);
   CHECK(skinny.splits == 2);
   CHECK(skinny.k_blocks_per_split == 64);
   CHECK(skinny.blocks_per_sm == 1);
   // An unknown SM count is taken as the H200's 132.
-  CHECK(kernel_tiles::gemv_wgmma_split(1280, 8192, 16, 0).splits == 7);
+  CHECK(kernel_tiles::gemv_wgmma_split(1280, 8192, 16, 0).splits == 4);
 }
 
 TEST_CASE("the memcpy ceiling is reported as measured, and flagged when a copy kernel beats it") {

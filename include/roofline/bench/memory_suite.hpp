@@ -81,6 +81,43 @@ struct GemvShapeMK {
 // Square 8192 and 16384 (the targets), and LLaMA-3-70B's FFN projections (hidden 8192,
 // intermediate 28672): the up/gate matrix (28672 x 8192) and the down matrix (8192 x 28672).
 inline constexpr std::array<GemvShapeMK, 4> gemv_shapes{{{8192, 8192}, {16384, 16384}, {28672, 8192}, {8192, 28672}}};
+// Issue 21's GEMV target: the decode linears of LLaMA-3-8B and LLaMA-3-70B (qkv, o_proj, gate_up
+// fused, down; N x K) at TP 1, 2, 4 and 8, in bf16, beside cuBLAS. The models' dimensions are the
+// bundled presets' (models/llama-3.1-8b.json, llama-3.1-70b.json; tests/unit/test_bench.cpp checks
+// them against the decoder-step description); shapes gemv_shapes already holds, or that repeat, run
+// once.
+struct GemvDecodeModel {
+  std::int64_t hidden, heads, kv_heads, head_dim, ffn;
+};
+inline constexpr std::array<GemvDecodeModel, 2> gemv_decode_models{{
+    {.hidden = 4096, .heads = 32, .kv_heads = 8, .head_dim = 128, .ffn = 14336},  // LLaMA-3-8B
+    {.hidden = 8192, .heads = 64, .kv_heads = 8, .head_dim = 128, .ffn = 28672},  // LLaMA-3-70B
+}};
+inline constexpr std::array<std::int64_t, 4> gemv_decode_tp{1, 2, 4, 8};
+// The four linears of one model at one TP degree, in the layer's order.
+constexpr std::array<GemvShapeMK, 4> gemv_decode_linears(const GemvDecodeModel& model, std::int64_t tp) {
+  return {{{(model.heads + 2 * model.kv_heads) * model.head_dim / tp, model.hidden},
+           {model.hidden, model.heads * model.head_dim / tp},
+           {2 * model.ffn / tp, model.hidden},
+           {model.hidden, model.ffn / tp}}};
+}
+template <typename F>
+constexpr void for_each_gemv_decode_shape(F&& f) {
+  std::array<GemvShapeMK, gemv_decode_models.size() * gemv_decode_tp.size() * 4 + gemv_shapes.size()> seen{};
+  std::size_t count = 0;
+  for (const GemvShapeMK& s : gemv_shapes) seen[count++] = s;
+  for (const GemvDecodeModel& model : gemv_decode_models) {
+    for (std::int64_t tp : gemv_decode_tp) {
+      for (const GemvShapeMK& s : gemv_decode_linears(model, tp)) {
+        const bool repeat = std::any_of(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(count),
+                                        [&](const GemvShapeMK& o) { return o.m == s.m && o.k == s.k; });
+        if (repeat) continue;
+        seen[count++] = s;
+        f(s);
+      }
+    }
+  }
+}
 // The formats GEMV runs in (weights and activations alike), each with its own choice of cases: the
 // batches --quick keeps at the quick shape, and whether the tuned tensor-core variants (stag,
 // pipe, pdl) and the cuBLAS-direct and read checks run. A new format states its own.
@@ -139,8 +176,11 @@ inline constexpr std::array<std::int64_t, 4> gemv_w8a8_ragged_batches{5, 13, 24,
 inline constexpr GemvShapeMK gemv_quick_shape{8192, 8192};
 // The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
 inline constexpr std::int64_t gemv_tuned_max_batch = 16;
-// The wgmma variant (16-bit formats) runs from this batch on: below it a 16-wide wgmma N is mostly
-// padding, and the mma.sync kernels already stream W at the memcpy rate.
+// The wgmma variant (16-bit formats) runs at gemv_shapes from this batch on: below it a 16-wide
+// wgmma N is mostly padding, and the mma.sync kernels already stream W at the memcpy rate there.
+// On the decode shapes it runs at every batch: where W is a few tens of MB (LLaMA-3's linears at
+// TP 4 and 8) its 64-row tiles over every SM beat the mma.sync kernels at batches 8 and 16 where
+// those trailed cuBLAS at batches 1-4 (docs/results/2026-12-02-h200-decode-shapes).
 inline constexpr std::int64_t gemv_wgmma_min_batch = 8;
 inline constexpr float stream_scalar = 0.4F;
 
@@ -160,7 +200,9 @@ inline constexpr int max_stream_rotation = 4096;
 // Decode attention on LLaMA-3-70B's heads (bench::layer::llama3_70b), at contexts other than the
 // layer suite's 4096 so that the layer check interpolates between them.
 inline constexpr std::array<std::int64_t, 5> decode_attention_batches{1, 4, 16, 64, 256};
-inline constexpr std::array<std::int64_t, 3> decode_attention_contexts{2048, 8192, 32768};
+// 1k to 32k positions, issue 21's range (PyTorch's SDPA on the same shapes:
+// scripts/gpu/torch_decode_attention.py).
+inline constexpr std::array<std::int64_t, 5> decode_attention_contexts{1024, 2048, 8192, 16384, 32768};
 // The KV-cache formats decode attention runs over (bf16 q and output): the layer's bf16, and e4m3
 // with a per-tensor scale, as FP8 serving engines keep it.
 inline constexpr std::array<DType, 2> decode_attention_kv_formats{DType::bf16, DType::fp8_e4m3};
@@ -226,6 +268,27 @@ constexpr void for_each_case(F&& f) {
       }
     }
   }
+  // The decode shapes in bf16: the project's tensor-core kernels and cuBLAS (the CUDA-core kernel and
+  // the read floor are measured on gemv_shapes).
+  for_each_gemv_decode_shape([&f](const GemvShapeMK& shape) {
+    for (std::int64_t batch : gemv_batches) {
+      const auto gemv_case = [&](Variant v) {
+        return Case{.kernel = Kernel::gemv,
+                    .variant = v,
+                    .m = shape.m,
+                    .k = shape.k,
+                    .batch = batch,
+                    .activations = DType::bf16,
+                    .weights = DType::bf16};
+      };
+      f(gemv_case(Variant::mma));
+      if (batch <= gemv_tuned_max_batch) {
+        for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v));
+      }
+      f(gemv_case(Variant::wgmma));
+      f(gemv_case(Variant::cublas));
+    }
+  });
   for (const GemvQuantisedFormat& format : gemv_quantised_formats) {
     for (const GemvShapeMK& shape : gemv_quantised_shapes) {
       for (std::int64_t batch : format.batches) {

@@ -27,19 +27,26 @@ inline constexpr GemmTiling gemm_wgmma{128, 256, 64, 4, 384};
 inline constexpr GemmTiling gemm_swapab{256, 128, 64, 4, 288};
 
 // How the wgmma GEMV (kernels/gemv_wgmma.cu; the swapab skinny GEMM through it) cuts an m x k
-// 16-bit W for a batch: 128-row tiles (gemm_swapab.tile_n), wgmma's N the batch rounded up to 16,
-// 32, 64, 128 or 256, k in blocks of 64 elements split into `splits` ranges, one thread block
-// each. A split costs far more than its partial tile's bytes (each block's partial write, fence
-// and ticket, and the last block's sum, are serial at the end of a short call): on the H200
-// (docs/results/2026-12-02-h200-gemv-splits) 64 x 8192 x 8192 took 39.6, 43.7, 54.5 and 59.5 us at
-// 1, 2, 3 and 4 splits although one split leaves half the SMs idle; one block streamed W at about
-// 53 GB/s there. So at N <= 64 the splits aim at about half the SMs, and at N = 128 and 256, whose
-// tensor work per block would double on half the SMs, at all of them; the count is rounded to the
-// nearest, and a split keeps at least 4 k blocks (256 k) so that its ring fills. Two blocks share
-// an SM (the two-block variant, a shorter ring each) only where N <= 64 and the grid has more
-// blocks than SMs, so that it is one wave.
+// 16-bit W for a batch: tiles of 128 rows (gemm_swapab.tile_n) or 64, wgmma's N the batch rounded
+// up to 16, 32, 64, 128 or 256, k in blocks of 64 elements split into `splits` ranges, one thread
+// block each. A split costs far more than its partial tile's bytes (each block's partial write,
+// fence and ticket, and the last block's sum, are serial at the end of a short call), and one block
+// streams W at only about 53 GB/s, so a grid wants every SM busy without splitting k. On the H200
+// (docs/results/2026-12-02-h200-gemv-splits, 2026-12-02-h200-decode-shapes):
+// - 128-row tiles: 64 x 8192 x 8192 took 39.6, 43.7, 54.5 and 59.5 us at 1, 2, 3 and 4 splits; at
+//   N <= 64 their splits aim at about half the SMs, at N = 128 and 256 (tensor work per block that
+//   would double on half the SMs) at all of them.
+// - 64-row tiles (N <= 64, where they are at most one per SM): the two warpgroups share the rows and
+//   take alternate k blocks. 8192^2 at batch 64 then takes 36.5 us in 128 unsplit blocks; their
+//   splits aim at every SM, at most 4 (768 x 4096 and 1280 x 8192 were fastest at 4-6 splits, 4096^2
+//   and 4096 x 14336 at 2; past 4 the serial tail grows).
+// A split keeps at least 4 k blocks (256 k) so that its ring fills. Two blocks share an SM (the two-block variant, a shorter ring each) only where N <= 64 and
+// the grid has more blocks than SMs, so that it is one wave: 10240 rows, 160 tiles of 64, ran
+// slower that way (48.3 us at batch 64) than as 80 tiles of 128 (45.9 us), so 64-row tiles are
+// taken only where they fit in one block per SM.
 struct GemvWgmmaSplit {
   int tile_n = 16;  // wgmma's N
+  int rows = 128;   // rows of W per block (64: the two warpgroups share them, alternate k blocks)
   int tiles = 0;
   int splits = 1;
   int k_blocks_per_split = 0;
@@ -50,15 +57,22 @@ constexpr int gemv_wgmma_tile_n(long long batch) {
 }
 constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long batch, int sms) {
   constexpr int min_k_blocks_per_split = 4;
+  constexpr int max_splits_of_64_rows = 4;
   constexpr long long k_block_bytes = 2LL * gemm_swapab.tile_k;
   const int sm_count = sms > 0 ? sms : 132;
   GemvWgmmaSplit s;
   s.tile_n = gemv_wgmma_tile_n(batch);
-  const int target_blocks = s.tile_n <= 64 ? sm_count / 2 : sm_count;
-  s.tiles = static_cast<int>((m + gemm_swapab.tile_n - 1) / gemm_swapab.tile_n);
+  const long long tiles_of_64 = (m + gemm_swapab.tile_n / 2 - 1) / (gemm_swapab.tile_n / 2);
+  s.rows = s.tile_n <= 64 && tiles_of_64 <= sm_count ? gemm_swapab.tile_n / 2 : gemm_swapab.tile_n;
+  s.tiles = static_cast<int>((m + s.rows - 1) / s.rows);
+  // 64-row tiles aim at every SM, at most 4 splits; 128-row tiles at half the SMs (N <= 64) or all.
+  const int target_blocks = s.rows == 64 || s.tile_n > 64 ? sm_count : sm_count / 2;
   const int k_blocks = static_cast<int>((k * 2 + k_block_bytes - 1) / k_block_bytes);
-  const int most_splits = k_blocks / min_k_blocks_per_split > 1 ? k_blocks / min_k_blocks_per_split : 1;
-  int splits = s.tiles > 0 ? (target_blocks + s.tiles / 2) / s.tiles : 1;
+  int most_splits = k_blocks / min_k_blocks_per_split > 1 ? k_blocks / min_k_blocks_per_split : 1;
+  if (s.rows == 64 && most_splits > max_splits_of_64_rows) most_splits = max_splits_of_64_rows;
+  // Rounded to the nearest for 128-row tiles; down for 64-row ones, which run one block per SM only
+  // (3072 rows, 48 tiles, ran 3 splits as two blocks per SM at 19.0 us against 9.6 for cuBLAS).
+  int splits = s.tiles <= 0 ? 1 : s.rows == 64 ? target_blocks / s.tiles : (target_blocks + s.tiles / 2) / s.tiles;
   splits = splits < 1 ? 1 : (splits > most_splits ? most_splits : splits);
   s.k_blocks_per_split = (k_blocks + splits - 1) / splits;
   s.splits = s.k_blocks_per_split > 0 ? (k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split : 1;
@@ -105,18 +119,28 @@ inline constexpr int decode_attention_warps = 4;
 inline constexpr int decode_attention_stages = 3;
 inline constexpr int decode_attention_max_group = 16;
 
-// How decode attention splits the context: enough splits that batch x kv_heads x splits blocks
-// cover the `sms` multiprocessors (one block each), each split a whole number of 64-key tiles, no
-// split empty. Few splits keep the partial results' traffic small (per split and query head 128
-// fp32 values are written and read back by the combine).
+// How decode attention splits the context: at least enough splits that batch x kv_heads x splits
+// blocks cover the `sms` multiprocessors, and more while the blocks fit at once (`blocks_per_sm`
+// resident on each: 2 for a 16-bit cache, 3 for e4m3, from the kernel's shared memory) and each
+// split keeps 4 tiles (256 keys); each split a whole number of 64-key tiles, none empty. One block
+// streams K and V at about 20 GB/s on the H200 (batch 1 and 4 at 32768 keys, one block per SM:
+// 0.74 and 0.80 of cuDNN's time, docs/results/2026-12-02-h200-decode-attention), so an SM needs
+// two or three to reach its share of HBM; the partial results' traffic (per split and query head
+// 128 fp32 values written and read back by the combine) keeps the splits from going further.
+inline constexpr int decode_attention_min_tiles_per_split = 4;
 struct DecodeSplit {
   int splits = 1;
   int tiles_per_split = 1;
 };
-constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int context, int sms) {
+constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int context, int sms, int blocks_per_sm) {
   const int tiles = context < 1 ? 1 : (context + decode_attention_block_n - 1) / decode_attention_block_n;
   const int pairs = batch * kv_heads < 1 ? 1 : batch * kv_heads;
-  int wanted = ((sms < 1 ? 1 : sms) + pairs - 1) / pairs;
+  const int sm_count = sms < 1 ? 1 : sms;
+  const int slots = sm_count * (blocks_per_sm < 1 ? 1 : blocks_per_sm);
+  const int cover = (sm_count + pairs - 1) / pairs;
+  const int fill = slots / pairs < tiles / decode_attention_min_tiles_per_split ? slots / pairs
+                                                                                : tiles / decode_attention_min_tiles_per_split;
+  int wanted = cover > fill ? cover : fill;
   wanted = wanted < 1 ? 1 : (wanted > tiles ? tiles : wanted);
   DecodeSplit split;
   split.tiles_per_split = (tiles + wanted - 1) / wanted;

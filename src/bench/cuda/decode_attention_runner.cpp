@@ -63,7 +63,7 @@ void run_decode_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
   DeviceBuffer qkv_f32 = ctx.allocate(as_size(qkv_elements) * 4);
   DeviceBuffer out = ctx.allocate(as_size(out_elements) * 2);
   DeviceBuffer reference = ctx.allocate(as_size(out_elements) * 4);
-  const kernels::DecodeAttentionPlan plan = kernels::decode_attention_plan(batch, layout, context, ctx.device().sms);
+  const kernels::DecodeAttentionPlan plan = kernels::decode_attention_plan(batch, layout, context, ctx.device().sms, cache_format);
   DeviceBuffer workspace = ctx.allocate(plan.workspace_bytes);
   // Unit-variance queries, keys and values (uniform in +-sqrt(3)), as the layer's history.
   constexpr float unit = 1.7320508F;
@@ -132,9 +132,9 @@ void run_decode_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
         fp8 ? fmt::format(" (e4m3 cache, scale {}, against its dequantised bf16 history)", fp8_kv_test_scale) : "";
     const std::string what = fmt::format(
         "{} sequences x {} heads vs the fp32 reference{}: normwise error {:.2e} (tol {:.0e}), {} non-finite outputs; "
-        "{} splits of {} key tiles",
+        "{} splits of {} key tiles ({} blocks per SM resident)",
         batch, layout.heads, cache_note, e.error, kernels::attention_check_tolerance, e.nonfinite, plan.splits,
-        plan.tiles_per_split);
+        plan.tiles_per_split, plan.blocks_per_sm);
     if (!(e.error <= kernels::attention_check_tolerance)) throw VerificationFailed(what);
     if (copies == 1) return what;
     return fmt::format(
