@@ -77,7 +77,6 @@ struct Stages {
 
 using Plan = kernel_tiles::GemvWgmmaSplit;
 
-
 // Tickets first (one per tile, padded to 256 bytes), then the partial tiles (rows x N fp32 each:
 // every epilogue thread's accumulators, tile_n / 2 of them for 64 rows).
 std::size_t ticket_bytes(const Plan& plan) {
@@ -116,8 +115,8 @@ __global__ void __launch_bounds__(kThreads, BPS)
   extern __shared__ unsigned char smem_raw[];
   __shared__ bool last_of_tile;
   const uint32_t smem = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
-  const uint32_t smem_w = smem;                            // count x [ROWS rows][128 bytes]
-  const uint32_t smem_x = smem + S::count * S::bytes_w;    // count x [BN rows][128 bytes]
+  const uint32_t smem_w = smem;                          // count x [ROWS rows][128 bytes]
+  const uint32_t smem_x = smem + S::count * S::bytes_w;  // count x [BN rows][128 bytes]
   const uint32_t full_bar = smem_x + S::count * S::bytes_x;
   const uint32_t empty_bar = full_bar + S::count * 8;
 

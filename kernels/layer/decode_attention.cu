@@ -414,7 +414,8 @@ DecodeAttentionPlan decode_attention_plan(int batch, HeadLayout layout, int cont
   const int smem_bytes = fp8 ? kDecodeFp8SmemBytes : kDecodeSmemBytes;
   ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   int blocks_per_sm = 1;
-  ROOFLINE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kDecodeThreads, smem_bytes));
+  ROOFLINE_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, kDecodeThreads, smem_bytes));
   plan.blocks_per_sm = blocks_per_sm;
   const kernel_tiles::DecodeSplit split =
       kernel_tiles::decode_attention_split(batch, layout.kv_heads, context, sms, blocks_per_sm);

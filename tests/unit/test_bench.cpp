@@ -136,9 +136,8 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // kernels without the read floor = 23
   // + W8A8 GEMV at 4 shapes: mma at 7 batches, stag and pdl at batches 1 .. 16 (2 x 5) = 17; and the
   // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8.
-  CHECK(memory::cases.size() ==
-        2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 5 + 29 * 36 + 8 * (28 + 23) +
-            4 * 17 + 8);
+  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 5 + 29 * 36 +
+                                    8 * (28 + 23) + 4 * 17 + 8);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
@@ -157,10 +156,10 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   CHECK(ids.contains("gemv.bf16.16384x16384.b1.mma"));
   CHECK(ids.contains("gemv.fp16.8192x28672.b64.cublas"));
   CHECK(ids.contains("access.strided.s1024"));
-  CHECK(ids.contains("gemv.bf16.768x4096.b64.wgmma"));   // LLaMA-3-8B qkv at TP 8
-  CHECK(ids.contains("gemv.bf16.768x4096.b1.wgmma"));    // wgmma at every batch of the decode shapes
+  CHECK(ids.contains("gemv.bf16.768x4096.b64.wgmma"));  // LLaMA-3-8B qkv at TP 8
+  CHECK(ids.contains("gemv.bf16.768x4096.b1.wgmma"));   // wgmma at every batch of the decode shapes
   CHECK_FALSE(ids.contains("gemv.bf16.8192x8192.b4.wgmma"));
-  CHECK(ids.contains("gemv.bf16.8192x1024.b1.pdl"));     // LLaMA-3-70B o_proj at TP 8
+  CHECK(ids.contains("gemv.bf16.8192x1024.b1.pdl"));  // LLaMA-3-70B o_proj at TP 8
   CHECK(ids.contains("gemv.bf16.57344x8192.b32.cublas"));
   CHECK_FALSE(ids.contains("gemv.fp16.768x4096.b1.mma"));
   CHECK(ids.contains("attention.decode.bf16.b64.ctx1024.flashdecode"));

@@ -38,12 +38,12 @@ inline constexpr GemmTiling gemm_swapab{256, 128, 64, 4, 288};
 //   would double on half the SMs) at all of them.
 // - 64-row tiles (N <= 64, where they are at most one per SM): the two warpgroups share the rows and
 //   take alternate k blocks. 8192^2 at batch 64 then takes 36.5 us in 128 unsplit blocks; their
-//   splits aim at every SM, at most 4 (768 x 4096 and 1280 x 8192 were fastest at 4-6 splits, 4096^2
-//   and 4096 x 14336 at 2; past 4 the serial tail grows).
-// A split keeps at least 4 k blocks (256 k) so that its ring fills. Two blocks share an SM (the two-block variant, a shorter ring each) only where N <= 64 and
-// the grid has more blocks than SMs, so that it is one wave: 10240 rows, 160 tiles of 64, ran
-// slower that way (48.3 us at batch 64) than as 80 tiles of 128 (45.9 us), so 64-row tiles are
-// taken only where they fit in one block per SM.
+//   splits aim at every SM, rounded down, at most 4 (768 x 4096 and 1280 x 8192 were fastest at 4-6
+//   splits, 4096^2 and 4096 x 14336 at 2; past 4 the serial tail grows).
+// A split keeps at least 4 k blocks (256 k) so that its ring fills. Two blocks share an SM (the
+// two-block variant, a shorter ring each) only where N <= 64 and the grid has more blocks than SMs,
+// so that it is one wave. 64-row tiles are taken only where they fit one block per SM: 10240 rows,
+// 160 tiles of 64, ran slower as two per SM (48.3 us at batch 64) than as 80 tiles of 128 (45.9 us).
 struct GemvWgmmaSplit {
   int tile_n = 16;  // wgmma's N
   int rows = 128;   // rows of W per block (64: the two warpgroups share them, alternate k blocks)
@@ -138,8 +138,9 @@ constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int contex
   const int sm_count = sms < 1 ? 1 : sms;
   const int slots = sm_count * (blocks_per_sm < 1 ? 1 : blocks_per_sm);
   const int cover = (sm_count + pairs - 1) / pairs;
-  const int fill = slots / pairs < tiles / decode_attention_min_tiles_per_split ? slots / pairs
-                                                                                : tiles / decode_attention_min_tiles_per_split;
+  const int fill = slots / pairs < tiles / decode_attention_min_tiles_per_split
+                       ? slots / pairs
+                       : tiles / decode_attention_min_tiles_per_split;
   int wanted = cover > fill ? cover : fill;
   wanted = wanted < 1 ? 1 : (wanted > tiles ? tiles : wanted);
   DecodeSplit split;

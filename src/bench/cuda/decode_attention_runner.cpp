@@ -63,7 +63,8 @@ void run_decode_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
   DeviceBuffer qkv_f32 = ctx.allocate(as_size(qkv_elements) * 4);
   DeviceBuffer out = ctx.allocate(as_size(out_elements) * 2);
   DeviceBuffer reference = ctx.allocate(as_size(out_elements) * 4);
-  const kernels::DecodeAttentionPlan plan = kernels::decode_attention_plan(batch, layout, context, ctx.device().sms, cache_format);
+  const kernels::DecodeAttentionPlan plan =
+      kernels::decode_attention_plan(batch, layout, context, ctx.device().sms, cache_format);
   DeviceBuffer workspace = ctx.allocate(plan.workspace_bytes);
   // Unit-variance queries, keys and values (uniform in +-sqrt(3)), as the layer's history.
   constexpr float unit = 1.7320508F;

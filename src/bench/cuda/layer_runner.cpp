@@ -235,9 +235,9 @@ class LayerCase {
       };
       history(k_cache_, 21);
       history(v_cache_, 22);
-      plan_ = kernels::decode_attention_plan(static_cast<int>(c.batch), layout_, static_cast<int>(c.context),
-                                             ctx.device().sms,
-                                             kv_e4m3_ ? kernels::StorageFormat::fp8_e4m3 : kernels::StorageFormat::bf16);
+      plan_ = kernels::decode_attention_plan(
+          static_cast<int>(c.batch), layout_, static_cast<int>(c.context), ctx.device().sms,
+          kv_e4m3_ ? kernels::StorageFormat::fp8_e4m3 : kernels::StorageFormat::bf16);
       workspace_ = ctx.allocate(plan_.workspace_bytes);
     } else {
       // The prompt's cache: head-major K and V, which the flash kernel reads, with head-major Q.
