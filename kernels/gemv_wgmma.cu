@@ -36,10 +36,10 @@ namespace roofline::kernels::detail {
 
 namespace gemv_wgmma_layout {
 
-// Rows of W per block: 128 (two consumer warpgroups of 64 rows each), or 64 where the 128-row tiles
-// are fewer than the SMs (kernel_tiles::gemv_wgmma_split): the two warpgroups then share the 64
-// rows and take alternate k blocks, their sums added in shared memory at the end. That doubles the
-// blocks without a split of k across blocks.
+// Rows of W per block: 128 (two consumer warpgroups of 64 rows each), or 64 where 64-row tiles fit
+// one block per SM (kernel_tiles::gemv_wgmma_split): the two warpgroups then share the 64 rows and
+// take alternate k blocks, their sums added in shared memory at the end. That doubles the blocks
+// without a split of k across blocks.
 inline constexpr int kRows = 128;
 inline constexpr int kRowBytes = 128;                   // bytes of k per stage: one row of the 128-byte swizzle
 inline constexpr int kConsumerThreads = 256;            // warps 0-7: the two warpgroups (wgmma needs them aligned)
