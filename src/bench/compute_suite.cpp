@@ -779,6 +779,12 @@ std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
       add(m.model, "down", m.experts, tokens, m.hidden, m.expert_ffn, false);
     }
   }
+  for (const MoeExperts& m : grouped_gemm_models()) {
+    for (const std::int64_t tokens : grouped_tokens_per_expert) {
+      add(m.model, "gate_up, TP 8", m.experts, tokens, 2 * m.expert_ffn / grouped_tp_split, m.hidden, false);
+      add(m.model, "down, TP 8", m.experts, tokens, m.hidden, m.expert_ffn / grouped_tp_split, false);
+    }
+  }
   return cases;
 }
 

@@ -961,9 +961,18 @@ TEST_CASE("grouped GEMM cases: ids, splits, and the model's cost of the experts 
     quick += c.quick ? 1 : 0;
   }
   // --quick: 2 shapes x bf16/fp8 x uniform/skewed x 2 implementations. The grid: 4 models x 2
-  // projections x 5 token counts x the same 8.
+  // projections x 5 token counts x the same 8, whole and split 8 ways over TP.
   CHECK(quick == 16);
-  CHECK(compute::grouped_gemm_cases().size() == 16 + 4 * 2 * 5 * 8);
+  CHECK(compute::grouped_gemm_cases().size() == 16 + 2 * 4 * 2 * 5 * 8);
+  // DeepSeek-V3's experts split 8 ways (expert FFN 2048): gate_up n = 2 x 2048 / 8 = 512 at k = 7168,
+  // down n = 7168 at k = 2048 / 8 = 256.
+  const compute::GroupedGemmCase& tp_gate_up =
+      grouped_case("gemm.grouped.fp8e4m3.e256.t256.uniform.65536x512x7168.wgmma");
+  CHECK(tp_gate_up.model == "deepseek-v3");
+  CHECK(tp_gate_up.projection == "gate_up, TP 8");
+  CHECK(grouped_case("gemm.grouped.fp8e4m3.e256.t256.uniform.65536x7168x256.cublaslt").projection == "down, TP 8");
+  // Qwen3-30B-A3B's down at TP 8: k = 768 / 8 = 96, a multiple of 16 as the FP8 kernels need.
+  CHECK(grouped_case("gemm.grouped.fp8e4m3.e128.t4.skewed.512x2048x96.wgmma").k == 96);
 
   // The shapes from the bundled presets: Mixtral 8x7B gate_up, n = 2 x 14336, k = 4096, 8 experts.
   const compute::GroupedGemmCase& mixtral = grouped_case("gemm.grouped.bf16.e8.t16.uniform.128x28672x4096.cublas");

@@ -103,11 +103,18 @@ struct MoeExperts {
 // their config.json (not bundled). Throws InputError when a preset is missing.
 [[nodiscard]] std::array<MoeExperts, 4> grouped_gemm_models();
 inline constexpr std::array<std::int64_t, 5> grouped_tokens_per_expert{1, 4, 16, 64, 256};
+// Engines that split each expert's width over TP instead of placing whole experts (vLLM without
+// --enable-expert-parallel, roofline's --ep 1) multiply every expert at n = 2 x expert_ffn / TP
+// (gate_up) and k = expert_ffn / TP (down): DeepSeek-V3 at TP 8 is [512 x 7168] and [7168 x 256].
+// The grid runs each model's experts at this TP too (docs/results/gpustack-moe-validation.md: a
+// table measured on whole experts priced these shapes).
+inline constexpr std::int64_t grouped_tp_split = 8;
 
 // Every grouped case: --quick first (a real expert count at Qwen3-30B-A3B's down projection, 2
 // tokens per expert, and a synthetic 16 experts x 3 tokens at n = 272, k = 208, off the wgmma tile
 // in n and k and across expert boundaries in B; each uniform and skewed, bf16 and fp8), then each
-// model's gate_up and down at each of grouped_tokens_per_expert, uniform and skewed, bf16 and fp8.
+// model's gate_up and down, whole and split grouped_tp_split ways, at each of
+// grouped_tokens_per_expert, uniform and skewed, bf16 and fp8.
 // Built on first use (the presets are parsed then).
 [[nodiscard]] const std::vector<GroupedGemmCase>& grouped_gemm_cases();
 
