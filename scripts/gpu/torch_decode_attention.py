@@ -20,11 +20,12 @@ laid out [batch][kv_heads][context][128] as roofline's kernel reads it.
 import json
 import math
 import statistics
-import subprocess
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from gpu_clock import sm_clock
 
 HEADS, KV_HEADS, HEAD_DIM = 64, 8, 128  # models/llama-3.1-70b.json
 BATCHES = (1, 4, 16, 64)
@@ -37,15 +38,6 @@ BACKENDS = {
 ROTATION_FLOOR_L2S = 4
 EXPANDED_LIMIT_BYTES = 16 << 30
 SAMPLES = 15
-
-
-def sm_clock():
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()
-        return float(out.splitlines()[0])
-    except Exception:  # noqa: BLE001 - a missing tool is "not recorded"
-        return None
 
 
 def l2_bytes():

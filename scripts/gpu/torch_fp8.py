@@ -19,23 +19,15 @@ nvidia-smi before and after.
 """
 import json
 import statistics
-import subprocess
 import sys
 
 import torch
 
+from gpu_clock import sm_clock
+
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN = 8192, 64, 8, 128, 28672  # models/llama-3.1-70b.json
 E4M3_MAX = 448.0
 SDPA_GQA = True  # set in main(): whether scaled_dot_product_attention takes enable_gqa
-
-
-def sm_clock():
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()
-        return float(out.splitlines()[0])
-    except Exception:  # noqa: BLE001 - a missing tool is "not recorded"
-        return None
 
 
 def time_us(fn, samples=30, inner=5):
