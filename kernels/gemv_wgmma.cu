@@ -60,7 +60,6 @@ struct Stages {
   static_assert(BPS == 1 || (BPS == 2 && BN <= 64), "two blocks per SM only up to N = 64");
   static_assert(ROWS == 128 || (ROWS == 64 && BN <= 64), "64-row blocks only up to N = 64");
   static constexpr int blocks_per_sm = BPS;
-  static constexpr int rows = ROWS;
   static constexpr int smem_budget = BPS == 2 ? 110 * 1024 : 220 * 1024;
   static constexpr int bytes_w = ROWS * kRowBytes;
   static constexpr int bytes_x = BN * kRowBytes;

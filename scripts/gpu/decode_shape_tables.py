@@ -13,18 +13,15 @@ import json
 import sys
 from collections import defaultdict
 
+from summarize_paired import rows_of
+
 GEMV_BATCHES = (1, 2, 4, 8, 16, 32, 64)
 LIBRARY_VARIANTS = ("cublas", "cublasdirect", "read")
 
 
 def results_of(path):
-    out = {}
-    for group in json.load(open(path, encoding="utf-8"))["results"].values():
-        if isinstance(group, list):
-            for r in group:
-                if "id" in r:
-                    out[r["id"]] = r
-    return out
+    with open(path, encoding="utf-8") as f:
+        return {r["id"]: r for r in rows_of(json.load(f))}
 
 
 def attention(bench_path, torch_path):

@@ -355,18 +355,30 @@ TEST_CASE("decode attention over an fp8 cache: its own group, 1-byte K and V") {
   CHECK(std::get<Basis>(basis).note.empty());
 }
 
+namespace {
+
+// N x K of every GEMV a decode step of `model` runs, at each TP degree, as the decoder-step
+// description builds them.
+std::set<std::pair<std::int64_t, std::int64_t>> decode_gemv_shapes(const ModelSpec& model,
+                                                                   std::initializer_list<int> tps) {
+  std::set<std::pair<std::int64_t, std::int64_t>> shapes;
+  for (int tp : tps) {
+    for (const DecoderOp& op :
+         describe_layer(model, shard(model, tp, 1), StepFormats{}, StepShape{StepPhase::decode, 1, 4096}, false)) {
+      if (const auto* g = std::get_if<GemvShape>(&op.shape)) shapes.emplace(g->m, g->k);
+    }
+  }
+  return shapes;
+}
+
+}  // namespace
+
 TEST_CASE("bf16 GEMV decode shapes: LLaMA-3-8B and 70B's decode linears at TP 1, 2, 4, 8") {
   // Every GEMV the decoder-step description builds for the two bundled models at the four TP degrees
   // (qkv, o_proj, gate_up, down) is a bf16 case of the suite: in the decode list or in gemv_shapes.
   std::set<std::pair<std::int64_t, std::int64_t>> described;
   for (const char* name : {"llama-3.1-8b", "llama-3.1-70b"}) {
-    const ModelSpec& model = fixture::models().find(name);
-    for (int tp : {1, 2, 4, 8}) {
-      for (const DecoderOp& op :
-           describe_layer(model, shard(model, tp, 1), StepFormats{}, StepShape{StepPhase::decode, 1, 4096}, false)) {
-        if (const auto* g = std::get_if<GemvShape>(&op.shape)) described.emplace(g->m, g->k);
-      }
-    }
+    described.merge(decode_gemv_shapes(fixture::models().find(name), {1, 2, 4, 8}));
   }
   std::set<std::pair<std::int64_t, std::int64_t>> suite;
   for (const memory::Case& c : memory::cases) {
@@ -389,14 +401,7 @@ TEST_CASE("bf16 GEMV decode shapes: LLaMA-3-8B and 70B's decode linears at TP 1,
 TEST_CASE("quantised GEMV cases: ids, the LLaMA-3-70B decode linears, bytes with the formats") {
   // The shapes are the decode linears of the bundled llama-3.1-70b at TP 1 and 8 (N x K of qkv,
   // o_proj, gate_up, down), as the decoder-step description builds them.
-  std::set<std::pair<std::int64_t, std::int64_t>> described;
-  for (int tp : {1, 8}) {
-    const ModelSpec& model = layer::layer_model();
-    for (const DecoderOp& op :
-         describe_layer(model, shard(model, tp, 1), StepFormats{}, StepShape{StepPhase::decode, 1, 4096}, false)) {
-      if (const auto* g = std::get_if<GemvShape>(&op.shape)) described.emplace(g->m, g->k);
-    }
-  }
+  const std::set<std::pair<std::int64_t, std::int64_t>> described = decode_gemv_shapes(layer::layer_model(), {1, 8});
   std::set<std::pair<std::int64_t, std::int64_t>> table;
   for (const memory::GemvShapeMK& shape : memory::gemv_quantised_shapes) table.emplace(shape.m, shape.k);
   CHECK(table == described);

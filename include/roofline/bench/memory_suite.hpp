@@ -207,6 +207,19 @@ inline constexpr std::array<std::int64_t, 5> decode_attention_contexts{1024, 204
 // with a per-tensor scale, as FP8 serving engines keep it.
 inline constexpr std::array<DType, 2> decode_attention_kv_formats{DType::bf16, DType::fp8_e4m3};
 
+// One GEMV case: `batch` vectors of x in `activations` against W (shape.m x shape.k) in `weights`.
+constexpr Case gemv_case(Variant v, GemvShapeMK shape, std::int64_t batch, DType activations, DType weights,
+                         bool quick) {
+  return Case{.kernel = Kernel::gemv,
+              .variant = v,
+              .m = shape.m,
+              .k = shape.k,
+              .batch = batch,
+              .activations = activations,
+              .weights = weights,
+              .quick = quick};
+}
+
 // Calls f(case) for every case, in run order.
 template <typename F>
 constexpr void for_each_case(F&& f) {
@@ -244,26 +257,17 @@ constexpr void for_each_case(F&& f) {
         const bool quick =
             shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k &&
             std::find(format.quick_batches.begin(), format.quick_batches.end(), batch) != format.quick_batches.end();
-        const auto gemv_case = [&](Variant v, std::int64_t b) {
-          return Case{.kernel = Kernel::gemv,
-                      .variant = v,
-                      .m = shape.m,
-                      .k = shape.k,
-                      .batch = b,
-                      .activations = format.dtype,
-                      .weights = format.dtype,
-                      .quick = quick};
-        };
-        f(gemv_case(Variant::mma, batch));
+        const auto gemv = [&](Variant v) { return gemv_case(v, shape, batch, format.dtype, format.dtype, quick); };
+        f(gemv(Variant::mma));
         if (format.tuned && batch <= gemv_tuned_max_batch) {
-          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v, batch));
+          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv(v));
         }
-        if (batch <= 4) f(gemv_case(Variant::simt, batch));
-        if (batch >= gemv_wgmma_min_batch) f(gemv_case(Variant::wgmma, batch));
-        f(gemv_case(Variant::cublas, batch));
+        if (batch <= 4) f(gemv(Variant::simt));
+        if (batch >= gemv_wgmma_min_batch) f(gemv(Variant::wgmma));
+        f(gemv(Variant::cublas));
         if (format.tuned && batch == 1) {
-          f(gemv_case(Variant::cublasdirect, 1));
-          f(gemv_case(Variant::read, 1));
+          f(gemv(Variant::cublasdirect));
+          f(gemv(Variant::read));
         }
       }
     }
@@ -272,21 +276,13 @@ constexpr void for_each_case(F&& f) {
   // the read floor are measured on gemv_shapes).
   for_each_gemv_decode_shape([&f](const GemvShapeMK& shape) {
     for (std::int64_t batch : gemv_batches) {
-      const auto gemv_case = [&](Variant v) {
-        return Case{.kernel = Kernel::gemv,
-                    .variant = v,
-                    .m = shape.m,
-                    .k = shape.k,
-                    .batch = batch,
-                    .activations = DType::bf16,
-                    .weights = DType::bf16};
-      };
-      f(gemv_case(Variant::mma));
+      const auto gemv = [&](Variant v) { return gemv_case(v, shape, batch, DType::bf16, DType::bf16, false); };
+      f(gemv(Variant::mma));
       if (batch <= gemv_tuned_max_batch) {
-        for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v));
+        for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv(v));
       }
-      f(gemv_case(Variant::wgmma));
-      f(gemv_case(Variant::cublas));
+      f(gemv(Variant::wgmma));
+      f(gemv(Variant::cublas));
     }
   });
   for (const GemvQuantisedFormat& format : gemv_quantised_formats) {
@@ -294,35 +290,21 @@ constexpr void for_each_case(F&& f) {
       for (std::int64_t batch : format.batches) {
         if (batch == 0) continue;
         const bool quick_shape = shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k && batch == 1;
-        const auto gemv_case = [&](Variant v, bool quick) {
-          return Case{.kernel = Kernel::gemv,
-                      .variant = v,
-                      .m = shape.m,
-                      .k = shape.k,
-                      .batch = batch,
-                      .activations = gemv_quantised_activations,
-                      .weights = format.weights,
-                      .quick = quick_shape && quick};
+        const auto gemv = [&](Variant v, bool quick) {
+          return gemv_case(v, shape, batch, gemv_quantised_activations, format.weights, quick_shape && quick);
         };
-        f(gemv_case(Variant::mma, true));
+        f(gemv(Variant::mma, true));
         if (batch <= gemv_tuned_max_batch) {
-          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv_case(v, v == Variant::stag));
+          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv(v, v == Variant::stag));
         }
-        if (batch <= 4) f(gemv_case(Variant::simt, true));
-        if (format.read_floor && batch == 1) f(gemv_case(Variant::read, true));
+        if (batch <= 4) f(gemv(Variant::simt, true));
+        if (format.read_floor && batch == 1) f(gemv(Variant::read, true));
       }
     }
   }
   const auto w8a8_cases = [&f](GemvShapeMK shape, std::int64_t batch, bool quick) {
     const auto w8a8_case = [&](Variant v) {
-      return Case{.kernel = Kernel::gemv,
-                  .variant = v,
-                  .m = shape.m,
-                  .k = shape.k,
-                  .batch = batch,
-                  .activations = gemv_w8a8_format,
-                  .weights = gemv_w8a8_format,
-                  .quick = quick};
+      return gemv_case(v, shape, batch, gemv_w8a8_format, gemv_w8a8_format, quick);
     };
     f(w8a8_case(Variant::mma));
     if (batch <= gemv_tuned_max_batch) {
