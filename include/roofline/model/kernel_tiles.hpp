@@ -124,7 +124,7 @@ inline constexpr int decode_attention_max_group = 16;
 // resident on each: 2 for a 16-bit cache, 3 for e4m3, from the kernel's shared memory) and each
 // split keeps 4 tiles (256 keys); each split a whole number of 64-key tiles, none empty. One block
 // streams K and V at about 20 GB/s on the H200 (batch 1 and 4 at 32768 keys, one block per SM:
-// 0.74 and 0.80 of cuDNN's time, docs/results/2026-12-02-h200-decode-attention), so an SM needs
+// cuDNN's time over ours 0.74 and 0.80, docs/results/2026-12-02-h200-decode-shapes), so an SM needs
 // two or three to reach its share of HBM; the partial results' traffic (per split and query head
 // 128 fp32 values written and read back by the combine) keeps the splits from going further.
 inline constexpr int decode_attention_min_tiles_per_split = 4;
