@@ -128,8 +128,8 @@ template <typename T, typename Cache>
 __global__ void __launch_bounds__(kDecodeThreads)
     decode_attention_kernel(const T* __restrict__ qkv, const Cache* __restrict__ k_cache,
                             const Cache* __restrict__ v_cache, const float* __restrict__ kv_scale,
-                            float* __restrict__ part_o, float* __restrict__ part_ml, int heads, int kv_heads,
-                            int context, int tiles_per_split, int splits, float scale_log2) {
+                            float* __restrict__ part_o, float* __restrict__ part_ml, T* __restrict__ out, int heads,
+                            int kv_heads, int context, int tiles_per_split, int splits, float scale_log2) {
   constexpr bool kFp8 = ElementFormat<Cache>::value == StorageFormat::fp8_e4m3;
   // The mma's operand format: q's over a 16-bit cache; fp16 over an e4m3 one, which widens to fp16
   // in one instruction per pair (bf16 would take several), with q rounded to fp16 once (exact in
@@ -345,6 +345,13 @@ __global__ void __launch_bounds__(kDecodeThreads)
       }
     }
     const int head = kvh * group + row;
+    if (splits == 1) {
+      // The whole context in this block: normalise and write the output here, as the combine
+      // would (its one split's weight is 1), and skip the combine's launch and the partials.
+      out[(static_cast<std::size_t>(b) * heads + head) * kDecodeD + col] =
+          TraitsOf<T>::from_float(l > 0.0f ? o * cache_scale / l : 0.0f);
+      continue;
+    }
     const std::size_t slot = (static_cast<std::size_t>(b) * heads + head) * splits + split;
     part_o[slot * kDecodeD + col] = o * cache_scale;
     if (col == 0) {
@@ -455,8 +462,8 @@ void decode_attention(StorageFormat type, const void* qkv, const KvCache& cache,
                                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
       decode_attention_kernel<T, Cache><<<grid, kDecodeThreads, smem_bytes, stream>>>(
           static_cast<const T*>(qkv), static_cast<const Cache*>(cache.k), static_cast<const Cache*>(cache.v),
-          cache.scale, part_o, part_ml, layout.heads, layout.kv_heads, context, plan.tiles_per_split, plan.splits,
-          scale_log2);
+          cache.scale, part_o, part_ml, static_cast<T*>(out), layout.heads, layout.kv_heads, context,
+          plan.tiles_per_split, plan.splits, scale_log2);
     };
     if (fp8) {
       run(__nv_fp8_e4m3{}, kDecodeFp8SmemBytes);
@@ -464,6 +471,7 @@ void decode_attention(StorageFormat type, const void* qkv, const KvCache& cache,
       run(T{}, kDecodeSmemBytes);
     }
     ROOFLINE_CHECK_LAUNCH("decode_attention_kernel");
+    if (plan.splits == 1) return;  // the attention kernel wrote the output
     decode_combine_kernel<T><<<static_cast<unsigned>(batch * layout.heads), kDecodeD, 0, stream>>>(
         part_o, part_ml, static_cast<T*>(out), layout.heads, plan.splits);
     ROOFLINE_CHECK_LAUNCH("decode_combine_kernel");
