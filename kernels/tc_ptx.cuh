@@ -143,6 +143,14 @@ __device__ __forceinline__ bool mbarrier_try_wait(uint32_t bar, uint32_t parity)
 // silently: after ~2^32 cycles (about 2 s) of waiting the thread traps, so the launch fails with
 // cudaErrorLaunchFailure, which the host reports. (No printf here: a function call inside the
 // consumers' wgmma loop makes ptxas serialise the wgmma pipeline.)
+// Without the watchdog, for warpgroups that raise their registers with setmaxnreg: ptxas shares
+// one trap block between all the callers of mbarrier_wait, and code that a lower-register region
+// reaches too is held to that region's count (the consumers of flash_wgmma spilled at 168
+// registers with the trap, and fit in 240 without it). Their producer keeps the watchdog.
+__device__ __forceinline__ void mbarrier_wait_untimed(uint32_t bar, uint32_t parity) {
+  while (!mbarrier_try_wait(bar, parity)) {
+  }
+}
 __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
   if (mbarrier_try_wait(bar, parity)) return;
   const long long start = clock64();
@@ -204,6 +212,10 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128_mn(uint32_t smem_address, u
 // warps of a block (the consumers of a warp-specialised kernel) while the others run on.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Counts the calling threads on barrier `id` without waiting (the other side syncs on it).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence() {

@@ -18,13 +18,12 @@ struct FlashWgmmaTiling {
   int smem_bytes;
 };
 // The numbers live in roofline/kernel_tiles.hpp (the benchmarks read them there).
-// 9 warps: two consumer warpgroups and one producer warp (no setmaxnreg). 64-key tiles: with
-// 128-key tiles (S 64 + O 64 + P 32 accumulator registers) ptxas serialised the wgmma for lack of
-// registers (C7512, nvcc 13.0), and so it did, with spills, for a version in which each consumer
-// issued S of the next tile before the softmax of this one (FA3's intra-warpgroup overlap): both
-// compiled to 168 registers per thread whether the block had 384 threads with setmaxnreg raising
-// the consumers to 232, or 288 threads.
-// Shared memory: Q 32 KB + stages x (K + V, 2 x 16 KB) + mbarriers + 1024 bytes of alignment slack.
+// 12 warps: a producer warpgroup (setmaxnreg 24) and two consumer warpgroups (setmaxnreg 240), whose
+// 128-key tiles hold S 64 + O 64 + P 32 accumulator registers per thread. ptxas honours the 240
+// only when the consumers' code shares no block with the producer's: the consumers wait on their
+// mbarriers without the watchdog's trap (ptx::mbarrier_wait_untimed), else ptxas held them to
+// the 168 registers of 384 threads and serialised the wgmma (C7512) with spills (nvcc 13.0).
+// Shared memory: Q 32 KB + stages x (K + V, 2 x 32 KB) + mbarriers + 1024 bytes of alignment slack.
 inline constexpr FlashWgmmaTiling flash_wgmma_tiling{
     kernel_tiles::flash_wgmma_head_dim, kernel_tiles::flash_wgmma.block_m,   kernel_tiles::flash_wgmma.block_n,
     kernel_tiles::flash_wgmma.warps,    kernel_tiles::flash_wgmma.kv_stages, kernel_tiles::flash_wgmma.smem_bytes};

@@ -1,24 +1,32 @@
-// Flash attention forward on Hopper (sm_90a): TMA-fed, warp-specialised, both products on wgmma.
+// Flash attention forward on Hopper (sm_90a): TMA-fed, warp-specialised, both products on wgmma,
+// FlashAttention-3's schedule.
 //
-// One block per (batch x head, 128-query tile), head_dim 128. Warp 8 is the producer: one thread
-// loads the Q tile once and then streams 64-key K and V tiles through three shared-memory stages
-// with TMA (3-D tensor maps [batch*heads][seq][d], so rows past a head's sequence end read as
-// zero), counting them on "full" mbarriers and waiting on "empty" ones. Warpgroups 0 and 1 (warps
-// 0-7) each own 64 query rows and, per K/V tile:
-//   S = Q K^T   8 x wgmma m64n64k16, A = Q and B = K from shared memory (both d-contiguous, K-major)
-//   mask, online softmax in base 2 on the S accumulators (a row lives in the 4 lanes of a quad)
-//   P -> 16 bits in registers: the accumulator layout of m64nN is, per warp, the A-fragment layout
-//         of a register-A wgmma, so P never goes through shared memory
-//   O += P V    4 x wgmma m64n128k16, A = P from registers, B = V from shared memory read N-major
-//               (imm-trans-b: V is stored [key][d], d contiguous)
-// then release the stage. O is divided by the row sum once at the end. The two consumer
-// warpgroups run independently, so one's softmax overlaps the other's matrix products.
+// One block per (batch x head, 128-query tile), head_dim 128, three warpgroups. Warpgroup 0 is the
+// producer: it gives its registers away (setmaxnreg 24) and one thread loads the Q tile once, then
+// streams 128-key K and V tiles with TMA (3-D tensor maps [batch*heads][seq][d], so rows past a
+// head's end read as zero) through two stages each, K and V on their own "full"/"empty" mbarriers
+// so that a K tile is released as soon as S is computed. Warpgroups 1 and 2 take 240 registers each
+// and own 64 query rows; per K/V tile j:
+//   S_j = Q K_j^T        8 x wgmma m64n128k16, A = Q and B = K from shared memory (K-major)
+//   O += P_{j-1} V_{j-1}  8 x wgmma m64n128k16, A = P from registers, B = V from shared memory read
+//                         N-major (imm-trans-b: V is stored [key][d], d contiguous)
+//   both issued back to back; the softmax of S_j (mask, running max, exp2, row sum) runs while the
+//   tensor cores do P_{j-1} V_{j-1} (FA3's intra-warpgroup overlap); then O is rescaled and S_j
+//   packed into P_j, whose registers are the A fragments of the register-A wgmma (the accumulator
+//   layout of m64nN is, per warp, that fragment layout), so P never goes through shared memory.
+// O is divided by the row sum once at the end. The two consumers take turns issuing (ping-pong on
+// two named barriers), so that one's softmax also runs under the other's products.
+//
+// Blocks are ordered for L2 (FA3's LPT schedule): the heads are cut into sections whose K and V fit
+// in a share of L2, and within a section the query tiles go heaviest first (causal: the last rows)
+// with the section's heads fastest, so the blocks that read one head's K and V run together.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cmath>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -37,15 +45,21 @@ constexpr int kBM = flash_wgmma_tiling.block_m;
 constexpr int kBN = flash_wgmma_tiling.block_n;
 constexpr int kStages = flash_wgmma_tiling.kv_stages;
 constexpr int kThreads = flash_wgmma_tiling.warps * 32;
-static_assert(kD == 128 && kBM == 128 && kThreads == 288 && (kBN == 64 || kBN == 128),
-              "two 64-row consumer warpgroups + one producer warp, d split in two 64-wide boxes");
+static_assert(kD == 128 && kBM == 128 && kBN == 128 && kThreads == 384,
+              "a producer warpgroup + two 64-row consumer warpgroups, 128-key tiles, d in two 64-wide boxes");
 constexpr int kQBoxBytes = kBM * 128;        // [128 rows][64 elements] of 16 bits: one TMA box, 128-byte rows
 constexpr uint32_t kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
 constexpr int kQBytes = 2 * kQBoxBytes;
 constexpr int kTileBytes = 2 * kKvBoxBytes;  // one K (or V) tile: two boxes, d 0..63 and 64..127
-constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * (1 + 2 * kStages) + 1024;
+constexpr int kBarriers = 1 + 4 * kStages;   // Q full; K full, K empty, V full, V empty per stage
+constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * kBarriers + 1024;
 static_assert(kSmemBytes == flash_wgmma_tiling.smem_bytes);
-constexpr int kConsumerThreads = 256;  // warps 0-7; warp 8 is the producer
+constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2; warpgroup 0 is the producer
+// setmaxnreg: 24 x 128 + 240 x 256 = 64,512 of the SM's 65,536 registers.
+constexpr uint32_t kProducerRegisters = 24;
+constexpr uint32_t kConsumerRegisters = 240;
+// The share of L2 the K and V of one section of heads may take (FA3 takes 32 MB of H100's 50).
+constexpr long long kL2SectionBytes = 32ll << 20;
 
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
@@ -64,11 +78,7 @@ __device__ __forceinline__ void issue_qk(float (&s_acc)[kBN / 2], uint32_t smem_
     const uint64_t desc_q =
         ptx::wgmma_desc_sw128(smem_q + static_cast<uint32_t>(kk / 4) * kQBoxBytes + consumer * 64 * 128 + k_offset);
     const uint64_t desc_k = ptx::wgmma_desc_sw128(k_tile + static_cast<uint32_t>(kk / 4) * kKvBoxBytes + k_offset);
-    if constexpr (kBN == 128) {
-      ptx::wgmma_m64n128k16_ss<T>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);  // the first k step overwrites
-    } else {
-      ptx::wgmma_m64n64k16_ss<T>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);
-    }
+    ptx::wgmma_m64n128k16_ss<T>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);  // the first k step overwrites
   }
   ptx::wgmma_commit();
 }
@@ -99,12 +109,11 @@ __device__ __forceinline__ void fence_words(uint32_t (&r)[N][4]) {
 }
 
 // Masks one S tile (keys from k0), updates the running max and sum of this thread's two rows
-// (row0, row0 + 8), rescales O, and writes P in the A-fragment layout of the register-A wgmma.
-template <typename T>
-__device__ __forceinline__ void softmax_tile(float (&s_acc)[kBN / 2], float (&o_acc)[64], uint32_t (&p)[kBN / 16][4],
-                                             float (&row_max)[2], float (&row_sum)[2], int k0, int row0, int first_row,
-                                             int lane, int seq, int causal, float scale_log2) {
-  using Traits = TraitsOf<T>;
+// (row0, row0 + 8) and turns the scores into probabilities in place; alpha is the factor the O rows
+// must be scaled by (applied by the caller once the previous P V has completed).
+__device__ __forceinline__ void softmax_scores(float (&s_acc)[kBN / 2], float (&row_max)[2], float (&row_sum)[2],
+                                               float (&alpha)[2], int k0, int row0, int first_row, int lane, int seq,
+                                               int causal, float scale_log2) {
   if (k0 + kBN > seq || (causal && k0 + kBN - 1 > first_row)) {
 #pragma unroll
     for (int n8 = 0; n8 < kBN / 8; ++n8) {
@@ -125,7 +134,7 @@ __device__ __forceinline__ void softmax_tile(float (&s_acc)[kBN / 2], float (&o_
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float new_max = fmaxf(row_max[h], mx * scale_log2);
     const float base = new_max == -INFINITY ? 0.0f : new_max;  // no -inf - -inf
-    const float alpha = fast_exp2(row_max[h] - base);
+    alpha[h] = fast_exp2(row_max[h] - base);
     row_max[h] = new_max;
     float sum = 0.0f;
 #pragma unroll
@@ -137,15 +146,26 @@ __device__ __forceinline__ void softmax_tile(float (&s_acc)[kBN / 2], float (&o_
         sum += prob;
       }
     }
-    row_sum[h] = row_sum[h] * alpha + sum;
+    row_sum[h] = row_sum[h] * alpha[h] + sum;
+  }
+}
+
+__device__ __forceinline__ void rescale(float (&o_acc)[64], const float (&alpha)[2]) {
 #pragma unroll
-    for (int n8 = 0; n8 < kD / 8; ++n8) {
-      o_acc[4 * n8 + 2 * h] *= alpha;
-      o_acc[4 * n8 + 2 * h + 1] *= alpha;
+  for (int n8 = 0; n8 < kD / 8; ++n8) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      o_acc[4 * n8 + 2 * h] *= alpha[h];
+      o_acc[4 * n8 + 2 * h + 1] *= alpha[h];
     }
   }
-  // Accumulator layout (per warp: rows g, g+8; cols 8*n8 + 2*(lane%4)) -> A fragment of k step kt
-  // (keys 16kt..16kt+15): {row g, keys +0..1}, {row g+8, +0..1}, {row g, +8..9}, {row g+8, +8..9}.
+}
+
+// Accumulator layout (per warp: rows g, g+8; cols 8*n8 + 2*(lane%4)) -> A fragment of k step kt
+// (keys 16kt..16kt+15): {row g, keys +0..1}, {row g+8, +0..1}, {row g, +8..9}, {row g+8, +8..9}.
+template <typename T>
+__device__ __forceinline__ void pack_p(const float (&s_acc)[kBN / 2], uint32_t (&p)[kBN / 16][4]) {
+  using Traits = TraitsOf<T>;
 #pragma unroll
   for (int kt = 0; kt < kBN / 16; ++kt) {
     p[kt][0] = Traits::pack(s_acc[8 * kt + 0], s_acc[8 * kt + 1]);
@@ -160,7 +180,8 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                        const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, int heads, int group, int seq,
-                       float scale_log2, int causal, uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
+                       int rows, int section_rows, float scale_log2, int causal, uint32_t v_leading_bytes,
+                       uint32_t v_stride_bytes) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Traits = TraitsOf<T>;
   extern __shared__ unsigned char smem_raw[];
@@ -170,46 +191,74 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t smem_k = smem_q + kQBytes;
   const uint32_t smem_v = smem_k + kStages * kTileBytes;
   const uint32_t q_full = smem_v + kStages * kTileBytes;
-  const uint32_t kv_full = q_full + 8;
-  const uint32_t kv_empty = kv_full + 8 * kStages;
+  const uint32_t k_full = q_full + 8;
+  const uint32_t k_empty = k_full + 8 * kStages;
+  const uint32_t v_full = k_empty + 8 * kStages;
+  const uint32_t v_empty = v_full + 8 * kStages;
 
-  const int bh = static_cast<int>(blockIdx.x);
+  // The block's (batch x head, query tile): sections of section_rows heads, heaviest tiles first.
+  const int q_tiles = (seq + kBM - 1) / kBM;
+  const int per_section = section_rows * q_tiles;
+  const int section = static_cast<int>(blockIdx.x) / per_section;
+  const int in_section = static_cast<int>(blockIdx.x) % per_section;
+  const int first_bh = section * section_rows;
+  const int section_here = min(section_rows, rows - first_bh);
+  const int rank = in_section / section_here;  // 0: the heaviest tile
+  const int bh = first_bh + in_section % section_here;
+  const int q0 = (causal ? q_tiles - 1 - rank : rank) * kBM;
   const int kv_index = (bh / heads) * (heads / group) + (bh % heads) / group;
-  const int q0 = (static_cast<int>(gridDim.y) - 1 - static_cast<int>(blockIdx.y)) * kBM;
   const int kv_tiles_all = (seq + kBN - 1) / kBN;
   const int kv_tiles = causal ? min(kv_tiles_all, (q0 + kBM + kBN - 1) / kBN) : kv_tiles_all;
-  const int warpgroup = static_cast<int>(threadIdx.x) / 128;  // 0, 1: consumers; 2: the producer warp
+  // 0: the producer; 1, 2: consumers. Read through a shuffle so that ptxas sees a warp-uniform value:
+  // it applies setmaxnreg's register counts only to code whose branch it can prove uniform.
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
 
   if (threadIdx.x == 0) {
     ptx::mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(kv_full + 8 * s, 1);
-      ptx::mbarrier_init(kv_empty + 8 * s, kConsumerThreads);
+      ptx::mbarrier_init(k_full + 8 * s, 1);
+      ptx::mbarrier_init(k_empty + 8 * s, kConsumerThreads);
+      ptx::mbarrier_init(v_full + 8 * s, 1);
+      ptx::mbarrier_init(v_empty + 8 * s, kConsumerThreads);
     }
     ptx::fence_mbarrier_init();
   }
   __syncthreads();
 
-  if (warpgroup == 2) {
-    if (threadIdx.x == kConsumerThreads) {
+  auto stage = [](int j) { return static_cast<uint32_t>(j % kStages); };
+  auto parity = [](int j) { return static_cast<uint32_t>(j / kStages) & 1u; };
+
+  if (warpgroup == 0) {
+    ptx::setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == 0) {
+      auto load = [&](uint32_t full, uint32_t empty, uint32_t tiles, const CUtensorMap* map, int j) {
+        ptx::mbarrier_wait(empty + 8 * stage(j), parity(j) ^ 1u);
+        ptx::mbarrier_arrive_expect_tx(full + 8 * stage(j), kTileBytes);
+        const uint32_t tile = tiles + stage(j) * kTileBytes;
+        ptx::tma_load_3d(tile, map, full + 8 * stage(j), 0, j * kBN, kv_index);
+        ptx::tma_load_3d(tile + kKvBoxBytes, map, full + 8 * stage(j), 64, j * kBN, kv_index);
+      };
       ptx::mbarrier_arrive_expect_tx(q_full, kQBytes);
       ptx::tma_load_3d(smem_q, &map_q, q_full, 0, q0, bh);
       ptx::tma_load_3d(smem_q + kQBoxBytes, &map_q, q_full, 64, q0, bh);
+      // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
       for (int j = 0; j < kv_tiles; ++j) {
-        const int s = j % kStages;
-        const uint32_t phase = static_cast<uint32_t>(j / kStages) & 1u;
-        ptx::mbarrier_wait(kv_empty + 8 * s, phase ^ 1u);
-        ptx::mbarrier_arrive_expect_tx(kv_full + 8 * s, 2 * kTileBytes);
-        const uint32_t k_tile = smem_k + s * kTileBytes;
-        const uint32_t v_tile = smem_v + s * kTileBytes;
-        ptx::tma_load_3d(k_tile, &map_k, kv_full + 8 * s, 0, j * kBN, kv_index);
-        ptx::tma_load_3d(k_tile + kKvBoxBytes, &map_k, kv_full + 8 * s, 64, j * kBN, kv_index);
-        ptx::tma_load_3d(v_tile, &map_v, kv_full + 8 * s, 0, j * kBN, kv_index);
-        ptx::tma_load_3d(v_tile + kKvBoxBytes, &map_v, kv_full + 8 * s, 64, j * kBN, kv_index);
+        load(k_full, k_empty, smem_k, &map_k, j);
+        if (j > 0) load(v_full, v_empty, smem_v, &map_v, j - 1);
+      }
+      load(v_full, v_empty, smem_v, &map_v, kv_tiles - 1);
+      // The consumers wait without a watchdog (mbarrier_wait_untimed); the producer's own waits
+      // cover every tile but the last ones, which it waits for here: a load that never lands
+      // then traps instead of hanging the GPU.
+      ptx::mbarrier_wait(q_full, 0);
+      for (int j = max(0, kv_tiles - kStages); j < kv_tiles; ++j) {
+        ptx::mbarrier_wait(k_full + 8 * stage(j), parity(j));
+        ptx::mbarrier_wait(v_full + 8 * stage(j), parity(j));
       }
     }
   } else {
-    const int consumer = warpgroup;
+    ptx::setmaxnreg_inc<kConsumerRegisters>();
+    const int consumer = warpgroup - 1;
     const int t = static_cast<int>(threadIdx.x) % 128;
     const int lane = t % 32;
     const int first_row = q0 + consumer * 64;               // this warpgroup's rows: first_row .. first_row + 63
@@ -217,11 +266,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Tiles this warpgroup computes; causal: none past its last row (it still waits on and releases
     // the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
     const int wg_tiles = causal ? min(kv_tiles, (first_row + 63) / kBN + 1) : kv_tiles;
-    auto full_bar = [&](int j) { return kv_full + 8 * (j % kStages); };
-    auto parity = [](int j) { return static_cast<uint32_t>(j / kStages) & 1u; };
-    auto k_tile = [&](int j) { return smem_k + (j % kStages) * kTileBytes; };
-    auto v_tile = [&](int j) { return smem_v + (j % kStages) * kTileBytes; };
-    auto release = [&](int j) { ptx::mbarrier_arrive(kv_empty + 8 * (j % kStages)); };
+    auto k_tile = [&](int j) { return smem_k + stage(j) * kTileBytes; };
+    auto v_tile = [&](int j) { return smem_v + stage(j) * kTileBytes; };
+    auto wait_k = [&](int j) { ptx::mbarrier_wait_untimed(k_full + 8 * stage(j), parity(j)); };
+    auto wait_v = [&](int j) { ptx::mbarrier_wait_untimed(v_full + 8 * stage(j), parity(j)); };
+    auto release_k = [&](int j) { ptx::mbarrier_arrive(k_empty + 8 * stage(j)); };
+    auto release_v = [&](int j) { ptx::mbarrier_arrive(v_empty + 8 * stage(j)); };
 
     float o_acc[64];
 #pragma unroll
@@ -229,25 +279,60 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptx::fence_registers(o_acc);
     float row_max[2] = {-INFINITY, -INFINITY};
     float row_sum[2] = {0.0f, 0.0f};
+    float alpha[2];
     uint32_t p[kBN / 16][4];
     float s_acc[kBN / 2];
 
-    ptx::mbarrier_wait(q_full, 0);
-    for (int j = 0; j < wg_tiles; ++j) {
-      ptx::mbarrier_wait(full_bar(j), parity(j));
+    // Ping-pong: the two consumers take turns issuing their products (named barriers 1 and 2, one
+    // per consumer, each passed when its owner syncs and the other consumer arrives), so that one
+    // consumer's softmax runs while the tensor cores do the other's S and P V. Consumer 0 starts:
+    // consumer 1 arrives on consumer 0's barrier once up front. Both consumers run the same number
+    // of tiles (the tile is as tall as it is wide, so the causal diagonal falls in one tile for
+    // both), so the turns pair up to the end.
+    const int my_turn = 1 + consumer;
+    const int their_turn = 2 - consumer;
+    if (consumer == 1) ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+
+    ptx::mbarrier_wait_untimed(q_full, 0);
+    ptx::named_barrier_sync(my_turn, kConsumerThreads);
+    wait_k(0);
+    issue_qk<T>(s_acc, smem_q, k_tile(0), consumer);
+    ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+    ptx::wgmma_wait<0>();
+    ptx::fence_registers(s_acc);
+    release_k(0);
+    softmax_scores(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2);
+    pack_p<T>(s_acc, p);
+    for (int j = 1; j < wg_tiles; ++j) {
+      ptx::named_barrier_sync(my_turn, kConsumerThreads);
+      wait_k(j);
       issue_qk<T>(s_acc, smem_q, k_tile(j), consumer);
-      ptx::wgmma_wait<0>();
+      rescale(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
+      wait_v(j - 1);
+      issue_pv<T>(o_acc, p, v_tile(j - 1), v_leading_bytes, v_stride_bytes);
+      ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+      ptx::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
       ptx::fence_registers(s_acc);
-      softmax_tile<T>(s_acc, o_acc, p, row_max, row_sum, j * kBN, row0, first_row, lane, seq, causal, scale_log2);
-      issue_pv<T>(o_acc, p, v_tile(j), v_leading_bytes, v_stride_bytes);
+      release_k(j);
+      softmax_scores(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2);
       ptx::wgmma_wait<0>();
       ptx::fence_registers(o_acc);
       fence_words(p);
-      release(j);
+      release_v(j - 1);
+      pack_p<T>(s_acc, p);
     }
+    rescale(o_acc, alpha);
+    wait_v(wg_tiles - 1);
+    issue_pv<T>(o_acc, p, v_tile(wg_tiles - 1), v_leading_bytes, v_stride_bytes);
+    ptx::wgmma_wait<0>();
+    ptx::fence_registers(o_acc);
+    fence_words(p);
+    release_v(wg_tiles - 1);
     for (int j = wg_tiles; j < kv_tiles; ++j) {
-      ptx::mbarrier_wait(full_bar(j), parity(j));
-      release(j);
+      wait_k(j);
+      release_k(j);
+      wait_v(j);
+      release_v(j);
     }
 
     // ---- O / row sum ----
@@ -288,14 +373,18 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, const 
   const CUtensorMap map_v = make_map(type, v, shape.batch * shape.kv_heads, shape.seq, kBN);
   ROOFLINE_CUDA_CHECK(
       cudaFuncSetAttribute(flash_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  const long long bh = static_cast<long long>(shape.batch) * shape.heads;
-  const int q_tiles = (shape.seq + kBM - 1) / kBM;
-  require(bh <= 0x7fffffff && q_tiles <= 65535, "flash attention (wgmma): grid too large for this shape");
-  const dim3 grid(static_cast<unsigned>(bh), static_cast<unsigned>(q_tiles));
-  flash_wgmma_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(
-      map_q, map_k, map_v, static_cast<T*>(o), shape.heads, shape.heads / shape.kv_heads, shape.seq,
-      scale * 1.4426950408889634f, shape.causal ? 1 : 0, swap_v_offsets ? 1024u : kKvBoxBytes,
-      swap_v_offsets ? kKvBoxBytes : 1024u);
+  const long long rows = static_cast<long long>(shape.batch) * shape.heads;
+  const long long q_tiles = (shape.seq + kBM - 1) / kBM;
+  require(rows * q_tiles <= 0x7fffffff, "flash attention (wgmma): grid too large for this shape");
+  // Query heads per L2 section: as many KV heads' K and V as fit in the share, times the group
+  // (a KV head's query heads are consecutive rows), at least one group.
+  const int group = shape.heads / shape.kv_heads;
+  const long long kv_head_bytes = 2ll * shape.seq * kD * 2;
+  const long long section_rows = std::min(rows, std::max(1ll, kL2SectionBytes / kv_head_bytes) * group);
+  flash_wgmma_kernel<T><<<static_cast<unsigned>(rows * q_tiles), kThreads, kSmemBytes, stream>>>(
+      map_q, map_k, map_v, static_cast<T*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
+      static_cast<int>(section_rows), scale * 1.4426950408889634f, shape.causal ? 1 : 0,
+      swap_v_offsets ? 1024u : kKvBoxBytes, swap_v_offsets ? kKvBoxBytes : 1024u);
   ROOFLINE_CHECK_LAUNCH("flash_wgmma_kernel");
 }
 

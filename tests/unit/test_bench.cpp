@@ -798,9 +798,10 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // decode-only ones (cuBLASLt): the --quick 4x8192x8192, and 70B's 4 projections x 9 token counts
   // less the 4 at m = 128 (prefill shapes) and the --quick one.
   CHECK(compute::all_gemm_cases().size() == compute::gemm_cases.size() + 164 * 2 + 32);
-  // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4, and
-  // 2 x 2 x 2 small shapes and fp16 N = 512; each with standard and the three flash kernels.
-  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 8 + 1));
+  // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4,
+  // B = 4 at N 1k, 2k, 8k, 16k (causal and full) and full 32k, and 2 x 2 x 2 small shapes and fp16
+  // N = 512; each with standard and the three flash kernels.
+  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 9 + 8 + 1));
   // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call.
   CHECK(quick == 3 + 24 + 7 + 40);
   for (std::string_view id :

@@ -249,6 +249,12 @@ constexpr void for_each_attention_case(F&& f) {
   all(4, 32, 32, 4096, 128, true, DType::fp16, false);
   all(4, 32, 32, 4096, 64, true, DType::fp16, false);
   all(4, 32, 32, 32768, 128, true, DType::bf16, false);  // S would need 256 GiB: standard does not fit
+  // Issue 21's target, B x H = 128 at every N from 1k to 32k (N 4096 and causal 32768 are above).
+  for (bool causal : {true, false}) {
+    for (std::int64_t n : {1024, 2048, 8192, 16384, 32768}) {
+      if (!(causal && n == 32768)) all(4, 32, 32, n, 128, causal, DType::bf16, false);
+    }
+  }
   // Small shapes of every path (--quick): whole tiles, and ragged ones (N = 1000) with GQA.
   for (std::int64_t d : {64, 128}) {
     for (bool causal : {false, true}) {

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Issue 21's flash-attention table from one device call (markdown on stdout): roofline's Hopper
+flash kernel (`roofline bench --suite compute --filter flashwgmma`) beside every SDPA backend on the
+same shapes (scripts/gpu/torch_attention.py).
+
+  flash_attention_table.py BENCH.json TORCH.json
+
+Times in us (medians), TFLOP/s by the model's FLOP count (both sides count the same), the SM clock
+each side ran at (roofline: the sample's; SDPA: before and after), and cuDNN's time over ours
+(>= 1: ours is faster).
+"""
+import json
+import sys
+
+from summarize_paired import rows_of
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)
+        sys.exit(2)
+    with open(sys.argv[1], encoding="utf-8") as f:
+        ours = {r["id"]: r for r in rows_of(json.load(f))}
+    with open(sys.argv[2], encoding="utf-8") as f:
+        torch_report = json.load(f)
+    by_shape = {}
+    for r in torch_report["results"]:
+        key = (r["causal"], r["seq"], r["batch"], r["heads"], r["kv_heads"])
+        by_shape.setdefault(key, {})[r["backend"]] = r
+    print(f"PyTorch {torch_report['torch']} (CUDA {torch_report['cuda']}, cuDNN {torch_report['cudnn']}), "
+          f"{torch_report['device']}.\n")
+    print("| mask | N | B | H / KV | roofline us | TFLOP/s | MHz | cuDNN us | TFLOP/s | MHz | FA2 TFLOP/s "
+          "| efficient TFLOP/s | cuDNN / roofline |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    ratios = []
+    for key in sorted(by_shape, key=lambda k: (not k[0], k[1], k[2], k[4])):
+        causal, seq, batch, heads, kv_heads = key
+        mask = "causal" if causal else "full"
+        case = f"attn.bf16.{mask}.d128.b{batch}h{heads}kv{kv_heads}.n{seq}.flashwgmma"
+        mine = ours.get(case)
+        backends = by_shape[key]
+
+        def passed(name):
+            r = backends.get(name)
+            return r if r and r["status"] == "passed" else None
+
+        def tflops(name):
+            r = passed(name)
+            return f"{r['tflops']:.0f}" if r else (backends[name]["status"] if name in backends else "-")
+
+        cudnn = passed("cudnn")
+        if not mine or mine.get("status") != "passed":
+            ours_cells = [mine["status"] if mine else "not run", "", ""]
+            ratio = ""
+        else:
+            ours_cells = [f"{mine['median_us']:.1f}", f"{mine['tflops']:.0f}", f"{mine['sm_clock_mhz']:.0f}"]
+            ratio = f"{cudnn['median_us'] / mine['median_us']:.2f}" if cudnn else ""
+            if cudnn:
+                ratios.append(cudnn["median_us"] / mine["median_us"])
+        cudnn_cells = ([f"{cudnn['median_us']:.1f}", f"{cudnn['tflops']:.0f}",
+                        "-".join(f"{c:.0f}" for c in cudnn["sm_clock_mhz"] if c)] if cudnn else ["-", "-", "-"])
+        print(f"| {mask} | {seq} | {batch} | {heads} / {kv_heads} | " + " | ".join(ours_cells) + " | " +
+              " | ".join(cudnn_cells) + f" | {tflops('flash')} | {tflops('efficient')} | {ratio} |")
+    if ratios:
+        print(f"\n{sum(r >= 1 for r in ratios)} of {len(ratios)} shapes at or above cuDNN; "
+              f"cuDNN / roofline {min(ratios):.2f} - {max(ratios):.2f}.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""The library side of issue 21's flash-attention target, measured with PyTorch on the GPU machine.
+
+The fused backends of torch.nn.functional.scaled_dot_product_attention (cuDNN, FlashAttention-2,
+memory-efficient; the math backend is the unfused reference, never the fastest) on the prefill
+shapes of roofline's compute suite at head dim 128 (`attn.bf16.*.d128.*`): q, K, V and O laid out
+[batch][heads][seq][128] as roofline's kernel reads them, bf16, causal and full.
+
+  python3 scripts/gpu/torch_attention.py OUT.json
+
+- GQA: SDPA's own `enable_gqa`; a backend that refuses it is timed on K and V repeated to the query
+  heads beforehand (not timed), and its row says `kv_expanded`.
+- Timing: one CUDA graph of enough launches for about 20 ms, median of the replays' per-launch
+  times. The SM clock is read with nvidia-smi before and after.
+- FLOPs: the count roofline's model uses (4 x B x H x N x N_keys x d; causal counts the keys up to
+  and including the diagonal, N (N + 1) / 2 per head), so TFLOP/s compare directly with
+  `roofline bench`'s.
+- Every backend's output is checked against fp32 attention computed in PyTorch ops on a sample: the
+  first and last 128 query rows of the first and last (batch, head) (relative error below 2e-2).
+"""
+import json
+import math
+import statistics
+import sys
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from gpu_clock import sm_clock
+
+HEAD_DIM = 128
+BACKENDS = {
+    "cudnn": SDPBackend.CUDNN_ATTENTION,
+    "flash": SDPBackend.FLASH_ATTENTION,
+    "efficient": SDPBackend.EFFICIENT_ATTENTION,
+}
+SAMPLES = 9
+TARGET_GRAPH_MS = 20.0
+
+
+def shapes():
+    """(batch, heads, kv_heads, seq, causal): include/roofline/bench/compute_suite.hpp's d128 cases."""
+    out = []
+    for causal in (True, False):
+        for n in (512, 1024, 2048, 4096, 8192, 16384, 32768):
+            out.append((max(1, 16384 // n), 32, 32, n, causal))  # 16K tokens per batch
+            if n >= 1024 and n != 4096:
+                out.append((4, 32, 32, n, causal))  # B x H = 128 at every N (issue 21's target)
+    out += [(4, 32, 8, 4096, True), (4, 32, 8, 4096, False)]  # GQA
+    return sorted(set(out), key=lambda s: (not s[4], s[3], s[0], s[2]))
+
+
+def flops(batch, heads, seq, causal):
+    keys = seq * (seq + 1) / 2 if causal else seq * seq
+    return 4.0 * batch * heads * keys * HEAD_DIM
+
+
+def attend(backend, q, k, v, causal, gqa):
+    with sdpa_kernel([backend]):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+
+def time_graph(fn, launches):
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):  # warm-up outside the graph (workspace allocation, autotuning)
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(launches):
+            fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(SAMPLES):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000.0 / launches)
+    return statistics.median(times), min(times), max(times)
+
+
+def sampled_error(out, q, k, v, causal):
+    """Relative error of `out` on the first and last 128 query rows of the first and last (b, h)."""
+    batch, heads, seq, _ = q.shape
+    group = heads // k.shape[1]
+    num = den = 0.0
+    for b, h in {(0, 0), (batch - 1, heads - 1)}:
+        for r0 in sorted({0, max(0, seq - 128)}):
+            rows = torch.arange(r0, min(seq, r0 + 128), device=q.device)
+            qs = q[b, h, rows].float()
+            ks, vs = k[b, h // group].float(), v[b, h // group].float()
+            scores = qs @ ks.t() / math.sqrt(HEAD_DIM)
+            if causal:
+                keys = torch.arange(seq, device=q.device)
+                scores = scores.masked_fill(keys[None, :] > rows[:, None], float("-inf"))
+            want = torch.softmax(scores, dim=-1) @ vs
+            got = out[b, h, rows].float()
+            num += torch.linalg.vector_norm(got - want).item() ** 2
+            den += torch.linalg.vector_norm(want).item() ** 2
+    return math.sqrt(num / den)
+
+
+def run_shape(batch, heads, kv_heads, seq, causal, rows):
+    gen = torch.Generator(device="cuda").manual_seed(batch * 100003 + seq * 7 + kv_heads + causal)
+    unit = math.sqrt(3.0)  # unit variance, as roofline's runner fills them
+
+    def uniform(h):
+        return (torch.rand(batch, h, seq, HEAD_DIM, device="cuda", generator=gen) * 2 - 1).mul_(unit).bfloat16()
+
+    q, k, v = uniform(heads), uniform(kv_heads), uniform(kv_heads)
+    total = flops(batch, heads, seq, causal)
+    for name, backend in BACKENDS.items():
+        row = {"batch": batch, "heads": heads, "kv_heads": kv_heads, "seq": seq, "head_dim": HEAD_DIM,
+               "causal": causal, "backend": name, "flops": total}
+        gqa = kv_heads != heads
+        ke, ve = k, v
+        try:
+            out = attend(backend, q, k, v, causal, gqa)
+        except RuntimeError as native_error:
+            if not gqa:
+                row.update(status="not_supported", detail=str(native_error).splitlines()[0][:200])
+                rows.append(row)
+                continue
+            try:
+                ke = k.repeat_interleave(heads // kv_heads, dim=1)
+                ve = v.repeat_interleave(heads // kv_heads, dim=1)
+                gqa = False
+                out = attend(backend, q, ke, ve, causal, False)
+            except RuntimeError as e:
+                row.update(status="not_supported", detail=str(e).splitlines()[0][:200])
+                rows.append(row)
+                continue
+        error = sampled_error(out, q, k, v, causal)
+        row.update(kv_expanded=(kv_heads != heads and not gqa), relative_error=error)
+        del out
+        if not error < 2e-2:
+            row.update(status="failed", detail=f"relative error {error:.2e} against fp32 on sampled rows")
+            rows.append(row)
+            continue
+        estimate_ms = total / 400e12 * 1e3
+        launches = max(1, min(50, round(TARGET_GRAPH_MS / estimate_ms)))
+        clock_before = sm_clock()
+        median, low, high = time_graph(lambda: attend(backend, q, ke, ve, causal, gqa), launches)
+        row.update(status="passed", median_us=median, min_us=low, max_us=high, launches=launches,
+                   tflops=total / (median * 1e-6) / 1e12, sm_clock_mhz=[clock_before, sm_clock()])
+        rows.append(row)
+    del q, k, v
+    torch.cuda.empty_cache()
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: torch_attention.py OUT.json", file=sys.stderr)
+        sys.exit(2)
+    rows = []
+    for shape in shapes():
+        run_shape(*shape, rows)
+        best = min((r for r in rows[-len(BACKENDS):] if r["status"] == "passed"), key=lambda r: r["median_us"],
+                   default=None)
+        print(f"b{shape[0]} h{shape[1]} kv{shape[2]} n{shape[3]} {'causal' if shape[4] else 'full'}: best "
+              f"{best['backend'] if best else '-'} {best['tflops'] if best else float('nan'):.0f} TFLOP/s",
+              file=sys.stderr)
+    report = {"torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+              "device": torch.cuda.get_device_name(0), "results": rows}
+    with open(sys.argv[1], "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
