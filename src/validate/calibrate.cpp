@@ -97,6 +97,25 @@ std::optional<std::string> choose_axes(CalibrationTable& table, bool axis_option
   return note;
 }
 
+// For each benchmark id timed in more than one run, the run whose measurement calibrate learns:
+// the newest by start time (ISO 8601 strings compare in time order), the later file where the
+// times tie or are not recorded. A kernel measured again after a change is the kernel as it is
+// now; averaging the two would describe neither.
+std::map<std::string, std::size_t> newest_timed_runs(std::span<const MeasuredRun> runs) {
+  std::map<std::string, std::size_t> newest;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (const Measurement& m : runs[r].results) {
+      if (!m.timed()) continue;
+      const auto [it, first] = newest.try_emplace(m.id, r);
+      if (first) continue;
+      const std::string& mine = runs[r].started_utc;
+      const std::string& theirs = runs[it->second].started_utc;
+      if (mine.empty() || theirs.empty() || mine >= theirs) it->second = r;
+    }
+  }
+  return newest;
+}
+
 }  // namespace
 
 // ---- building --------------------------------------------------------------------------------
@@ -140,11 +159,18 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
   };
   std::map<std::pair<std::string, std::string>, Best> best;  // (best table, problem) -> fastest
   std::set<std::string> optional_axes;                       // tables whose series axis is optional
-  for (const MeasuredRun& run : runs) {
+  const std::map<std::string, std::size_t> newest = newest_timed_runs(runs);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const MeasuredRun& run = runs[r];
     CalibrationSource source{run.file, run.format, run.device_name, run.started_utc, run.quick, 0, std::nullopt};
     for (const Measurement& m : run.results) {
       if (!m.timed()) {
         out.skipped.push_back({m.id, m.status == "passed" ? "not timed" : fmt::format("status {}", m.status)});
+        continue;
+      }
+      if (const std::size_t latest = newest.at(m.id); latest != r) {
+        out.skipped.push_back({m.id, fmt::format("measured again in {} (started {}): the newest measurement is learnt",
+                                                 runs[latest].file, runs[latest].started_utc)});
         continue;
       }
       if (const auto collective = collective_sample(m)) {

@@ -678,6 +678,58 @@ TEST_CASE(
   CHECK_FALSE(std::get<CalibratedTime>(t).clamped);
 }
 
+TEST_CASE("calibrate learns the newest measurement of a benchmark measured in several runs") {
+  const GpuSpec& h200 = fixture::gpus().find("h200");
+  const Roofs roofs = Roofs::of(h200);
+  // One decode-attention case in two runs: at a third of its roofline speed on 2026-12-01 and at
+  // half of it on 2026-12-02 (the kernel improved in between).
+  const auto run_at = [&](const char* file, const char* started, double efficiency) {
+    MeasuredRun run;
+    run.file = file;
+    run.format = "roofline.bench.v1";
+    run.device_name = "NVIDIA H200";
+    run.hardware_id = "h200-sxm";
+    run.started_utc = started;
+    Measurement m;
+    m.suite = "memory";
+    m.group = "decode_attention";
+    m.id = "attention.decode.bf16.b1.ctx2048.flashdecode";
+    m.implementation = "roofline";
+    m.kernel = "flashdecode";
+    m.status = "passed";
+    m.parameters = {{"dtype", "bf16"}, {"batch", 1}, {"context", 2048}, {"heads", 64}, {"kv_heads", 8}, {"head_dim", 128}};
+    m.timing = MeasuredTiming{1e-6, 1e-6, 1e-6, 30};
+    const double ideal = ideal_time(basis_of(m), roofs).time_s;
+    m.timing = MeasuredTiming{ideal / efficiency, ideal / efficiency, ideal / efficiency, 30};
+    run.results.push_back(m);
+    return run;
+  };
+  const MeasuredRun older = run_at("old.json", "2026-12-01T09:00:00Z", 1.0 / 3);
+  const MeasuredRun newer = run_at("new.json", "2026-12-02T16:00:00Z", 0.5);
+  // Either order of the files: the table holds the newer point alone, and the older is listed
+  // among the skipped with the file that replaced it.
+  for (const std::vector<MeasuredRun>& runs : {std::vector{older, newer}, std::vector{newer, older}}) {
+    const CalibrationBuild build = build_calibration(runs, h200);
+    const CalibrationTable* table = build.calibration.table("attention.decode.bf16.d128");
+    REQUIRE(table != nullptr);
+    REQUIRE(table->points.size() == 1);
+    CHECK(table->points.front().efficiency == Approx(0.5));
+    const auto skipped = std::find_if(build.skipped.begin(), build.skipped.end(), [](const auto& s) {
+      return s.id == "attention.decode.bf16.b1.ctx2048.flashdecode";
+    });
+    REQUIRE(skipped != build.skipped.end());
+    CHECK_THAT(skipped->reason, Contains("measured again in new.json (started 2026-12-02T16:00:00Z)"));
+  }
+  // Start times not recorded: the later file wins.
+  MeasuredRun first = older;
+  MeasuredRun second = newer;
+  first.started_utc.clear();
+  second.started_utc.clear();
+  const std::vector<MeasuredRun> unrecorded{second, first};
+  CHECK(build_calibration(unrecorded, h200).calibration.table("attention.decode.bf16.d128")->points.front().efficiency ==
+        Approx(1.0 / 3));
+}
+
 namespace {
 
 Measurement recorded(std::string group, std::string id, nlohmann::json parameters) {
