@@ -51,7 +51,7 @@ constexpr int kQBoxBytes = kBM * 128;        // [128 rows][64 elements] of 16 bi
 constexpr uint32_t kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
 constexpr int kQBytes = 2 * kQBoxBytes;
 constexpr int kTileBytes = 2 * kKvBoxBytes;  // one K (or V) tile: two boxes, d 0..63 and 64..127
-constexpr int kBarriers = 1 + 4 * kStages;   // Q full; K full, K empty, V full, V empty per stage
+constexpr int kBarriers = 2 + 4 * kStages;   // Q full and empty; K full, K empty, V full, V empty per stage
 constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * kBarriers + 1024;
 static_assert(kSmemBytes == flash_wgmma_tiling.smem_bytes);
 constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2; warpgroup 0 is the producer
@@ -60,6 +60,10 @@ constexpr uint32_t kProducerRegisters = 24;
 constexpr uint32_t kConsumerRegisters = 240;
 // The share of L2 the K and V of one section of heads may take (FA3 takes 32 MB of H100's 50).
 constexpr long long kL2SectionBytes = 32ll << 20;
+// Persistent blocks where a query tile averages at most this many K/V tiles (N <= 1024 at 128-key
+// tiles, causal or not): there they ran 0.75-0.93x the time of a block per tile, while at N >= 4096
+// causal they ran 1.08-1.14x (static striding balances the uneven causal tiles worse).
+constexpr double kPersistentMaxKvTiles = 8.0;
 
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
@@ -176,6 +180,34 @@ __device__ __forceinline__ void pack_p(const float (&s_acc)[kBN / 2], uint32_t (
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// The work of one query tile: its (batch x head) row, first query, KV head and K/V tiles.
+struct QueryTile {
+  int bh;
+  int q0;
+  int kv_index;
+  int kv_tiles;
+};
+
+// Tile `index` in L2 order: sections of section_rows heads; within a section the heaviest tiles
+// (causal: the last rows) first, the section's heads fastest.
+__device__ __forceinline__ QueryTile query_tile(int index, int heads, int group, int seq, int rows, int section_rows,
+                                                int causal) {
+  const int q_tiles = (seq + kBM - 1) / kBM;
+  const int per_section = section_rows * q_tiles;
+  const int section = index / per_section;
+  const int in_section = index % per_section;
+  const int first_bh = section * section_rows;
+  const int section_here = min(section_rows, rows - first_bh);
+  const int rank = in_section / section_here;  // 0: the heaviest tile
+  QueryTile t;
+  t.bh = first_bh + in_section % section_here;
+  t.q0 = (causal ? q_tiles - 1 - rank : rank) * kBM;
+  t.kv_index = (t.bh / heads) * (heads / group) + (t.bh % heads) / group;
+  const int kv_tiles_all = (seq + kBN - 1) / kBN;
+  t.kv_tiles = causal ? min(kv_tiles_all, (t.q0 + kBM + kBN - 1) / kBN) : kv_tiles_all;
+  return t;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
@@ -191,30 +223,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t smem_k = smem_q + kQBytes;
   const uint32_t smem_v = smem_k + kStages * kTileBytes;
   const uint32_t q_full = smem_v + kStages * kTileBytes;
-  const uint32_t k_full = q_full + 8;
+  const uint32_t q_empty = q_full + 8;
+  const uint32_t k_full = q_empty + 8;
   const uint32_t k_empty = k_full + 8 * kStages;
   const uint32_t v_full = k_empty + 8 * kStages;
   const uint32_t v_empty = v_full + 8 * kStages;
 
-  // The block's (batch x head, query tile): sections of section_rows heads, heaviest tiles first.
-  const int q_tiles = (seq + kBM - 1) / kBM;
-  const int per_section = section_rows * q_tiles;
-  const int section = static_cast<int>(blockIdx.x) / per_section;
-  const int in_section = static_cast<int>(blockIdx.x) % per_section;
-  const int first_bh = section * section_rows;
-  const int section_here = min(section_rows, rows - first_bh);
-  const int rank = in_section / section_here;  // 0: the heaviest tile
-  const int bh = first_bh + in_section % section_here;
-  const int q0 = (causal ? q_tiles - 1 - rank : rank) * kBM;
-  const int kv_index = (bh / heads) * (heads / group) + (bh % heads) / group;
-  const int kv_tiles_all = (seq + kBN - 1) / kBN;
-  const int kv_tiles = causal ? min(kv_tiles_all, (q0 + kBM + kBN - 1) / kBN) : kv_tiles_all;
+  // Block b takes tiles b, b + gridDim.x, ... (one tile where the grid has a block per tile; see
+  // launch for when it is persistent); the K/V ring's tile count runs on across query tiles, so
+  // the next tile's Q and first K/V load while this one finishes.
+  const int tiles = rows * ((seq + kBM - 1) / kBM);
   // 0: the producer; 1, 2: consumers. Read through a shuffle so that ptxas sees a warp-uniform value:
   // it applies setmaxnreg's register counts only to code whose branch it can prove uniform.
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
 
   if (threadIdx.x == 0) {
     ptx::mbarrier_init(q_full, 1);
+    ptx::mbarrier_init(q_empty, kConsumerThreads);
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(k_full + 8 * s, 1);
       ptx::mbarrier_init(k_empty + 8 * s, kConsumerThreads);
@@ -231,27 +256,35 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == 0) {
-      auto load = [&](uint32_t full, uint32_t empty, uint32_t tiles, const CUtensorMap* map, int j) {
+      auto load = [&](uint32_t full, uint32_t empty, uint32_t ring, const CUtensorMap* map, int j, int key_tile,
+                      int kv_index) {
         ptx::mbarrier_wait(empty + 8 * stage(j), parity(j) ^ 1u);
         ptx::mbarrier_arrive_expect_tx(full + 8 * stage(j), kTileBytes);
-        const uint32_t tile = tiles + stage(j) * kTileBytes;
-        ptx::tma_load_3d(tile, map, full + 8 * stage(j), 0, j * kBN, kv_index);
-        ptx::tma_load_3d(tile + kKvBoxBytes, map, full + 8 * stage(j), 64, j * kBN, kv_index);
+        const uint32_t tile = ring + stage(j) * kTileBytes;
+        ptx::tma_load_3d(tile, map, full + 8 * stage(j), 0, key_tile * kBN, kv_index);
+        ptx::tma_load_3d(tile + kKvBoxBytes, map, full + 8 * stage(j), 64, key_tile * kBN, kv_index);
       };
-      ptx::mbarrier_arrive_expect_tx(q_full, kQBytes);
-      ptx::tma_load_3d(smem_q, &map_q, q_full, 0, q0, bh);
-      ptx::tma_load_3d(smem_q + kQBoxBytes, &map_q, q_full, 64, q0, bh);
-      // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
-      for (int j = 0; j < kv_tiles; ++j) {
-        load(k_full, k_empty, smem_k, &map_k, j);
-        if (j > 0) load(v_full, v_empty, smem_v, &map_v, j - 1);
+      int ring = 0;  // K/V tiles loaded so far
+      int count = 0;
+      for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
+        const QueryTile t = query_tile(index, heads, group, seq, rows, section_rows, causal);
+        ptx::mbarrier_wait(q_empty, (static_cast<uint32_t>(count) & 1u) ^ 1u);
+        ptx::mbarrier_arrive_expect_tx(q_full, kQBytes);
+        ptx::tma_load_3d(smem_q, &map_q, q_full, 0, t.q0, t.bh);
+        ptx::tma_load_3d(smem_q + kQBoxBytes, &map_q, q_full, 64, t.q0, t.bh);
+        // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
+        for (int j = 0; j < t.kv_tiles; ++j) {
+          load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index);
+          if (j > 0) load(v_full, v_empty, smem_v, &map_v, ring + j - 1, j - 1, t.kv_index);
+        }
+        load(v_full, v_empty, smem_v, &map_v, ring + t.kv_tiles - 1, t.kv_tiles - 1, t.kv_index);
+        ring += t.kv_tiles;
       }
-      load(v_full, v_empty, smem_v, &map_v, kv_tiles - 1);
       // The consumers wait without a watchdog (mbarrier_wait_untimed); the producer's own waits
-      // cover every tile but the last ones, which it waits for here: a load that never lands
+      // cover every load but the last ones, which it waits for here: a load that never lands
       // then traps instead of hanging the GPU.
-      ptx::mbarrier_wait(q_full, 0);
-      for (int j = max(0, kv_tiles - kStages); j < kv_tiles; ++j) {
+      if (count > 0) ptx::mbarrier_wait(q_full, static_cast<uint32_t>(count - 1) & 1u);
+      for (int j = max(0, ring - kStages); j < ring; ++j) {
         ptx::mbarrier_wait(k_full + 8 * stage(j), parity(j));
         ptx::mbarrier_wait(v_full + 8 * stage(j), parity(j));
       }
@@ -259,29 +292,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     ptx::setmaxnreg_inc<kConsumerRegisters>();
     const int consumer = warpgroup - 1;
-    const int t = static_cast<int>(threadIdx.x) % 128;
-    const int lane = t % 32;
-    const int first_row = q0 + consumer * 64;               // this warpgroup's rows: first_row .. first_row + 63
-    const int row0 = first_row + (t / 32) * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
-    // Tiles this warpgroup computes; causal: none past its last row (it still waits on and releases
-    // the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
-    const int wg_tiles = causal ? min(kv_tiles, (first_row + 63) / kBN + 1) : kv_tiles;
+    const int t_in_wg = static_cast<int>(threadIdx.x) % 128;
+    const int lane = t_in_wg % 32;
     auto k_tile = [&](int j) { return smem_k + stage(j) * kTileBytes; };
     auto v_tile = [&](int j) { return smem_v + stage(j) * kTileBytes; };
     auto wait_k = [&](int j) { ptx::mbarrier_wait_untimed(k_full + 8 * stage(j), parity(j)); };
     auto wait_v = [&](int j) { ptx::mbarrier_wait_untimed(v_full + 8 * stage(j), parity(j)); };
     auto release_k = [&](int j) { ptx::mbarrier_arrive(k_empty + 8 * stage(j)); };
     auto release_v = [&](int j) { ptx::mbarrier_arrive(v_empty + 8 * stage(j)); };
-
-    float o_acc[64];
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o_acc[i] = 0.0f;
-    ptx::fence_registers(o_acc);
-    float row_max[2] = {-INFINITY, -INFINITY};
-    float row_sum[2] = {0.0f, 0.0f};
-    float alpha[2];
-    uint32_t p[kBN / 16][4];
-    float s_acc[kBN / 2];
 
     // Ping-pong: the two consumers take turns issuing their products (named barriers 1 and 2, one
     // per consumer, each passed when its owner syncs and the other consumer arrives), so that one
@@ -293,68 +311,101 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int their_turn = 2 - consumer;
     if (consumer == 1) ptx::named_barrier_arrive(their_turn, kConsumerThreads);
 
-    ptx::mbarrier_wait_untimed(q_full, 0);
-    ptx::named_barrier_sync(my_turn, kConsumerThreads);
-    wait_k(0);
-    issue_qk<T>(s_acc, smem_q, k_tile(0), consumer);
-    ptx::named_barrier_arrive(their_turn, kConsumerThreads);
-    ptx::wgmma_wait<0>();
-    ptx::fence_registers(s_acc);
-    release_k(0);
-    softmax_scores(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2);
-    pack_p<T>(s_acc, p);
-    for (int j = 1; j < wg_tiles; ++j) {
+    int ring = 0;
+    int count = 0;
+    for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
+      const QueryTile tile = query_tile(index, heads, group, seq, rows, section_rows, causal);
+      const int first_row = tile.q0 + consumer * 64;                 // this warpgroup's rows: first_row .. +63
+      const int row0 = first_row + (t_in_wg / 32) * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
+      // Tiles this warpgroup computes; causal: none past its last row (it still waits on and
+      // releases the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
+      const int wg_tiles = causal ? min(tile.kv_tiles, (first_row + 63) / kBN + 1) : tile.kv_tiles;
+
+      float o_acc[64];
+#pragma unroll
+      for (int i = 0; i < 64; ++i) o_acc[i] = 0.0f;
+      ptx::fence_registers(o_acc);
+      float row_max[2] = {-INFINITY, -INFINITY};
+      float row_sum[2] = {0.0f, 0.0f};
+      float alpha[2];
+      uint32_t p[kBN / 16][4];
+      float s_acc[kBN / 2];
+
+      ptx::mbarrier_wait_untimed(q_full, static_cast<uint32_t>(count) & 1u);
       ptx::named_barrier_sync(my_turn, kConsumerThreads);
-      wait_k(j);
-      issue_qk<T>(s_acc, smem_q, k_tile(j), consumer);
-      rescale(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
-      wait_v(j - 1);
-      issue_pv<T>(o_acc, p, v_tile(j - 1), v_leading_bytes, v_stride_bytes);
+      wait_k(ring);
+      issue_qk<T>(s_acc, smem_q, k_tile(ring), consumer);
       ptx::named_barrier_arrive(their_turn, kConsumerThreads);
-      ptx::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
+      ptx::wgmma_wait<0>();
       ptx::fence_registers(s_acc);
-      release_k(j);
-      softmax_scores(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2);
+      release_k(ring);
+      if (wg_tiles == 1) ptx::mbarrier_arrive(q_empty);  // Q's last use: the next tile's Q may load
+      softmax_scores(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2);
+      pack_p<T>(s_acc, p);
+      for (int j = 1; j < wg_tiles; ++j) {
+        ptx::named_barrier_sync(my_turn, kConsumerThreads);
+        wait_k(ring + j);
+        issue_qk<T>(s_acc, smem_q, k_tile(ring + j), consumer);
+        rescale(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
+        wait_v(ring + j - 1);
+        issue_pv<T>(o_acc, p, v_tile(ring + j - 1), v_leading_bytes, v_stride_bytes);
+        ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+        ptx::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
+        ptx::fence_registers(s_acc);
+        release_k(ring + j);
+        if (j == wg_tiles - 1) ptx::mbarrier_arrive(q_empty);
+        softmax_scores(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2);
+        ptx::wgmma_wait<0>();
+        ptx::fence_registers(o_acc);
+        fence_words(p);
+        release_v(ring + j - 1);
+        pack_p<T>(s_acc, p);
+      }
+      rescale(o_acc, alpha);
+      wait_v(ring + wg_tiles - 1);
+      issue_pv<T>(o_acc, p, v_tile(ring + wg_tiles - 1), v_leading_bytes, v_stride_bytes);
       ptx::wgmma_wait<0>();
       ptx::fence_registers(o_acc);
       fence_words(p);
-      release_v(j - 1);
-      pack_p<T>(s_acc, p);
-    }
-    rescale(o_acc, alpha);
-    wait_v(wg_tiles - 1);
-    issue_pv<T>(o_acc, p, v_tile(wg_tiles - 1), v_leading_bytes, v_stride_bytes);
-    ptx::wgmma_wait<0>();
-    ptx::fence_registers(o_acc);
-    fence_words(p);
-    release_v(wg_tiles - 1);
-    for (int j = wg_tiles; j < kv_tiles; ++j) {
-      wait_k(j);
-      release_k(j);
-      wait_v(j);
-      release_v(j);
-    }
+      release_v(ring + wg_tiles - 1);
+      for (int j = wg_tiles; j < tile.kv_tiles; ++j) {
+        wait_k(ring + j);
+        release_k(ring + j);
+        wait_v(ring + j);
+        release_v(ring + j);
+      }
+      ring += tile.kv_tiles;
 
-    // ---- O / row sum ----
+      // ---- O / row sum ----
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float total = row_sum[h];
-      total += __shfl_xor_sync(0xffffffffu, total, 1);
-      total += __shfl_xor_sync(0xffffffffu, total, 2);
-      const float inv = total > 0.0f ? 1.0f / total : 0.0f;
-      const int row = row0 + 8 * h;
-      if (row >= seq) continue;
-      T* out_row = o + (static_cast<std::size_t>(bh) * seq + row) * kD;
+      for (int h = 0; h < 2; ++h) {
+        float total = row_sum[h];
+        total += __shfl_xor_sync(0xffffffffu, total, 1);
+        total += __shfl_xor_sync(0xffffffffu, total, 2);
+        const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+        const int row = row0 + 8 * h;
+        if (row >= seq) continue;
+        T* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * kD;
 #pragma unroll
-      for (int n8 = 0; n8 < kD / 8; ++n8) {
-        *reinterpret_cast<uint32_t*>(out_row + n8 * 8 + (lane % 4) * 2) =
-            Traits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
+        for (int n8 = 0; n8 < kD / 8; ++n8) {
+          *reinterpret_cast<uint32_t*>(out_row + n8 * 8 + (lane % 4) * 2) =
+              Traits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
+        }
       }
     }
   }
 #else
   __trap();
 #endif
+}
+
+// K/V tiles a query tile takes on average.
+double mean_kv_tiles(int seq, bool causal) {
+  const int q_tiles = (seq + kBM - 1) / kBM;
+  const int kv_tiles_all = (seq + kBN - 1) / kBN;
+  long long total = 0;
+  for (int q = 0; q < q_tiles; ++q) total += causal ? std::min(kv_tiles_all, (q * kBM + kBM + kBN - 1) / kBN) : kv_tiles_all;
+  return static_cast<double>(total) / q_tiles;
 }
 
 // [rows][seq][d] with rows = batch*heads (or batch*kv_heads), boxes of 64 d x box_seq positions.
@@ -381,7 +432,21 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, const 
   const int group = shape.heads / shape.kv_heads;
   const long long kv_head_bytes = 2ll * shape.seq * kD * 2;
   const long long section_rows = std::min(rows, std::max(1ll, kL2SectionBytes / kv_head_bytes) * group);
-  flash_wgmma_kernel<T><<<static_cast<unsigned>(rows * q_tiles), kThreads, kSmemBytes, stream>>>(
+  // Persistent (one block per SM, the most the shared memory allows) where a query tile is short
+  // work -- at most kPersistentMaxKvTiles K/V tiles on average -- and its start and end are a large
+  // share of it; longer tiles get a block each, and the hardware's block scheduler hands the next
+  // (lighter) tile to whichever SM frees first, which balanced causal work better than a fixed
+  // stride (docs/results/2026-12-02-h200-flash-fa3).
+  const long long tiles = rows * q_tiles;
+  long long blocks = tiles;
+  if (mean_kv_tiles(shape.seq, shape.causal) <= kPersistentMaxKvTiles) {
+    int device = 0;
+    int sms = 0;
+    ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
+    ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    blocks = std::min<long long>(tiles, sms);
+  }
+  flash_wgmma_kernel<T><<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, stream>>>(
       map_q, map_k, map_v, static_cast<T*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
       static_cast<int>(section_rows), scale * 1.4426950408889634f, shape.causal ? 1 : 0,
       swap_v_offsets ? 1024u : kKvBoxBytes, swap_v_offsets ? kKvBoxBytes : 1024u);

@@ -102,14 +102,15 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
 }
 
 // The Hopper kernel (kernels/attention/flash_wgmma.cu, head_dim 128 only): a producer warpgroup
-// and two consumer warpgroups of 64 rows; Q 32 KB + stages x (K + V, 2 x 32 KB) + mbarriers (Q, and
-// full and empty for K and for V per stage) + 1024 bytes of alignment slack.
+// and two consumer warpgroups of 64 rows (persistent, a block per SM, at short sequences); Q 32 KB +
+// stages x (K + V, 2 x 32 KB) + mbarriers (full and empty for Q, and for K and V per stage) + 1024
+// bytes of alignment slack.
 inline constexpr int flash_wgmma_head_dim = 128;
 inline constexpr int flash_wgmma_block_n = 128;
 inline constexpr int flash_wgmma_stages = 2;
 inline constexpr FlashTiling flash_wgmma{
     128, flash_wgmma_block_n, 12, flash_wgmma_stages,
-    32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (1 + 4 * flash_wgmma_stages) + 1024};
+    32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (2 + 4 * flash_wgmma_stages) + 1024};
 
 // Decode attention (kernels/layer/decode_attention.cu): one block per (sequence, KV head, split of the context);
 // its 4 warps share 64-key K/V tiles (each warp takes 16 of the keys), 3 stages deep. The query
