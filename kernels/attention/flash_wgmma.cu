@@ -24,9 +24,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     int count = 0;
     for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
       const QueryTile tile = query_tile(index, heads, group, seq, rows, section_rows, causal);
-      const int first_row = tile.q0 + consumer * 64;                 // this warpgroup's rows: first_row .. +63
+      const int first_row = tile.q0 + consumer * 64;                // this warpgroup's rows: first_row .. +63
       const int row0 = first_row + (t_in_wg / 32) * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
       // Tiles this warpgroup computes; causal: none past its last row (it still waits on and
       // releases the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
@@ -404,7 +404,8 @@ double mean_kv_tiles(int seq, bool causal) {
   const int q_tiles = (seq + kBM - 1) / kBM;
   const int kv_tiles_all = (seq + kBN - 1) / kBN;
   long long total = 0;
-  for (int q = 0; q < q_tiles; ++q) total += causal ? std::min(kv_tiles_all, (q * kBM + kBM + kBN - 1) / kBN) : kv_tiles_all;
+  for (int q = 0; q < q_tiles; ++q)
+    total += causal ? std::min(kv_tiles_all, (q * kBM + kBM + kBN - 1) / kBN) : kv_tiles_all;
   return static_cast<double>(total) / q_tiles;
 }
 

@@ -697,7 +697,8 @@ TEST_CASE("calibrate learns the newest measurement of a benchmark measured in se
     m.implementation = "roofline";
     m.kernel = "flashdecode";
     m.status = "passed";
-    m.parameters = {{"dtype", "bf16"}, {"batch", 1}, {"context", 2048}, {"heads", 64}, {"kv_heads", 8}, {"head_dim", 128}};
+    m.parameters = {{"dtype", "bf16"}, {"batch", 1},    {"context", 2048},
+                    {"heads", 64},     {"kv_heads", 8}, {"head_dim", 128}};
     m.timing = MeasuredTiming{1e-6, 1e-6, 1e-6, 30};
     const double ideal = ideal_time(basis_of(m), roofs).time_s;
     m.timing = MeasuredTiming{ideal / efficiency, ideal / efficiency, ideal / efficiency, 30};
@@ -726,8 +727,9 @@ TEST_CASE("calibrate learns the newest measurement of a benchmark measured in se
   first.started_utc.clear();
   second.started_utc.clear();
   const std::vector<MeasuredRun> unrecorded{second, first};
-  CHECK(build_calibration(unrecorded, h200).calibration.table("attention.decode.bf16.d128")->points.front().efficiency ==
-        Approx(1.0 / 3));
+  CHECK(
+      build_calibration(unrecorded, h200).calibration.table("attention.decode.bf16.d128")->points.front().efficiency ==
+      Approx(1.0 / 3));
 }
 
 namespace {
