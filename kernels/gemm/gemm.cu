@@ -51,23 +51,40 @@ bool gemm_kernel_supported(GemmKernel kernel, int device) {
   return false;
 }
 
+namespace {
+
+void check_gemm_arguments(const char* name, const void* a, const void* b, const void* c, int m, int n, int k) {
+  const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  detail::require(m >= 1 && n >= 1 && k >= 1, std::string("gemm ") + name + ": empty shape " + shape);
+  detail::require(n % 8 == 0 && k % 8 == 0,
+                  std::string("gemm ") + name + ": n and k must be multiples of 8, got " + shape);
+  for (const void* pointer : {a, b, c}) {
+    detail::require(pointer != nullptr && reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0,
+                    std::string("gemm ") + name + ": operands must be 16-byte aligned");
+  }
+}
+
+}  // namespace
+
 void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
           Stream stream) {
-  const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-  detail::require(m >= 1 && n >= 1 && k >= 1,
-                  std::string("gemm ") + gemm_kernel_name(kernel) + ": empty shape " + shape);
-  detail::require(n % 8 == 0 && k % 8 == 0,
-                  std::string("gemm ") + gemm_kernel_name(kernel) + ": n and k must be multiples of 8, got " + shape);
-  for (const void* pointer : {a, b, static_cast<const void*>(c)}) {
-    detail::require(pointer != nullptr && reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0,
-                    std::string("gemm ") + gemm_kernel_name(kernel) + ": operands must be 16-byte aligned");
-  }
+  check_gemm_arguments(gemm_kernel_name(kernel), a, b, c, m, n, k);
   switch (kernel) {
     case GemmKernel::naive: detail::gemm_naive(type, a, b, c, m, n, k, stream); return;
     case GemmKernel::smem_tiled: detail::gemm_smem_tiled(type, a, b, c, m, n, k, stream); return;
     case GemmKernel::mma_sync: detail::gemm_mma_sync(type, a, b, c, m, n, k, stream); return;
     case GemmKernel::wgmma: detail::gemm_wgmma(type, a, b, c, m, n, k, stream); return;
   }
+}
+
+std::size_t gemm_split_k_workspace_bytes(int m, int n, int k, int sms) {
+  return detail::gemm_wgmma_split_k_workspace_bytes(m, n, k, sms);
+}
+
+void gemm_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,
+                  void* workspace, Stream stream) {
+  check_gemm_arguments("wgmma split-K", a, b, c, m, n, k);
+  detail::gemm_wgmma_split_k(type, a, b, c, m, n, k, sms, workspace, stream);
 }
 
 namespace {

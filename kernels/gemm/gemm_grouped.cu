@@ -30,6 +30,7 @@ __host__ __device__ constexpr int tiles_n_of(int n) {
 // prefix sums. (Outside the anonymous namespace: its one caller is device code that the host pass
 // of nvcc does not see.)
 struct ExpertScheduler {
+  static constexpr bool kSplitK = false;
   const int* schedule = nullptr;
   int experts = 0;
   int n = 0;

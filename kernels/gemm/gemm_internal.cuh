@@ -30,6 +30,9 @@ void gemm_smem_tiled(StorageFormat type, const void* a, const void* b, void* c, 
 void gemm_mma_sync(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream);
 void gemm_wgmma_fp8(const Fp8GemmArgs& args, cudaStream_t stream);
+std::size_t gemm_wgmma_split_k_workspace_bytes(int m, int n, int k, int sms);
+void gemm_wgmma_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,
+                        void* workspace, cudaStream_t stream);
 
 // Throws KernelError naming the call when cuBLAS reports an error. The status is a number here:
 // cublasGetStatusName lives in the library, which is not linked.

@@ -3,6 +3,7 @@
 // resident at one time share A and B strips in L2.
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <type_traits>
 
 #include "gemm_internal.cuh"
@@ -13,6 +14,7 @@ namespace roofline::kernels::detail {
 // The tiles of one m x n output, rasterised by grouped_tile. (Outside the anonymous namespace: its
 // one caller is device code that the host pass of nvcc does not see.)
 struct MatrixScheduler {
+  static constexpr bool kSplitK = false;
   int m = 0;
   int n = 0;
   __device__ wgmma_gemm::BlockTile tile(int block) const {
@@ -26,9 +28,35 @@ struct MatrixScheduler {
   }
 };
 
+// The tiles of MatrixScheduler, each cut along k into split.splits ranges: blocks s * splits ..
+// s * splits + splits - 1 are output tile s's splits.
+struct SplitKScheduler {
+  static constexpr bool kSplitK = true;
+  int m = 0;
+  int n = 0;
+  int k_blocks_per_split = 0;
+  wgmma_gemm::SplitK split;
+  __device__ wgmma_gemm::BlockTile tile(int block) const {
+    using namespace wgmma_gemm;
+    const int output_tile = block / split.splits;
+    const int part = block % split.splits;
+    wgmma_gemm::BlockTile t = MatrixScheduler{.m = m, .n = n}.tile(output_tile);
+    t.k_block_begin = part * k_blocks_per_split;
+    t.k_block_end = t.k_block_begin + k_blocks_per_split;
+    t.output_tile = output_tile;
+    t.split = part;
+    return t;
+  }
+};
+
 namespace {
 
 using namespace wgmma_gemm;
+
+// Tickets first (one per output tile, padded to 256 bytes), then the partial tiles.
+std::size_t split_k_ticket_bytes(const kernel_tiles::GemmSplitK& plan) {
+  return (static_cast<std::size_t>(plan.tiles) * sizeof(unsigned) + 255) / 256 * 256;
+}
 
 template <typename T>
 void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, Epilogue<T> epilogue,
@@ -38,6 +66,35 @@ void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, in
 }
 
 }  // namespace
+
+std::size_t gemm_wgmma_split_k_workspace_bytes(int m, int n, int k, int sms) {
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
+  if (plan.splits == 1) return 0;
+  return split_k_ticket_bytes(plan) +
+         static_cast<std::size_t>(plan.tiles) * plan.splits * 128 * kConsumerThreads * sizeof(float);
+}
+
+void gemm_wgmma_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,
+                        void* workspace, cudaStream_t stream) {
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
+  if (plan.splits == 1) {
+    gemm_wgmma(type, a, b, c, m, n, k, stream);
+    return;
+  }
+  require(workspace != nullptr, "gemm wgmma split-K: no workspace (gemm_split_k_workspace_bytes, zeroed once)");
+  auto* bytes = static_cast<unsigned char*>(workspace);
+  const SplitKScheduler scheduler{.m = m,
+                                  .n = n,
+                                  .k_blocks_per_split = plan.k_blocks_per_split,
+                                  .split = {.splits = plan.splits,
+                                            .tickets = reinterpret_cast<unsigned*>(bytes),
+                                            .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))}};
+  dispatch_storage<gemm_formats>(type, [&](auto traits) {
+    using T = typename decltype(traits)::Element;
+    launch<T>(type, a, m, b, n, c, n, k, static_cast<long long>(plan.tiles) * plan.splits, scheduler, Epilogue<T>{},
+              stream);
+  });
+}
 
 void gemm_wgmma(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, cudaStream_t stream) {
   dispatch_storage<gemm_formats>(type, [&](auto traits) {

@@ -71,14 +71,29 @@ struct Epilogue {
 };
 
 // The tile of one block: its first row in A's tensor map (and in C), its first row in B's, its
-// first column of C, the end (exclusive) of the rows of C it writes, and the expert whose weights
-// (and weight scale) it multiplies (0 in a plain GEMM).
+// first column of C, the end (exclusive) of the rows of C it writes, the expert whose weights (and
+// weight scale) it multiplies (0 in a plain GEMM), and the k blocks it multiplies (all, unless the
+// scheduler splits k: then also the output tile and which split of it this block is).
 struct BlockTile {
   int a_row = 0;
   int b_row = 0;
   int n0 = 0;
   int row_end = 0;
   int expert = 0;
+  int k_block_begin = 0;
+  int k_block_end = 0x7fffffff;
+  int output_tile = 0;
+  int split = 0;
+};
+
+// Where the blocks of a split-K GEMM leave their partial tiles. Every block of an output tile
+// writes its fp32 accumulators to `partials`; the last to arrive (an atomic ticket per output tile)
+// adds all of them in split order -- so the result does not depend on which block came last --
+// stores C and resets the ticket for the next launch. A Scheduler with kSplitK = true carries one.
+struct SplitK {
+  int splits = 1;
+  unsigned* tickets = nullptr;  // one per output tile, zero between launches
+  float* partials = nullptr;    // [output tile][split][128 accumulators][256 consumer threads]
 };
 
 template <typename T, typename Scheduler>
@@ -98,7 +113,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t empty_bar = full_bar + kStages * 8;
 
   const BlockTile tile = scheduler.tile(static_cast<int>(blockIdx.x));
-  const int k_blocks = (k + kBK - 1) / kBK;
+  const int kb_begin = tile.k_block_begin;
+  const int kb_end = min((k + kBK - 1) / kBK, tile.k_block_end);
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
 
   if (threadIdx.x == 0) {
@@ -113,9 +129,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        const int s = kb % kStages;
-        const uint32_t phase = static_cast<uint32_t>(kb / kStages) & 1u;
+      for (int kb = kb_begin; kb < kb_end; ++kb) {
+        const int s = (kb - kb_begin) % kStages;
+        const uint32_t phase = static_cast<uint32_t>((kb - kb_begin) / kStages) & 1u;
         // A fresh barrier counts as having completed the phase before phase 0, so the first pass
         // through the ring (waiting on parity 1) does not block.
         ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
@@ -132,9 +148,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
     ptx::fence_registers(acc);
 
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      const int s = kb % kStages;
-      const uint32_t phase = static_cast<uint32_t>(kb / kStages) & 1u;
+    for (int kb = kb_begin; kb < kb_end; ++kb) {
+      const int i = kb - kb_begin;
+      const int s = i % kStages;
+      const uint32_t phase = static_cast<uint32_t>(i / kStages) & 1u;
       ptx::mbarrier_wait(full_bar + s * 8, phase);
       const uint64_t desc_a = ptx::wgmma_desc_sw128(smem_a + s * kStageBytesA + consumer * 64 * 128);
       const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB);
@@ -151,10 +168,39 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::wgmma_commit();
       // Keep this stage's group in flight; the previous one is then complete and its stage free.
       ptx::wgmma_wait<1>();
-      if (kb > 0) ptx::mbarrier_arrive(empty_bar + ((kb - 1) % kStages) * 8);
+      if (i > 0) ptx::mbarrier_arrive(empty_bar + ((i - 1) % kStages) * 8);
     }
     ptx::wgmma_wait<0>();
     ptx::fence_registers(acc);
+    if constexpr (Scheduler::kSplitK) {
+      const SplitK& split = scheduler.split;
+      if (split.splits > 1) {
+        // Thread t of the two consumers writes accumulator i at [i][t]: consecutive threads,
+        // consecutive words. The partials stay in L2 (a few MB) for the last block to read.
+        __shared__ unsigned last_of_tile;
+        const int t = static_cast<int>(threadIdx.x) - 128;
+        const std::size_t tile_floats = static_cast<std::size_t>(128) * kConsumerThreads;
+        float* mine =
+            split.partials + (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * tile_floats;
+#pragma unroll
+        for (int a = 0; a < 128; ++a) mine[a * kConsumerThreads + t] = acc[a];
+        __threadfence();
+        ptx::named_barrier_sync(1, kConsumerThreads);
+        if (t == 0)
+          last_of_tile = atomicAdd(split.tickets + tile.output_tile, 1u) == static_cast<unsigned>(split.splits - 1);
+        ptx::named_barrier_sync(1, kConsumerThreads);
+        if (!last_of_tile) return;
+        __threadfence();
+        const float* first = split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * tile_floats;
+#pragma unroll
+        for (int a = 0; a < 128; ++a) acc[a] = 0.0f;
+        for (int s = 0; s < split.splits; ++s) {
+#pragma unroll
+          for (int a = 0; a < 128; ++a) acc[a] += __ldcg(first + s * tile_floats + a * kConsumerThreads + t);
+        }
+        if (t == 0) split.tickets[tile.output_tile] = 0;
+      }
+    }
     if constexpr (Epilogue<T>::scaled) {
       const float scale = *epilogue.a_scale * epilogue.b_scales[tile.expert];
 #pragma unroll

@@ -22,6 +22,7 @@ std::string_view id_name(GemmImpl impl) {
     case GemmImpl::wgmma: return "wgmma";
     case GemmImpl::cublaslt: return "cublaslt";
     case GemmImpl::swapab: return "swapab";
+    case GemmImpl::splitk: return "splitk";
   }
   return "?";
 }
@@ -401,6 +402,7 @@ std::string_view impl_name(GemmImpl impl) {
     case GemmImpl::wgmma: return "wgmma";
     case GemmImpl::cublaslt: return "cublaslt";
     case GemmImpl::swapab: return "swapab";
+    case GemmImpl::splitk: return "wgmma_splitk";
   }
   return "?";
 }
@@ -448,6 +450,7 @@ std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl) {
     case GemmImpl::mma_sync: return kernel_tiles::gemm_mma_sync;
     case GemmImpl::wgmma: return kernel_tiles::gemm_wgmma;
     case GemmImpl::swapab: return kernel_tiles::gemm_swapab;
+    case GemmImpl::splitk: return kernel_tiles::gemm_wgmma;  // the partial tiles stay in L2
     case GemmImpl::cublas:
     case GemmImpl::cublaslt: return std::nullopt;
   }

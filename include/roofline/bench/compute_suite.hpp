@@ -30,8 +30,15 @@ namespace roofline::bench::compute {
 // 16-bit operands (C in their type), or e4m3 operands with per-tensor scales and a bf16 C (FP8).
 
 // swapab: a skinny GEMM (m <= gemm_swapab_max_m) run as the wgmma GEMV with A and B swapped.
-enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma, cublaslt, swapab };
+// splitk: the wgmma kernel with k split (kernel_tiles::gemm_wgmma_split_k), listed where that rule
+// splits k on a GPU of gemm_split_k_listed_sms multiprocessors (an H100 or H200); the run applies
+// the rule to its own GPU's SMs.
+enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma, cublaslt, swapab, splitk };
 inline constexpr std::int64_t gemm_swapab_max_m = 256;
+inline constexpr int gemm_split_k_listed_sms = 132;
+[[nodiscard]] constexpr bool gemm_split_k_listed(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return kernel_tiles::gemm_wgmma_split_k(m, n, k, gemm_split_k_listed_sms).splits > 1;
+}
 inline constexpr std::array<GemmImpl, 5> gemm_ladder{GemmImpl::naive, GemmImpl::smem_tiled, GemmImpl::mma_sync,
                                                      GemmImpl::wgmma, GemmImpl::cublas};
 // The FP8 GEMM: the wgmma kernel against cuBLASLt (cuBLAS's FP8 path).
@@ -183,14 +190,19 @@ constexpr void for_each_gemm_case(F&& f) {
         f(GemmCase{
             .impl = GemmImpl::swapab, .m = s.m, .n = s.n, .k = s.k, .dtype = dtype, .quick = quick, .output = dtype});
       }
+      if (impl == GemmImpl::wgmma && gemm_split_k_listed(s.m, s.n, s.k)) {
+        f(GemmCase{
+            .impl = GemmImpl::splitk, .m = s.m, .n = s.n, .k = s.k, .dtype = dtype, .quick = quick, .output = dtype});
+      }
     }
   };
   // The skinny shapes of prefill chunks and large decode batches: m = 64 .. 512 tokens through
   // LLaMA-3 70B's projections at TP 1 (qkv, gate_up, down; o_proj is the 8192^2 row below), the
   // tensor-core kernels and cuBLAS.
   const auto skinny = [&f](GemmShapeMNK s) {
-    for (GemmImpl impl : {GemmImpl::mma_sync, GemmImpl::wgmma, GemmImpl::swapab, GemmImpl::cublas}) {
+    for (GemmImpl impl : {GemmImpl::mma_sync, GemmImpl::wgmma, GemmImpl::swapab, GemmImpl::splitk, GemmImpl::cublas}) {
       if (impl == GemmImpl::swapab && s.m > gemm_swapab_max_m) continue;
+      if (impl == GemmImpl::splitk && !gemm_split_k_listed(s.m, s.n, s.k)) continue;
       f(GemmCase{
           .impl = impl, .m = s.m, .n = s.n, .k = s.k, .dtype = DType::bf16, .quick = false, .output = DType::bf16});
     }

@@ -21,6 +21,35 @@ inline constexpr GemmTiling gemm_naive{1, 1, 1, 0, 256};
 inline constexpr GemmTiling gemm_smem_tiled{128, 128, 16, 1, 256};
 inline constexpr GemmTiling gemm_mma_sync{128, 128, 64, 3, 128};
 inline constexpr GemmTiling gemm_wgmma{128, 256, 64, 4, 384};
+// The wgmma GEMM with k split (kernels/gemm/gemm_wgmma.cu, gemm_wgmma_split_k): its 128 x 256 tiles,
+// each output tile's k cut into `splits` ranges of k_blocks_per_split blocks of 64, one thread block
+// each, so that a skinny product whose tiles are fewer than the SMs fills them (128 x 8192 x 8192:
+// 32 tiles, 4 splits). Splits: as many as keep the grid to one wave (SMs / tiles, rounded down),
+// each at least 8 k blocks (512 of k: twice the 4-stage ring), at most 8; 1 where the tiles fill
+// the SMs. cuBLAS runs such shapes unsplit with 128 x 64 tiles in pairs sharing A (TMA multicast):
+// docs/results/2026-12-02-h200-flash-fa3, the ncu profile of 128 x 8192 x 8192.
+struct GemmSplitK {
+  int tiles = 0;
+  int splits = 1;
+  int k_blocks_per_split = 0;
+};
+constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms) {
+  constexpr int min_k_blocks_per_split = 8;
+  constexpr int max_splits = 8;
+  const int sm_count = sms > 0 ? sms : 132;
+  GemmSplitK s;
+  s.tiles = static_cast<int>(((m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m) *
+                             ((n + gemm_wgmma.tile_n - 1) / gemm_wgmma.tile_n));
+  const int k_blocks = static_cast<int>((k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k);
+  int splits = s.tiles > 0 ? sm_count / s.tiles : 1;
+  if (splits > k_blocks / min_k_blocks_per_split) splits = k_blocks / min_k_blocks_per_split;
+  if (splits > max_splits) splits = max_splits;
+  if (splits < 1) splits = 1;
+  s.k_blocks_per_split = (k_blocks + splits - 1) / splits;
+  s.splits = s.k_blocks_per_split > 0 ? (k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split : 1;
+  return s;
+}
+
 // A skinny GEMM (m <= 256) as the wgmma GEMV with A and B swapped (kernels/gemv_wgmma.cu): a block
 // owns 128 rows of B (n) and every row of A (one m tile, wgmma's N up to 256), k staged 64 at a time;
 // split-K partial sums are not in this tiling's traffic.

@@ -274,7 +274,8 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
       continue;
     }
     Launch launch;
-    DeviceBuffer workspace;  // the swapped GEMV's split-K partial sums and tickets, zeroed once
+    DeviceBuffer workspace;  // split-K partial sums and tickets (swapab, splitk), zeroed once
+    std::string plan_note;   // how the kernel cut the problem, where the case does not say
     if (c->impl == GemmImpl::swapab) {
       kernels::GemvArgs args = swapped_gemv(type, a, b, c_out, *c, ctx.device().sms);
       if (!kernels::gemv_kernel_supported(kernels::GemvKernel::wgmma, ctx.device().index)) {
@@ -292,6 +293,24 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
         args.workspace = workspace.get();
       }
       launch = [args](cudaStream_t s, int) { return kernels::launch_gemv(args, s); };
+    } else if (c->impl == GemmImpl::splitk) {
+      if (!kernels::gemm_kernel_supported(kernels::GemmKernel::wgmma, ctx.device().index)) {
+        record_not(recorder, std::move(result), Disposition::not_supported,
+                   "not built for this device (wgmma needs sm_90a code and a compute capability 9.0 device)");
+        continue;
+      }
+      const int sms = ctx.device().sms;
+      const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
+      plan_note = fmt::format("; {} tiles of 128 x 256, k split {} ways ({} blocks of 64 each) on {} SMs", plan.tiles,
+                              plan.splits, plan.k_blocks_per_split, sms);
+      if (const std::size_t bytes = kernels::gemm_split_k_workspace_bytes(m, n, k, sms); bytes > 0) {
+        workspace = ctx.allocate(bytes);
+        check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+      }
+      launch = [&, sms, ws = workspace.get()](cudaStream_t s, int) {
+        kernels::gemm_split_k(type, a.get(), b.get(), c_out.get(), m, n, k, sms, ws, s);
+        return cudaSuccess;
+      };
     } else if (c->impl == GemmImpl::cublas) {
       if (blas == nullptr) {
         record_not(recorder, std::move(result), Disposition::failed, reference.problem);
@@ -339,8 +358,8 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
                         "(tolerance {:.0e})",
                         nonfinite, samples.positions.size(), host, versus, tolerance));
       }
-      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})", samples.positions.size(),
-                         host, versus, tolerance);
+      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}){}", samples.positions.size(),
+                         host, versus, tolerance, plan_note);
     };
     recorder.record(run_case(ctx, std::move(result), verify, launch));
   }
