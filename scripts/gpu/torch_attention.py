@@ -20,13 +20,13 @@ shapes of roofline's compute suite at head dim 128 (`attn.bf16.*.d128.*`): q, K,
 """
 import json
 import math
-import statistics
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from gpu_clock import sm_clock
+from torch_graph_timing import time_graph
 
 HEAD_DIM = 128
 BACKENDS = {
@@ -58,30 +58,6 @@ def flops(batch, heads, seq, causal):
 def attend(backend, q, k, v, causal, gqa):
     with sdpa_kernel([backend]):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
-
-
-def time_graph(fn, launches):
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(2):  # warm-up outside the graph (workspace allocation, autotuning)
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(launches):
-            fn()
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(SAMPLES):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / launches)
-    return statistics.median(times), min(times), max(times)
 
 
 def sampled_error(out, q, k, v, causal):
@@ -145,7 +121,7 @@ def run_shape(batch, heads, kv_heads, seq, causal, rows):
         estimate_ms = total / 400e12 * 1e3
         launches = max(1, min(50, round(TARGET_GRAPH_MS / estimate_ms)))
         clock_before = sm_clock()
-        median, low, high = time_graph(lambda: attend(backend, q, ke, ve, causal, gqa), launches)
+        median, low, high = time_graph(lambda _: attend(backend, q, ke, ve, causal, gqa), launches, SAMPLES, warmups=2)
         row.update(status="passed", median_us=median, min_us=low, max_us=high, launches=launches,
                    tflops=total / (median * 1e-6) / 1e12, sm_clock_mhz=[clock_before, sm_clock()])
         rows.append(row)

@@ -19,13 +19,13 @@ laid out [batch][kv_heads][context][128] as roofline's kernel reads it.
 """
 import json
 import math
-import statistics
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from gpu_clock import sm_clock
+from torch_graph_timing import time_graph
 
 HEADS, KV_HEADS, HEAD_DIM = 64, 8, 128  # models/llama-3.1-70b.json
 BATCHES = (1, 4, 16, 64)
@@ -47,31 +47,6 @@ def l2_bytes():
 def attend(backend, q, k, v, gqa):
     with sdpa_kernel([backend]):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=gqa)
-
-
-def time_graph(fn, launches):
-    """One CUDA graph of `launches` calls (call i rotates to copy i); us per call, median of samples."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for i in range(launches):  # warm-up outside the graph (workspace allocation, autotuning)
-            fn(i)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(launches):
-            fn(i)
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(SAMPLES):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / launches)
-    return statistics.median(times), min(times), max(times)
 
 
 def reference_attention(q, k, v):
@@ -137,7 +112,7 @@ def run_shape(batch, context, rows):
         else:
             fn = lambda i: attend(backend, q, ke[i % len(ke)], ve[i % len(ve)], False)  # noqa: E731
         clock_before = sm_clock()
-        median, low, high = time_graph(fn, launches if gqa else max(len(ke), 8))
+        median, low, high = time_graph(fn, launches if gqa else max(len(ke), 8), SAMPLES)
         row.update(status="passed", median_us=median, min_us=low, max_us=high,
                    bandwidth_tbps=cache_bytes / (median * 1e-6) / 1e12,
                    sm_clock_mhz=[clock_before, sm_clock()])
