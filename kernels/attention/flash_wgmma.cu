@@ -180,6 +180,14 @@ __device__ __forceinline__ void pack_p(const float (&s_acc)[kBN / 2], uint32_t (
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+// The K/V tiles the query tile starting at row q0 reads: all, or (causal) none past its last row.
+// The kernel's loops and the host's choice of persistent blocks both count with it.
+__host__ __device__ constexpr int kv_tiles_of(int q0, int seq, bool causal) {
+  const int all = (seq + kBN - 1) / kBN;
+  const int through_last_row = (q0 + kBM + kBN - 1) / kBN;
+  return causal && through_last_row < all ? through_last_row : all;
+}
+
 // The work of one query tile: its (batch x head) row, first query, KV head and K/V tiles.
 struct QueryTile {
   int bh;
@@ -203,8 +211,7 @@ __device__ __forceinline__ QueryTile query_tile(int index, int heads, int group,
   t.bh = first_bh + in_section % section_here;
   t.q0 = (causal ? q_tiles - 1 - rank : rank) * kBM;
   t.kv_index = (t.bh / heads) * (heads / group) + (t.bh % heads) / group;
-  const int kv_tiles_all = (seq + kBN - 1) / kBN;
-  t.kv_tiles = causal ? min(kv_tiles_all, (t.q0 + kBM + kBN - 1) / kBN) : kv_tiles_all;
+  t.kv_tiles = kv_tiles_of(t.q0, seq, causal != 0);
   return t;
 }
 
@@ -402,10 +409,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // K/V tiles a query tile takes on average.
 double mean_kv_tiles(int seq, bool causal) {
   const int q_tiles = (seq + kBM - 1) / kBM;
-  const int kv_tiles_all = (seq + kBN - 1) / kBN;
   long long total = 0;
-  for (int q = 0; q < q_tiles; ++q)
-    total += causal ? std::min(kv_tiles_all, (q * kBM + kBM + kBN - 1) / kBN) : kv_tiles_all;
+  for (int q = 0; q < q_tiles; ++q) total += kv_tiles_of(q * kBM, seq, causal);
   return static_cast<double>(total) / q_tiles;
 }
 

@@ -71,7 +71,7 @@ std::size_t gemm_wgmma_split_k_workspace_bytes(int m, int n, int k, int sms) {
   const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
   if (plan.splits == 1) return 0;
   return split_k_ticket_bytes(plan) +
-         static_cast<std::size_t>(plan.tiles) * plan.splits * 128 * kConsumerThreads * sizeof(float);
+         static_cast<std::size_t>(plan.tiles) * plan.splits * kPartialTileFloats * sizeof(float);
 }
 
 void gemm_wgmma_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,

@@ -90,6 +90,8 @@ struct BlockTile {
 // writes its fp32 accumulators to `partials`; the last to arrive (an atomic ticket per output tile)
 // adds all of them in split order -- so the result does not depend on which block came last --
 // stores C and resets the ticket for the next launch. A Scheduler with kSplitK = true carries one.
+// One block's partial tile: its 128 accumulators per consumer thread.
+inline constexpr std::size_t kPartialTileFloats = static_cast<std::size_t>(128) * kConsumerThreads;
 struct SplitK {
   int splits = 1;
   unsigned* tickets = nullptr;  // one per output tile, zero between launches
@@ -179,9 +181,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         // consecutive words. The partials stay in L2 (a few MB) for the last block to read.
         __shared__ unsigned last_of_tile;
         const int t = static_cast<int>(threadIdx.x) - 128;
-        const std::size_t tile_floats = static_cast<std::size_t>(128) * kConsumerThreads;
-        float* mine =
-            split.partials + (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * tile_floats;
+        float* mine = split.partials +
+                      (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * kPartialTileFloats;
 #pragma unroll
         for (int a = 0; a < 128; ++a) mine[a * kConsumerThreads + t] = acc[a];
         __threadfence();
@@ -191,12 +192,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::named_barrier_sync(1, kConsumerThreads);
         if (!last_of_tile) return;
         __threadfence();
-        const float* first = split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * tile_floats;
+        const float* first =
+            split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * kPartialTileFloats;
 #pragma unroll
         for (int a = 0; a < 128; ++a) acc[a] = 0.0f;
         for (int s = 0; s < split.splits; ++s) {
 #pragma unroll
-          for (int a = 0; a < 128; ++a) acc[a] += __ldcg(first + s * tile_floats + a * kConsumerThreads + t);
+          for (int a = 0; a < 128; ++a) acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);
         }
         if (t == 0) split.tickets[tile.output_tile] = 0;
       }
