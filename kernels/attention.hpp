@@ -23,7 +23,7 @@ struct AttentionShape {
   int heads = 1;
   int kv_heads = 1;
   int seq = 1;
-  int head_dim = 128;  // 64 or 128
+  int head_dim = 128;  // 64 or 128; 256 too on FlashVariant::wgmma
   bool causal = false;
   float scale = 0;  // softmax scale; 0 means 1/sqrt(head_dim)
 };
@@ -34,7 +34,7 @@ enum class FlashVariant {
   warps8_rows16,  // 8 warps x 16 query rows = 128-row query tile, K/V tiles of 64 keys
   warps4_rows32,  // 4 warps x 32 query rows = 128-row query tile; each K/V fragment feeds two
                   // m16 tiles, halving shared-memory reads per FLOP
-  wgmma,          // Hopper (sm_90a, head_dim 128): TMA producer warpgroup, two consumer warpgroups of
+  wgmma,          // Hopper (sm_90a, head_dim 64, 128, 256): TMA producer warpgroup, two consumer warpgroups of
                   // 64 rows, S = Q K^T and O += P V on wgmma with P from registers
 };
 
@@ -55,7 +55,7 @@ bool flash_variant_supported(FlashVariant variant, int head_dim, int device);
 using FlashTiling = kernel_tiles::FlashTiling;
 FlashTiling flash_tiling(FlashVariant variant, int head_dim);
 
-// Throws KernelError unless head_dim is 64 or 128, heads % kv_heads == 0, all sizes >= 1, and the
+// Throws KernelError unless head_dim is 64 or 128 (or 256 on wgmma), heads % kv_heads == 0, all sizes >= 1, and the
 // grid fits. Pointers must be 16-byte aligned.
 void flash_attention_forward(FlashVariant variant, StorageFormat type, const AttentionShape& shape, const void* q,
                              const void* k, const void* v, void* o, Stream stream = nullptr);

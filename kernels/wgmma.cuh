@@ -8,8 +8,9 @@
 //                 operands K-major only, so the instruction has no transpose operands;
 //   m64nNk16_ss   the same for N = 16, 32, 64 and 128 (S = Q K^T in flash attention: Q and K rows
 //                 are d-contiguous; the skinny GEMV, N = its batch);
-//   m64n128k16_rs A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
-//                 N-major (imm-trans-b = 1: O += P V with V stored [key][d], d contiguous).
+//   m64nNk16_rs   A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
+//                 N-major (imm-trans-b = 1: O += P V with V stored [key][d], d contiguous), for
+//                 N = 64, 128 and 256 (the head dims of flash attention).
 // d holds the warpgroup's 64 x N fp32 tile, N / 2 registers per thread; scale_d = 0 overwrites d,
 // 1 accumulates into it.
 
@@ -113,16 +114,27 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS("m64n64k16", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34")
 #define ROOFLINE_WGMMA_M64N128K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n128k16", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
-#define ROOFLINE_WGMMA_M64N128K16_RS(TYPE)                                                \
-  asm volatile(                                                                           \
-      "{\n"                                                                               \
-      ".reg .pred p;\n"                                                                   \
-      "setp.ne.b32 p, %69, 0;\n"                                                          \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " ROOFLINE_WGMMA_D64 \
-      "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n"                                          \
-      "}\n"                                                                               \
-      : ROOFLINE_WGMMA_ACC64                                                              \
+// A from registers, B from shared memory N-major: the accumulators are operands 0 .. N/2 - 1, then
+// the four A registers, desc_b and scale_d (A0 .. SCALE name their operand numbers).
+#define ROOFLINE_WGMMA_RS(SHAPE, TYPE, D, ACC, A0, A1, A2, A3, B, SCALE)                             \
+  asm volatile(                                                                                      \
+      "{\n"                                                                                          \
+      ".reg .pred p;\n"                                                                              \
+      "setp.ne.b32 p, %" SCALE                                                                       \
+      ", 0;\n"                                                                                       \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "{%" A0 ", %" A1 ", %" A2 ", %" A3 \
+      "}, %" B ", p, 1, 1, 1;\n"                                                                     \
+      "}\n"                                                                                          \
+      : ACC                                                                                          \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
+#define ROOFLINE_WGMMA_M64N64K16_RS(TYPE) \
+  ROOFLINE_WGMMA_RS("m64n64k16", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34", "35", "36", "37")
+#define ROOFLINE_WGMMA_M64N128K16_RS(TYPE)                                                                          \
+  ROOFLINE_WGMMA_RS("m64n128k16", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66", "67", "68", \
+                    "69")
+#define ROOFLINE_WGMMA_M64N256K16_RS(TYPE)                                                                   \
+  ROOFLINE_WGMMA_RS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130", "131", \
+                    "132", "133")
 
 template <typename T>
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
@@ -167,11 +179,19 @@ __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t de
   }
 }
 
-template <typename T>
-__device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b,
-                                                    int scale_d) {
+// m64nNk16 with A from registers, for N = 64, 128 and 256 (O += P V at head dim 64, 128 and 256).
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                                  int scale_d) {
   static_assert(TraitsOf<T>::bits == 16, "k = 16 shapes take 16-bit operands");
-  ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K16_RS);
+  if constexpr (N == 64) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N64K16_RS);
+  } else if constexpr (N == 128) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K16_RS);
+  } else {
+    static_assert(N == 256, "wgmma_m64nNk16_rs is written for N = 64, 128 and 256");
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16_RS);
+  }
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL

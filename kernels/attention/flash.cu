@@ -333,7 +333,7 @@ bool flash_variant_supported(FlashVariant variant, int head_dim, int device) {
   ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   if (variant != FlashVariant::wgmma) return prop.major >= 8 && (head_dim == 64 || head_dim == 128);
 #if defined(ROOFLINE_HAVE_SM90A)
-  return prop.major == 9 && prop.minor == 0 && head_dim == detail::flash_wgmma_tiling.head_dim;
+  return prop.major == 9 && prop.minor == 0 && kernel_tiles::flash_wgmma_runs(head_dim);
 #else
   return false;
 #endif
@@ -346,7 +346,7 @@ void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& sha
 }
 
 FlashTiling flash_tiling(FlashVariant variant, int head_dim) {
-  if (variant == FlashVariant::wgmma) return kernel_tiles::flash_wgmma;
+  if (variant == FlashVariant::wgmma) return kernel_tiles::flash_wgmma(head_dim);
   return kernel_tiles::flash_mma_sync(head_dim, variant == FlashVariant::warps8_rows16 ? 8 : 4);
 }
 
@@ -357,12 +357,12 @@ void flash_attention_forward(FlashVariant variant, StorageFormat type, const Att
   detail::require(shape.heads % shape.kv_heads == 0, "flash attention: heads (" + std::to_string(shape.heads) +
                                                          ") must be a multiple of kv_heads (" +
                                                          std::to_string(shape.kv_heads) + ")");
-  detail::require(shape.head_dim == 64 || shape.head_dim == 128,
-                  "flash attention: head_dim must be 64 or 128, got " + std::to_string(shape.head_dim));
   const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
   if (variant == FlashVariant::wgmma) {
     detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, false, stream);
   } else {
+    detail::require(shape.head_dim == 64 || shape.head_dim == 128,
+                    "flash attention: head_dim must be 64 or 128, got " + std::to_string(shape.head_dim));
     dispatch_storage<attention_formats>(type, [&](auto traits) {
       using T = typename decltype(traits)::Element;
       launch_variant<T>(variant, shape, scale, q, k, v, o, stream);

@@ -1,15 +1,16 @@
 // Flash attention forward on Hopper (sm_90a): TMA-fed, warp-specialised, both products on wgmma,
 // FlashAttention-3's schedule.
 //
-// One block per (batch x head, 128-query tile), head_dim 128, three warpgroups. Warpgroup 0 is the
-// producer: it gives its registers away (setmaxnreg 24) and one thread loads the Q tile once, then
-// streams 128-key K and V tiles with TMA (3-D tensor maps [batch*heads][seq][d], so rows past a
-// head's end read as zero) through two stages each, K and V on their own "full"/"empty" mbarriers
-// so that a K tile is released as soon as S is computed. Warpgroups 1 and 2 take 240 registers each
-// and own 64 query rows; per K/V tile j:
-//   S_j = Q K_j^T        8 x wgmma m64n128k16, A = Q and B = K from shared memory (K-major)
-//   O += P_{j-1} V_{j-1}  8 x wgmma m64n128k16, A = P from registers, B = V from shared memory read
-//                         N-major (imm-trans-b: V is stored [key][d], d contiguous)
+// One block per (batch x head, 128-query tile), head dim D = 64, 128 or 256, three warpgroups.
+// Warpgroup 0 is the producer: it gives its registers away (setmaxnreg 24) and one thread loads the
+// Q tile once, then streams K and V tiles of BN keys (128; 64 at D = 256) with TMA (3-D tensor maps
+// [batch*heads][seq][d] in boxes 64 elements wide, so rows past a head's end read as zero) through
+// two stages each, K and V on their own "full"/"empty" mbarriers so that a K tile is released as
+// soon as S is computed. Warpgroups 1 and 2 take 240 registers each and own 64 query rows; per K/V
+// tile j:
+//   S_j = Q K_j^T        D/16 x wgmma m64nBNk16, A = Q and B = K from shared memory (K-major)
+//   O += P_{j-1} V_{j-1}  BN/16 x wgmma m64nDk16, A = P from registers, B = V from shared memory
+//                         read N-major (imm-trans-b: V is stored [key][d], d contiguous)
 //   both issued back to back; the softmax of S_j (mask, running max, exp2, row sum) runs while the
 //   tensor cores do P_{j-1} V_{j-1} (FA3's intra-warpgroup overlap); then O is rescaled and S_j
 //   packed into P_j, whose registers are the A fragments of the register-A wgmma (the accumulator
@@ -40,30 +41,36 @@
 namespace roofline::kernels::detail {
 namespace {
 
-constexpr int kD = flash_wgmma_tiling.head_dim;
-constexpr int kBM = flash_wgmma_tiling.block_m;
-constexpr int kBN = flash_wgmma_tiling.block_n;
-constexpr int kStages = flash_wgmma_tiling.kv_stages;
-constexpr int kThreads = flash_wgmma_tiling.warps * 32;
-static_assert(kD == 128 && kBM == 128 && kBN == 128 && kThreads == 384,
-              "a producer warpgroup + two 64-row consumer warpgroups, 128-key tiles, d in two 64-wide boxes");
-constexpr int kQBoxBytes = kBM * 128;        // [128 rows][64 elements] of 16 bits: one TMA box, 128-byte rows
-constexpr uint32_t kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
-constexpr int kQBytes = 2 * kQBoxBytes;
-constexpr int kTileBytes = 2 * kKvBoxBytes;  // one K (or V) tile: two boxes, d 0..63 and 64..127
-constexpr int kBarriers = 2 + 4 * kStages;   // Q full and empty; K full, K empty, V full, V empty per stage
-constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * kBarriers + 1024;
-static_assert(kSmemBytes == flash_wgmma_tiling.smem_bytes);
+// The kernel's sizes at head dim D (kernel_tiles::flash_wgmma holds the tiling the benchmarks read).
+template <int D>
+struct Tiles {
+  static constexpr kernel_tiles::FlashTiling tiling = kernel_tiles::flash_wgmma(D);
+  static constexpr int kBM = tiling.block_m;
+  static constexpr int kBN = tiling.block_n;
+  static constexpr int kStages = tiling.kv_stages;
+  static constexpr int kThreads = tiling.warps * 32;
+  static_assert(kernel_tiles::flash_wgmma_runs(D) && kBM == 128 && kThreads == 384 && kBM % kBN == 0,
+                "a producer warpgroup + two 64-row consumer warpgroups; d in boxes of 64");
+  static constexpr int kBoxes = D / 64;                // d in 64-element boxes of 128-byte rows (the 128-byte swizzle)
+  static constexpr int kQBoxBytes = kBM * 128;         // [128 rows][64 elements] of 16 bits
+  static constexpr uint32_t kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
+  static constexpr int kQBytes = kBoxes * kQBoxBytes;
+  static constexpr int kTileBytes = kBoxes * kKvBoxBytes;  // one K (or V) tile
+  static constexpr int kBarriers = 2 + 4 * kStages;  // Q full and empty; K full, K empty, V full, V empty per stage
+  static constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * kBarriers + 1024;
+  static_assert(kSmemBytes == tiling.smem_bytes);
+};
+
 constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2; warpgroup 0 is the producer
 // setmaxnreg: 24 x 128 + 240 x 256 = 64,512 of the SM's 65,536 registers.
 constexpr uint32_t kProducerRegisters = 24;
 constexpr uint32_t kConsumerRegisters = 240;
 // The share of L2 the K and V of one section of heads may take (FA3 takes 32 MB of H100's 50).
 constexpr long long kL2SectionBytes = 32ll << 20;
-// Persistent blocks where a query tile averages at most this many K/V tiles (N <= 1024 at 128-key
-// tiles, causal or not): there they ran 0.75-0.93x the time of a block per tile, while at N >= 4096
+// Persistent blocks where a query tile reads at most this many keys on average (N <= 1024, causal
+// or not): at 128-key tiles they ran 0.75-0.93x the time of a block per tile, while at N >= 4096
 // causal they ran 1.08-1.14x (static striding balances the uneven causal tiles worse).
-constexpr double kPersistentMaxKvTiles = 8.0;
+constexpr double kPersistentMaxKeys = 1024.0;
 
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
@@ -73,32 +80,34 @@ __device__ __forceinline__ float fast_exp2(float x) {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Issues S = Q K^T for one K tile as one wgmma group (not waited for).
-template <typename T>
-__device__ __forceinline__ void issue_qk(float (&s_acc)[kBN / 2], uint32_t smem_q, uint32_t k_tile, int consumer) {
+template <typename T, int D>
+__device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<D>::kBN / 2], uint32_t smem_q, uint32_t k_tile,
+                                         int consumer) {
+  using S = Tiles<D>;
   ptx::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
+  for (int kk = 0; kk < D / 16; ++kk) {
     const uint32_t k_offset = static_cast<uint32_t>(kk % 4) * 32;  // 16 elements further along d
-    const uint64_t desc_q =
-        ptx::wgmma_desc_sw128(smem_q + static_cast<uint32_t>(kk / 4) * kQBoxBytes + consumer * 64 * 128 + k_offset);
-    const uint64_t desc_k = ptx::wgmma_desc_sw128(k_tile + static_cast<uint32_t>(kk / 4) * kKvBoxBytes + k_offset);
-    ptx::wgmma_m64n128k16_ss<T>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);  // the first k step overwrites
+    const uint64_t desc_q = ptx::wgmma_desc_sw128(smem_q + static_cast<uint32_t>(kk / 4) * S::kQBoxBytes +
+                                                  consumer * 64 * 128 + k_offset);
+    const uint64_t desc_k = ptx::wgmma_desc_sw128(k_tile + static_cast<uint32_t>(kk / 4) * S::kKvBoxBytes + k_offset);
+    ptx::wgmma_m64nNk16_ss<T, S::kBN>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);  // the first k step overwrites
   }
   ptx::wgmma_commit();
 }
 
 // Issues O += P V for one V tile as one wgmma group (not waited for). P must stay untouched until
 // the group completes.
-template <typename T>
-__device__ __forceinline__ void issue_pv(float (&o_acc)[64], const uint32_t (&p)[kBN / 16][4], uint32_t v_tile,
-                                         uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
+template <typename T, int D>
+__device__ __forceinline__ void issue_pv(float (&o_acc)[D / 2], const uint32_t (&p)[Tiles<D>::kBN / 16][4],
+                                         uint32_t v_tile, uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
   ptx::wgmma_fence();
 #pragma unroll
-  for (int kt = 0; kt < kBN / 16; ++kt) {
-    // keys 16kt..16kt+15: 16 rows of 128 bytes further into each box; the second 64-wide d box is
+  for (int kt = 0; kt < Tiles<D>::kBN / 16; ++kt) {
+    // keys 16kt..16kt+15: 16 rows of 128 bytes further into each box; the next 64-wide d box is
     // kKvBoxBytes away (the leading byte offset), 8-key groups 1024 bytes (the stride offset).
-    ptx::wgmma_m64n128k16_rs<T>(o_acc, p[kt],
-                                ptx::wgmma_desc_sw128_mn(v_tile + kt * 16 * 128, v_leading_bytes, v_stride_bytes), 1);
+    ptx::wgmma_m64nNk16_rs<T, D>(o_acc, p[kt],
+                                 ptx::wgmma_desc_sw128_mn(v_tile + kt * 16 * 128, v_leading_bytes, v_stride_bytes), 1);
   }
   ptx::wgmma_commit();
 }
@@ -112,15 +121,16 @@ __device__ __forceinline__ void fence_words(uint32_t (&r)[N][4]) {
   }
 }
 
-// Masks one S tile (keys from k0), updates the running max and sum of this thread's two rows
-// (row0, row0 + 8) and turns the scores into probabilities in place; alpha is the factor the O rows
-// must be scaled by (applied by the caller once the previous P V has completed).
-__device__ __forceinline__ void softmax_scores(float (&s_acc)[kBN / 2], float (&row_max)[2], float (&row_sum)[2],
+// Masks one S tile of BN keys (keys from k0), updates the running max and sum of this thread's two
+// rows (row0, row0 + 8) and turns the scores into probabilities in place; alpha is the factor the O
+// rows must be scaled by (applied by the caller once the previous P V has completed).
+template <int BN>
+__device__ __forceinline__ void softmax_scores(float (&s_acc)[BN / 2], float (&row_max)[2], float (&row_sum)[2],
                                                float (&alpha)[2], int k0, int row0, int first_row, int lane, int seq,
                                                int causal, float scale_log2) {
-  if (k0 + kBN > seq || (causal && k0 + kBN - 1 > first_row)) {
+  if (k0 + BN > seq || (causal && k0 + BN - 1 > first_row)) {
 #pragma unroll
-    for (int n8 = 0; n8 < kBN / 8; ++n8) {
+    for (int n8 = 0; n8 < BN / 8; ++n8) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int key = k0 + n8 * 8 + (lane % 4) * 2 + (e % 2);
@@ -133,7 +143,7 @@ __device__ __forceinline__ void softmax_scores(float (&s_acc)[kBN / 2], float (&
   for (int h = 0; h < 2; ++h) {
     float mx = -INFINITY;
 #pragma unroll
-    for (int n8 = 0; n8 < kBN / 8; ++n8) mx = fmaxf(mx, fmaxf(s_acc[4 * n8 + 2 * h], s_acc[4 * n8 + 2 * h + 1]));
+    for (int n8 = 0; n8 < BN / 8; ++n8) mx = fmaxf(mx, fmaxf(s_acc[4 * n8 + 2 * h], s_acc[4 * n8 + 2 * h + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     const float new_max = fmaxf(row_max[h], mx * scale_log2);
@@ -142,7 +152,7 @@ __device__ __forceinline__ void softmax_scores(float (&s_acc)[kBN / 2], float (&
     row_max[h] = new_max;
     float sum = 0.0f;
 #pragma unroll
-    for (int n8 = 0; n8 < kBN / 8; ++n8) {
+    for (int n8 = 0; n8 < BN / 8; ++n8) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const float prob = fast_exp2(fmaf(s_acc[4 * n8 + 2 * h + e], scale_log2, -base));
@@ -154,9 +164,10 @@ __device__ __forceinline__ void softmax_scores(float (&s_acc)[kBN / 2], float (&
   }
 }
 
-__device__ __forceinline__ void rescale(float (&o_acc)[64], const float (&alpha)[2]) {
+template <int D>
+__device__ __forceinline__ void rescale(float (&o_acc)[D / 2], const float (&alpha)[2]) {
 #pragma unroll
-  for (int n8 = 0; n8 < kD / 8; ++n8) {
+  for (int n8 = 0; n8 < D / 8; ++n8) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       o_acc[4 * n8 + 2 * h] *= alpha[h];
@@ -167,11 +178,11 @@ __device__ __forceinline__ void rescale(float (&o_acc)[64], const float (&alpha)
 
 // Accumulator layout (per warp: rows g, g+8; cols 8*n8 + 2*(lane%4)) -> A fragment of k step kt
 // (keys 16kt..16kt+15): {row g, keys +0..1}, {row g+8, +0..1}, {row g, +8..9}, {row g+8, +8..9}.
-template <typename T>
-__device__ __forceinline__ void pack_p(const float (&s_acc)[kBN / 2], uint32_t (&p)[kBN / 16][4]) {
+template <typename T, int BN>
+__device__ __forceinline__ void pack_p(const float (&s_acc)[BN / 2], uint32_t (&p)[BN / 16][4]) {
   using Traits = TraitsOf<T>;
 #pragma unroll
-  for (int kt = 0; kt < kBN / 16; ++kt) {
+  for (int kt = 0; kt < BN / 16; ++kt) {
     p[kt][0] = Traits::pack(s_acc[8 * kt + 0], s_acc[8 * kt + 1]);
     p[kt][1] = Traits::pack(s_acc[8 * kt + 2], s_acc[8 * kt + 3]);
     p[kt][2] = Traits::pack(s_acc[8 * kt + 4], s_acc[8 * kt + 5]);
@@ -182,10 +193,19 @@ __device__ __forceinline__ void pack_p(const float (&s_acc)[kBN / 2], uint32_t (
 
 // The K/V tiles the query tile starting at row q0 reads: all, or (causal) none past its last row.
 // The kernel's loops and the host's choice of persistent blocks both count with it.
+template <int D>
 __host__ __device__ constexpr int kv_tiles_of(int q0, int seq, bool causal) {
-  const int all = (seq + kBN - 1) / kBN;
-  const int through_last_row = (q0 + kBM + kBN - 1) / kBN;
+  constexpr int bm = Tiles<D>::kBM;
+  constexpr int bn = Tiles<D>::kBN;
+  const int all = (seq + bn - 1) / bn;
+  const int through_last_row = (q0 + bm + bn - 1) / bn;
   return causal && through_last_row < all ? through_last_row : all;
+}
+
+// The K/V tiles consumer c (rows q0 + 64c .. + 63) computes: causal, none past its last row.
+template <int D>
+__host__ __device__ constexpr int consumer_tiles_of(int q0, int kv_tiles, int consumer, bool causal) {
+  return causal ? min(kv_tiles, (q0 + consumer * 64 + 63) / Tiles<D>::kBN + 1) : kv_tiles;
 }
 
 // The work of one query tile: its (batch x head) row, first query, KV head and K/V tiles.
@@ -198,9 +218,11 @@ struct QueryTile {
 
 // Tile `index` in L2 order: sections of section_rows heads; within a section the heaviest tiles
 // (causal: the last rows) first, the section's heads fastest.
+template <int D>
 __device__ __forceinline__ QueryTile query_tile(int index, int heads, int group, int seq, int rows, int section_rows,
                                                 int causal) {
-  const int q_tiles = (seq + kBM - 1) / kBM;
+  constexpr int bm = Tiles<D>::kBM;
+  const int q_tiles = (seq + bm - 1) / bm;
   const int per_section = section_rows * q_tiles;
   const int section = index / per_section;
   const int in_section = index % per_section;
@@ -209,25 +231,30 @@ __device__ __forceinline__ QueryTile query_tile(int index, int heads, int group,
   const int rank = in_section / section_here;  // 0: the heaviest tile
   QueryTile t;
   t.bh = first_bh + in_section % section_here;
-  t.q0 = (causal ? q_tiles - 1 - rank : rank) * kBM;
+  t.q0 = (causal ? q_tiles - 1 - rank : rank) * bm;
   t.kv_index = (t.bh / heads) * (heads / group) + (t.bh % heads) / group;
-  t.kv_tiles = kv_tiles_of(t.q0, seq, causal != 0);
+  t.kv_tiles = kv_tiles_of<D>(t.q0, seq, causal != 0);
   return t;
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads, 1)
+template <typename T, int D>
+__global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
     flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                        const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, int heads, int group, int seq,
                        int rows, int section_rows, float scale_log2, int causal, uint32_t v_leading_bytes,
                        uint32_t v_stride_bytes) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using S = Tiles<D>;
+  constexpr int kBM = S::kBM;
+  constexpr int kBN = S::kBN;
+  constexpr int kStages = S::kStages;
+  constexpr int kTileBytes = S::kTileBytes;
   using Traits = TraitsOf<T>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const uint32_t smem = (raw + 1023u) & ~1023u;
   const uint32_t smem_q = smem;
-  const uint32_t smem_k = smem_q + kQBytes;
+  const uint32_t smem_k = smem_q + S::kQBytes;
   const uint32_t smem_v = smem_k + kStages * kTileBytes;
   const uint32_t q_full = smem_v + kStages * kTileBytes;
   const uint32_t q_empty = q_full + 8;
@@ -268,17 +295,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::mbarrier_wait(empty + 8 * stage(j), parity(j) ^ 1u);
         ptx::mbarrier_arrive_expect_tx(full + 8 * stage(j), kTileBytes);
         const uint32_t tile = ring + stage(j) * kTileBytes;
-        ptx::tma_load_3d(tile, map, full + 8 * stage(j), 0, key_tile * kBN, kv_index);
-        ptx::tma_load_3d(tile + kKvBoxBytes, map, full + 8 * stage(j), 64, key_tile * kBN, kv_index);
+#pragma unroll
+        for (int box = 0; box < S::kBoxes; ++box) {
+          ptx::tma_load_3d(tile + box * S::kKvBoxBytes, map, full + 8 * stage(j), 64 * box, key_tile * kBN, kv_index);
+        }
       };
       int ring = 0;  // K/V tiles loaded so far
       int count = 0;
       for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
-        const QueryTile t = query_tile(index, heads, group, seq, rows, section_rows, causal);
+        const QueryTile t = query_tile<D>(index, heads, group, seq, rows, section_rows, causal);
         ptx::mbarrier_wait(q_empty, (static_cast<uint32_t>(count) & 1u) ^ 1u);
-        ptx::mbarrier_arrive_expect_tx(q_full, kQBytes);
-        ptx::tma_load_3d(smem_q, &map_q, q_full, 0, t.q0, t.bh);
-        ptx::tma_load_3d(smem_q + kQBoxBytes, &map_q, q_full, 64, t.q0, t.bh);
+        ptx::mbarrier_arrive_expect_tx(q_full, S::kQBytes);
+#pragma unroll
+        for (int box = 0; box < S::kBoxes; ++box) {
+          ptx::tma_load_3d(smem_q + box * S::kQBoxBytes, &map_q, q_full, 64 * box, t.q0, t.bh);
+        }
         // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
         for (int j = 0; j < t.kv_tiles; ++j) {
           load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index);
@@ -311,9 +342,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Ping-pong: the two consumers take turns issuing their products (named barriers 1 and 2, one
     // per consumer, each passed when its owner syncs and the other consumer arrives), so that one
     // consumer's softmax runs while the tensor cores do the other's S and P V. Consumer 0 starts:
-    // consumer 1 arrives on consumer 0's barrier once up front. Both consumers run the same number
-    // of tiles (the tile is as tall as it is wide, so the causal diagonal falls in one tile for
-    // both), so the turns pair up to the end.
+    // consumer 1 arrives on consumer 0's barrier once up front. The turns must pair up to the end:
+    // where consumer 0 computes fewer tiles than consumer 1 (causal, with tiles narrower than the
+    // query tile: the diagonal then ends a tile earlier for the upper 64 rows), it takes the
+    // difference as empty turns.
     const int my_turn = 1 + consumer;
     const int their_turn = 2 - consumer;
     if (consumer == 1) ptx::named_barrier_arrive(their_turn, kConsumerThreads);
@@ -321,16 +353,17 @@ __global__ void __launch_bounds__(kThreads, 1)
     int ring = 0;
     int count = 0;
     for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
-      const QueryTile tile = query_tile(index, heads, group, seq, rows, section_rows, causal);
+      const QueryTile tile = query_tile<D>(index, heads, group, seq, rows, section_rows, causal);
       const int first_row = tile.q0 + consumer * 64;                // this warpgroup's rows: first_row .. +63
       const int row0 = first_row + (t_in_wg / 32) * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
       // Tiles this warpgroup computes; causal: none past its last row (it still waits on and
       // releases the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
-      const int wg_tiles = causal ? min(tile.kv_tiles, (first_row + 63) / kBN + 1) : tile.kv_tiles;
+      const int wg_tiles = consumer_tiles_of<D>(tile.q0, tile.kv_tiles, consumer, causal != 0);
+      const int turns = consumer_tiles_of<D>(tile.q0, tile.kv_tiles, 1, causal != 0);
 
-      float o_acc[64];
+      float o_acc[D / 2];
 #pragma unroll
-      for (int i = 0; i < 64; ++i) o_acc[i] = 0.0f;
+      for (int i = 0; i < D / 2; ++i) o_acc[i] = 0.0f;
       ptx::fence_registers(o_acc);
       float row_max[2] = {-INFINITY, -INFINITY};
       float row_sum[2] = {0.0f, 0.0f};
@@ -341,36 +374,40 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::mbarrier_wait_untimed(q_full, static_cast<uint32_t>(count) & 1u);
       ptx::named_barrier_sync(my_turn, kConsumerThreads);
       wait_k(ring);
-      issue_qk<T>(s_acc, smem_q, k_tile(ring), consumer);
+      issue_qk<T, D>(s_acc, smem_q, k_tile(ring), consumer);
       ptx::named_barrier_arrive(their_turn, kConsumerThreads);
       ptx::wgmma_wait<0>();
       ptx::fence_registers(s_acc);
       release_k(ring);
       if (wg_tiles == 1) ptx::mbarrier_arrive(q_empty);  // Q's last use: the next tile's Q may load
-      softmax_scores(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2);
-      pack_p<T>(s_acc, p);
+      softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2);
+      pack_p<T, kBN>(s_acc, p);
       for (int j = 1; j < wg_tiles; ++j) {
         ptx::named_barrier_sync(my_turn, kConsumerThreads);
         wait_k(ring + j);
-        issue_qk<T>(s_acc, smem_q, k_tile(ring + j), consumer);
-        rescale(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
+        issue_qk<T, D>(s_acc, smem_q, k_tile(ring + j), consumer);
+        rescale<D>(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
         wait_v(ring + j - 1);
-        issue_pv<T>(o_acc, p, v_tile(ring + j - 1), v_leading_bytes, v_stride_bytes);
+        issue_pv<T, D>(o_acc, p, v_tile(ring + j - 1), v_leading_bytes, v_stride_bytes);
         ptx::named_barrier_arrive(their_turn, kConsumerThreads);
         ptx::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
         ptx::fence_registers(s_acc);
         release_k(ring + j);
         if (j == wg_tiles - 1) ptx::mbarrier_arrive(q_empty);
-        softmax_scores(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2);
+        softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2);
         ptx::wgmma_wait<0>();
         ptx::fence_registers(o_acc);
         fence_words(p);
         release_v(ring + j - 1);
-        pack_p<T>(s_acc, p);
+        pack_p<T, kBN>(s_acc, p);
       }
-      rescale(o_acc, alpha);
+      rescale<D>(o_acc, alpha);
       wait_v(ring + wg_tiles - 1);
-      issue_pv<T>(o_acc, p, v_tile(ring + wg_tiles - 1), v_leading_bytes, v_stride_bytes);
+      issue_pv<T, D>(o_acc, p, v_tile(ring + wg_tiles - 1), v_leading_bytes, v_stride_bytes);
+      for (int j = wg_tiles; j < turns; ++j) {  // consumer 0's empty turns (see the ping-pong above)
+        ptx::named_barrier_sync(my_turn, kConsumerThreads);
+        ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+      }
       ptx::wgmma_wait<0>();
       ptx::fence_registers(o_acc);
       fence_words(p);
@@ -392,9 +429,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float inv = total > 0.0f ? 1.0f / total : 0.0f;
         const int row = row0 + 8 * h;
         if (row >= seq) continue;
-        T* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * kD;
+        T* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * D;
 #pragma unroll
-        for (int n8 = 0; n8 < kD / 8; ++n8) {
+        for (int n8 = 0; n8 < D / 8; ++n8) {
           *reinterpret_cast<uint32_t*>(out_row + n8 * 8 + (lane % 4) * 2) =
               Traits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
         }
@@ -406,56 +443,60 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// K/V tiles a query tile takes on average.
-double mean_kv_tiles(int seq, bool causal) {
-  const int q_tiles = (seq + kBM - 1) / kBM;
+// Keys a query tile reads on average.
+template <int D>
+double mean_kv_keys(int seq, bool causal) {
+  constexpr int bm = Tiles<D>::kBM;
+  const int q_tiles = (seq + bm - 1) / bm;
   long long total = 0;
-  for (int q = 0; q < q_tiles; ++q) total += kv_tiles_of(q * kBM, seq, causal);
-  return static_cast<double>(total) / q_tiles;
+  for (int q = 0; q < q_tiles; ++q) total += kv_tiles_of<D>(q * bm, seq, causal);
+  return static_cast<double>(total) * Tiles<D>::kBN / q_tiles;
 }
 
 // [rows][seq][d] with rows = batch*heads (or batch*kv_heads), boxes of 64 d x box_seq positions.
+template <int D>
 CUtensorMap make_map(StorageFormat type, const void* base, int rows, int seq, int box_seq) {
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kD), static_cast<cuuint64_t>(seq), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(kD) * 2, static_cast<cuuint64_t>(seq) * kD * 2};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(seq), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * 2, static_cast<cuuint64_t>(seq) * D * 2};
   const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_seq), 1};
   return make_tensor_map_sw128(type, base, 3, dims, strides, box, "flash wgmma");
 }
 
-template <typename T>
+template <typename T, int D>
 void launch(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k, const void* v,
             void* o, bool swap_v_offsets, cudaStream_t stream) {
-  const CUtensorMap map_q = make_map(type, q, shape.batch * shape.heads, shape.seq, kBM);
-  const CUtensorMap map_k = make_map(type, k, shape.batch * shape.kv_heads, shape.seq, kBN);
-  const CUtensorMap map_v = make_map(type, v, shape.batch * shape.kv_heads, shape.seq, kBN);
+  using S = Tiles<D>;
+  const CUtensorMap map_q = make_map<D>(type, q, shape.batch * shape.heads, shape.seq, S::kBM);
+  const CUtensorMap map_k = make_map<D>(type, k, shape.batch * shape.kv_heads, shape.seq, S::kBN);
+  const CUtensorMap map_v = make_map<D>(type, v, shape.batch * shape.kv_heads, shape.seq, S::kBN);
   ROOFLINE_CUDA_CHECK(
-      cudaFuncSetAttribute(flash_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+      cudaFuncSetAttribute(flash_wgmma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
   const long long rows = static_cast<long long>(shape.batch) * shape.heads;
-  const long long q_tiles = (shape.seq + kBM - 1) / kBM;
+  const long long q_tiles = (shape.seq + S::kBM - 1) / S::kBM;
   require(rows * q_tiles <= 0x7fffffff, "flash attention (wgmma): grid too large for this shape");
   // Query heads per L2 section: as many KV heads' K and V as fit in the share, times the group
   // (a KV head's query heads are consecutive rows), at least one group.
   const int group = shape.heads / shape.kv_heads;
-  const long long kv_head_bytes = 2ll * shape.seq * kD * 2;
+  const long long kv_head_bytes = 2ll * shape.seq * D * 2;
   const long long section_rows = std::min(rows, std::max(1ll, kL2SectionBytes / kv_head_bytes) * group);
   // Persistent (one block per SM, the most the shared memory allows) where a query tile is short
-  // work -- at most kPersistentMaxKvTiles K/V tiles on average -- and its start and end are a large
-  // share of it; longer tiles get a block each, and the hardware's block scheduler hands the next
+  // work -- at most kPersistentMaxKeys keys on average -- and its start and end are a large share
+  // of it; longer tiles get a block each, and the hardware's block scheduler hands the next
   // (lighter) tile to whichever SM frees first, which balanced causal work better than a fixed
   // stride (docs/results/2026-12-02-h200-flash-fa3).
   const long long tiles = rows * q_tiles;
   long long blocks = tiles;
-  if (mean_kv_tiles(shape.seq, shape.causal) <= kPersistentMaxKvTiles) {
+  if (mean_kv_keys<D>(shape.seq, shape.causal) <= kPersistentMaxKeys) {
     int device = 0;
     int sms = 0;
     ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
     ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     blocks = std::min<long long>(tiles, sms);
   }
-  flash_wgmma_kernel<T><<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, stream>>>(
+  flash_wgmma_kernel<T, D><<<static_cast<unsigned>(blocks), S::kThreads, S::kSmemBytes, stream>>>(
       map_q, map_k, map_v, static_cast<T*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
       static_cast<int>(section_rows), scale * 1.4426950408889634f, shape.causal ? 1 : 0,
-      swap_v_offsets ? 1024u : kKvBoxBytes, swap_v_offsets ? kKvBoxBytes : 1024u);
+      swap_v_offsets ? 1024u : S::kKvBoxBytes, swap_v_offsets ? S::kKvBoxBytes : 1024u);
   ROOFLINE_CHECK_LAUNCH("flash_wgmma_kernel");
 }
 
@@ -463,10 +504,15 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, const 
 
 void flash_wgmma_forward(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k,
                          const void* v, void* o, bool swap_v_offsets, cudaStream_t stream) {
-  require(shape.head_dim == kD, "flash attention (wgmma): head_dim must be 128, got " + std::to_string(shape.head_dim));
+  require(kernel_tiles::flash_wgmma_runs(shape.head_dim),
+          "flash attention (wgmma): head_dim must be 64, 128 or 256, got " + std::to_string(shape.head_dim));
   dispatch_storage<attention_formats>(type, [&](auto traits) {
     using T = typename decltype(traits)::Element;
-    launch<T>(type, shape, scale, q, k, v, o, swap_v_offsets, stream);
+    switch (shape.head_dim) {
+      case 64: launch<T, 64>(type, shape, scale, q, k, v, o, swap_v_offsets, stream); break;
+      case 128: launch<T, 128>(type, shape, scale, q, k, v, o, swap_v_offsets, stream); break;
+      default: launch<T, 256>(type, shape, scale, q, k, v, o, swap_v_offsets, stream); break;
+    }
   });
 }
 

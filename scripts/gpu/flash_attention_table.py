@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 21's flash-attention table from one device call (markdown on stdout): roofline's Hopper
-flash kernel (`roofline bench --suite compute --filter flashwgmma`) beside every SDPA backend on the
-same shapes (scripts/gpu/torch_attention.py).
+flash kernel (`roofline bench --suite compute --filter flashwgmma`, head dims 64, 128 and 256)
+beside every SDPA backend on the same shapes (scripts/gpu/torch_attention.py).
 
   flash_attention_table.py BENCH.json TORCH.json
 
@@ -25,18 +25,18 @@ def main():
         torch_report = json.load(f)
     by_shape = {}
     for r in torch_report["results"]:
-        key = (r["causal"], r["seq"], r["batch"], r["heads"], r["kv_heads"])
+        key = (r.get("head_dim", 128), r["causal"], r["seq"], r["batch"], r["heads"], r["kv_heads"])
         by_shape.setdefault(key, {})[r["backend"]] = r
     print(f"PyTorch {torch_report['torch']} (CUDA {torch_report['cuda']}, cuDNN {torch_report['cudnn']}), "
           f"{torch_report['device']}.\n")
-    print("| mask | N | B | H / KV | roofline us | TFLOP/s | MHz | cuDNN us | TFLOP/s | MHz | FA2 TFLOP/s "
+    print("| d | mask | N | B | H / KV | roofline us | TFLOP/s | MHz | cuDNN us | TFLOP/s | MHz | FA2 TFLOP/s "
           "| efficient TFLOP/s | cuDNN / roofline |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    ratios = []
-    for key in sorted(by_shape, key=lambda k: (not k[0], k[1], k[2], k[4])):
-        causal, seq, batch, heads, kv_heads = key
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    ratios = {}
+    for key in sorted(by_shape, key=lambda k: (k[0] != 128, k[0], not k[1], k[2], k[3], k[5])):
+        head_dim, causal, seq, batch, heads, kv_heads = key
         mask = "causal" if causal else "full"
-        case = f"attn.bf16.{mask}.d128.b{batch}h{heads}kv{kv_heads}.n{seq}.flashwgmma"
+        case = f"attn.bf16.{mask}.d{head_dim}.b{batch}h{heads}kv{kv_heads}.n{seq}.flashwgmma"
         mine = ours.get(case)
         backends = by_shape[key]
 
@@ -56,14 +56,14 @@ def main():
             ours_cells = [f"{mine['median_us']:.1f}", f"{mine['tflops']:.0f}", f"{mine['sm_clock_mhz']:.0f}"]
             ratio = f"{cudnn['median_us'] / mine['median_us']:.2f}" if cudnn else ""
             if cudnn:
-                ratios.append(cudnn["median_us"] / mine["median_us"])
+                ratios.setdefault(head_dim, []).append(cudnn["median_us"] / mine["median_us"])
         cudnn_cells = ([f"{cudnn['median_us']:.1f}", f"{cudnn['tflops']:.0f}",
                         "-".join(f"{c:.0f}" for c in cudnn["sm_clock_mhz"] if c)] if cudnn else ["-", "-", "-"])
-        print(f"| {mask} | {seq} | {batch} | {heads} / {kv_heads} | " + " | ".join(ours_cells) + " | " +
+        print(f"| {head_dim} | {mask} | {seq} | {batch} | {heads} / {kv_heads} | " + " | ".join(ours_cells) + " | " +
               " | ".join(cudnn_cells) + f" | {tflops('flash')} | {tflops('efficient')} | {ratio} |")
-    if ratios:
-        print(f"\n{sum(r >= 1 for r in ratios)} of {len(ratios)} shapes at or above cuDNN; "
-              f"cuDNN / roofline {min(ratios):.2f} - {max(ratios):.2f}.")
+    for head_dim, r in sorted(ratios.items()):
+        print(f"\nHead dim {head_dim}: {sum(x >= 1 for x in r)} of {len(r)} shapes at or above cuDNN; "
+              f"cuDNN / roofline {min(r):.2f} - {max(r):.2f}.")
 
 
 if __name__ == "__main__":

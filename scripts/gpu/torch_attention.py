@@ -3,8 +3,9 @@
 
 The fused backends of torch.nn.functional.scaled_dot_product_attention (cuDNN, FlashAttention-2,
 memory-efficient; the math backend is the unfused reference, never the fastest) on the prefill
-shapes of roofline's compute suite at head dim 128 (`attn.bf16.*.d128.*`): q, K, V and O laid out
-[batch][heads][seq][128] as roofline's kernel reads them, bf16, causal and full.
+shapes of roofline's compute suite that its Hopper kernel runs (`attn.bf16.*.flashwgmma`, head dims
+64, 128 and 256): q, K, V and O laid out [batch][heads][seq][d] as roofline's kernel reads them,
+bf16, causal and full.
 
   python3 scripts/gpu/torch_attention.py OUT.json
 
@@ -28,7 +29,6 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from gpu_clock import sm_clock
 from torch_graph_timing import time_graph
 
-HEAD_DIM = 128
 BACKENDS = {
     "cudnn": SDPBackend.CUDNN_ATTENTION,
     "flash": SDPBackend.FLASH_ATTENTION,
@@ -39,20 +39,24 @@ TARGET_GRAPH_MS = 20.0
 
 
 def shapes():
-    """(batch, heads, kv_heads, seq, causal): include/roofline/bench/compute_suite.hpp's d128 cases."""
+    """(batch, heads, kv_heads, seq, head_dim, causal): include/roofline/bench/compute_suite.hpp's
+    prefill cases at 32 heads."""
     out = []
     for causal in (True, False):
         for n in (512, 1024, 2048, 4096, 8192, 16384, 32768):
-            out.append((max(1, 16384 // n), 32, 32, n, causal))  # 16K tokens per batch
+            out.append((max(1, 16384 // n), 32, 32, n, 128, causal))  # 16K tokens per batch
+            out.append((max(1, 16384 // n), 32, 32, n, 64, causal))
             if n >= 1024 and n != 4096:
-                out.append((4, 32, 32, n, causal))  # B x H = 128 at every N (issue 21's target)
-    out += [(4, 32, 8, 4096, True), (4, 32, 8, 4096, False)]  # GQA
-    return sorted(set(out), key=lambda s: (not s[4], s[3], s[0], s[2]))
+                out.append((4, 32, 32, n, 128, causal))  # B x H = 128 at every N (issue 21's target)
+            if 1024 <= n <= 16384:
+                out.append((16384 // n, 32, 32, n, 256, causal))
+        out += [(4, 32, 8, 4096, d, causal) for d in (64, 128, 256)]  # GQA
+    return sorted(set(out), key=lambda s: (s[4] != 128, s[4], not s[5], s[3], s[0], s[2]))
 
 
-def flops(batch, heads, seq, causal):
+def flops(batch, heads, seq, head_dim, causal):
     keys = seq * (seq + 1) / 2 if causal else seq * seq
-    return 4.0 * batch * heads * keys * HEAD_DIM
+    return 4.0 * batch * heads * keys * head_dim
 
 
 def attend(backend, q, k, v, causal, gqa):
@@ -62,7 +66,7 @@ def attend(backend, q, k, v, causal, gqa):
 
 def sampled_error(out, q, k, v, causal):
     """Relative error of `out` on the first and last 128 query rows of the first and last (b, h)."""
-    batch, heads, seq, _ = q.shape
+    batch, heads, seq, head_dim = q.shape
     group = heads // k.shape[1]
     num = den = 0.0
     for b, h in {(0, 0), (batch - 1, heads - 1)}:
@@ -70,7 +74,7 @@ def sampled_error(out, q, k, v, causal):
             rows = torch.arange(r0, min(seq, r0 + 128), device=q.device)
             qs = q[b, h, rows].float()
             ks, vs = k[b, h // group].float(), v[b, h // group].float()
-            scores = qs @ ks.t() / math.sqrt(HEAD_DIM)
+            scores = qs @ ks.t() / math.sqrt(head_dim)
             if causal:
                 keys = torch.arange(seq, device=q.device)
                 scores = scores.masked_fill(keys[None, :] > rows[:, None], float("-inf"))
@@ -81,17 +85,17 @@ def sampled_error(out, q, k, v, causal):
     return math.sqrt(num / den)
 
 
-def run_shape(batch, heads, kv_heads, seq, causal, rows):
-    gen = torch.Generator(device="cuda").manual_seed(batch * 100003 + seq * 7 + kv_heads + causal)
+def run_shape(batch, heads, kv_heads, seq, head_dim, causal, rows):
+    gen = torch.Generator(device="cuda").manual_seed(batch * 100003 + seq * 7 + kv_heads + head_dim + causal)
     unit = math.sqrt(3.0)  # unit variance, as roofline's runner fills them
 
     def uniform(h):
-        return (torch.rand(batch, h, seq, HEAD_DIM, device="cuda", generator=gen) * 2 - 1).mul_(unit).bfloat16()
+        return (torch.rand(batch, h, seq, head_dim, device="cuda", generator=gen) * 2 - 1).mul_(unit).bfloat16()
 
     q, k, v = uniform(heads), uniform(kv_heads), uniform(kv_heads)
-    total = flops(batch, heads, seq, causal)
+    total = flops(batch, heads, seq, head_dim, causal)
     for name, backend in BACKENDS.items():
-        row = {"batch": batch, "heads": heads, "kv_heads": kv_heads, "seq": seq, "head_dim": HEAD_DIM,
+        row = {"batch": batch, "heads": heads, "kv_heads": kv_heads, "seq": seq, "head_dim": head_dim,
                "causal": causal, "backend": name, "flops": total}
         gqa = kv_heads != heads
         ke, ve = k, v
@@ -138,7 +142,7 @@ def main():
         run_shape(*shape, rows)
         best = min((r for r in rows[-len(BACKENDS):] if r["status"] == "passed"), key=lambda r: r["median_us"],
                    default=None)
-        print(f"b{shape[0]} h{shape[1]} kv{shape[2]} n{shape[3]} {'causal' if shape[4] else 'full'}: best "
+        print(f"b{shape[0]} h{shape[1]} kv{shape[2]} n{shape[3]} d{shape[4]} {'causal' if shape[5] else 'full'}: best "
               f"{best['backend'] if best else '-'} {best['tflops'] if best else float('nan'):.0f} TFLOP/s",
               file=sys.stderr)
     report = {"torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),

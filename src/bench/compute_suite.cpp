@@ -462,7 +462,7 @@ std::optional<kernel_tiles::FlashTiling> tiling_of(AttentionImpl impl, std::int6
   switch (impl) {
     case AttentionImpl::flash_w8r16: return kernel_tiles::flash_mma_sync(d, 8);
     case AttentionImpl::flash_w4r32: return kernel_tiles::flash_mma_sync(d, 4);
-    case AttentionImpl::flash_wgmma: return kernel_tiles::flash_wgmma;
+    case AttentionImpl::flash_wgmma: return kernel_tiles::flash_wgmma(d);
     case AttentionImpl::standard: return std::nullopt;
   }
   return std::nullopt;

@@ -665,9 +665,9 @@ TEST_CASE("case list report and suite selection") {
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
   // --quick: 72 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 76 + 16 compute
-  // (3 probes, 26 GEMMs, 7 FP8 GEMMs, 40 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 72 + 76 + 16 + 5 + 4 + 36);
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 92 + 16 compute
+  // (3 probes, 26 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 72 + 92 + 16 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -802,11 +802,12 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // less the 4 at m = 128 (prefill shapes) and the --quick one.
   CHECK(compute::all_gemm_cases().size() == compute::gemm_cases.size() + 164 * 2 + 32);
   // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4,
-  // B = 4 at N 1k, 2k, 8k, 16k (causal and full) and full 32k, and 2 x 2 x 2 small shapes and fp16
+  // B = 4 at N 1k, 2k, 8k, 16k (causal and full) and full 32k, head dim 256 x causal or not x 5
+  // lengths, GQA at d 64 and 256 x causal or not, and 3 head dims x 2 x 2 small shapes and fp16
   // N = 512; each with standard and the three flash kernels.
-  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 9 + 8 + 1));
+  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1));
   // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call.
-  CHECK(quick == 3 + 26 + 7 + 40);
+  CHECK(quick == 3 + 26 + 7 + 56);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
@@ -1075,8 +1076,13 @@ TEST_CASE("attention cases count FLOPs and HBM bytes with the model's functions"
   // The tiles: 32-key tiles for two m16 tiles per warp at d = 128.
   CHECK(compute::tiling_of(compute::AttentionImpl::flash_w4r32, 128)->block_n == 32);
   CHECK(compute::tiling_of(compute::AttentionImpl::flash_w4r32, 64)->block_n == 64);
-  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 128)->smem_bytes ==
-        kernel_tiles::flash_wgmma.smem_bytes);
+  // The Hopper kernel: Q 128 x d + 2 stages x (K + V) of block_n x d, 2 bytes an element, + 10
+  // mbarriers of 8 bytes + 1024 of slack. d 128: 32768 + 131072 + 1104 = 164944; d 64 (128-key
+  // tiles): 16384 + 65536 + 1104 = 83024; d 256 (64-key tiles): 65536 + 131072 + 1104 = 197712.
+  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 128)->smem_bytes == 164944);
+  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 64)->smem_bytes == 83024);
+  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 256)->smem_bytes == 197712);
+  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 256)->block_n == 64);
 }
 
 TEST_CASE("FLOP-rate results relate to the peak probes and to cuBLAS") {

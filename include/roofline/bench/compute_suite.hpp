@@ -267,8 +267,14 @@ constexpr void for_each_attention_case(F&& f) {
       if (!(causal && n == 32768)) all(4, 32, 32, n, 128, causal, DType::bf16, false);
     }
   }
+  // Head dim 256 (Gemma's; the Hopper kernel alone runs it): 16K tokens per batch, 32 heads, and GQA.
+  for (bool causal : {true, false}) {
+    for (std::int64_t n : {1024, 2048, 4096, 8192, 16384}) all(16384 / n, 32, 32, n, 256, causal, DType::bf16, false);
+    all(4, 32, 8, 4096, 64, causal, DType::bf16, false);
+    all(4, 32, 8, 4096, 256, causal, DType::bf16, false);
+  }
   // Small shapes of every path (--quick): whole tiles, and ragged ones (N = 1000) with GQA.
-  for (std::int64_t d : {64, 128}) {
+  for (std::int64_t d : {64, 128, 256}) {
     for (bool causal : {false, true}) {
       all(2, 4, 4, 256, d, causal, DType::bf16, true);
       all(2, 4, 2, 1000, d, causal, DType::bf16, true);

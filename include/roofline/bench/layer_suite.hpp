@@ -187,7 +187,7 @@ inline constexpr std::array<KernelOfKind, layer_kernel_count> layer_kernels{{
 [[nodiscard]] bool quantized_linears(const Case& c);
 // The attention stage as the model counts it: its shape (decode: one query row per sequence
 // against `context` cached positions; prefill: causal over the sequence), the tiles of the kernel
-// that runs it (flash-decoding's 64-key tiles, the Hopper flash kernel's 128 x 64), and the
+// that runs it (flash-decoding's 64-key tiles, the Hopper flash kernel's 128 x 128 at head dim 128), and the
 // minimum HBM traffic with those tiles. The memory suite's decode-attention benchmark counts its
 // cases with the same functions.
 [[nodiscard]] AttentionShape attention_shape(const Case& c);

@@ -130,16 +130,23 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
   return {block_m, block_n, warps, flash_mma_kv_stages, (block_m + 2 * flash_mma_kv_stages * block_n) * head_dim * 2};
 }
 
-// The Hopper kernel (kernels/attention/flash_wgmma.cu, head_dim 128 only): a producer warpgroup
-// and two consumer warpgroups of 64 rows (persistent, a block per SM, at short sequences); Q 32 KB +
-// stages x (K + V, 2 x 32 KB) + mbarriers (full and empty for Q, and for K and V per stage) + 1024
-// bytes of alignment slack.
-inline constexpr int flash_wgmma_head_dim = 128;
-inline constexpr int flash_wgmma_block_n = 128;
+// The Hopper kernel (kernels/attention/flash_wgmma.cu, head dims 64, 128 and 256): a producer
+// warpgroup and two consumer warpgroups of 64 rows (persistent, a block per SM, at short
+// sequences). Keys per K/V tile: 128, but 64 at head dim 256, where a consumer's O (64 x 256 fp32)
+// already takes 128 of its 240 registers and a 128-key S would take 64 more. Shared memory: Q
+// (128 rows) + stages x (K + V tiles) at 2 bytes an element, + mbarriers (full and empty for Q, and
+// for K and V per stage) + 1024 bytes of alignment slack: 80, 161 and 193 KB.
+// Two stages at every head dim: 4 at d 64 and 3 at d 128 (which fit) ran within the calls' noise of
+// 2 (median time 1.00x over the suite's shapes, docs/results/2026-12-02-h200-flash-headdims).
 inline constexpr int flash_wgmma_stages = 2;
-inline constexpr FlashTiling flash_wgmma{
-    128, flash_wgmma_block_n, 12, flash_wgmma_stages,
-    32768 + flash_wgmma_stages * 2 * flash_wgmma_block_n * 256 + 8 * (2 + 4 * flash_wgmma_stages) + 1024};
+constexpr bool flash_wgmma_runs(int head_dim) { return head_dim == 64 || head_dim == 128 || head_dim == 256; }
+constexpr FlashTiling flash_wgmma(int head_dim) {
+  const int block_m = 128;
+  const int block_n = head_dim == 256 ? 64 : 128;
+  const int stages = flash_wgmma_stages;
+  return {block_m, block_n, 12, stages,
+          block_m * head_dim * 2 + stages * 2 * block_n * head_dim * 2 + 8 * (2 + 4 * stages) + 1024};
+}
 
 // Decode attention (kernels/layer/decode_attention.cu): one block per (sequence, KV head, split of the context);
 // its 4 warps share 64-key K/V tiles (each warp takes 16 of the keys), 3 stages deep. The query

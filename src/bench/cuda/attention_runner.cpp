@@ -186,7 +186,7 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
       if (!kernels::flash_variant_supported(variant, shape.head_dim, ctx.device().index)) {
         record_not(recorder, std::move(result), Disposition::not_supported,
                    variant == kernels::FlashVariant::wgmma
-                       ? "flash_wgmma runs head_dim 128 only, with sm_90a code on a compute capability 9.0 device"
+                       ? "flash_wgmma runs head_dim 64, 128 and 256, with sm_90a code on a compute capability 9.0 device"
                        : "needs compute capability 8.0 or later and head_dim 64 or 128");
         continue;
       }
