@@ -116,25 +116,24 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS("m64n128k16", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
 // A from registers, B from shared memory N-major: the accumulators are operands 0 .. N/2 - 1, then
 // the four A registers, desc_b and scale_d (A0 .. SCALE name their operand numbers).
-#define ROOFLINE_WGMMA_RS(SHAPE, TYPE, D, ACC, A0, A1, A2, A3, B, SCALE)                             \
-  asm volatile(                                                                                      \
-      "{\n"                                                                                          \
-      ".reg .pred p;\n"                                                                              \
-      "setp.ne.b32 p, %" SCALE                                                                       \
-      ", 0;\n"                                                                                       \
-      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "{%" A0 ", %" A1 ", %" A2 ", %" A3 \
-      "}, %" B ", p, 1, 1, 1;\n"                                                                     \
-      "}\n"                                                                                          \
-      : ACC                                                                                          \
+#define ROOFLINE_WGMMA_RS(SHAPE, TYPE, D, ACC, A0, A1, A2, A3, B, SCALE)                                            \
+  asm volatile(                                                                                                     \
+      "{\n"                                                                                                         \
+      ".reg .pred p;\n"                                                                                             \
+      "setp.ne.b32 p, %" SCALE                                                                                      \
+      ", 0;\n"                                                                                                      \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "{%" A0 ", %" A1 ", %" A2 ", %" A3 "}, %" B \
+      ", p, 1, 1, 1;\n"                                                                                             \
+      "}\n"                                                                                                         \
+      : ACC                                                                                                         \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
 #define ROOFLINE_WGMMA_M64N64K16_RS(TYPE) \
   ROOFLINE_WGMMA_RS("m64n64k16", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34", "35", "36", "37")
-#define ROOFLINE_WGMMA_M64N128K16_RS(TYPE)                                                                          \
-  ROOFLINE_WGMMA_RS("m64n128k16", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66", "67", "68", \
-                    "69")
-#define ROOFLINE_WGMMA_M64N256K16_RS(TYPE)                                                                   \
-  ROOFLINE_WGMMA_RS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130", "131", \
-                    "132", "133")
+#define ROOFLINE_WGMMA_M64N128K16_RS(TYPE) \
+  ROOFLINE_WGMMA_RS("m64n128k16", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66", "67", "68", "69")
+#define ROOFLINE_WGMMA_M64N256K16_RS(TYPE)                                                                             \
+  ROOFLINE_WGMMA_RS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130", "131", "132", \
+                    "133")
 
 template <typename T>
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {

@@ -51,8 +51,8 @@ struct Tiles {
   static constexpr int kThreads = tiling.warps * 32;
   static_assert(kernel_tiles::flash_wgmma_runs(D) && kBM == 128 && kThreads == 384 && kBM % kBN == 0,
                 "a producer warpgroup + two 64-row consumer warpgroups; d in boxes of 64");
-  static constexpr int kBoxes = D / 64;                // d in 64-element boxes of 128-byte rows (the 128-byte swizzle)
-  static constexpr int kQBoxBytes = kBM * 128;         // [128 rows][64 elements] of 16 bits
+  static constexpr int kBoxes = D / 64;               // d in 64-element boxes of 128-byte rows (the 128-byte swizzle)
+  static constexpr int kQBoxBytes = kBM * 128;        // [128 rows][64 elements] of 16 bits
   static constexpr uint32_t kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
   static constexpr int kQBytes = kBoxes * kQBoxBytes;
   static constexpr int kTileBytes = kBoxes * kKvBoxBytes;  // one K (or V) tile
@@ -88,8 +88,8 @@ __device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<D>::kBN / 2], uint
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     const uint32_t k_offset = static_cast<uint32_t>(kk % 4) * 32;  // 16 elements further along d
-    const uint64_t desc_q = ptx::wgmma_desc_sw128(smem_q + static_cast<uint32_t>(kk / 4) * S::kQBoxBytes +
-                                                  consumer * 64 * 128 + k_offset);
+    const uint64_t desc_q =
+        ptx::wgmma_desc_sw128(smem_q + static_cast<uint32_t>(kk / 4) * S::kQBoxBytes + consumer * 64 * 128 + k_offset);
     const uint64_t desc_k = ptx::wgmma_desc_sw128(k_tile + static_cast<uint32_t>(kk / 4) * S::kKvBoxBytes + k_offset);
     ptx::wgmma_m64nNk16_ss<T, S::kBN>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);  // the first k step overwrites
   }

@@ -181,7 +181,8 @@ AttentionShape attention_shape(const Case& c) {
 FlashTiling attention_tiling(Phase phase) {
   // Only the minimum traffic (.hbm) is reported, so the tiles are those of the kernels that run
   // at the layer model's head dim.
-  const kernel_tiles::FlashTiling prefill = kernel_tiles::flash_wgmma(static_cast<int>(layer_model().attention.head_dim));
+  const kernel_tiles::FlashTiling prefill =
+      kernel_tiles::flash_wgmma(static_cast<int>(layer_model().attention.head_dim));
   return phase == Phase::decode ? FlashTiling{1, kernel_tiles::decode_attention_block_n}
                                 : FlashTiling{prefill.block_m, prefill.block_n};
 }

@@ -139,7 +139,9 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
 // Two stages at every head dim: 4 at d 64 and 3 at d 128 (which fit) ran within the calls' noise of
 // 2 (median time 1.00x over the suite's shapes, docs/results/2026-12-02-h200-flash-headdims).
 inline constexpr int flash_wgmma_stages = 2;
-constexpr bool flash_wgmma_runs(int head_dim) { return head_dim == 64 || head_dim == 128 || head_dim == 256; }
+constexpr bool flash_wgmma_runs(int head_dim) {
+  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
 constexpr FlashTiling flash_wgmma(int head_dim) {
   const int block_m = 128;
   const int block_n = head_dim == 256 ? 64 : 128;

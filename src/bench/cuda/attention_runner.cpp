@@ -184,10 +184,11 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
     } else {
       const kernels::FlashVariant variant = flash_variant_of(c->impl);
       if (!kernels::flash_variant_supported(variant, shape.head_dim, ctx.device().index)) {
-        record_not(recorder, std::move(result), Disposition::not_supported,
-                   variant == kernels::FlashVariant::wgmma
-                       ? "flash_wgmma runs head_dim 64, 128 and 256, with sm_90a code on a compute capability 9.0 device"
-                       : "needs compute capability 8.0 or later and head_dim 64 or 128");
+        record_not(
+            recorder, std::move(result), Disposition::not_supported,
+            variant == kernels::FlashVariant::wgmma
+                ? "flash_wgmma runs head_dim 64, 128 and 256, with sm_90a code on a compute capability 9.0 device"
+                : "needs compute capability 8.0 or later and head_dim 64 or 128");
         continue;
       }
       launch = [&, variant](cudaStream_t s, int) {
