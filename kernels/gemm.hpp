@@ -56,14 +56,14 @@ bool gemm_kernel_supported(GemmKernel kernel, int device);
 void gemm(GemmKernel kernel, StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
           Stream stream = nullptr);
 
-// The wgmma kernel with each output tile's k cut into ranges, one block each
-// (kernel_tiles::gemm_wgmma_split_k): for skinny products whose 128 x 256 tiles are fewer than the
-// `sms` multiprocessors. The blocks of a tile leave fp32 partial tiles in `workspace`; the last one
-// adds them in split order (the result does not depend on the blocks' order) and writes C. The
-// workspace: gemm_split_k_workspace_bytes for the same shape and `sms`, zeroed once before the
-// first launch (each launch leaves its tickets at zero again); 0 bytes (and gemm's wgmma launch)
-// where the rule does not split. Requirements and errors as gemm's, plus a null workspace where
-// one is needed.
+// The wgmma kernel on the plan of kernel_tiles::gemm_wgmma_split_k, for skinny products whose
+// 128 x 256 tiles leave some of the `sms` multiprocessors idle: 128 x 128 tiles where they fill
+// more of them, and each output tile's k cut into ranges, one block each. The blocks of a tile
+// leave fp32 partial tiles in `workspace`; the last one adds them in split order (the result does
+// not depend on the blocks' order) and writes C. The workspace: gemm_split_k_workspace_bytes for
+// the same shape and `sms`, zeroed once before the first launch (each launch leaves its tickets at
+// zero again); 0 bytes where the plan does not split. Requirements and errors as gemm's, plus a
+// null workspace where one is needed.
 std::size_t gemm_split_k_workspace_bytes(int m, int n, int k, int sms);
 void gemm_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,
                   void* workspace, Stream stream = nullptr);

@@ -31,6 +31,7 @@ __host__ __device__ constexpr int tiles_n_of(int n) {
 // of nvcc does not see.)
 struct ExpertScheduler {
   static constexpr bool kSplitK = false;
+  static constexpr int kBN = wgmma_gemm::kBN;
   const int* schedule = nullptr;
   int experts = 0;
   int n = 0;

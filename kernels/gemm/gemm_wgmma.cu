@@ -11,36 +11,39 @@
 
 namespace roofline::kernels::detail {
 
-// The tiles of one m x n output, rasterised by grouped_tile. (Outside the anonymous namespace: its
-// one caller is device code that the host pass of nvcc does not see.)
+// The 128 x BN tiles of one m x n output, rasterised by grouped_tile. (Outside the anonymous
+// namespace: its one caller is device code that the host pass of nvcc does not see.)
+template <int BN>
 struct MatrixScheduler {
   static constexpr bool kSplitK = false;
+  static constexpr int kBN = BN;
   int m = 0;
   int n = 0;
   __device__ wgmma_gemm::BlockTile tile(int block) const {
-    using namespace wgmma_gemm;
+    using wgmma_gemm::kBM;
     const int tiles_m = (m + kBM - 1) / kBM;
-    const int tiles_n = (n + kBN - 1) / kBN;
+    const int tiles_n = (n + BN - 1) / BN;
     int tile_m = 0;
     int tile_n = 0;
-    grouped_tile(block, tiles_m, tiles_n, kGroupM, tile_m, tile_n);
-    return BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * kBN, .n0 = tile_n * kBN, .row_end = m};
+    grouped_tile(block, tiles_m, tiles_n, wgmma_gemm::kGroupM, tile_m, tile_n);
+    return wgmma_gemm::BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * BN, .n0 = tile_n * BN, .row_end = m};
   }
 };
 
-// The tiles of MatrixScheduler, each cut along k into split.splits ranges: blocks s * splits ..
+// The tiles of MatrixScheduler<BN>, each cut along k into split.splits ranges: blocks s * splits ..
 // s * splits + splits - 1 are output tile s's splits.
+template <int BN>
 struct SplitKScheduler {
   static constexpr bool kSplitK = true;
+  static constexpr int kBN = BN;
   int m = 0;
   int n = 0;
   int k_blocks_per_split = 0;
   wgmma_gemm::SplitK split;
   __device__ wgmma_gemm::BlockTile tile(int block) const {
-    using namespace wgmma_gemm;
     const int output_tile = block / split.splits;
     const int part = block % split.splits;
-    wgmma_gemm::BlockTile t = MatrixScheduler{.m = m, .n = n}.tile(output_tile);
+    wgmma_gemm::BlockTile t = MatrixScheduler<BN>{.m = m, .n = n}.tile(output_tile);
     t.k_block_begin = part * k_blocks_per_split;
     t.k_block_end = t.k_block_begin + k_blocks_per_split;
     t.output_tile = output_tile;
@@ -58,11 +61,31 @@ std::size_t split_k_ticket_bytes(const kernel_tiles::GemmSplitK& plan) {
   return (static_cast<std::size_t>(plan.tiles) * sizeof(unsigned) + 255) / 256 * 256;
 }
 
-template <typename T>
+template <typename T, int BN = kBN>
 void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, Epilogue<T> epilogue,
                    cudaStream_t stream) {
-  const long long blocks = static_cast<long long>((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
-  launch<T>(type, a, m, b, n, c, n, k, blocks, MatrixScheduler{.m = m, .n = n}, epilogue, stream);
+  const long long blocks = static_cast<long long>((m + kBM - 1) / kBM) * ((n + BN - 1) / BN);
+  launch<T>(type, a, m, b, n, c, n, k, blocks, MatrixScheduler<BN>{.m = m, .n = n}, epilogue, stream);
+}
+
+template <typename T, int BN>
+void launch_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
+                    const kernel_tiles::GemmSplitK& plan, void* workspace, cudaStream_t stream) {
+  if (plan.splits == 1) {
+    launch_matrix<T, BN>(type, a, b, c, m, n, k, Epilogue<T>{}, stream);
+    return;
+  }
+  require(workspace != nullptr, "gemm wgmma split-K: no workspace (gemm_split_k_workspace_bytes, zeroed once)");
+  auto* bytes = static_cast<unsigned char*>(workspace);
+  const SplitKScheduler<BN> scheduler{
+      .m = m,
+      .n = n,
+      .k_blocks_per_split = plan.k_blocks_per_split,
+      .split = {.splits = plan.splits,
+                .tickets = reinterpret_cast<unsigned*>(bytes),
+                .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))}};
+  launch<T>(type, a, m, b, n, c, n, k, static_cast<long long>(plan.tiles) * plan.splits, scheduler, Epilogue<T>{},
+            stream);
 }
 
 }  // namespace
@@ -70,29 +93,23 @@ void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, in
 std::size_t gemm_wgmma_split_k_workspace_bytes(int m, int n, int k, int sms) {
   const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
   if (plan.splits == 1) return 0;
+  const std::size_t partial_floats = plan.tile_n == kBN
+                                         ? Ring<kBN>::kPartialTileFloats
+                                         : Ring<kernel_tiles::gemm_wgmma_narrow.tile_n>::kPartialTileFloats;
   return split_k_ticket_bytes(plan) +
-         static_cast<std::size_t>(plan.tiles) * plan.splits * kPartialTileFloats * sizeof(float);
+         static_cast<std::size_t>(plan.tiles) * plan.splits * partial_floats * sizeof(float);
 }
 
 void gemm_wgmma_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,
                         void* workspace, cudaStream_t stream) {
   const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
-  if (plan.splits == 1) {
-    gemm_wgmma(type, a, b, c, m, n, k, stream);
-    return;
-  }
-  require(workspace != nullptr, "gemm wgmma split-K: no workspace (gemm_split_k_workspace_bytes, zeroed once)");
-  auto* bytes = static_cast<unsigned char*>(workspace);
-  const SplitKScheduler scheduler{.m = m,
-                                  .n = n,
-                                  .k_blocks_per_split = plan.k_blocks_per_split,
-                                  .split = {.splits = plan.splits,
-                                            .tickets = reinterpret_cast<unsigned*>(bytes),
-                                            .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))}};
   dispatch_storage<gemm_formats>(type, [&](auto traits) {
     using T = typename decltype(traits)::Element;
-    launch<T>(type, a, m, b, n, c, n, k, static_cast<long long>(plan.tiles) * plan.splits, scheduler, Epilogue<T>{},
-              stream);
+    if (plan.tile_n == kBN) {
+      launch_split_k<T, kBN>(type, a, b, c, m, n, k, plan, workspace, stream);
+    } else {
+      launch_split_k<T, kernel_tiles::gemm_wgmma_narrow.tile_n>(type, a, b, c, m, n, k, plan, workspace, stream);
+    }
   });
 }
 

@@ -3,15 +3,16 @@
 // The Hopper GEMM kernel (sm_90a), shared by the plain GEMM (gemm_wgmma.cu) and the grouped GEMM of
 // MoE experts (gemm_grouped.cu): warp-specialised, TMA-fed wgmma, for 16-bit operands and for FP8.
 //
-// Block tile 128x256, k staged 128 bytes at a time (64 16-bit or 128 8-bit elements: one row of the
-// 128-byte swizzle) in a 4-deep ring of shared-memory stages (48 KB each). Warpgroup 0 is the
-// producer: one thread issues two TMA tensor copies per stage (A 128 rows and B 256 rows of 128
+// Block tile 128 x BN (BN = 256; the split-K GEMM of skinny products also runs BN = 128), k staged
+// 128 bytes at a time (64 16-bit or 128 8-bit elements: one row of the 128-byte swizzle) in a ring
+// of shared-memory stages (4 of 48 KB at BN = 256, 6 of 32 KB at 128). Warpgroup 0 is the
+// producer: one thread issues two TMA tensor copies per stage (A 128 rows and B BN rows of 128
 // bytes, written in the 128-byte swizzle that wgmma reads) and counts them on the stage's "full"
 // mbarrier. Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and issues four wgmma
-// per stage (m64n256k16 for 16-bit operands, m64n256k32 for 8-bit ones: 32 bytes of k each) into
-// 128 fp32 accumulator registers per thread, keeping one stage's wgmma group in flight while
+// per stage (m64nBNk16 for 16-bit operands, m64n256k32 for 8-bit ones: 32 bytes of k each) into
+// BN/2 fp32 accumulator registers per thread, keeping one stage's wgmma group in flight while
 // releasing the stage before it on its "empty" mbarrier. The producer gives up registers
-// (setmaxnreg) so that the consumers can hold their accumulators.
+// (setmaxnreg) so that the consumers can hold their accumulators. The Scheduler names BN.
 //
 // The 16-bit GEMM rounds the accumulators to the operands' type. The FP8 GEMM (e4m3 operands, both
 // K-major as 8-bit wgmma requires) multiplies them by a_scale * b_scales[expert] (the plain GEMM: expert
@@ -41,22 +42,31 @@
 namespace roofline::kernels::detail::wgmma_gemm {
 
 inline constexpr int kBM = wgmma_tiling.tile_m;
-inline constexpr int kBN = wgmma_tiling.tile_n;
-inline constexpr int kStages = wgmma_tiling.stages;
+inline constexpr int kBN = wgmma_tiling.tile_n;  // the plain and grouped GEMMs' tile width
 inline constexpr int kThreads = wgmma_tiling.threads;
 // One stage holds 128 bytes of k per row, whatever the element size.
 inline constexpr int kRowBytes = 128;
 static_assert(kBM == 128 && kBN == 256 && wgmma_tiling.tile_k * 2 == kRowBytes &&
-                  wgmma_fp8_tiling.tile_k == kRowBytes && kThreads == 384,
-              "two 64-row consumer warpgroups of m64n256 and 128-byte swizzled rows");
+                  wgmma_fp8_tiling.tile_k == kRowBytes && kThreads == 384 &&
+                  kernel_tiles::gemm_wgmma_narrow.tile_m == kBM && kernel_tiles::gemm_wgmma_narrow.threads == kThreads,
+              "two 64-row consumer warpgroups of m64nBN and 128-byte swizzled rows");
 inline constexpr int kConsumerThreads = kThreads - 128;
-inline constexpr int kStageBytesA = kBM * kRowBytes;
-inline constexpr int kStageBytesB = kBN * kRowBytes;
-inline constexpr int kStageBytes = kStageBytesA + kStageBytesB;
-// The stages, then 2*kStages 8-byte mbarriers; +1024 so that the stages can be aligned to 1024
-// bytes (the swizzle pattern repeats every 8 rows of 128 bytes).
-inline constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
 inline constexpr int kGroupM = 8;
+
+// The ring of a 128 x BN tile: kernel_tiles::gemm_wgmma (BN 256) or gemm_wgmma_narrow (BN 128).
+template <int BN>
+struct Ring {
+  static_assert(BN == 256 || BN == 128, "tiles 128 x 256 or 128 x 128");
+  static constexpr int kStages = BN == 256 ? wgmma_tiling.stages : kernel_tiles::gemm_wgmma_narrow.stages;
+  static constexpr int kStageBytesA = kBM * kRowBytes;
+  static constexpr int kStageBytesB = BN * kRowBytes;
+  static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
+  // The stages, then 2*kStages 8-byte mbarriers; +1024 so that the stages can be aligned to 1024
+  // bytes (the swizzle pattern repeats every 8 rows of 128 bytes).
+  static constexpr int kSmemBytes = kStages * kStageBytes + 2 * kStages * 8 + 1024;
+  // One block's partial tile of a split-K GEMM: its BN/2 accumulators per consumer thread.
+  static constexpr std::size_t kPartialTileFloats = static_cast<std::size_t>(BN / 2) * kConsumerThreads;
+};
 
 // The output of one instantiation: 16-bit operands round the accumulators to their own type
 // (Out = T, no scale); FP8 operands write bf16 scaled by (*a_scale) * b_scales[tile.expert]: one
@@ -90,12 +100,10 @@ struct BlockTile {
 // writes its fp32 accumulators to `partials`; the last to arrive (an atomic ticket per output tile)
 // adds all of them in split order -- so the result does not depend on which block came last --
 // stores C and resets the ticket for the next launch. A Scheduler with kSplitK = true carries one.
-// One block's partial tile: its 128 accumulators per consumer thread.
-inline constexpr std::size_t kPartialTileFloats = static_cast<std::size_t>(128) * kConsumerThreads;
 struct SplitK {
   int splits = 1;
   unsigned* tickets = nullptr;  // one per output tile, zero between launches
-  float* partials = nullptr;    // [output tile][split][128 accumulators][256 consumer threads]
+  float* partials = nullptr;    // [output tile][split][BN/2 accumulators][256 consumer threads]
 };
 
 template <typename T, typename Scheduler>
@@ -105,12 +113,20 @@ __global__ void __launch_bounds__(kThreads, 1)
                       Epilogue<T> epilogue) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using OutTraits = TraitsOf<typename Epilogue<T>::Out>;
+  constexpr int kBN = Scheduler::kBN;
+  using R = Ring<kBN>;
+  constexpr int kStages = R::kStages;
+  constexpr int kStageBytesA = R::kStageBytesA;
+  constexpr int kStageBytesB = R::kStageBytesB;
+  constexpr int kStageBytes = R::kStageBytes;
+  constexpr std::size_t kPartialTileFloats = R::kPartialTileFloats;
+  static_assert(kBN == 256 || TraitsOf<T>::bits == 16, "8-bit operands run 128 x 256 tiles");
   constexpr int kBK = kRowBytes / static_cast<int>(sizeof(T));  // elements of k per stage
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const uint32_t smem = (raw + 1023u) & ~1023u;
   const uint32_t smem_a = smem;                           // kStages x [128][64]
-  const uint32_t smem_b = smem + kStages * kStageBytesA;  // kStages x [256][64]
+  const uint32_t smem_b = smem + kStages * kStageBytesA;  // kStages x [BN][64]
   const uint32_t full_bar = smem + kStages * kStageBytes;
   const uint32_t empty_bar = full_bar + kStages * 8;
 
@@ -145,9 +161,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else {
     ptx::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;  // rows consumer*64 .. +63 of the tile
-    float acc[128];
+    float acc[kBN / 2];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < kBN / 2; ++i) acc[i] = 0.0f;
     ptx::fence_registers(acc);
 
     for (int kb = kb_begin; kb < kb_end; ++kb) {
@@ -164,7 +180,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if constexpr (TraitsOf<T>::bits == 8) {
           ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
         } else {
-          ptx::wgmma_m64n256k16<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+          ptx::wgmma_m64nNk16_ss<T, kBN>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
         }
       }
       ptx::wgmma_commit();
@@ -184,7 +200,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         float* mine = split.partials +
                       (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * kPartialTileFloats;
 #pragma unroll
-        for (int a = 0; a < 128; ++a) mine[a * kConsumerThreads + t] = acc[a];
+        for (int a = 0; a < kBN / 2; ++a) mine[a * kConsumerThreads + t] = acc[a];
         __threadfence();
         ptx::named_barrier_sync(1, kConsumerThreads);
         if (t == 0)
@@ -195,10 +211,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float* first =
             split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * kPartialTileFloats;
 #pragma unroll
-        for (int a = 0; a < 128; ++a) acc[a] = 0.0f;
+        for (int a = 0; a < kBN / 2; ++a) acc[a] = 0.0f;
         for (int s = 0; s < split.splits; ++s) {
 #pragma unroll
-          for (int a = 0; a < 128; ++a) acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);
+          for (int a = 0; a < kBN / 2; ++a) acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);
         }
         if (t == 0) split.tickets[tile.output_tile] = 0;
       }
@@ -206,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (Epilogue<T>::scaled) {
       const float scale = *epilogue.a_scale * epilogue.b_scales[tile.expert];
 #pragma unroll
-      for (int i = 0; i < 128; ++i) acc[i] *= scale;
+      for (int i = 0; i < kBN / 2; ++i) acc[i] *= scale;
     }
 
     // Accumulator layout of m64nNk16: thread t of the warpgroup holds, for j = 0..N/8-1,
@@ -249,12 +265,13 @@ inline CUtensorMap make_map(StorageFormat type, const void* base, long long rows
 template <typename T, typename Scheduler>
 void launch(StorageFormat type, const void* a, long long a_rows, const void* b, long long b_rows, void* c, int n, int k,
             long long blocks, Scheduler scheduler, Epilogue<T> epilogue, cudaStream_t stream) {
+  constexpr int smem_bytes = Ring<Scheduler::kBN>::kSmemBytes;
   const CUtensorMap map_a = make_map(type, a, a_rows, k, kBM);
-  const CUtensorMap map_b = make_map(type, b, b_rows, k, kBN);
+  const CUtensorMap map_b = make_map(type, b, b_rows, k, Scheduler::kBN);
   ROOFLINE_CUDA_CHECK(
-      cudaFuncSetAttribute(gemm_wgmma_kernel<T, Scheduler>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+      cudaFuncSetAttribute(gemm_wgmma_kernel<T, Scheduler>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   require(blocks >= 1 && blocks <= 0x7fffffff, "gemm wgmma: the tile count must be in 1 .. 2^31 - 1");
-  gemm_wgmma_kernel<T, Scheduler><<<static_cast<unsigned>(blocks), kThreads, kSmemBytes, stream>>>(
+  gemm_wgmma_kernel<T, Scheduler><<<static_cast<unsigned>(blocks), kThreads, smem_bytes, stream>>>(
       map_a, map_b, static_cast<typename Epilogue<T>::Out*>(c), n, k, scheduler, epilogue);
   ROOFLINE_CHECK_LAUNCH("gemm_wgmma_kernel");
 }

@@ -450,7 +450,7 @@ std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl) {
     case GemmImpl::mma_sync: return kernel_tiles::gemm_mma_sync;
     case GemmImpl::wgmma: return kernel_tiles::gemm_wgmma;
     case GemmImpl::swapab: return kernel_tiles::gemm_swapab;
-    case GemmImpl::splitk: return kernel_tiles::gemm_wgmma;  // the partial tiles stay in L2
+    case GemmImpl::splitk: return kernel_tiles::gemm_wgmma;  // the wide tile; a case's own: tiling_of(case)
     case GemmImpl::cublas:
     case GemmImpl::cublaslt: return std::nullopt;
   }
@@ -486,11 +486,17 @@ AttentionShape model_shape(const AttentionCase& c) {
   return s;
 }
 
+std::optional<kernel_tiles::GemmTiling> tiling_of(const GemmCase& c) {
+  if (c.impl != GemmImpl::splitk) return tiling_of(c.impl);
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(c.m, c.n, c.k, gemm_split_k_listed_sms);
+  return plan.tile_n == kernel_tiles::gemm_wgmma.tile_n ? kernel_tiles::gemm_wgmma : kernel_tiles::gemm_wgmma_narrow;
+}
+
 OpCost case_cost(const GemmCase& c) {
   const GemmShape shape = model_shape(c);
   if (c.impl == GemmImpl::cublas || c.impl == GemmImpl::cublaslt) return gemm_cost(shape);
   if (c.impl == GemmImpl::naive) return gemm_naive_cost(shape);
-  const kernel_tiles::GemmTiling t = *tiling_of(c.impl);
+  const kernel_tiles::GemmTiling t = *tiling_of(c);
   return gemm_tiled_cost(shape, GemmTiles{t.tile_m, t.tile_n});
 }
 
@@ -509,7 +515,7 @@ BenchmarkResult make_result(const GemmCase& c) {
   r.implementation = std::string(implementation_of(c.impl));
   r.cost = case_cost(c);
   const GemmShape shape = model_shape(c);
-  const std::optional<kernel_tiles::GemmTiling> t = tiling_of(c.impl);
+  const std::optional<kernel_tiles::GemmTiling> t = tiling_of(c);
   if (is_fp8(c)) {
     r.parameters = {{"kernel", Cell{std::string(impl_name(c.impl))}},
                     {"dtype", Cell{std::string(name_of(c.dtype))}},

@@ -665,9 +665,9 @@ TEST_CASE("case list report and suite selection") {
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
   // --quick: 72 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 92 + 16 compute
-  // (3 probes, 26 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 72 + 92 + 16 + 5 + 4 + 36);
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 94 + 16 compute
+  // (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 72 + 94 + 16 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -791,10 +791,10 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // 256x512x1024 x 5 + the swapped GEMV (m <= 256), 4 skinny shapes x 3 + the swapped GEMV at
   // m = 64 and 128, the ragged shape x 5; LLaMA-3 70B's qkv, gate_up and down at m = 64 and 128 and
   // those with o_proj (8192^2) at m = 256 x 4 (mma.sync, wgmma, swapped, cuBLAS), at m = 512 x 3;
-  // and the split-K wgmma where its rule splits k on 132 SMs: 1024^3 and fp16 256x512x1024 (quick),
-  // 64 and 128 x 8192 x 8192, qkv (10240 x 8192) and down (8192 x 28672) at m = 64 and 128, o_proj
-  // and down at m = 256 (each 128 x 256 tile count times the split below 132).
-  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 10);
+  // and the wgmma GEMM's skinny plan where it differs from the plain one on 132 SMs (narrow tiles
+  // or a split k): 512^3, 1024^3, fp16 256x512x1024 and the ragged shape (quick), 64 and 128 x 8192 x
+  // 8192, qkv (10240 x 8192) and down (8192 x 28672) at m = 64 and 128, o_proj and down at m = 256.
+  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 12);
   // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
   // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
   // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 32
@@ -807,7 +807,7 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // N = 512; each with standard and the three flash kernels.
   CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1));
   // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call.
-  CHECK(quick == 3 + 26 + 7 + 56);
+  CHECK(quick == 3 + 28 + 7 + 56);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
@@ -1372,36 +1372,65 @@ TEST_CASE("the wgmma GEMV: 64-row tiles where they fit one per SM, split k towar
 }
 
 TEST_CASE("the split-K wgmma GEMM: one wave of blocks, splits of at least 8 k blocks, at most 8") {
-  // 128 x 8192 x 8192 on 132 SMs: 1 x 32 tiles of 128 x 256; 132 / 32 = 4 splits of the 128 k blocks
-  // (8192 / 64), 32 each: 128 blocks.
+  // Per tile width. 128 x 8192 x 8192 on 132 SMs, 128 x 256 tiles: 32 tiles; 132 / 32 = 4 splits of
+  // the 128 k blocks (8192 / 64), 32 each: 128 blocks.
+  const kernel_tiles::GemmSplitK wide = kernel_tiles::gemm_wgmma_split_k(128, 8192, 8192, 132, 256);
+  CHECK(wide.tiles == 32);
+  CHECK(wide.splits == 4);
+  CHECK(wide.k_blocks_per_split == 32);
+  // 128 x 128 tiles: 64 tiles, 132 / 64 = 2 splits of 64: 128 blocks too.
+  const kernel_tiles::GemmSplitK narrow = kernel_tiles::gemm_wgmma_split_k(128, 8192, 8192, 132, 128);
+  CHECK(narrow.tiles == 64);
+  CHECK(narrow.splits == 2);
+  CHECK(narrow.k_blocks_per_split == 64);
+  // Both keep 128 / 132 of the SMs busy in their one wave; the plan takes the fewer splits.
+  CHECK(kernel_tiles::gemm_split_k_fill(wide, 132) == Approx(128.0 / 132));
   const kernel_tiles::GemmSplitK square = kernel_tiles::gemm_wgmma_split_k(128, 8192, 8192, 132);
-  CHECK(square.tiles == 32);
-  CHECK(square.splits == 4);
-  CHECK(square.k_blocks_per_split == 32);
-  // m = 64 is one 128-row tile too: the same cut.
-  CHECK(kernel_tiles::gemm_wgmma_split_k(64, 8192, 8192, 132).splits == 4);
-  // qkv at m = 128: 10240 / 256 = 40 tiles; 132 / 40 = 3 splits: ceil(128 / 3) = 43 k blocks, so
-  // ceil(128 / 43) = 3 splits (43, 43, 42), 120 blocks.
+  CHECK(square.tile_n == 128);
+  CHECK(square.splits == 2);
+  // m = 64 is one 128-row tile too: the same plan.
+  CHECK(kernel_tiles::gemm_wgmma_split_k(64, 8192, 8192, 132).splits == 2);
+  // qkv at m = 128: wide, 10240 / 256 = 40 tiles; 132 / 40 = 3 splits: ceil(128 / 3) = 43 k blocks,
+  // so ceil(128 / 43) = 3 splits (43, 43, 42), 120 blocks (120 / 132 busy). Narrow: 80 tiles, 132 / 80
+  // = 1 split, 80 blocks (80 / 132): the wide plan.
   const kernel_tiles::GemmSplitK qkv = kernel_tiles::gemm_wgmma_split_k(128, 10240, 8192, 132);
+  CHECK(qkv.tile_n == 256);
   CHECK(qkv.tiles == 40);
   CHECK(qkv.splits == 3);
   CHECK(qkv.k_blocks_per_split == 43);
-  // m = 256 x 8192 x 8192: 2 x 32 = 64 tiles, 2 splits of 64 k blocks.
-  CHECK(kernel_tiles::gemm_wgmma_split_k(256, 8192, 8192, 132).splits == 2);
-  // m = 512: 4 x 32 = 128 tiles fill the SMs (132 / 128 = 1): no split.
+  // m = 256 x 8192 x 8192: wide 2 x 32 = 64 tiles x 2 splits, narrow 2 x 64 = 128 tiles unsplit:
+  // both 128 blocks; the narrow plan has no split.
+  const kernel_tiles::GemmSplitK o_proj = kernel_tiles::gemm_wgmma_split_k(256, 8192, 8192, 132);
+  CHECK(o_proj.tile_n == 128);
+  CHECK(o_proj.splits == 1);
+  // m = 512: wide 4 x 32 = 128 tiles fill the SMs (132 / 128 = 1): no split; narrow 256 tiles in two
+  // waves keep the same 256 / 264 busy: the wide plan.
   CHECK(kernel_tiles::gemm_wgmma_split_k(512, 8192, 8192, 132).splits == 1);
-  // A short k caps it: 256 x 512 x 1024 has 2 x 2 = 4 tiles (132 / 4 = 33) but 16 k blocks, at most
-  // 16 / 8 = 2 splits of 8.
+  CHECK(kernel_tiles::gemm_wgmma_split_k(512, 8192, 8192, 132).tile_n == 256);
+  // 512 x 10240 x 8192: wide 4 x 40 = 160 tiles fill the SMs (160 / 264 busy over 2 waves): the wide
+  // plan, although narrow tiles would keep 320 / 396 busy over 3.
+  CHECK(kernel_tiles::gemm_wgmma_split_k(512, 10240, 8192, 132).tile_n == 256);
+  // A short k caps it: 256 x 512 x 1024, wide: 2 x 2 = 4 tiles (132 / 4 = 33) but 16 k blocks, at most
+  // 16 / 8 = 2 splits of 8 (8 blocks); narrow: 2 x 4 = 8 tiles, 2 splits (16 blocks): narrow.
   const kernel_tiles::GemmSplitK short_k = kernel_tiles::gemm_wgmma_split_k(256, 512, 1024, 132);
+  CHECK(short_k.tile_n == 128);
   CHECK(short_k.splits == 2);
   CHECK(short_k.k_blocks_per_split == 8);
-  // Long k and few tiles: 128 x 256 x 65536 is 1 tile, 1024 k blocks: capped at 8 splits of 128.
+  // Long k and few tiles: 128 x 256 x 65536 is 1 wide tile (2 narrow), 1024 k blocks: capped at 8
+  // splits of 128 either way; the narrow plan's 16 blocks.
   const kernel_tiles::GemmSplitK capped = kernel_tiles::gemm_wgmma_split_k(128, 256, 65536, 132);
+  CHECK(capped.tile_n == 128);
   CHECK(capped.splits == 8);
   CHECK(capped.k_blocks_per_split == 128);
-  // The suite lists the case where the rule splits on 132 SMs.
+  // Squares keep the wide tiles: 4096^3 is 512 wide tiles (4 waves, 512 / 528 busy), 1024 narrow
+  // ones (8 waves, 1024 / 1056): the same share, the same (no) split.
+  CHECK(kernel_tiles::gemm_wgmma_split_k(4096, 4096, 4096, 132).tile_n == 256);
+  // The suite lists the case where the plan differs from the plain wgmma GEMM on 132 SMs.
   CHECK(compute::gemm_split_k_listed(128, 8192, 8192));
+  CHECK(compute::gemm_split_k_listed(256, 8192, 8192));
   CHECK_FALSE(compute::gemm_split_k_listed(512, 8192, 8192));
+  CHECK(compute::tiling_of(compute::GemmCase{.impl = compute::GemmImpl::splitk, .m = 256, .n = 8192, .k = 8192})
+            ->tile_n == 128);
 }
 
 TEST_CASE("the memcpy ceiling is reported as measured, and flagged when a copy kernel beats it") {

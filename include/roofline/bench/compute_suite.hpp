@@ -30,14 +30,16 @@ namespace roofline::bench::compute {
 // 16-bit operands (C in their type), or e4m3 operands with per-tensor scales and a bf16 C (FP8).
 
 // swapab: a skinny GEMM (m <= gemm_swapab_max_m) run as the wgmma GEMV with A and B swapped.
-// splitk: the wgmma kernel with k split (kernel_tiles::gemm_wgmma_split_k), listed where that rule
-// splits k on a GPU of gemm_split_k_listed_sms multiprocessors (an H100 or H200); the run applies
-// the rule to its own GPU's SMs.
+// splitk: the wgmma kernel's plan for skinny products (kernel_tiles::gemm_wgmma_split_k: 128 x 128
+// tiles and/or k split), listed where that plan differs from the plain wgmma GEMM's 128 x 256 tiles
+// over the whole k on a GPU of gemm_split_k_listed_sms multiprocessors (an H100 or H200); the run
+// applies the rule to its own GPU's SMs.
 enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma, cublaslt, swapab, splitk };
 inline constexpr std::int64_t gemm_swapab_max_m = 256;
 inline constexpr int gemm_split_k_listed_sms = 132;
 [[nodiscard]] constexpr bool gemm_split_k_listed(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return kernel_tiles::gemm_wgmma_split_k(m, n, k, gemm_split_k_listed_sms).splits > 1;
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, gemm_split_k_listed_sms);
+  return plan.splits > 1 || plan.tile_n != kernel_tiles::gemm_wgmma.tile_n;
 }
 inline constexpr std::array<GemmImpl, 5> gemm_ladder{GemmImpl::naive, GemmImpl::smem_tiled, GemmImpl::mma_sync,
                                                      GemmImpl::wgmma, GemmImpl::cublas};
@@ -359,8 +361,10 @@ inline constexpr auto attention_cases = [] {
 [[nodiscard]] std::string case_id(const AttentionCase& c);   // attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma
 [[nodiscard]] std::string case_id(PeakImpl impl);            // peak.wgmma.bf16
 
-// The block tile of a GEMM kernel (nullopt for cuBLAS, whose tiles are its own).
+// The block tile of a GEMM kernel (nullopt for cuBLAS, whose tiles are its own); splitk's depends on
+// the shape: tiling_of(case) gives a case's (its plan on gemm_split_k_listed_sms SMs).
 [[nodiscard]] std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl);
+[[nodiscard]] std::optional<kernel_tiles::GemmTiling> tiling_of(const GemmCase& c);
 // The tiles of a flash kernel at this head_dim (nullopt for standard attention).
 [[nodiscard]] std::optional<kernel_tiles::FlashTiling> tiling_of(AttentionImpl impl, std::int64_t head_dim);
 

@@ -21,25 +21,37 @@ inline constexpr GemmTiling gemm_naive{1, 1, 1, 0, 256};
 inline constexpr GemmTiling gemm_smem_tiled{128, 128, 16, 1, 256};
 inline constexpr GemmTiling gemm_mma_sync{128, 128, 64, 3, 128};
 inline constexpr GemmTiling gemm_wgmma{128, 256, 64, 4, 384};
-// The wgmma GEMM with k split (kernels/gemm/gemm_wgmma.cu, gemm_wgmma_split_k): its 128 x 256 tiles,
-// each output tile's k cut into `splits` ranges of k_blocks_per_split blocks of 64, one thread block
-// each, so that a skinny product whose tiles are fewer than the SMs fills them (128 x 8192 x 8192:
-// 32 tiles, 4 splits). Splits: as many as keep the grid to one wave (SMs / tiles, rounded down),
-// each at least 8 k blocks (512 of k: twice the 4-stage ring), at most 8; 1 where the tiles fill
-// the SMs. cuBLAS runs such shapes unsplit with 128 x 64 tiles in pairs sharing A (TMA multicast):
-// docs/results/2026-12-02-h200-flash-fa3, the ncu profile of 128 x 8192 x 8192.
+// The wgmma GEMM's narrow tiles, for products whose 128 x 256 tiles leave SMs idle: 128 x 128, the
+// ring 6 stages of 32 KB deep (the shared memory of 4 wide stages buys more loads in flight).
+inline constexpr GemmTiling gemm_wgmma_narrow{128, 128, 64, 6, 384};
+
+// The wgmma GEMM with k split (kernels/gemm/gemm_wgmma.cu, gemm_wgmma_split_k), for skinny
+// products whose tiles are fewer than the SMs: each output tile's k cut into `splits` ranges of
+// k_blocks_per_split blocks of 64, one thread block each. Per tile width (256, and the narrow 128):
+// as many splits as keep the grid to one wave (SMs / tiles, rounded down), each at least 8 k blocks
+// (512 of k: twice the 4-stage ring), at most 8; 1 where the tiles fill the SMs. Where the wide
+// tiles are fewer than the SMs, the plan takes the width whose blocks keep the larger share of the
+// SMs busy over the waves they take, then the one with fewer splits (each split is a partial tile
+// through L2 and a serial sum at the end), then 256; elsewhere the wide tiles. So 128 x 8192 x 8192
+// runs 64 narrow tiles x 2 splits where it ran 32 wide tiles x 4 (51.2 -> 45.2 us on the H200) and
+// 256 x 8192 x 8192 128 narrow tiles unsplit where it ran 64 x 2 (63.8 -> 58.8 us). Past one wave
+// of wide tiles the narrow ones lost: 256 x 57344 x 8192 ran 474.9 us on 896 narrow tiles against
+// 396.8 on 448 wide ones (docs/results/2026-12-02-h200-skinny-narrow). cuBLAS runs such shapes
+// unsplit with 128 x 64 tiles in pairs sharing A (TMA multicast): docs/results/2026-12-02-h200-flash-fa3,
+// the ncu profile of 128 x 8192 x 8192.
 struct GemmSplitK {
+  int tile_n = 256;
   int tiles = 0;
   int splits = 1;
   int k_blocks_per_split = 0;
 };
-constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms) {
+constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms, int tile_n) {
   constexpr int min_k_blocks_per_split = 8;
   constexpr int max_splits = 8;
   const int sm_count = sms > 0 ? sms : 132;
   GemmSplitK s;
-  s.tiles = static_cast<int>(((m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m) *
-                             ((n + gemm_wgmma.tile_n - 1) / gemm_wgmma.tile_n));
+  s.tile_n = tile_n;
+  s.tiles = static_cast<int>(((m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m) * ((n + tile_n - 1) / tile_n));
   const int k_blocks = static_cast<int>((k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k);
   int splits = s.tiles > 0 ? sm_count / s.tiles : 1;
   if (splits > k_blocks / min_k_blocks_per_split) splits = k_blocks / min_k_blocks_per_split;
@@ -48,6 +60,24 @@ constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, i
   s.k_blocks_per_split = (k_blocks + splits - 1) / splits;
   s.splits = s.k_blocks_per_split > 0 ? (k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split : 1;
   return s;
+}
+// The share of the SMs a plan's blocks keep busy over the waves they take (1: every SM in every wave).
+constexpr double gemm_split_k_fill(const GemmSplitK& plan, int sms) {
+  const long long sm_count = sms > 0 ? sms : 132;
+  const long long blocks = static_cast<long long>(plan.tiles) * plan.splits;
+  const long long waves = (blocks + sm_count - 1) / sm_count;
+  return waves > 0 ? static_cast<double>(blocks) / static_cast<double>(waves * sm_count) : 0.0;
+}
+constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms) {
+  const GemmSplitK wide = gemm_wgmma_split_k(m, n, k, sms, gemm_wgmma.tile_n);
+  if (wide.tiles >= (sms > 0 ? sms : 132)) return wide;  // narrow tiles only where wide ones leave SMs idle
+  const GemmSplitK narrow = gemm_wgmma_split_k(m, n, k, sms, gemm_wgmma_narrow.tile_n);
+  const double wide_fill = gemm_split_k_fill(wide, sms);
+  const double narrow_fill = gemm_split_k_fill(narrow, sms);
+  constexpr double same = 1e-9;
+  if (narrow_fill > wide_fill + same) return narrow;
+  if (narrow_fill > wide_fill - same && narrow.splits < wide.splits) return narrow;
+  return wide;
 }
 
 // A skinny GEMM (m <= 256) as the wgmma GEMV with A and B swapped (kernels/gemv_wgmma.cu): a block
