@@ -14,6 +14,10 @@
 // releasing the stage before it on its "empty" mbarrier. The producer gives up registers
 // (setmaxnreg) so that the consumers can hold their accumulators. The Scheduler names BN.
 //
+// Persistent: at most one block per SM, each taking every gridDim.x-th tile, the ring running on
+// across its tiles, so that the next tile's first stages load while the consumers store C (short-k
+// grouped GEMMs ran 0.67-0.74x the time of a block per tile; docs/results/2026-12-02-h200-gemm-persistent).
+//
 // The 16-bit GEMM rounds the accumulators to the operands' type. The FP8 GEMM (e4m3 operands, both
 // K-major as 8-bit wgmma requires) multiplies them by a_scale * b_scales[expert] (the plain GEMM: expert
 // 0, its one b_scale; the grouped GEMM: the tile's expert's weight scale) and writes bf16.
@@ -29,6 +33,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -110,7 +115,7 @@ template <typename T, typename Scheduler>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       typename Epilogue<T>::Out* __restrict__ c, int n, int k, Scheduler scheduler,
-                      Epilogue<T> epilogue) {
+                      Epilogue<T> epilogue, int tiles) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using OutTraits = TraitsOf<typename Epilogue<T>::Out>;
   constexpr int kBN = Scheduler::kBN;
@@ -130,9 +135,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t full_bar = smem + kStages * kStageBytes;
   const uint32_t empty_bar = full_bar + kStages * 8;
 
-  const BlockTile tile = scheduler.tile(static_cast<int>(blockIdx.x));
-  const int kb_begin = tile.k_block_begin;
-  const int kb_end = min((k + kBK - 1) / kBK, tile.k_block_end);
+  // Block b computes tiles b, b + gridDim.x, ... (one, where the grid has a block per tile); the
+  // ring's k-block count runs on across its tiles, so the producer loads the next tile's first
+  // stages while the consumers store this one's C.
+  const int k_blocks = (k + kBK - 1) / kBK;
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
 
   if (threadIdx.x == 0) {
@@ -147,99 +153,113 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
-      for (int kb = kb_begin; kb < kb_end; ++kb) {
-        const int s = (kb - kb_begin) % kStages;
-        const uint32_t phase = static_cast<uint32_t>((kb - kb_begin) / kStages) & 1u;
-        // A fresh barrier counts as having completed the phase before phase 0, so the first pass
-        // through the ring (waiting on parity 1) does not block.
-        ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
-        ptx::mbarrier_arrive_expect_tx(full_bar + s * 8, kStageBytes);
-        ptx::tma_load_2d(smem_a + s * kStageBytesA, &map_a, full_bar + s * 8, kb * kBK, tile.a_row);
-        ptx::tma_load_2d(smem_b + s * kStageBytesB, &map_b, full_bar + s * 8, kb * kBK, tile.b_row);
+      int ring = 0;  // k blocks loaded so far, over this block's tiles
+      for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x)) {
+        const BlockTile tile = scheduler.tile(index);
+        const int kb_end = min(k_blocks, tile.k_block_end);
+        for (int kb = tile.k_block_begin; kb < kb_end; ++kb, ++ring) {
+          const int s = ring % kStages;
+          const uint32_t phase = static_cast<uint32_t>(ring / kStages) & 1u;
+          // A fresh barrier counts as having completed the phase before phase 0, so the first pass
+          // through the ring (waiting on parity 1) does not block.
+          ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
+          ptx::mbarrier_arrive_expect_tx(full_bar + s * 8, kStageBytes);
+          ptx::tma_load_2d(smem_a + s * kStageBytesA, &map_a, full_bar + s * 8, kb * kBK, tile.a_row);
+          ptx::tma_load_2d(smem_b + s * kStageBytesB, &map_b, full_bar + s * 8, kb * kBK, tile.b_row);
+        }
       }
     }
   } else {
     ptx::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;  // rows consumer*64 .. +63 of the tile
-    float acc[kBN / 2];
+    int ring = 0;                        // k blocks consumed so far, over this block's tiles
+    for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x)) {
+      const BlockTile tile = scheduler.tile(index);
+      const int kb_begin = tile.k_block_begin;
+      const int kb_end = min(k_blocks, tile.k_block_end);
+      float acc[kBN / 2];
 #pragma unroll
-    for (int i = 0; i < kBN / 2; ++i) acc[i] = 0.0f;
-    ptx::fence_registers(acc);
+      for (int i = 0; i < kBN / 2; ++i) acc[i] = 0.0f;
+      ptx::fence_registers(acc);
 
-    for (int kb = kb_begin; kb < kb_end; ++kb) {
-      const int i = kb - kb_begin;
-      const int s = i % kStages;
-      const uint32_t phase = static_cast<uint32_t>(i / kStages) & 1u;
-      ptx::mbarrier_wait(full_bar + s * 8, phase);
-      const uint64_t desc_a = ptx::wgmma_desc_sw128(smem_a + s * kStageBytesA + consumer * 64 * 128);
-      const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB);
-      ptx::wgmma_fence();
+      for (int kb = kb_begin; kb < kb_end; ++kb) {
+        const int i = ring + kb - kb_begin;
+        const int s = i % kStages;
+        const uint32_t phase = static_cast<uint32_t>(i / kStages) & 1u;
+        ptx::mbarrier_wait(full_bar + s * 8, phase);
+        const uint64_t desc_a = ptx::wgmma_desc_sw128(smem_a + s * kStageBytesA + consumer * 64 * 128);
+        const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB);
+        ptx::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kRowBytes / 32; ++kk) {
-        // +32 bytes per k step (16 16-bit or 32 8-bit elements), in the descriptor's 16-byte units
-        if constexpr (TraitsOf<T>::bits == 8) {
-          ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
-        } else {
-          ptx::wgmma_m64nNk16_ss<T, kBN>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+        for (int kk = 0; kk < kRowBytes / 32; ++kk) {
+          // +32 bytes per k step (16 16-bit or 32 8-bit elements), in the descriptor's 16-byte units
+          if constexpr (TraitsOf<T>::bits == 8) {
+            ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+          } else {
+            ptx::wgmma_m64nNk16_ss<T, kBN>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+          }
+        }
+        ptx::wgmma_commit();
+        // Keep this stage's group in flight; the previous one is then complete and its stage free.
+        ptx::wgmma_wait<1>();
+        if (kb > kb_begin) ptx::mbarrier_arrive(empty_bar + ((i - 1) % kStages) * 8);
+      }
+      ptx::wgmma_wait<0>();
+      ptx::fence_registers(acc);
+      ring += kb_end - kb_begin;
+      if (kb_end > kb_begin) ptx::mbarrier_arrive(empty_bar + ((ring - 1) % kStages) * 8);  // the last stage
+      if constexpr (Scheduler::kSplitK) {
+        const SplitK& split = scheduler.split;
+        if (split.splits > 1) {
+          // Thread t of the two consumers writes accumulator i at [i][t]: consecutive threads,
+          // consecutive words. The partials stay in L2 (a few MB) for the last block to read.
+          __shared__ unsigned last_of_tile;
+          const int t = static_cast<int>(threadIdx.x) - 128;
+          float* mine = split.partials +
+                        (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * kPartialTileFloats;
+#pragma unroll
+          for (int a = 0; a < kBN / 2; ++a) mine[a * kConsumerThreads + t] = acc[a];
+          __threadfence();
+          ptx::named_barrier_sync(1, kConsumerThreads);
+          if (t == 0)
+            last_of_tile = atomicAdd(split.tickets + tile.output_tile, 1u) == static_cast<unsigned>(split.splits - 1);
+          ptx::named_barrier_sync(1, kConsumerThreads);
+          if (!last_of_tile) continue;
+          __threadfence();
+          const float* first =
+              split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * kPartialTileFloats;
+#pragma unroll
+          for (int a = 0; a < kBN / 2; ++a) acc[a] = 0.0f;
+          for (int s = 0; s < split.splits; ++s) {
+#pragma unroll
+            for (int a = 0; a < kBN / 2; ++a)
+              acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);
+          }
+          if (t == 0) split.tickets[tile.output_tile] = 0;
         }
       }
-      ptx::wgmma_commit();
-      // Keep this stage's group in flight; the previous one is then complete and its stage free.
-      ptx::wgmma_wait<1>();
-      if (i > 0) ptx::mbarrier_arrive(empty_bar + ((i - 1) % kStages) * 8);
-    }
-    ptx::wgmma_wait<0>();
-    ptx::fence_registers(acc);
-    if constexpr (Scheduler::kSplitK) {
-      const SplitK& split = scheduler.split;
-      if (split.splits > 1) {
-        // Thread t of the two consumers writes accumulator i at [i][t]: consecutive threads,
-        // consecutive words. The partials stay in L2 (a few MB) for the last block to read.
-        __shared__ unsigned last_of_tile;
-        const int t = static_cast<int>(threadIdx.x) - 128;
-        float* mine = split.partials +
-                      (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * kPartialTileFloats;
+      if constexpr (Epilogue<T>::scaled) {
+        const float scale = *epilogue.a_scale * epilogue.b_scales[tile.expert];
 #pragma unroll
-        for (int a = 0; a < kBN / 2; ++a) mine[a * kConsumerThreads + t] = acc[a];
-        __threadfence();
-        ptx::named_barrier_sync(1, kConsumerThreads);
-        if (t == 0)
-          last_of_tile = atomicAdd(split.tickets + tile.output_tile, 1u) == static_cast<unsigned>(split.splits - 1);
-        ptx::named_barrier_sync(1, kConsumerThreads);
-        if (!last_of_tile) return;
-        __threadfence();
-        const float* first =
-            split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * kPartialTileFloats;
-#pragma unroll
-        for (int a = 0; a < kBN / 2; ++a) acc[a] = 0.0f;
-        for (int s = 0; s < split.splits; ++s) {
-#pragma unroll
-          for (int a = 0; a < kBN / 2; ++a) acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);
-        }
-        if (t == 0) split.tickets[tile.output_tile] = 0;
+        for (int i = 0; i < kBN / 2; ++i) acc[i] *= scale;
       }
-    }
-    if constexpr (Epilogue<T>::scaled) {
-      const float scale = *epilogue.a_scale * epilogue.b_scales[tile.expert];
-#pragma unroll
-      for (int i = 0; i < kBN / 2; ++i) acc[i] *= scale;
-    }
 
-    // Accumulator layout of m64nNk16: thread t of the warpgroup holds, for j = 0..N/8-1,
-    // acc[4j+0..1] at (row 16*(t/32) + (t%32)/4, cols 8j + 2*(t%4) + 0..1) and acc[4j+2..3] 8 rows below.
-    const int t = static_cast<int>(threadIdx.x) % 128;
-    const int row = tile.a_row + consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
+      // Accumulator layout of m64nNk16: thread t of the warpgroup holds, for j = 0..N/8-1,
+      // acc[4j+0..1] at (row 16*(t/32) + (t%32)/4, cols 8j + 2*(t%4) + 0..1) and acc[4j+2..3] 8 rows below.
+      const int t = static_cast<int>(threadIdx.x) % 128;
+      const int row = tile.a_row + consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
 #pragma unroll
-    for (int j = 0; j < kBN / 8; ++j) {
-      const int col = tile.n0 + j * 8 + (t % 4) * 2;
-      if (col >= n) continue;
-      if (row < tile.row_end) {
-        *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row) * n + col) =
-            OutTraits::pack(acc[4 * j], acc[4 * j + 1]);
-      }
-      if (row + 8 < tile.row_end) {
-        *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row + 8) * n + col) =
-            OutTraits::pack(acc[4 * j + 2], acc[4 * j + 3]);
+      for (int j = 0; j < kBN / 8; ++j) {
+        const int col = tile.n0 + j * 8 + (t % 4) * 2;
+        if (col >= n) continue;
+        if (row < tile.row_end) {
+          *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row) * n + col) =
+              OutTraits::pack(acc[4 * j], acc[4 * j + 1]);
+        }
+        if (row + 8 < tile.row_end) {
+          *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row + 8) * n + col) =
+              OutTraits::pack(acc[4 * j + 2], acc[4 * j + 3]);
+        }
       }
     }
   }
@@ -271,8 +291,14 @@ void launch(StorageFormat type, const void* a, long long a_rows, const void* b, 
   ROOFLINE_CUDA_CHECK(
       cudaFuncSetAttribute(gemm_wgmma_kernel<T, Scheduler>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   require(blocks >= 1 && blocks <= 0x7fffffff, "gemm wgmma: the tile count must be in 1 .. 2^31 - 1");
-  gemm_wgmma_kernel<T, Scheduler><<<static_cast<unsigned>(blocks), kThreads, smem_bytes, stream>>>(
-      map_a, map_b, static_cast<typename Epilogue<T>::Out*>(c), n, k, scheduler, epilogue);
+  // Persistent: one block per SM (the shared memory allows no more) takes every gridDim.x-th tile.
+  int device = 0;
+  int sms = 0;
+  ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
+  ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const long long grid = std::min<long long>(blocks, sms);
+  gemm_wgmma_kernel<T, Scheduler><<<static_cast<unsigned>(grid), kThreads, smem_bytes, stream>>>(
+      map_a, map_b, static_cast<typename Epilogue<T>::Out*>(c), n, k, scheduler, epilogue, static_cast<int>(blocks));
   ROOFLINE_CHECK_LAUNCH("gemm_wgmma_kernel");
 }
 
