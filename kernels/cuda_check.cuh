@@ -28,3 +28,16 @@ inline void require(bool condition, const std::string& message) {
 // After a <<<...>>> launch: a bad configuration shows up here, a fault in the kernel at the next sync.
 #define ROOFLINE_CHECK_LAUNCH(name) \
   ::roofline::kernels::detail::check_cuda(cudaGetLastError(), "launch of " name, __FILE__, __LINE__)
+
+namespace roofline::kernels::detail {
+
+// The multiprocessors of the current device: what a persistent kernel sizes its grid by.
+inline int current_device_sms() {
+  int device = 0;
+  int sms = 0;
+  ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
+  ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+}  // namespace roofline::kernels::detail

@@ -486,13 +486,8 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, const 
   // stride (docs/results/2026-12-02-h200-flash-fa3).
   const long long tiles = rows * q_tiles;
   long long blocks = tiles;
-  if (mean_kv_keys<D>(shape.seq, shape.causal) <= kPersistentMaxKeys) {
-    int device = 0;
-    int sms = 0;
-    ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
-    ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    blocks = std::min<long long>(tiles, sms);
-  }
+  if (mean_kv_keys<D>(shape.seq, shape.causal) <= kPersistentMaxKeys)
+    blocks = std::min<long long>(tiles, current_device_sms());
   flash_wgmma_kernel<T, D><<<static_cast<unsigned>(blocks), S::kThreads, S::kSmemBytes, stream>>>(
       map_q, map_k, map_v, static_cast<T*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
       static_cast<int>(section_rows), scale * 1.4426950408889634f, shape.causal ? 1 : 0,

@@ -292,11 +292,7 @@ void launch(StorageFormat type, const void* a, long long a_rows, const void* b, 
       cudaFuncSetAttribute(gemm_wgmma_kernel<T, Scheduler>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   require(blocks >= 1 && blocks <= 0x7fffffff, "gemm wgmma: the tile count must be in 1 .. 2^31 - 1");
   // Persistent: one block per SM (the shared memory allows no more) takes every gridDim.x-th tile.
-  int device = 0;
-  int sms = 0;
-  ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
-  ROOFLINE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const long long grid = std::min<long long>(blocks, sms);
+  const long long grid = std::min<long long>(blocks, current_device_sms());
   gemm_wgmma_kernel<T, Scheduler><<<static_cast<unsigned>(grid), kThreads, smem_bytes, stream>>>(
       map_a, map_b, static_cast<typename Epilogue<T>::Out*>(c), n, k, scheduler, epilogue, static_cast<int>(blocks));
   ROOFLINE_CHECK_LAUNCH("gemm_wgmma_kernel");

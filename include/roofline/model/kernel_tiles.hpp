@@ -8,6 +8,11 @@
 
 namespace roofline::kernel_tiles {
 
+// The SM count a launch plan assumes: the GPU's, or the H200's 132 where it is unknown (0).
+constexpr int known_sms(int sms) {
+  return sms > 0 ? sms : 132;
+}
+
 // A GEMM block computes a tile_m x tile_n tile of C, its k loop staged tile_k at a time through
 // `stages` shared-memory buffers (0: none), with `threads` threads.
 struct GemmTiling {
@@ -48,7 +53,7 @@ struct GemmSplitK {
 constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms, int tile_n) {
   constexpr int min_k_blocks_per_split = 8;
   constexpr int max_splits = 8;
-  const int sm_count = sms > 0 ? sms : 132;
+  const int sm_count = known_sms(sms);
   GemmSplitK s;
   s.tile_n = tile_n;
   s.tiles = static_cast<int>(((m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m) * ((n + tile_n - 1) / tile_n));
@@ -63,14 +68,14 @@ constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, i
 }
 // The share of the SMs a plan's blocks keep busy over the waves they take (1: every SM in every wave).
 constexpr double gemm_split_k_fill(const GemmSplitK& plan, int sms) {
-  const long long sm_count = sms > 0 ? sms : 132;
+  const long long sm_count = known_sms(sms);
   const long long blocks = static_cast<long long>(plan.tiles) * plan.splits;
   const long long waves = (blocks + sm_count - 1) / sm_count;
   return waves > 0 ? static_cast<double>(blocks) / static_cast<double>(waves * sm_count) : 0.0;
 }
 constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms) {
   const GemmSplitK wide = gemm_wgmma_split_k(m, n, k, sms, gemm_wgmma.tile_n);
-  if (wide.tiles >= (sms > 0 ? sms : 132)) return wide;  // narrow tiles only where wide ones leave SMs idle
+  if (wide.tiles >= known_sms(sms)) return wide;  // narrow tiles only where wide ones leave SMs idle
   const GemmSplitK narrow = gemm_wgmma_split_k(m, n, k, sms, gemm_wgmma_narrow.tile_n);
   const double wide_fill = gemm_split_k_fill(wide, sms);
   const double narrow_fill = gemm_split_k_fill(narrow, sms);
@@ -118,7 +123,7 @@ constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long ba
   constexpr int min_k_blocks_per_split = 4;
   constexpr int max_splits_of_64_rows = 4;
   constexpr long long k_block_bytes = 2LL * gemm_swapab.tile_k;
-  const int sm_count = sms > 0 ? sms : 132;
+  const int sm_count = known_sms(sms);
   GemvWgmmaSplit s;
   s.tile_n = gemv_wgmma_tile_n(batch);
   const long long tiles_of_64 = (m + gemm_swapab.tile_n / 2 - 1) / (gemm_swapab.tile_n / 2);
