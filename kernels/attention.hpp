@@ -66,6 +66,25 @@ void flash_attention_forward(FlashVariant variant, StorageFormat type, const Att
 void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& shape, const void* q, const void* k,
                                    const void* v, void* o, Stream stream = nullptr);
 
+// FP8 flash attention forward on Hopper (sm_90a; FlashVariant::wgmma's kernel with both products on the
+// 8-bit wgmma): Q, K and V in e4m3, each with a per-tensor descale (an element's value is its e4m3
+// value times its tensor's descale), O in bf16. Head dims 128 and 256. The probabilities are rounded
+// to e4m3 (as 2^8 P) for P V, the one rounding the 16-bit kernels do not have. 8-bit wgmma reads its
+// B operand K-major only, so V is first transposed into `workspace` (flash_fp8_workspace_bytes) by a
+// pass over V that is part of the call and of its time.
+struct Fp8Descale {
+  float q = 1;
+  float k = 1;
+  float v = 1;
+};
+inline constexpr StorageFormats flash_fp8_formats{StorageFormat::fp8_e4m3};
+inline constexpr StorageFormat flash_fp8_output_format = StorageFormat::bf16;
+bool flash_fp8_supported(int head_dim, int device);
+FlashTiling flash_fp8_tiling(int head_dim);
+std::size_t flash_fp8_workspace_bytes(const AttentionShape& shape);
+void flash_fp8_forward(const AttentionShape& shape, const Fp8Descale& descale, const void* q, const void* k,
+                       const void* v, void* o, void* workspace, Stream stream = nullptr);
+
 // Standard attention: S (and P, written over S in place) materialised in a workspace of
 // batch*heads*seq*seq elements of the input type. The causal mask is applied by the softmax (the
 // GEMMs compute all of S, as the materialised path does).

@@ -10,7 +10,9 @@
 //                 are d-contiguous; the skinny GEMV, N = its batch);
 //   m64nNk16_rs   A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
 //                 N-major (imm-trans-b = 1: O += P V with V stored [key][d], d contiguous), for
-//                 N = 64, 128 and 256 (the head dims of flash attention).
+//                 N = 64, 128 and 256 (the head dims of flash attention);
+//   m64n128k32_ss, m64nNk32_rs  the 8-bit forms of the two flash-attention products (FP8 flash: V
+//                 transposed beforehand, since 8-bit B is read K-major only).
 // d holds the warpgroup's 64 x N fp32 tile, N / 2 registers per thread; scale_d = 0 overwrites d,
 // 1 accumulates into it.
 
@@ -104,6 +106,8 @@ namespace roofline::kernels::ptx {
 
 #define ROOFLINE_WGMMA_M64N256K32(TYPE) \
   ROOFLINE_WGMMA_SS_8BIT("m64n256k32", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
+#define ROOFLINE_WGMMA_M64N128K32_SS(TYPE) \
+  ROOFLINE_WGMMA_SS_8BIT("m64n128k32", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
 #define ROOFLINE_WGMMA_M64N256K16(TYPE) \
   ROOFLINE_WGMMA_SS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
 #define ROOFLINE_WGMMA_M64N16K16_SS(TYPE) \
@@ -127,6 +131,24 @@ namespace roofline::kernels::ptx {
       "}\n"                                                                                                         \
       : ACC                                                                                                         \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
+// The 8-bit form of A from registers: B K-major (no imm-trans-b), scale-d, imm-scale-a, imm-scale-b.
+#define ROOFLINE_WGMMA_RS_8BIT(SHAPE, TYPE, D, ACC, A0, A1, A2, A3, B, SCALE)                                       \
+  asm volatile(                                                                                                     \
+      "{\n"                                                                                                         \
+      ".reg .pred p;\n"                                                                                             \
+      "setp.ne.b32 p, %" SCALE                                                                                      \
+      ", 0;\n"                                                                                                      \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "{%" A0 ", %" A1 ", %" A2 ", %" A3 "}, %" B \
+      ", p, 1, 1;\n"                                                                                                \
+      "}\n"                                                                                                         \
+      : ACC                                                                                                         \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
+#define ROOFLINE_WGMMA_M64N128K32_RS(TYPE)                                                                           \
+  ROOFLINE_WGMMA_RS_8BIT("m64n128k32", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66", "67", "68", \
+                         "69")
+#define ROOFLINE_WGMMA_M64N256K32_RS(TYPE)                                                                           \
+  ROOFLINE_WGMMA_RS_8BIT("m64n256k32", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130", "131", \
+                         "132", "133")
 #define ROOFLINE_WGMMA_M64N64K16_RS(TYPE) \
   ROOFLINE_WGMMA_RS("m64n64k16", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34", "35", "36", "37")
 #define ROOFLINE_WGMMA_M64N128K16_RS(TYPE) \
@@ -190,6 +212,30 @@ __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 2], const uint3
   } else {
     static_assert(N == 256, "wgmma_m64nNk16_rs is written for N = 64, 128 and 256");
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16_RS);
+  }
+}
+
+// m64n128k32 with 8-bit A and B from shared memory, both K-major (S = Q K^T of FP8 flash attention).
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n128k32_ss(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  static_assert(TraitsOf<T>::bits == 8, "k = 32 shapes take 8-bit operands");
+  ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K32_SS);
+}
+
+// m64nNk32 with 8-bit A from registers and B from shared memory K-major, for N = 128 and 256 (O += P V
+// of FP8 flash attention: P in the 8-bit A-fragment layout, V stored transposed, keys contiguous).
+// The A fragment of one k step is four registers of four 8-bit values: {row g, k 4c..4c+3},
+// {row g+8, k 4c..4c+3}, {row g, k 16+4c..}, {row g+8, k 16+4c..} (g = lane / 4, c = lane % 4; the
+// lowest byte holds the lowest k).
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_m64nNk32_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                                  int scale_d) {
+  static_assert(TraitsOf<T>::bits == 8, "k = 32 shapes take 8-bit operands");
+  if constexpr (N == 128) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K32_RS);
+  } else {
+    static_assert(N == 256, "wgmma_m64nNk32_rs is written for N = 128 and 256");
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K32_RS);
   }
 }
 

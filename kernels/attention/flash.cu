@@ -345,6 +345,29 @@ void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& sha
   detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, true, stream);
 }
 
+bool flash_fp8_supported(int head_dim, int device) {
+  return flash_variant_supported(FlashVariant::wgmma, 128, device) && kernel_tiles::flash_wgmma_fp8_runs(head_dim);
+}
+
+FlashTiling flash_fp8_tiling(int head_dim) {
+  return kernel_tiles::flash_wgmma_fp8(head_dim);
+}
+
+std::size_t flash_fp8_workspace_bytes(const AttentionShape& shape) {
+  return detail::flash_fp8_transposed_v_bytes(shape);
+}
+
+void flash_fp8_forward(const AttentionShape& shape, const Fp8Descale& descale, const void* q, const void* k,
+                       const void* v, void* o, void* workspace, Stream stream) {
+  detail::require(shape.batch >= 1 && shape.heads >= 1 && shape.kv_heads >= 1 && shape.seq >= 1,
+                  "flash attention (fp8): batch, heads, kv_heads and seq must be >= 1");
+  detail::require(shape.heads % shape.kv_heads == 0, "flash attention (fp8): heads (" + std::to_string(shape.heads) +
+                                                         ") must be a multiple of kv_heads (" +
+                                                         std::to_string(shape.kv_heads) + ")");
+  const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+  detail::flash_wgmma_fp8_forward(shape, scale, descale, q, k, v, o, workspace, stream);
+}
+
 FlashTiling flash_tiling(FlashVariant variant, int head_dim) {
   if (variant == FlashVariant::wgmma) return kernel_tiles::flash_wgmma(head_dim);
   return kernel_tiles::flash_mma_sync(head_dim, variant == FlashVariant::warps8_rows16 ? 8 : 4);

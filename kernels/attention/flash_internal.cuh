@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "../attention.hpp"
 
 namespace roofline::kernels::detail {
@@ -20,5 +22,11 @@ namespace roofline::kernels::detail {
 // flash_wgmma_v_offsets_swapped in attention.hpp).
 void flash_wgmma_forward(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k,
                          const void* v, void* o, bool swap_v_offsets, cudaStream_t stream);
+
+// The FP8 forward (attention.hpp's flash_fp8_forward): V transposed into `workspace`
+// (flash_fp8_transposed_v_bytes), then the kernel on e4m3 with S scaled by scale x q x k descales.
+std::size_t flash_fp8_transposed_v_bytes(const AttentionShape& shape);
+void flash_wgmma_fp8_forward(const AttentionShape& shape, float scale, const Fp8Descale& descale, const void* q,
+                             const void* k, const void* v, void* o, void* workspace, cudaStream_t stream);
 
 }  // namespace roofline::kernels::detail

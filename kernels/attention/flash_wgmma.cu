@@ -24,12 +24,14 @@
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "../attention.hpp"
 #include "../cuda_check.cuh"
@@ -41,25 +43,55 @@
 namespace roofline::kernels::detail {
 namespace {
 
-// The kernel's sizes at head dim D (kernel_tiles::flash_wgmma holds the tiling the benchmarks read).
-template <int D>
+// The kernel's sizes for elements T at head dim D (kernel_tiles::flash_wgmma and flash_wgmma_fp8 hold
+// the tilings the benchmarks read).
+template <typename T, int D>
 struct Tiles {
-  static constexpr kernel_tiles::FlashTiling tiling = kernel_tiles::flash_wgmma(D);
+  static constexpr bool kFp8 = TraitsOf<T>::bits == 8;
+  static constexpr kernel_tiles::FlashTiling tiling =
+      kFp8 ? kernel_tiles::flash_wgmma_fp8(D) : kernel_tiles::flash_wgmma(D);
   static constexpr int kBM = tiling.block_m;
   static constexpr int kBN = tiling.block_n;
   static constexpr int kStages = tiling.kv_stages;
   static constexpr int kThreads = tiling.warps * 32;
-  static_assert(kernel_tiles::flash_wgmma_runs(D) && kBM == 128 && kThreads == 384 && kBM % kBN == 0,
-                "a producer warpgroup + two 64-row consumer warpgroups; d in boxes of 64");
-  static constexpr int kBoxes = D / 64;               // d in 64-element boxes of 128-byte rows (the 128-byte swizzle)
-  static constexpr int kQBoxBytes = kBM * 128;        // [128 rows][64 elements] of 16 bits
-  static constexpr uint32_t kKvBoxBytes = kBN * 128;  // [kBN keys][64 elements]
+  static_assert((kFp8 ? kernel_tiles::flash_wgmma_fp8_runs(D) : kernel_tiles::flash_wgmma_runs(D)) && kBM == 128 &&
+                    kThreads == 384 && kBM % kBN == 0,
+                "a producer warpgroup + two 64-row consumer warpgroups; d in boxes of 128 bytes");
+  static constexpr int kElementBytes = TraitsOf<T>::bits / 8;
+  static constexpr int kBoxElements = 128 / kElementBytes;  // one 128-byte row (the 128-byte swizzle)
+  static constexpr int kBoxes = D / kBoxElements;           // d in boxes of 128-byte rows
+  static constexpr int kQBoxBytes = kBM * 128;              // [128 rows][one box of d]
+  static constexpr uint32_t kKvBoxBytes = kBN * 128;        // [kBN keys][one box of d]
   static constexpr int kQBytes = kBoxes * kQBoxBytes;
-  static constexpr int kTileBytes = kBoxes * kKvBoxBytes;  // one K (or V) tile
+  // One K tile; FP8 V tiles are transposed, [D rows][128 keys] of one byte: the same size.
+  static constexpr int kTileBytes = kBoxes * kKvBoxBytes;
+  static_assert(!kFp8 || (kBN == 128 && D * kBN == kTileBytes), "FP8 V tiles: one 128-byte row of keys per d");
+  // k steps of the products: 32 bytes of k (16 elements of 16 bits, 32 of 8) per wgmma.
+  static constexpr int kQkSteps = D * kElementBytes / 32;
+  static constexpr int kPvSteps = kBN * kElementBytes / 32;
   static constexpr int kBarriers = 2 + 4 * kStages;  // Q full and empty; K full, K empty, V full, V empty per stage
   static constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * kBarriers + 1024;
   static_assert(kSmemBytes == tiling.smem_bytes);
 };
+
+// The output element: FP8 attention writes bf16 (what the next projection reads or quantises).
+template <typename T>
+using OutputOf = std::conditional_t<TraitsOf<T>::bits == 8, __nv_bfloat16, T>;
+
+// FP8: the probabilities are computed as 2^8 P (the exponent offset below), which puts them in [0, 256]
+// where e4m3 has its normal range rather than in [0, 1] where small ones fall to subnormals; the row
+// sum carries the same factor, so it cancels in O / l.
+template <typename T>
+inline constexpr float kExpOffset = TraitsOf<T>::bits == 8 ? 8.0f : 0.0f;
+
+// The key order of an FP8 P fragment. S's accumulators hold, per thread, keys {2c, 2c+1, 8+2c, 9+2c}
+// of each 16 (c = lane % 4), while the 8-bit A fragment takes k {4c .. 4c+3} of each 16: rather than
+// move values between threads, P's registers keep the accumulator's values and V^T's keys are
+// stored in the matching order. Position p of each 32 keys holds key fp8_p_key(p).
+__host__ __device__ constexpr int fp8_p_key(int p) {
+  const int q = p % 16;
+  return 16 * (p / 16) + 2 * (q / 4) + (q & 1) + 8 * ((q >> 1) & 1);
+}
 
 constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2; warpgroup 0 is the producer
 // setmaxnreg: 24 x 128 + 240 x 256 = 64,512 of the SM's 65,536 registers.
@@ -81,17 +113,21 @@ __device__ __forceinline__ float fast_exp2(float x) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Issues S = Q K^T for one K tile as one wgmma group (not waited for).
 template <typename T, int D>
-__device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<D>::kBN / 2], uint32_t smem_q, uint32_t k_tile,
+__device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<T, D>::kBN / 2], uint32_t smem_q, uint32_t k_tile,
                                          int consumer) {
-  using S = Tiles<D>;
+  using S = Tiles<T, D>;
   ptx::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    const uint32_t k_offset = static_cast<uint32_t>(kk % 4) * 32;  // 16 elements further along d
+  for (int kk = 0; kk < S::kQkSteps; ++kk) {
+    const uint32_t k_offset = static_cast<uint32_t>(kk % 4) * 32;  // 32 bytes further along d
     const uint64_t desc_q =
         ptx::wgmma_desc_sw128(smem_q + static_cast<uint32_t>(kk / 4) * S::kQBoxBytes + consumer * 64 * 128 + k_offset);
     const uint64_t desc_k = ptx::wgmma_desc_sw128(k_tile + static_cast<uint32_t>(kk / 4) * S::kKvBoxBytes + k_offset);
-    ptx::wgmma_m64nNk16_ss<T, S::kBN>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);  // the first k step overwrites
+    if constexpr (S::kFp8) {
+      ptx::wgmma_m64n128k32_ss<T>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);  // the first k step overwrites
+    } else {
+      ptx::wgmma_m64nNk16_ss<T, S::kBN>(s_acc, desc_q, desc_k, kk > 0 ? 1 : 0);
+    }
   }
   ptx::wgmma_commit();
 }
@@ -99,15 +135,20 @@ __device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<D>::kBN / 2], uint
 // Issues O += P V for one V tile as one wgmma group (not waited for). P must stay untouched until
 // the group completes.
 template <typename T, int D>
-__device__ __forceinline__ void issue_pv(float (&o_acc)[D / 2], const uint32_t (&p)[Tiles<D>::kBN / 16][4],
+__device__ __forceinline__ void issue_pv(float (&o_acc)[D / 2], const uint32_t (&p)[Tiles<T, D>::kPvSteps][4],
                                          uint32_t v_tile, uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
   ptx::wgmma_fence();
 #pragma unroll
-  for (int kt = 0; kt < Tiles<D>::kBN / 16; ++kt) {
-    // keys 16kt..16kt+15: 16 rows of 128 bytes further into each box; the next 64-wide d box is
-    // kKvBoxBytes away (the leading byte offset), 8-key groups 1024 bytes (the stride offset).
-    ptx::wgmma_m64nNk16_rs<T, D>(o_acc, p[kt],
-                                 ptx::wgmma_desc_sw128_mn(v_tile + kt * 16 * 128, v_leading_bytes, v_stride_bytes), 1);
+  for (int kt = 0; kt < Tiles<T, D>::kPvSteps; ++kt) {
+    if constexpr (Tiles<T, D>::kFp8) {
+      // V^T: D rows of 128 keys (K-major, as K in S = Q K^T); keys 32kt.. are 32 bytes along each row.
+      ptx::wgmma_m64nNk32_rs<T, D>(o_acc, p[kt], ptx::wgmma_desc_sw128(v_tile + kt * 32), 1);
+    } else {
+      // keys 16kt..16kt+15: 16 rows of 128 bytes further into each box; the next 64-wide d box is
+      // kKvBoxBytes away (the leading byte offset), 8-key groups 1024 bytes (the stride offset).
+      ptx::wgmma_m64nNk16_rs<T, D>(
+          o_acc, p[kt], ptx::wgmma_desc_sw128_mn(v_tile + kt * 16 * 128, v_leading_bytes, v_stride_bytes), 1);
+    }
   }
   ptx::wgmma_commit();
 }
@@ -127,7 +168,7 @@ __device__ __forceinline__ void fence_words(uint32_t (&r)[N][4]) {
 template <int BN>
 __device__ __forceinline__ void softmax_scores(float (&s_acc)[BN / 2], float (&row_max)[2], float (&row_sum)[2],
                                                float (&alpha)[2], int k0, int row0, int first_row, int lane, int seq,
-                                               int causal, float scale_log2) {
+                                               int causal, float scale_log2, float exp_offset) {
   if (k0 + BN > seq || (causal && k0 + BN - 1 > first_row)) {
 #pragma unroll
     for (int n8 = 0; n8 < BN / 8; ++n8) {
@@ -150,12 +191,13 @@ __device__ __forceinline__ void softmax_scores(float (&s_acc)[BN / 2], float (&r
     const float base = new_max == -INFINITY ? 0.0f : new_max;  // no -inf - -inf
     alpha[h] = fast_exp2(row_max[h] - base);
     row_max[h] = new_max;
+    const float shift = base - exp_offset;
     float sum = 0.0f;
 #pragma unroll
     for (int n8 = 0; n8 < BN / 8; ++n8) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float prob = fast_exp2(fmaf(s_acc[4 * n8 + 2 * h + e], scale_log2, -base));
+        const float prob = fast_exp2(fmaf(s_acc[4 * n8 + 2 * h + e], scale_log2, -shift));
         s_acc[4 * n8 + 2 * h + e] = prob;
         sum += prob;
       }
@@ -178,34 +220,49 @@ __device__ __forceinline__ void rescale(float (&o_acc)[D / 2], const float (&alp
 
 // Accumulator layout (per warp: rows g, g+8; cols 8*n8 + 2*(lane%4)) -> A fragment of k step kt
 // (keys 16kt..16kt+15): {row g, keys +0..1}, {row g+8, +0..1}, {row g, +8..9}, {row g+8, +8..9}.
+// FP8: each register takes four of one row's accumulators, in the key order fp8_p_key describes.
 template <typename T, int BN>
-__device__ __forceinline__ void pack_p(const float (&s_acc)[BN / 2], uint32_t (&p)[BN / 16][4]) {
+__device__ __forceinline__ void pack_p(const float (&s_acc)[BN / 2], uint32_t (&p)[BN * TraitsOf<T>::bits / 256][4]) {
   using Traits = TraitsOf<T>;
+  if constexpr (Traits::bits == 8) {
+    const auto pack4 = [](float a, float b, float c, float d) {
+      return static_cast<uint32_t>(Traits::pack(a, b)) | (static_cast<uint32_t>(Traits::pack(c, d)) << 16);
+    };
 #pragma unroll
-  for (int kt = 0; kt < BN / 16; ++kt) {
-    p[kt][0] = Traits::pack(s_acc[8 * kt + 0], s_acc[8 * kt + 1]);
-    p[kt][1] = Traits::pack(s_acc[8 * kt + 2], s_acc[8 * kt + 3]);
-    p[kt][2] = Traits::pack(s_acc[8 * kt + 4], s_acc[8 * kt + 5]);
-    p[kt][3] = Traits::pack(s_acc[8 * kt + 6], s_acc[8 * kt + 7]);
+    for (int kt = 0; kt < BN / 32; ++kt) {
+      const float* s = s_acc + 16 * kt;
+      p[kt][0] = pack4(s[0], s[1], s[4], s[5]);
+      p[kt][1] = pack4(s[2], s[3], s[6], s[7]);
+      p[kt][2] = pack4(s[8], s[9], s[12], s[13]);
+      p[kt][3] = pack4(s[10], s[11], s[14], s[15]);
+    }
+  } else {
+#pragma unroll
+    for (int kt = 0; kt < BN / 16; ++kt) {
+      p[kt][0] = Traits::pack(s_acc[8 * kt + 0], s_acc[8 * kt + 1]);
+      p[kt][1] = Traits::pack(s_acc[8 * kt + 2], s_acc[8 * kt + 3]);
+      p[kt][2] = Traits::pack(s_acc[8 * kt + 4], s_acc[8 * kt + 5]);
+      p[kt][3] = Traits::pack(s_acc[8 * kt + 6], s_acc[8 * kt + 7]);
+    }
   }
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // The K/V tiles the query tile starting at row q0 reads: all, or (causal) none past its last row.
 // The kernel's loops and the host's choice of persistent blocks both count with it.
-template <int D>
+template <typename T, int D>
 __host__ __device__ constexpr int kv_tiles_of(int q0, int seq, bool causal) {
-  constexpr int bm = Tiles<D>::kBM;
-  constexpr int bn = Tiles<D>::kBN;
+  constexpr int bm = Tiles<T, D>::kBM;
+  constexpr int bn = Tiles<T, D>::kBN;
   const int all = (seq + bn - 1) / bn;
   const int through_last_row = (q0 + bm + bn - 1) / bn;
   return causal && through_last_row < all ? through_last_row : all;
 }
 
 // The K/V tiles consumer c (rows q0 + 64c .. + 63) computes: causal, none past its last row.
-template <int D>
+template <typename T, int D>
 __host__ __device__ constexpr int consumer_tiles_of(int q0, int kv_tiles, int consumer, bool causal) {
-  return causal ? min(kv_tiles, (q0 + consumer * 64 + 63) / Tiles<D>::kBN + 1) : kv_tiles;
+  return causal ? min(kv_tiles, (q0 + consumer * 64 + 63) / Tiles<T, D>::kBN + 1) : kv_tiles;
 }
 
 // The work of one query tile: its (batch x head) row, first query, KV head and K/V tiles.
@@ -218,10 +275,10 @@ struct QueryTile {
 
 // Tile `index` in L2 order: sections of section_rows heads; within a section the heaviest tiles
 // (causal: the last rows) first, the section's heads fastest.
-template <int D>
+template <typename T, int D>
 __device__ __forceinline__ QueryTile query_tile(int index, int heads, int group, int seq, int rows, int section_rows,
                                                 int causal) {
-  constexpr int bm = Tiles<D>::kBM;
+  constexpr int bm = Tiles<T, D>::kBM;
   const int q_tiles = (seq + bm - 1) / bm;
   const int per_section = section_rows * q_tiles;
   const int section = index / per_section;
@@ -233,23 +290,25 @@ __device__ __forceinline__ QueryTile query_tile(int index, int heads, int group,
   t.bh = first_bh + in_section % section_here;
   t.q0 = (causal ? q_tiles - 1 - rank : rank) * bm;
   t.kv_index = (t.bh / heads) * (heads / group) + (t.bh % heads) / group;
-  t.kv_tiles = kv_tiles_of<D>(t.q0, seq, causal != 0);
+  t.kv_tiles = kv_tiles_of<T, D>(t.q0, seq, causal != 0);
   return t;
 }
 
+// map_v: V [rows][seq][d] for 16-bit T; for FP8, V^T [rows][d][seq, padded] in fp8_p_key's key order.
+// out_scale multiplies O (FP8: V's descale).
 template <typename T, int D>
-__global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
+__global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
     flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
-                       const __grid_constant__ CUtensorMap map_v, T* __restrict__ o, int heads, int group, int seq,
-                       int rows, int section_rows, float scale_log2, int causal, uint32_t v_leading_bytes,
-                       uint32_t v_stride_bytes) {
+                       const __grid_constant__ CUtensorMap map_v, OutputOf<T>* __restrict__ o, int heads, int group,
+                       int seq, int rows, int section_rows, float scale_log2, float out_scale, int causal,
+                       uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Tiles<D>;
+  using S = Tiles<T, D>;
   constexpr int kBM = S::kBM;
   constexpr int kBN = S::kBN;
   constexpr int kStages = S::kStages;
   constexpr int kTileBytes = S::kTileBytes;
-  using Traits = TraitsOf<T>;
+  using OutTraits = TraitsOf<OutputOf<T>>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const uint32_t smem = (raw + 1023u) & ~1023u;
@@ -291,31 +350,36 @@ __global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == 0) {
       auto load = [&](uint32_t full, uint32_t empty, uint32_t ring, const CUtensorMap* map, int j, int key_tile,
-                      int kv_index) {
+                      int kv_index, bool transposed) {
         ptx::mbarrier_wait(empty + 8 * stage(j), parity(j) ^ 1u);
         ptx::mbarrier_arrive_expect_tx(full + 8 * stage(j), kTileBytes);
         const uint32_t tile = ring + stage(j) * kTileBytes;
+        if (transposed) {  // FP8 V^T: one box of [D rows][128 keys]
+          ptx::tma_load_3d(tile, map, full + 8 * stage(j), key_tile * kBN, 0, kv_index);
+          return;
+        }
 #pragma unroll
         for (int box = 0; box < S::kBoxes; ++box) {
-          ptx::tma_load_3d(tile + box * S::kKvBoxBytes, map, full + 8 * stage(j), 64 * box, key_tile * kBN, kv_index);
+          ptx::tma_load_3d(tile + box * S::kKvBoxBytes, map, full + 8 * stage(j), S::kBoxElements * box, key_tile * kBN,
+                           kv_index);
         }
       };
       int ring = 0;  // K/V tiles loaded so far
       int count = 0;
       for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
-        const QueryTile t = query_tile<D>(index, heads, group, seq, rows, section_rows, causal);
+        const QueryTile t = query_tile<T, D>(index, heads, group, seq, rows, section_rows, causal);
         ptx::mbarrier_wait(q_empty, (static_cast<uint32_t>(count) & 1u) ^ 1u);
         ptx::mbarrier_arrive_expect_tx(q_full, S::kQBytes);
 #pragma unroll
         for (int box = 0; box < S::kBoxes; ++box) {
-          ptx::tma_load_3d(smem_q + box * S::kQBoxBytes, &map_q, q_full, 64 * box, t.q0, t.bh);
+          ptx::tma_load_3d(smem_q + box * S::kQBoxBytes, &map_q, q_full, S::kBoxElements * box, t.q0, t.bh);
         }
         // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
         for (int j = 0; j < t.kv_tiles; ++j) {
-          load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index);
-          if (j > 0) load(v_full, v_empty, smem_v, &map_v, ring + j - 1, j - 1, t.kv_index);
+          load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index, false);
+          if (j > 0) load(v_full, v_empty, smem_v, &map_v, ring + j - 1, j - 1, t.kv_index, S::kFp8);
         }
-        load(v_full, v_empty, smem_v, &map_v, ring + t.kv_tiles - 1, t.kv_tiles - 1, t.kv_index);
+        load(v_full, v_empty, smem_v, &map_v, ring + t.kv_tiles - 1, t.kv_tiles - 1, t.kv_index, S::kFp8);
         ring += t.kv_tiles;
       }
       // The consumers wait without a watchdog (mbarrier_wait_untimed); the producer's own waits
@@ -353,13 +417,13 @@ __global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
     int ring = 0;
     int count = 0;
     for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
-      const QueryTile tile = query_tile<D>(index, heads, group, seq, rows, section_rows, causal);
+      const QueryTile tile = query_tile<T, D>(index, heads, group, seq, rows, section_rows, causal);
       const int first_row = tile.q0 + consumer * 64;                // this warpgroup's rows: first_row .. +63
       const int row0 = first_row + (t_in_wg / 32) * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
       // Tiles this warpgroup computes; causal: none past its last row (it still waits on and
       // releases the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
-      const int wg_tiles = consumer_tiles_of<D>(tile.q0, tile.kv_tiles, consumer, causal != 0);
-      const int turns = consumer_tiles_of<D>(tile.q0, tile.kv_tiles, 1, causal != 0);
+      const int wg_tiles = consumer_tiles_of<T, D>(tile.q0, tile.kv_tiles, consumer, causal != 0);
+      const int turns = consumer_tiles_of<T, D>(tile.q0, tile.kv_tiles, 1, causal != 0);
 
       float o_acc[D / 2];
 #pragma unroll
@@ -368,7 +432,7 @@ __global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
       float row_max[2] = {-INFINITY, -INFINITY};
       float row_sum[2] = {0.0f, 0.0f};
       float alpha[2];
-      uint32_t p[kBN / 16][4];
+      uint32_t p[S::kPvSteps][4];
       float s_acc[kBN / 2];
 
       ptx::mbarrier_wait_untimed(q_full, static_cast<uint32_t>(count) & 1u);
@@ -380,7 +444,8 @@ __global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
       ptx::fence_registers(s_acc);
       release_k(ring);
       if (wg_tiles == 1) ptx::mbarrier_arrive(q_empty);  // Q's last use: the next tile's Q may load
-      softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2);
+      softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2,
+                          kExpOffset<T>);
       pack_p<T, kBN>(s_acc, p);
       for (int j = 1; j < wg_tiles; ++j) {
         ptx::named_barrier_sync(my_turn, kConsumerThreads);
@@ -394,7 +459,8 @@ __global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
         ptx::fence_registers(s_acc);
         release_k(ring + j);
         if (j == wg_tiles - 1) ptx::mbarrier_arrive(q_empty);
-        softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2);
+        softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2,
+                            kExpOffset<T>);
         ptx::wgmma_wait<0>();
         ptx::fence_registers(o_acc);
         fence_words(p);
@@ -426,14 +492,14 @@ __global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
         float total = row_sum[h];
         total += __shfl_xor_sync(0xffffffffu, total, 1);
         total += __shfl_xor_sync(0xffffffffu, total, 2);
-        const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+        const float inv = total > 0.0f ? out_scale / total : 0.0f;
         const int row = row0 + 8 * h;
         if (row >= seq) continue;
-        T* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * D;
+        OutputOf<T>* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * D;
 #pragma unroll
         for (int n8 = 0; n8 < D / 8; ++n8) {
           *reinterpret_cast<uint32_t*>(out_row + n8 * 8 + (lane % 4) * 2) =
-              Traits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
+              OutTraits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
         }
       }
     }
@@ -444,31 +510,93 @@ __global__ void __launch_bounds__(Tiles<D>::kThreads, 1)
 }
 
 // Keys a query tile reads on average.
-template <int D>
+template <typename T, int D>
 double mean_kv_keys(int seq, bool causal) {
-  constexpr int bm = Tiles<D>::kBM;
+  constexpr int bm = Tiles<T, D>::kBM;
   const int q_tiles = (seq + bm - 1) / bm;
   long long total = 0;
-  for (int q = 0; q < q_tiles; ++q) total += kv_tiles_of<D>(q * bm, seq, causal);
-  return static_cast<double>(total) * Tiles<D>::kBN / q_tiles;
+  for (int q = 0; q < q_tiles; ++q) total += kv_tiles_of<T, D>(q * bm, seq, causal);
+  return static_cast<double>(total) * Tiles<T, D>::kBN / q_tiles;
 }
 
-// [rows][seq][d] with rows = batch*heads (or batch*kv_heads), boxes of 64 d x box_seq positions.
-template <int D>
+// [rows][seq][d] with rows = batch*heads (or batch*kv_heads), boxes of one 128-byte row of d x box_seq
+// positions.
+template <typename T, int D>
 CUtensorMap make_map(StorageFormat type, const void* base, int rows, int seq, int box_seq) {
+  using S = Tiles<T, D>;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(seq), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * 2, static_cast<cuuint64_t>(seq) * D * 2};
-  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_seq), 1};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * S::kElementBytes,
+                                 static_cast<cuuint64_t>(seq) * D * S::kElementBytes};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(S::kBoxElements), static_cast<cuuint32_t>(box_seq), 1};
   return make_tensor_map_sw128(type, base, 3, dims, strides, box, "flash wgmma");
 }
 
+// FP8 V^T [rows][d][seq_pad] in boxes of [D rows][128 keys].
+template <int D>
+CUtensorMap make_transposed_map(const void* base, int rows, int seq_pad) {
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(seq_pad), static_cast<cuuint64_t>(D),
+                              static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(seq_pad), static_cast<cuuint64_t>(seq_pad) * D};
+  const cuuint32_t box[3] = {128, static_cast<cuuint32_t>(D), 1};
+  return make_tensor_map_sw128(StorageFormat::fp8_e4m3, base, 3, dims, strides, box, "flash wgmma fp8 (V^T)");
+}
+
+// FP8 V [rows][seq][d] -> V^T [rows][d][seq_pad], the keys of each 32 in fp8_p_key's order and keys
+// past seq zero (their probabilities are zero; a zero keeps 0 x V finite). One block per 64 keys x 64
+// dims: 16-byte loads of key rows into shared memory, 16-byte stores of d rows.
+constexpr int kTransposeTile = 64;
+constexpr int kTransposeThreads = 256;
+constexpr int kSeqPad = 128;  // V^T rows padded to whole 128-key tiles (16-byte aligned for TMA)
+
+__global__ void __launch_bounds__(kTransposeThreads)
+    transpose_v_fp8_kernel(const uint8_t* __restrict__ v, uint8_t* __restrict__ vt, int seq, int seq_pad, int d) {
+  __shared__ __align__(16) uint8_t tile[kTransposeTile][kTransposeTile + 16];
+  const int row = static_cast<int>(blockIdx.z);
+  const int key0 = static_cast<int>(blockIdx.x) * kTransposeTile;
+  const int d0 = static_cast<int>(blockIdx.y) * kTransposeTile;
+  const int t = static_cast<int>(threadIdx.x);
+  {
+    const int key = t / 4;
+    const int dim = 16 * (t % 4);
+    uint4 value = make_uint4(0, 0, 0, 0);
+    if (key0 + key < seq) {
+      value = *reinterpret_cast<const uint4*>(v + (static_cast<std::size_t>(row) * seq + key0 + key) * d + d0 + dim);
+    }
+    *reinterpret_cast<uint4*>(&tile[key][dim]) = value;
+  }
+  __syncthreads();
+  const int dim = t / 4;
+  const int first = 16 * (t % 4);  // positions first .. first + 15 of the tile's 64
+  uint32_t words[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    uint32_t word = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const int position = first + 4 * w + b;
+      const int key = 32 * (position / 32) + fp8_p_key(position % 32);
+      word |= static_cast<uint32_t>(tile[key][dim]) << (8 * b);
+    }
+    words[w] = word;
+  }
+  *reinterpret_cast<uint4*>(vt + (static_cast<std::size_t>(row) * d + d0 + dim) * seq_pad + key0 + first) =
+      make_uint4(words[0], words[1], words[2], words[3]);
+}
+
+int padded_seq(int seq) {
+  return (seq + kSeqPad - 1) / kSeqPad * kSeqPad;
+}
+
+// v_transposed: FP8's V^T (map_v reads it); nullptr for 16-bit T (map_v reads v).
 template <typename T, int D>
-void launch(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k, const void* v,
-            void* o, bool swap_v_offsets, cudaStream_t stream) {
-  using S = Tiles<D>;
-  const CUtensorMap map_q = make_map<D>(type, q, shape.batch * shape.heads, shape.seq, S::kBM);
-  const CUtensorMap map_k = make_map<D>(type, k, shape.batch * shape.kv_heads, shape.seq, S::kBN);
-  const CUtensorMap map_v = make_map<D>(type, v, shape.batch * shape.kv_heads, shape.seq, S::kBN);
+void launch(StorageFormat type, const AttentionShape& shape, float scale, float out_scale, const void* q, const void* k,
+            const void* v, const void* v_transposed, void* o, bool swap_v_offsets, cudaStream_t stream) {
+  using S = Tiles<T, D>;
+  const int kv_rows = shape.batch * shape.kv_heads;
+  const CUtensorMap map_q = make_map<T, D>(type, q, shape.batch * shape.heads, shape.seq, S::kBM);
+  const CUtensorMap map_k = make_map<T, D>(type, k, kv_rows, shape.seq, S::kBN);
+  const CUtensorMap map_v = S::kFp8 ? make_transposed_map<D>(v_transposed, kv_rows, padded_seq(shape.seq))
+                                    : make_map<T, D>(type, v, kv_rows, shape.seq, S::kBN);
   ROOFLINE_CUDA_CHECK(
       cudaFuncSetAttribute(flash_wgmma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
   const long long rows = static_cast<long long>(shape.batch) * shape.heads;
@@ -477,7 +605,7 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, const 
   // Query heads per L2 section: as many KV heads' K and V as fit in the share, times the group
   // (a KV head's query heads are consecutive rows), at least one group.
   const int group = shape.heads / shape.kv_heads;
-  const long long kv_head_bytes = 2ll * shape.seq * D * 2;
+  const long long kv_head_bytes = 2ll * shape.seq * D * S::kElementBytes;
   const long long section_rows = std::min(rows, std::max(1ll, kL2SectionBytes / kv_head_bytes) * group);
   // Persistent (one block per SM, the most the shared memory allows) where a query tile is short
   // work -- at most kPersistentMaxKeys keys on average -- and its start and end are a large share
@@ -486,11 +614,11 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, const 
   // stride (docs/results/2026-12-02-h200-flash-fa3).
   const long long tiles = rows * q_tiles;
   long long blocks = tiles;
-  if (mean_kv_keys<D>(shape.seq, shape.causal) <= kPersistentMaxKeys)
+  if (mean_kv_keys<T, D>(shape.seq, shape.causal) <= kPersistentMaxKeys)
     blocks = std::min<long long>(tiles, current_device_sms());
   flash_wgmma_kernel<T, D><<<static_cast<unsigned>(blocks), S::kThreads, S::kSmemBytes, stream>>>(
-      map_q, map_k, map_v, static_cast<T*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
-      static_cast<int>(section_rows), scale * 1.4426950408889634f, shape.causal ? 1 : 0,
+      map_q, map_k, map_v, static_cast<OutputOf<T>*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
+      static_cast<int>(section_rows), scale * 1.4426950408889634f, out_scale, shape.causal ? 1 : 0,
       swap_v_offsets ? 1024u : S::kKvBoxBytes, swap_v_offsets ? S::kKvBoxBytes : 1024u);
   ROOFLINE_CHECK_LAUNCH("flash_wgmma_kernel");
 }
@@ -504,11 +632,37 @@ void flash_wgmma_forward(StorageFormat type, const AttentionShape& shape, float 
   dispatch_storage<attention_formats>(type, [&](auto traits) {
     using T = typename decltype(traits)::Element;
     switch (shape.head_dim) {
-      case 64: launch<T, 64>(type, shape, scale, q, k, v, o, swap_v_offsets, stream); break;
-      case 128: launch<T, 128>(type, shape, scale, q, k, v, o, swap_v_offsets, stream); break;
-      default: launch<T, 256>(type, shape, scale, q, k, v, o, swap_v_offsets, stream); break;
+      case 64: launch<T, 64>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
+      case 128: launch<T, 128>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
+      default: launch<T, 256>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
     }
   });
+}
+
+std::size_t flash_fp8_transposed_v_bytes(const AttentionShape& shape) {
+  return static_cast<std::size_t>(shape.batch) * static_cast<std::size_t>(shape.kv_heads) *
+         static_cast<std::size_t>(shape.head_dim) * static_cast<std::size_t>(padded_seq(shape.seq));
+}
+
+void flash_wgmma_fp8_forward(const AttentionShape& shape, float scale, const Fp8Descale& descale, const void* q,
+                             const void* k, const void* v, void* o, void* workspace, cudaStream_t stream) {
+  require(kernel_tiles::flash_wgmma_fp8_runs(shape.head_dim),
+          "flash attention (wgmma, fp8): head_dim must be 128 or 256, got " + std::to_string(shape.head_dim));
+  const long long kv_rows = static_cast<long long>(shape.batch) * shape.kv_heads;
+  require(kv_rows <= 65535, "flash attention (wgmma, fp8): batch x kv_heads must be at most 65535");
+  const int seq_pad = padded_seq(shape.seq);
+  const dim3 grid(static_cast<unsigned>(seq_pad / kTransposeTile),
+                  static_cast<unsigned>(shape.head_dim / kTransposeTile), static_cast<unsigned>(kv_rows));
+  transpose_v_fp8_kernel<<<grid, kTransposeThreads, 0, stream>>>(
+      static_cast<const uint8_t*>(v), static_cast<uint8_t*>(workspace), shape.seq, seq_pad, shape.head_dim);
+  ROOFLINE_CHECK_LAUNCH("transpose_v_fp8_kernel");
+  const float qk_scale = scale * descale.q * descale.k;
+  using T = __nv_fp8_e4m3;
+  if (shape.head_dim == 128) {
+    launch<T, 128>(StorageFormat::fp8_e4m3, shape, qk_scale, descale.v, q, k, nullptr, workspace, o, false, stream);
+  } else {
+    launch<T, 256>(StorageFormat::fp8_e4m3, shape, qk_scale, descale.v, q, k, nullptr, workspace, o, false, stream);
+  }
 }
 
 }  // namespace roofline::kernels::detail

@@ -2,17 +2,20 @@
 # Issue 21's attention comparisons in one device call: roofline's kernels and PyTorch SDPA's
 # backends on the same shapes, one after the other on the same GPU.
 #
-#   scripts/gpu/run-attention.sh [flash] [decode]     (default: both)
+#   scripts/gpu/run-attention.sh [flash] [fp8] [decode]     (default: flash and decode)
 #
 #   flash   roofline bench --suite compute --filter flashwgmma (the Hopper flash kernel's cases),
 #           then scripts/gpu/torch_attention.py on the d128 prefill shapes
+#   fp8     roofline bench on the FP8 flash cases (attn.fp8_e4m3.*) and the bf16 flash_wgmma cases of the
+#           same shapes (their references), then scripts/gpu/torch_attention_fp8.py (cuDNN's FP8 SDPA)
 #   decode  roofline bench --suite memory --filter attention.decode., then
 #           scripts/gpu/torch_decode_attention.py
 #
 # Needs the binary of scripts/gpu/run.sh build (build/gpu-run/roofline). Each command runs under
 # `timeout` (ROOFLINE_ATTENTION_TIMEOUT_S, default 200 s) so that a hung kernel costs one part, not
 # the call. Writes into build/gpu-results/attention/ and copies to $OUT: flash.json, torch-flash.json,
-# decode.json, torch-decode.json and attention.log (every command's stderr).
+# fp8.json, torch-fp8-attention.json, decode.json, torch-decode.json and attention.log (every
+# command's stderr).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${ROOFLINE_BIN:-$PWD/build/gpu-run/roofline}
@@ -45,12 +48,22 @@ for part in "${PARTS[@]}"; do
       step flash "$BIN" bench --suite compute --filter flashwgmma --json "$RESULTS/flash.json" --format json -o /dev/null
       step torch-flash python3 scripts/gpu/torch_attention.py "$RESULTS/torch-flash.json"
       ;;
+    fp8)
+      refs=""
+      for shape in d128.b4h32kv32.n1024 d128.b4h32kv32.n2048 d128.b4h32kv32.n4096 d128.b4h32kv32.n8192 \
+        d128.b4h32kv32.n16384 d128.b4h32kv8.n4096 d256.b16h32kv32.n1024 d256.b4h32kv32.n4096 d256.b1h32kv32.n16384; do
+        refs+=",$shape.flashwgmma"
+      done
+      step fp8 "$BIN" bench --suite compute --filter "attn.fp8_e4m3$refs" \
+        --json "$RESULTS/fp8.json" --format json -o /dev/null
+      step torch-fp8-attention python3 scripts/gpu/torch_attention_fp8.py "$RESULTS/torch-fp8-attention.json"
+      ;;
     decode)
       step decode "$BIN" bench --suite memory --filter attention.decode. --json "$RESULTS/decode.json" --format json \
         -o /dev/null
       step torch-decode python3 scripts/gpu/torch_decode_attention.py "$RESULTS/torch-decode.json"
       ;;
-    *) echo "$0: unknown part '$part' (flash, decode)" >&2; exit 2 ;;
+    *) echo "$0: unknown part '$part' (flash, fp8, decode)" >&2; exit 2 ;;
   esac
   cp -f "$RESULTS"/*.json "$LOG" "$OUT/" 2>/dev/null
 done

@@ -457,12 +457,13 @@ std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl) {
   return std::nullopt;
 }
 
-std::optional<kernel_tiles::FlashTiling> tiling_of(AttentionImpl impl, std::int64_t head_dim) {
-  const int d = static_cast<int>(head_dim);
-  switch (impl) {
+std::optional<kernel_tiles::FlashTiling> tiling_of(const AttentionCase& c) {
+  const int d = static_cast<int>(c.head_dim);
+  switch (c.impl) {
     case AttentionImpl::flash_w8r16: return kernel_tiles::flash_mma_sync(d, 8);
     case AttentionImpl::flash_w4r32: return kernel_tiles::flash_mma_sync(d, 4);
-    case AttentionImpl::flash_wgmma: return kernel_tiles::flash_wgmma(d);
+    case AttentionImpl::flash_wgmma:
+      return c.dtype == DType::fp8_e4m3 ? kernel_tiles::flash_wgmma_fp8(d) : kernel_tiles::flash_wgmma(d);
     case AttentionImpl::standard: return std::nullopt;
   }
   return std::nullopt;
@@ -503,7 +504,7 @@ OpCost case_cost(const GemmCase& c) {
 OpCost case_cost(const AttentionCase& c) {
   const AttentionShape shape = model_shape(c);
   if (c.impl == AttentionImpl::standard) return standard_attention_cost(shape).hbm;
-  const kernel_tiles::FlashTiling t = *tiling_of(c.impl, c.head_dim);
+  const kernel_tiles::FlashTiling t = *tiling_of(c);
   return flash_attention_cost(shape, FlashTiling{t.block_m, t.block_n}).hbm;
 }
 
@@ -553,7 +554,7 @@ BenchmarkResult make_result(const AttentionCase& c) {
   r.id = case_id(c);
   r.implementation = c.impl == AttentionImpl::standard ? "roofline+cublas" : "roofline";
   const AttentionShape shape = model_shape(c);
-  const std::optional<kernel_tiles::FlashTiling> t = tiling_of(c.impl, c.head_dim);
+  const std::optional<kernel_tiles::FlashTiling> t = tiling_of(c);
   Cell scores{};
   Cell kv_loads{};
   double executed = 0;
@@ -580,8 +581,16 @@ BenchmarkResult make_result(const AttentionCase& c) {
                   {"executed_flops", Cell{executed}},
                   {"scores_bytes", scores},
                   {"kv_load_bytes", kv_loads}};
-  r.ceiling_id = std::string(tensor_peak_id);
   r.ceiling_metric = Metric::flop_rate;
+  if (c.dtype == DType::fp8_e4m3) {
+    // No FP8 ceiling is measured (the tensor-core probe is bf16); the reference is the bf16 kernel on
+    // the same problem.
+    AttentionCase bf16 = c;
+    bf16.dtype = DType::bf16;
+    r.reference_id = case_id(bf16);
+    return r;
+  }
+  r.ceiling_id = std::string(tensor_peak_id);
   if (c.impl != AttentionImpl::standard) r.reference_id = attention_problem(c) + ".standard";
   return r;
 }

@@ -666,8 +666,9 @@ TEST_CASE("case list report and suite selection") {
   CHECK(list.kind == "bench-cases");
   // --quick: 72 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 94 + 16 compute
-  // (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 72 + 94 + 16 + 5 + 4 + 36);
+  // (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) + 8 FP8 attention and 5 + 4 layer cases (bf16
+  // + FP8).
+  CHECK(list.tables.front().rows.size() == 72 + 94 + 16 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -804,10 +805,11 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4,
   // B = 4 at N 1k, 2k, 8k, 16k (causal and full) and full 32k, head dim 256 x causal or not x 5
   // lengths, GQA at d 64 and 256 x causal or not, and 3 head dims x 2 x 2 small shapes and fp16
-  // N = 512; each with standard and the three flash kernels.
-  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1));
-  // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call.
-  CHECK(quick == 3 + 28 + 7 + 56);
+  // N = 512; each with standard and the three flash kernels. FP8 (flash_wgmma alone), causal or not:
+  // d 128 at B 4 and 5 lengths, GQA, d 256 at 3 lengths, and 2 small shapes at each head dim.
+  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1) + 2 * (5 + 1 + 3 + 4));
+  // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call; FP8 attention's 8 small shapes.
+  CHECK(quick == 3 + 28 + 7 + 56 + 8);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
@@ -1074,15 +1076,27 @@ TEST_CASE("attention cases count FLOPs and HBM bytes with the model's functions"
   const compute::AttentionCase& gqa = attention_case("attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma");
   CHECK(compute::case_cost(gqa).bytes() == 2 * 134217728.0 + 2 * 134217728.0 / 4);
   // The tiles: 32-key tiles for two m16 tiles per warp at d = 128.
-  CHECK(compute::tiling_of(compute::AttentionImpl::flash_w4r32, 128)->block_n == 32);
-  CHECK(compute::tiling_of(compute::AttentionImpl::flash_w4r32, 64)->block_n == 64);
+  CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.flashw4r32"))->block_n == 32);
+  CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d64.b4h32kv32.n4096.flashw4r32"))->block_n == 64);
   // The Hopper kernel: Q 128 x d + 2 stages x (K + V) of block_n x d, 2 bytes an element, + 10
   // mbarriers of 8 bytes + 1024 of slack. d 128: 32768 + 131072 + 1104 = 164944; d 64 (128-key
   // tiles): 16384 + 65536 + 1104 = 83024; d 256 (64-key tiles): 65536 + 131072 + 1104 = 197712.
-  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 128)->smem_bytes == 164944);
-  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 64)->smem_bytes == 83024);
-  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 256)->smem_bytes == 197712);
-  CHECK(compute::tiling_of(compute::AttentionImpl::flash_wgmma, 256)->block_n == 64);
+  CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma"))->smem_bytes == 164944);
+  CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d64.b4h32kv32.n4096.flashwgmma"))->smem_bytes == 83024);
+  const compute::AttentionCase& d256 = attention_case("attn.bf16.causal.d256.b4h32kv32.n4096.flashwgmma");
+  CHECK(compute::tiling_of(d256)->smem_bytes == 197712);
+  CHECK(compute::tiling_of(d256)->block_n == 64);
+  // FP8: 1 byte an element and 128-key tiles at both head dims. d 128: 16384 + 2 x 2 x 16384 + 1104
+  // = 83024 (d 64's bytes at 16 bits); d 256: 32768 + 2 x 2 x 32768 + 1104 = 164944.
+  const compute::AttentionCase& fp8 = attention_case("attn.fp8_e4m3.causal.d128.b4h32kv32.n4096.flashwgmma");
+  CHECK(compute::tiling_of(fp8)->smem_bytes == 83024);
+  const compute::AttentionCase& fp8_d256 = attention_case("attn.fp8_e4m3.causal.d256.b4h32kv32.n4096.flashwgmma");
+  CHECK(compute::tiling_of(fp8_d256)->smem_bytes == 164944);
+  CHECK(compute::tiling_of(fp8_d256)->block_n == 128);
+  // Its reference is the bf16 kernel on the same problem; no FP8 ceiling is measured.
+  const BenchmarkResult fp8_result = compute::make_result(fp8);
+  CHECK(fp8_result.reference_id == "attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma");
+  CHECK(fp8_result.ceiling_id.empty());
 }
 
 TEST_CASE("FLOP-rate results relate to the peak probes and to cuBLAS") {

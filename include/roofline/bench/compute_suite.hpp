@@ -283,6 +283,29 @@ constexpr void for_each_attention_case(F&& f) {
     }
   }
   all(1, 4, 4, 512, 128, true, DType::fp16, true);
+  // FP8 (e4m3 Q, K, V; bf16 O): the Hopper kernel alone, at head dims 128 and 256, on shapes of the
+  // 16-bit table above (whose bf16 flash_wgmma case is each one's reference).
+  const auto fp8 = [&f](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,
+                        bool quick) {
+    f(AttentionCase{.impl = AttentionImpl::flash_wgmma,
+                    .batch = b,
+                    .heads = h,
+                    .kv_heads = hkv,
+                    .seq = n,
+                    .head_dim = d,
+                    .causal = causal,
+                    .dtype = DType::fp8_e4m3,
+                    .quick = quick});
+  };
+  for (bool causal : {true, false}) {
+    for (std::int64_t n : {1024, 2048, 4096, 8192, 16384}) fp8(4, 32, 32, n, 128, causal, false);
+    fp8(4, 32, 8, 4096, 128, causal, false);
+    for (std::int64_t n : {1024, 4096, 16384}) fp8(16384 / n, 32, 32, n, 256, causal, false);
+    for (std::int64_t d : {128, 256}) {
+      fp8(2, 4, 4, 256, d, causal, true);
+      fp8(2, 4, 2, 1000, d, causal, true);
+    }
+  }
 }
 
 inline constexpr std::array<PeakCase, 3> peak_cases{
@@ -365,8 +388,8 @@ inline constexpr auto attention_cases = [] {
 // the shape: tiling_of(case) gives a case's (its plan on gemm_split_k_listed_sms SMs).
 [[nodiscard]] std::optional<kernel_tiles::GemmTiling> tiling_of(GemmImpl impl);
 [[nodiscard]] std::optional<kernel_tiles::GemmTiling> tiling_of(const GemmCase& c);
-// The tiles of a flash kernel at this head_dim (nullopt for standard attention).
-[[nodiscard]] std::optional<kernel_tiles::FlashTiling> tiling_of(AttentionImpl impl, std::int64_t head_dim);
+// The tiles of a case's flash kernel at its head_dim and dtype (nullopt for standard attention).
+[[nodiscard]] std::optional<kernel_tiles::FlashTiling> tiling_of(const AttentionCase& c);
 
 [[nodiscard]] GemmShape model_shape(const GemmCase& c);
 [[nodiscard]] AttentionShape model_shape(const AttentionCase& c);

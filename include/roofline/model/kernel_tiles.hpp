@@ -185,6 +185,22 @@ constexpr FlashTiling flash_wgmma(int head_dim) {
           block_m * head_dim * 2 + stages * 2 * block_n * head_dim * 2 + 8 * (2 + 4 * stages) + 1024};
 }
 
+// The same kernel on e4m3 Q, K and V (both products on the 8-bit wgmma, k = 32), head dims 128 and
+// 256: every K tile row and every row of the transposed V tile (one head-dim row of 128 keys) is
+// one 128-byte swizzled row. Keys per tile: 128 at both head dims (8-bit P takes half the registers
+// of 16-bit P, so a 128-key S fits beside d 256's O). Shared memory at 1 byte an element: 82 and
+// 148 KB. Head dim 64 (64-byte rows, another swizzle) is not built.
+constexpr bool flash_wgmma_fp8_runs(int head_dim) {
+  return head_dim == 128 || head_dim == 256;
+}
+constexpr FlashTiling flash_wgmma_fp8(int head_dim) {
+  const int block_m = 128;
+  const int block_n = 128;
+  const int stages = flash_wgmma_stages;
+  return {block_m, block_n, 12, stages,
+          block_m * head_dim + stages * 2 * block_n * head_dim + 8 * (2 + 4 * stages) + 1024};
+}
+
 // Decode attention (kernels/layer/decode_attention.cu): one block per (sequence, KV head, split of the context);
 // its 4 warps share 64-key K/V tiles (each warp takes 16 of the keys), 3 stages deep. The query
 // heads of one KV head are the rows of the mma tile, so a GQA group may have up to 16 heads.

@@ -38,15 +38,35 @@ kernels::AttentionShape kernel_shape(const AttentionCase& c) {
   return s;
 }
 
+// The per-tensor descales of the FP8 inputs: far from 1 and from each other, so that a kernel that drops
+// or swaps one fails the check (q and k: the scores 1.5x sharper; v: O a quarter); powers of two and
+// 3, exact in fp32. 16-bit inputs take none.
+constexpr kernels::Fp8Descale fp8_descale{0.5F, 3.0F, 0.25F};
+
+// Downloads `count` elements of `format` (16-bit, or fp8 e4m3) from element `offset`, as float.
+std::vector<float> download_values(Context& ctx, kernels::StorageFormat format, const DeviceBuffer& buffer,
+                                   std::size_t offset, std::size_t count) {
+  if (format != kernels::StorageFormat::fp8_e4m3) return download_half(ctx, format, buffer, offset, count);
+  std::vector<std::uint8_t> raw(count);
+  ctx.wait("before download");
+  check(cudaMemcpyAsync(raw.data(), buffer.as<std::uint8_t>() + offset, count, cudaMemcpyDeviceToHost, ctx.stream()),
+        "download");
+  ctx.wait("download");
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(e4m3_value(raw[i]));
+  return values;
+}
+
 struct AttentionSamples {
   std::vector<std::pair<std::int64_t, std::int64_t>> rows;  // (batch x heads index, query)
   std::vector<double> reference;                            // rows x head_dim
 };
 
-// Float64 attention of sampled query rows (the first and last included) from the device inputs.
+// Float64 attention of sampled query rows (the first and last included) from the device inputs, each
+// tensor's values times its descale.
 AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, const AttentionCase& c,
-                                  const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v, int count,
-                                  std::uint64_t seed) {
+                                  const DeviceBuffer& q, const DeviceBuffer& k, const DeviceBuffer& v,
+                                  const kernels::Fp8Descale& descale, int count, std::uint64_t seed) {
   const std::int64_t n = c.seq;
   const std::int64_t d = c.head_dim;
   const std::int64_t bh = c.batch * c.heads;
@@ -57,7 +77,7 @@ AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, c
     samples.rows.emplace_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(bh)),
                               static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)));
   }
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d)) * descale.q * descale.k;
   const std::int64_t group = c.heads / c.kv_heads;
   std::map<std::int64_t, std::pair<std::vector<float>, std::vector<float>>> kv_cache;  // kv head -> (K, V)
   for (const auto& [row_bh, i] : samples.rows) {
@@ -66,13 +86,13 @@ AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, c
     if (found == kv_cache.end()) {
       const std::size_t offset = as_size(kv_index * n * d);
       found = kv_cache
-                  .emplace(kv_index, std::make_pair(download_half(ctx, format, k, offset, as_size(n * d)),
-                                                    download_half(ctx, format, v, offset, as_size(n * d))))
+                  .emplace(kv_index, std::make_pair(download_values(ctx, format, k, offset, as_size(n * d)),
+                                                    download_values(ctx, format, v, offset, as_size(n * d))))
                   .first;
     }
     const std::vector<float>& kh = found->second.first;
     const std::vector<float>& vh = found->second.second;
-    const std::vector<float> qrow = download_half(ctx, format, q, as_size((row_bh * n + i) * d), as_size(d));
+    const std::vector<float> qrow = download_values(ctx, format, q, as_size((row_bh * n + i) * d), as_size(d));
     const std::int64_t keys = c.causal ? i + 1 : n;
     std::vector<double> score(as_size(keys));
     double top = -INFINITY;
@@ -91,7 +111,7 @@ AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, c
     for (std::int64_t j = 0; j < keys; ++j) {
       for (std::int64_t t = 0; t < d; ++t) out[as_size(t)] += score[as_size(j)] * vh[as_size(j * d + t)];
     }
-    for (double x : out) samples.reference.push_back(x / total);
+    for (double x : out) samples.reference.push_back(x / total * descale.v);
   }
   return samples;
 }
@@ -120,7 +140,9 @@ double sampled_attention_error(Context& ctx, kernels::StorageFormat format, cons
 void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> cases, bool quick, std::uint64_t seed,
                            Recorder& recorder) {
   const AttentionCase& p = *cases.front();
-  const FormatChoice format = choose_format(p.dtype, kernels::attention_formats, "attention");
+  const bool fp8 = p.dtype == DType::fp8_e4m3;
+  const FormatChoice format = fp8 ? choose_format(p.dtype, kernels::flash_fp8_formats, "FP8 flash attention")
+                                  : choose_format(p.dtype, kernels::attention_formats, "attention");
   if (!format.format) {
     for (const AttentionCase* c : cases)
       record_not(recorder, compute::make_result(*c), Disposition::not_supported, format.unsupported);
@@ -131,18 +153,22 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
   const std::size_t q_elements = as_size(p.batch * p.heads * p.seq * p.head_dim);
   const std::size_t kv_elements = as_size(p.batch * p.kv_heads * p.seq * p.head_dim);
   const std::size_t element_bytes = as_size(kernels::bytes_of(type));
+  const kernels::StorageFormat output_type = fp8 ? kernels::flash_fp8_output_format : type;
+  const kernels::Fp8Descale descale = fp8 ? fp8_descale : kernels::Fp8Descale{};
   DeviceBuffer q = ctx.allocate(q_elements * element_bytes);
   DeviceBuffer k = ctx.allocate(kv_elements * element_bytes);
   DeviceBuffer v = ctx.allocate(kv_elements * element_bytes);
-  DeviceBuffer o = ctx.allocate(q_elements * element_bytes);
+  DeviceBuffer o = ctx.allocate(q_elements * as_size(kernels::bytes_of(output_type)));
+  DeviceBuffer transposed_v;  // FP8: V^T, written by each call
+  if (fp8) transposed_v = ctx.allocate(kernels::flash_fp8_workspace_bytes(shape));
   const std::uint64_t problem_seed =
       seed_of(seed, 3, static_cast<std::uint64_t>(p.seq * 977 + p.batch * 31 + p.heads * 7 + p.kv_heads + p.head_dim));
   // |q| up to 2: scores of std ~0.7 give softmax rows far from uniform, so the running max matters.
   kernels::fill_uniform(type, q.get(), q_elements, problem_seed, 2.0F, ctx.stream());
   kernels::fill_uniform(type, k.get(), kv_elements, problem_seed + 1, 1.0F, ctx.stream());
   kernels::fill_uniform(type, v.get(), kv_elements, problem_seed + 2, 1.0F, ctx.stream());
-  const AttentionSamples samples = sample_attention(ctx, type, p, q, k, v, quick ? 16 : 24, problem_seed + 3);
-  const double tolerance = tolerance_for(type);
+  const AttentionSamples samples = sample_attention(ctx, type, p, q, k, v, descale, quick ? 16 : 24, problem_seed + 3);
+  const double tolerance = fp8 ? fp8_attention_tolerance : tolerance_for(type);
 
   for (const AttentionCase* c : cases) {
     BenchmarkResult result = compute::make_result(*c);
@@ -181,6 +207,16 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
         kernels::standard_attention_forward(*blas, type, shape, q.get(), k.get(), v.get(), o.get(), workspace.get(), s);
         return cudaSuccess;
       };
+    } else if (fp8) {
+      if (!kernels::flash_fp8_supported(shape.head_dim, ctx.device().index)) {
+        record_not(recorder, std::move(result), Disposition::not_supported,
+                   "FP8 flash_wgmma runs head_dim 128 and 256, with sm_90a code on a compute capability 9.0 device");
+        continue;
+      }
+      launch = [&](cudaStream_t s, int) {
+        kernels::flash_fp8_forward(shape, descale, q.get(), k.get(), v.get(), o.get(), transposed_v.get(), s);
+        return cudaSuccess;
+      };
     } else {
       const kernels::FlashVariant variant = flash_variant_of(c->impl);
       if (!kernels::flash_variant_supported(variant, shape.head_dim, ctx.device().index)) {
@@ -200,8 +236,8 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
       ctx.poison(o);
       check(launch(ctx.stream(), 0), "attention");
       ctx.wait("attention");
-      const std::uint64_t nonfinite = kernels::count_nonfinite(type, o.get(), q_elements, ctx.stream());
-      const double error = sampled_attention_error(ctx, type, *c, samples, o);
+      const std::uint64_t nonfinite = kernels::count_nonfinite(output_type, o.get(), q_elements, ctx.stream());
+      const double error = sampled_attention_error(ctx, output_type, *c, samples, o);
       if (nonfinite != 0 || !(error <= tolerance)) {
         throw VerificationFailed(fmt::format(
             "{} non-finite (unwritten) outputs; {} sampled rows vs float64 host: error {:.2e} (tolerance {:.0e})",
