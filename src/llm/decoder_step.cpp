@@ -274,7 +274,10 @@ class Describer {
     shape.seq = decode_ ? 1 : tokens_;
     shape.kv_seq = decode_ ? kv_seq(attention) : tokens_;
     shape.causal = !decode_;
-    shape.act = act_;
+    // Prefill over an FP8 cache runs FP8 attention (StepFormats::prefill_attention): Q, K, V and
+    // the math in that format, the calibration's attention.flash.fp8_e4m3 tables.
+    const DType math = decode_ ? act_ : f_.prefill_attention;
+    shape.act = math;
     shape.kv = f_.kv;
     OpCost cost = flash_attention_cost(shape, tiling(shape)).hbm;
     if (!decode_ && attention.scope != AttentionScope::full) {
@@ -287,7 +290,7 @@ class Describer {
               shape.seq, shape.kv_seq, shape.causal ? " causal" : "",
               attention.scope == AttentionScope::full ? std::string() : ", " + attention.describe(),
               a.sinks ? ", sink logits (not costed)" : ""),
-         shape, cost, decode_ ? OpRole::kv_cache : OpRole::activations, act_, act_);
+         shape, cost, decode_ ? OpRole::kv_cache : OpRole::activations, math, math);
     const std::int64_t outputs = tokens_ * s_.q_heads * d;
     if (head_major()) {
       // The move back to token-major quantises for a W8A8 o_proj as it goes.
@@ -526,12 +529,16 @@ std::string_view name_of(OpKind kind) {
 }
 
 StepFormats StepFormats::of(const DeploymentConfig& config, const GpuSpec& gpu) {
-  return {config.weights,
-          config.embeddings,
-          config.activations,
-          config.kv,
-          matmul_dtype(gpu, config.weights, config.activations),
-          config.expert_weights};
+  StepFormats f;
+  f.weights = config.weights;
+  f.embeddings = config.embeddings;
+  f.activations = config.activations;
+  f.kv = config.kv;
+  f.matmul = matmul_dtype(gpu, config.weights, config.activations);
+  f.experts = config.expert_weights;
+  const bool fp8_kv = config.kv == DType::fp8_e4m3 || config.kv == DType::fp8_e5m2;
+  f.prefill_attention = fp8_kv && gpu.matrix_peak_class(config.kv) ? config.kv : config.activations;
+  return f;
 }
 
 OpCost quantize_cost(const QuantizeShape& shape) {

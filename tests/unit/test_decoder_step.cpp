@@ -195,6 +195,43 @@ TEST_CASE("an FP8 step: W8A8 prefill projections fed by quantising ops where the
   CHECK(widened[0].writes == DType::bf16);
 }
 
+TEST_CASE("prefill attention over an FP8 cache runs FP8 attention where the GPU multiplies e4m3") {
+  // LLaMA-3.1-8B, a 512-token prompt at TP 1: 32 heads of 128 over 8 KV heads, causal, 512 x 513 / 2
+  // = 131,328 query-key pairs per head, 4 x 128 FLOPs each.
+  const ModelSpec& model = models().find("llama-3.1-8b");
+  DeploymentConfig config;
+  config.weights = DType::fp8_e4m3;
+  config.kv = DType::fp8_e4m3;
+  const StepShape prompt{StepPhase::prefill, 512, 512};
+  const auto attention_of = [&](const StepFormats& formats, const StepShape& step) {
+    for (const DecoderOp& op : describe_layer(model, shard(model, 1, 1), formats, step, false)) {
+      if (op.kind == OpKind::attention) return op;
+    }
+    throw std::logic_error("no attention op");
+  };
+  const StepFormats h200 = StepFormats::of(config, gpus().find("h200"));
+  CHECK(h200.prefill_attention == DType::fp8_e4m3);
+  const DecoderOp fp8 = attention_of(h200, prompt);
+  CHECK(fp8.weights == DType::fp8_e4m3);
+  CHECK(fp8.unit == MathUnit::matrix);
+  CHECK(fp8.cost.flops == 4.0 * 32 * 131328 * 128);
+  const Basis basis = std::get<Basis>(basis_of(fp8));
+  CHECK(basis.best_table == "attention.flash.fp8_e4m3.d128.causal");
+  CHECK(basis.math.type == DType::fp8_e4m3);
+  // Decode reads the FP8 cache and multiplies in bf16 (the decode-attention tables' kvfp8 rows).
+  const DecoderOp decode = attention_of(h200, {StepPhase::decode, 4, 1000});
+  CHECK(decode.weights == DType::bf16);
+  CHECK(std::get<Basis>(basis_of(decode)).best_table == "attention.decode.bf16.kvfp8_e4m3.d128");
+  // A bf16 cache, or a GPU without an FP8 tensor rate (A100), keeps bf16 prefill attention.
+  config.kv = DType::bf16;
+  CHECK(StepFormats::of(config, gpus().find("h200")).prefill_attention == DType::bf16);
+  config.kv = DType::fp8_e4m3;
+  const StepFormats a100 = StepFormats::of(config, gpus().find("a100-80gb"));
+  CHECK(a100.prefill_attention == DType::bf16);
+  CHECK(std::get<Basis>(basis_of(attention_of(a100, prompt))).best_table ==
+        "attention.flash.bf16.kvfp8_e4m3.d128.causal");
+}
+
 TEST_CASE("every op kind of the layer has a kernel in the runner's table") {
   for (const layer::Case& c : layer::cases) {
     for (const layer::StagePlan& s : layer::stages(c)) {

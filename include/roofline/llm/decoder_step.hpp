@@ -191,6 +191,11 @@ struct StepFormats {
   // The routed experts' weights where the checkpoint stores them apart (gpt-oss: mxfp4 experts);
   // unset: as weights.
   std::optional<DType> experts;
+  // The format prefill attention multiplies in (Q, K and V): an FP8 KV cache's where the GPU has
+  // its tensor rate, since engines then quantise Q and run FP8 attention over the cache (vLLM's
+  // FlashAttention-3 path, TensorRT-LLM's FP8 context FMHA); else the activations'. Decode attention
+  // reads the cache in its format and multiplies in the activations'.
+  DType prefill_attention = DType::bf16;
   [[nodiscard]] DType expert_weights() const { return experts.value_or(weights); }
   [[nodiscard]] static StepFormats of(const DeploymentConfig& config, const GpuSpec& gpu);
 };
