@@ -74,6 +74,9 @@ std::map<std::string, std::string, std::less<>> fp8_tables_as_16_bit(const Model
     if (families.attention && config.kv == fp8 && model.attention.kind == AttentionKind::gqa) {
       const std::int64_t d = model.attention.head_dim;
       out[tables::decode_attention(act, fp8, d)] = tables::decode_attention(act, act, d);
+      // Prefill: FP8 attention where the GPU multiplies e4m3 (StepFormats::prefill_attention), else
+      // 16-bit attention over the FP8 cache.
+      out[tables::attention("flash", fp8, fp8, d, true)] = tables::attention("flash", act, act, d, true);
       out[tables::attention("flash", act, fp8, d, true)] = tables::attention("flash", act, act, d, true);
     }
   }

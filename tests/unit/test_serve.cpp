@@ -469,6 +469,9 @@ TEST_CASE("serve step cost: --fp8-kernels like-16-bit costs FP8 GEMMs and FP8-KV
   CHECK(swap.at("gemm.fp8_e4m3") == "gemm.bf16");
   CHECK(swap.at("gemm_grouped.fp8_e4m3") == "gemm_grouped.bf16");
   CHECK(swap.at("attention.decode.bf16.kvfp8_e4m3.d128") == "attention.decode.bf16.d128");
+  // Prefill attention: FP8 attention on a GPU with an FP8 tensor rate, bf16 attention over the FP8 cache
+  // on one without.
+  CHECK(swap.at("attention.flash.fp8_e4m3.d128.causal") == "attention.flash.bf16.d128.causal");
   CHECK(swap.at("attention.flash.bf16.kvfp8_e4m3.d128.causal") == "attention.flash.bf16.d128.causal");
   DeploymentConfig bf16 = c;
   bf16.weights = DType::bf16;
@@ -476,7 +479,7 @@ TEST_CASE("serve step cost: --fp8-kernels like-16-bit costs FP8 GEMMs and FP8-KV
   CHECK(fp8_tables_as_16_bit(m, bf16, {.gemm = true, .attention = true}).empty());
   // Attention alone: the GEMMs stay in the FP8 table.
   const auto attention = fp8_tables_as_16_bit(m, c, {.gemm = false, .attention = true});
-  CHECK(attention.size() == 2);
+  CHECK(attention.size() == 3);
   CHECK(attention.count("gemm.fp8_e4m3") == 0);
 
   TimeOptions own;
