@@ -7,15 +7,18 @@
 #   flash   roofline bench --suite compute --filter flashwgmma (the Hopper flash kernel's cases),
 #           then scripts/gpu/torch_attention.py on the d128 prefill shapes
 #   fp8     roofline bench on the FP8 flash cases (attn.fp8_e4m3.*) and the bf16 flash_wgmma cases of the
-#           same shapes (their references), then scripts/gpu/torch_attention_fp8.py (cuDNN's FP8 SDPA)
+#           same shapes (their references), then scripts/gpu/torch_attention_fp8.py (cuDNN's FP8 SDPA
+#           from Python, where the frontend module is installed) and scripts/gpu/cudnn_fp8_attention.cpp
+#           (the same from C++: built against the cuDNN frontend's headers, github.com/NVIDIA/cudnn-frontend
+#           include/, at $CUDNN_FRONTEND_INCLUDE or build/cudnn-frontend/include, carried to the machine)
 #   decode  roofline bench --suite memory --filter attention.decode., then
 #           scripts/gpu/torch_decode_attention.py
 #
 # Needs the binary of scripts/gpu/run.sh build (build/gpu-run/roofline). Each command runs under
 # `timeout` (ROOFLINE_ATTENTION_TIMEOUT_S, default 200 s) so that a hung kernel costs one part, not
 # the call. Writes into build/gpu-results/attention/ and copies to $OUT: flash.json, torch-flash.json,
-# fp8.json, torch-fp8-attention.json, decode.json, torch-decode.json and attention.log (every
-# command's stderr).
+# fp8.json, torch-fp8-attention.json, cudnn-fp8-attention.json, decode.json, torch-decode.json and
+# attention.log (every command's stderr).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${ROOFLINE_BIN:-$PWD/build/gpu-run/roofline}
@@ -57,6 +60,16 @@ for part in "${PARTS[@]}"; do
       step fp8 "$BIN" bench --suite compute --filter "attn.fp8_e4m3$refs" \
         --json "$RESULTS/fp8.json" --format json -o /dev/null
       step torch-fp8-attention python3 scripts/gpu/torch_attention_fp8.py "$RESULTS/torch-fp8-attention.json"
+      # cuDNN's FP8 SDPA through the frontend's C++ graph API, where its headers were carried along.
+      FRONTEND=${CUDNN_FRONTEND_INCLUDE:-$PWD/build/cudnn-frontend/include}
+      if [ -f "$FRONTEND/cudnn_frontend.h" ]; then
+        step cudnn-fp8-build g++ -O2 -std=c++17 -I"$FRONTEND" -I/usr/local/cuda/include \
+          scripts/gpu/cudnn_fp8_attention.cpp -o "$RESULTS/cudnn_fp8_attention" -L/usr/local/cuda/lib64 -lcudnn -lnvrtc -lcudart -lcuda \
+          -ldl -Wl,-rpath,/usr/local/cuda/lib64
+        step cudnn-fp8 "$RESULTS/cudnn_fp8_attention" "$RESULTS/cudnn-fp8-attention.json"
+      else
+        echo "== cudnn-fp8: no cuDNN frontend headers at $FRONTEND (CUDNN_FRONTEND_INCLUDE): skipped" | tee -a "$LOG" >&2
+      fi
       ;;
     decode)
       step decode "$BIN" bench --suite memory --filter attention.decode. --json "$RESULTS/decode.json" --format json \
