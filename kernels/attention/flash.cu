@@ -345,6 +345,21 @@ void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& sha
   detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, true, stream);
 }
 
+namespace {
+
+// Throws KernelError unless the sizes are >= 1 and heads a multiple of kv_heads; the softmax scale
+// (shape.scale, or 1/sqrt(head_dim) where it is 0).
+float checked_softmax_scale(const AttentionShape& shape, const std::string& what) {
+  detail::require(shape.batch >= 1 && shape.heads >= 1 && shape.kv_heads >= 1 && shape.seq >= 1,
+                  what + ": batch, heads, kv_heads and seq must be >= 1");
+  detail::require(shape.heads % shape.kv_heads == 0, what + ": heads (" + std::to_string(shape.heads) +
+                                                         ") must be a multiple of kv_heads (" +
+                                                         std::to_string(shape.kv_heads) + ")");
+  return shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+}
+
+}  // namespace
+
 bool flash_fp8_supported(int head_dim, int device) {
   return flash_variant_supported(FlashVariant::wgmma, 128, device) && kernel_tiles::flash_wgmma_fp8_runs(head_dim);
 }
@@ -359,12 +374,7 @@ std::size_t flash_fp8_workspace_bytes(const AttentionShape& shape) {
 
 void flash_fp8_forward(const AttentionShape& shape, const Fp8Descale& descale, const void* q, const void* k,
                        const void* v, void* o, void* workspace, Stream stream) {
-  detail::require(shape.batch >= 1 && shape.heads >= 1 && shape.kv_heads >= 1 && shape.seq >= 1,
-                  "flash attention (fp8): batch, heads, kv_heads and seq must be >= 1");
-  detail::require(shape.heads % shape.kv_heads == 0, "flash attention (fp8): heads (" + std::to_string(shape.heads) +
-                                                         ") must be a multiple of kv_heads (" +
-                                                         std::to_string(shape.kv_heads) + ")");
-  const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+  const float scale = checked_softmax_scale(shape, "flash attention (fp8)");
   detail::flash_wgmma_fp8_forward(shape, scale, descale, q, k, v, o, workspace, stream);
 }
 
@@ -375,12 +385,7 @@ FlashTiling flash_tiling(FlashVariant variant, int head_dim) {
 
 void flash_attention_forward(FlashVariant variant, StorageFormat type, const AttentionShape& shape, const void* q,
                              const void* k, const void* v, void* o, Stream stream) {
-  detail::require(shape.batch >= 1 && shape.heads >= 1 && shape.kv_heads >= 1 && shape.seq >= 1,
-                  "flash attention: batch, heads, kv_heads and seq must be >= 1");
-  detail::require(shape.heads % shape.kv_heads == 0, "flash attention: heads (" + std::to_string(shape.heads) +
-                                                         ") must be a multiple of kv_heads (" +
-                                                         std::to_string(shape.kv_heads) + ")");
-  const float scale = shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+  const float scale = checked_softmax_scale(shape, "flash attention");
   if (variant == FlashVariant::wgmma) {
     detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, false, stream);
   } else {

@@ -64,16 +64,17 @@ def attend(backend, q, k, v, causal, gqa):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
 
 
-def sampled_error(out, q, k, v, causal):
-    """Relative error of `out` on the first and last 128 query rows of the first and last (b, h)."""
+def sampled_error(out, q, k, v, causal, descale=(1.0, 1.0, 1.0)):
+    """Relative error of `out` on the first and last 128 query rows of the first and last (b, h), against
+    fp32 attention of q, k and v times their descales (FP8 inputs; 1 for 16-bit ones)."""
     batch, heads, seq, head_dim = q.shape
     group = heads // k.shape[1]
     num = den = 0.0
     for b, h in {(0, 0), (batch - 1, heads - 1)}:
         for r0 in sorted({0, max(0, seq - 128)}):
             rows = torch.arange(r0, min(seq, r0 + 128), device=q.device)
-            qs = q[b, h, rows].float()
-            ks, vs = k[b, h // group].float(), v[b, h // group].float()
+            qs = q[b, h, rows].float() * descale[0]
+            ks, vs = k[b, h // group].float() * descale[1], v[b, h // group].float() * descale[2]
             scores = qs @ ks.t() / math.sqrt(head_dim)
             if causal:
                 keys = torch.arange(seq, device=q.device)

@@ -234,19 +234,21 @@ constexpr void for_each_gemm_case(F&& f) {
 
 template <typename F>
 constexpr void for_each_attention_case(F&& f) {
-  const auto all = [&f](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,
-                        DType dtype, bool quick) {
-    for (AttentionImpl impl : attention_impls) {
-      f(AttentionCase{.impl = impl,
-                      .batch = b,
-                      .heads = h,
-                      .kv_heads = hkv,
-                      .seq = n,
-                      .head_dim = d,
-                      .causal = causal,
-                      .dtype = dtype,
-                      .quick = quick});
-    }
+  const auto one = [&f](AttentionImpl impl, std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n,
+                        std::int64_t d, bool causal, DType dtype, bool quick) {
+    f(AttentionCase{.impl = impl,
+                    .batch = b,
+                    .heads = h,
+                    .kv_heads = hkv,
+                    .seq = n,
+                    .head_dim = d,
+                    .causal = causal,
+                    .dtype = dtype,
+                    .quick = quick});
+  };
+  const auto all = [&one](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,
+                          DType dtype, bool quick) {
+    for (AttentionImpl impl : attention_impls) one(impl, b, h, hkv, n, d, causal, dtype, quick);
   };
   // Standard vs flash by N at 16K tokens per batch (B = 16384 / N), 32 heads: the source texts' table.
   // The target shape (B 4, H 32, N 4096, d 128, causal) is part of --quick.
@@ -285,17 +287,9 @@ constexpr void for_each_attention_case(F&& f) {
   all(1, 4, 4, 512, 128, true, DType::fp16, true);
   // FP8 (e4m3 Q, K, V; bf16 O): the Hopper kernel alone, at head dims 128 and 256, on shapes of the
   // 16-bit table above (whose bf16 flash_wgmma case is each one's reference).
-  const auto fp8 = [&f](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,
-                        bool quick) {
-    f(AttentionCase{.impl = AttentionImpl::flash_wgmma,
-                    .batch = b,
-                    .heads = h,
-                    .kv_heads = hkv,
-                    .seq = n,
-                    .head_dim = d,
-                    .causal = causal,
-                    .dtype = DType::fp8_e4m3,
-                    .quick = quick});
+  const auto fp8 = [&one](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,
+                          bool quick) {
+    one(AttentionImpl::flash_wgmma, b, h, hkv, n, d, causal, DType::fp8_e4m3, quick);
   };
   for (bool causal : {true, false}) {
     for (std::int64_t n : {1024, 2048, 4096, 8192, 16384}) fp8(4, 32, 32, n, 128, causal, false);
