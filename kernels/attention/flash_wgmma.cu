@@ -18,6 +18,11 @@
 // O is divided by the row sum once at the end. The two consumers take turns issuing (ping-pong on
 // two named barriers), so that one's softmax also runs under the other's products.
 //
+// FP8 (e4m3 Q, K, V, bf16 O; head dims 128 and 256): the same kernel with both products on the 8-bit
+// wgmma (k = 32). 8-bit wgmma reads B K-major only, so V arrives transposed (a pre-pass writes V^T,
+// its keys of each 32 in the order the P registers hold them: fp8_p_key), and P is packed from S's
+// accumulators without moving values between threads.
+//
 // Blocks are ordered for L2 (FA3's LPT schedule): the heads are cut into sections whose K and V fit
 // in a share of L2, and within a section the query tiles go heaviest first (causal: the last rows)
 // with the section's heads fastest, so the blocks that read one head's K and V run together.
