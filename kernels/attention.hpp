@@ -80,7 +80,6 @@ struct Fp8Descale {
 inline constexpr StorageFormats flash_fp8_formats{StorageFormat::fp8_e4m3};
 inline constexpr StorageFormat flash_fp8_output_format = StorageFormat::bf16;
 bool flash_fp8_supported(int head_dim, int device);
-FlashTiling flash_fp8_tiling(int head_dim);
 std::size_t flash_fp8_workspace_bytes(const AttentionShape& shape);
 void flash_fp8_forward(const AttentionShape& shape, const Fp8Descale& descale, const void* q, const void* k,
                        const void* v, void* o, void* workspace, Stream stream = nullptr);

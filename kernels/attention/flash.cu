@@ -364,10 +364,6 @@ bool flash_fp8_supported(int head_dim, int device) {
   return flash_variant_supported(FlashVariant::wgmma, 128, device) && kernel_tiles::flash_wgmma_fp8_runs(head_dim);
 }
 
-FlashTiling flash_fp8_tiling(int head_dim) {
-  return kernel_tiles::flash_wgmma_fp8(head_dim);
-}
-
 std::size_t flash_fp8_workspace_bytes(const AttentionShape& shape) {
   return detail::flash_fp8_transposed_v_bytes(shape);
 }

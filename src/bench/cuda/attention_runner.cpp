@@ -43,20 +43,6 @@ kernels::AttentionShape kernel_shape(const AttentionCase& c) {
 // 3, exact in fp32. 16-bit inputs take none.
 constexpr kernels::Fp8Descale fp8_descale{0.5F, 3.0F, 0.25F};
 
-// Downloads `count` elements of `format` (16-bit, or fp8 e4m3) from element `offset`, as float.
-std::vector<float> download_values(Context& ctx, kernels::StorageFormat format, const DeviceBuffer& buffer,
-                                   std::size_t offset, std::size_t count) {
-  if (format != kernels::StorageFormat::fp8_e4m3) return download_half(ctx, format, buffer, offset, count);
-  std::vector<std::uint8_t> raw(count);
-  ctx.wait("before download");
-  check(cudaMemcpyAsync(raw.data(), buffer.as<std::uint8_t>() + offset, count, cudaMemcpyDeviceToHost, ctx.stream()),
-        "download");
-  ctx.wait("download");
-  std::vector<float> values(count);
-  for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(e4m3_value(raw[i]));
-  return values;
-}
-
 struct AttentionSamples {
   std::vector<std::pair<std::int64_t, std::int64_t>> rows;  // (batch x heads index, query)
   std::vector<double> reference;                            // rows x head_dim
@@ -124,7 +110,7 @@ double sampled_attention_error(Context& ctx, kernels::StorageFormat format, cons
   double ref2 = 0;
   for (std::size_t r = 0; r < samples.rows.size(); ++r) {
     const auto [bh, i] = samples.rows[r];
-    const std::vector<float> got = download_half(ctx, format, o, as_size((bh * n + i) * d), as_size(d));
+    const std::vector<float> got = download_values(ctx, format, o, as_size((bh * n + i) * d), as_size(d));
     for (std::int64_t t = 0; t < d; ++t) {
       if (!std::isfinite(got[as_size(t)])) return INFINITY;
       const double ref = samples.reference[r * as_size(d) + as_size(t)];

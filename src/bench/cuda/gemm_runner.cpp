@@ -65,8 +65,8 @@ GemmSamples sample_gemm(Context& ctx, kernels::StorageFormat format, const GemmC
                                    static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.n)));
   }
   for (const auto& [i, j] : samples.positions) {
-    const std::vector<float> row = download_half(ctx, format, a, as_size(i * c.k), as_size(c.k));
-    const std::vector<float> col = download_half(ctx, format, b, as_size(j * c.k), as_size(c.k));
+    const std::vector<float> row = download_values(ctx, format, a, as_size(i * c.k), as_size(c.k));
+    const std::vector<float> col = download_values(ctx, format, b, as_size(j * c.k), as_size(c.k));
     double dot = 0;
     for (std::size_t t = 0; t < row.size(); ++t) dot += static_cast<double>(row[t]) * col[t];
     samples.reference.push_back(dot);
@@ -80,7 +80,7 @@ double sampled_gemm_error(Context& ctx, kernels::StorageFormat format, const Gem
   double ref2 = 0;
   for (std::size_t s = 0; s < samples.positions.size(); ++s) {
     const auto [i, j] = samples.positions[s];
-    const float got = download_half(ctx, format, out, as_size(i * c.n + j), 1)[0];
+    const float got = download_values(ctx, format, out, as_size(i * c.n + j), 1)[0];
     if (!std::isfinite(got)) return INFINITY;
     diff2 += (got - samples.reference[s]) * (got - samples.reference[s]);
     ref2 += samples.reference[s] * samples.reference[s];

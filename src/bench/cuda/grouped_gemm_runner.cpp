@@ -76,7 +76,7 @@ double sampled_error(Context& ctx, const std::vector<Sample>& samples, int n, co
   double ref2 = 0;
   for (const Sample& s : samples) {
     const float got =
-        download_half(ctx, kernels::StorageFormat::bf16, out, as_size(s.row) * as_size(n) + as_size(s.col), 1)[0];
+        download_values(ctx, kernels::StorageFormat::bf16, out, as_size(s.row) * as_size(n) + as_size(s.col), 1)[0];
     if (!std::isfinite(got)) return INFINITY;
     diff2 += (got - s.reference) * (got - s.reference);
     ref2 += s.reference * s.reference;
@@ -164,8 +164,8 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
       s.reference = static_cast<double>(fp8_scales[0]) * expert_scales[as_size(s.expert)] *
                     kernels::fp8_check_level_scale * kernels::fp8_check_level_scale * static_cast<double>(dot);
     } else {
-      const std::vector<float> x = download_half(ctx, operand, a, as_size(s.row) * as_size(k), as_size(k));
-      const std::vector<float> w = download_half(ctx, operand, b, b_row * as_size(k), as_size(k));
+      const std::vector<float> x = download_values(ctx, operand, a, as_size(s.row) * as_size(k), as_size(k));
+      const std::vector<float> w = download_values(ctx, operand, b, b_row * as_size(k), as_size(k));
       double dot = 0;
       for (std::size_t t = 0; t < x.size(); ++t) dot += static_cast<double>(x[t]) * w[t];
       s.reference = dot;
