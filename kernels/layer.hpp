@@ -109,6 +109,32 @@ void decode_attention(StorageFormat type, const void* qkv, const void* k_cache, 
 void quantize_kv_fp8(StorageFormat type, void* values, void* cache, std::size_t count, const float* scale,
                      Stream stream);
 
+// Multi-head latent attention (DeepSeek-V2/V3) at decode, in its absorbed form: every query head
+// attends over one cache row per position shared by all heads, the kv_lora_rank-wide latent
+// followed by the rope_dim-wide rotary key, and the latent is also the value (the per-head up- and
+// down-projections around it are the model's q_absorb and v_up GEMMs). Flash-decoding as above:
+// one block per (sequence, 16 query heads, split of the context), a second kernel merges the
+// splits. Layouts: q [batch][heads][rank + rope], cache [batch][context][rank + rope], out
+// [batch][heads][rank], all in `type`.
+struct LatentLayout {
+  int heads = 16;  // query heads on this GPU
+  int kv_lora_rank = 512;
+  int rope_dim = 64;
+};
+struct LatentAttentionPlan {
+  int splits = 1;
+  int tiles_per_split = 1;  // 64-key tiles per split
+  std::size_t workspace_bytes = 0;
+};
+// kernel_tiles::latent_attention_split over the `sms` multiprocessors.
+[[nodiscard]] LatentAttentionPlan latent_attention_plan(int batch, LatentLayout layout, int context, int sms);
+// Why latent_attention cannot run this shape, or nullptr (the kernel is built for rank 512, rope 64).
+[[nodiscard]] const char* latent_attention_unsupported(LatentLayout layout, int context);
+// scores = q . cache row x softmax_scale (DeepSeek: 1 / sqrt(qk_nope + qk_rope) times its YaRN factor).
+void latent_attention(StorageFormat type, const void* q, const void* cache, void* out, void* workspace, int batch,
+                      LatentLayout layout, int context, float softmax_scale, const LatentAttentionPlan& plan,
+                      Stream stream);
+
 // ---- fp32 references --------------------------------------------------------------------------
 
 void to_float(StorageFormat type, const void* in, float* out, std::int64_t elements, Stream stream);
@@ -136,6 +162,9 @@ void rope_reference(float* qkv_f32, int tokens, HeadLayout layout, int tokens_pe
 void decode_attention_reference(const float* qkv_f32, StorageFormat cache_type, const void* k_cache,
                                 const void* v_cache, float* out, int batch, HeadLayout layout, int context,
                                 Stream stream, const float* cache_scale = nullptr);
+// Latent attention (the layouts of latent_attention), q in fp32: out [batch][heads][rank] in fp32.
+void latent_attention_reference(const float* q_f32, StorageFormat cache_type, const void* cache, float* out, int batch,
+                                LatentLayout layout, int context, float softmax_scale, Stream stream);
 // Prefill, causal, one sequence of `tokens`: token rows[i] (< tokens) against keys 0..rows[i] from
 // qkv_f32; out [nrows][heads d].
 void prefill_attention_reference(const float* qkv_f32, const int* rows, int nrows, int tokens, float* out,

@@ -116,10 +116,11 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // One block of 128 threads per (query row, head): scores for every key in shared memory (fp32),
-// softmax with the true maximum, then O by thread per dimension. Keys come from `key(j, dim)`.
-// Simple and slow on purpose: it shares no code or trick with the kernels it checks.
+// softmax with the true maximum, then O by thread per dimension. Keys come from `key(j, dim)`
+// (head_dim wide), values from `value(j, dim)` (value_dim wide). Simple and slow on purpose: it
+// shares no code or trick with the kernels it checks.
 template <typename KeyValue>
-__device__ void attention_reference_row(const float* __restrict__ q, int keys, int head_dim, float scale,
+__device__ void attention_reference_row(const float* __restrict__ q, int keys, int head_dim, int value_dim, float scale,
                                         const KeyValue& kv, float* __restrict__ out, float* scores) {
   __shared__ float scratch[kThreads / 32];
   const int tid = static_cast<int>(threadIdx.x);
@@ -147,7 +148,7 @@ __device__ void attention_reference_row(const float* __restrict__ q, int keys, i
   __shared__ float inv_total;
   if (tid == 0) inv_total = 1.0f / total;
   __syncthreads();  // also: every score is written
-  for (int d = tid; d < head_dim; d += blockDim.x) {
+  for (int d = tid; d < value_dim; d += blockDim.x) {
     float acc = 0.0f;
     for (int j = 0; j < keys; ++j) acc = fmaf(scores[j], kv.value(j, d), acc);
     out[d] = acc * inv_total;
@@ -192,7 +193,7 @@ __global__ void __launch_bounds__(kThreads)
                        context,
                        head_dim,
                        cache_scale != nullptr ? *cache_scale : 1.0f};
-  attention_reference_row(row + h * head_dim, context, head_dim, rsqrtf(static_cast<float>(head_dim)), kv,
+  attention_reference_row(row + h * head_dim, context, head_dim, head_dim, rsqrtf(static_cast<float>(head_dim)), kv,
                           out + (static_cast<std::size_t>(b) * heads + h) * head_dim, scores);
 }
 
@@ -213,9 +214,33 @@ __global__ void __launch_bounds__(kThreads)
   const int kvh = h / (heads / kv_heads);
   const std::size_t stride = static_cast<std::size_t>(heads + 2 * kv_heads) * head_dim;
   const PrefillKv kv{qkv + (heads + kvh) * head_dim, qkv + (heads + kv_heads + kvh) * head_dim, stride};
-  attention_reference_row(qkv + token * stride + h * head_dim, token + 1, head_dim,
+  attention_reference_row(qkv + token * stride + h * head_dim, token + 1, head_dim, head_dim,
                           rsqrtf(static_cast<float>(head_dim)), kv,
                           out + (static_cast<std::size_t>(blockIdx.x) * heads + h) * head_dim, scores);
+}
+
+// The shared latent rows of one sequence: keys are whole rows (latent, then rotary key), values the
+// latent alone (the first value_dim columns).
+template <typename T>
+struct LatentKv {
+  const T* rows;  // [context][row_width]
+  int row_width;
+  __device__ float key(int j, int d) const {
+    return TraitsOf<T>::to_float(rows[static_cast<std::size_t>(j) * row_width + d]);
+  }
+  __device__ float value(int j, int d) const { return key(j, d); }
+};
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    latent_attention_reference_kernel(const float* __restrict__ q, const T* __restrict__ cache, float* __restrict__ out,
+                                      int heads, int rank, int row_width, int context, float scale) {
+  extern __shared__ float scores[];
+  const int b = static_cast<int>(blockIdx.x);
+  const int h = static_cast<int>(blockIdx.y);
+  const LatentKv<T> kv{cache + static_cast<std::size_t>(b) * context * row_width, row_width};
+  attention_reference_row(q + (static_cast<std::size_t>(b) * heads + h) * row_width, context, row_width, rank, scale,
+                          kv, out + (static_cast<std::size_t>(b) * heads + h) * rank, scores);
 }
 
 // Rotary embedding in double precision, in place on the q and k heads of fp32 qkv rows (the
@@ -350,6 +375,24 @@ void decode_attention_reference(const float* qkv_f32, StorageFormat cache_type, 
     by_type(cache_type, launch);
   }
   ROOFLINE_CHECK_LAUNCH("decode_attention_reference_kernel");
+}
+
+void latent_attention_reference(const float* q_f32, StorageFormat cache_type, const void* cache, float* out, int batch,
+                                LatentLayout layout, int context, float softmax_scale, Stream stream) {
+  detail::require(q_f32 != nullptr && cache != nullptr && out != nullptr && batch >= 1 && context >= 1 &&
+                      layout.heads >= 1 && layout.kv_lora_rank >= 1 && layout.rope_dim >= 0,
+                  "latent_attention_reference: bad arguments");
+  const std::size_t smem = scores_bytes(context);
+  const dim3 grid(static_cast<unsigned>(batch), static_cast<unsigned>(layout.heads));
+  by_type(cache_type, [&](auto tag) {
+    using T = decltype(tag);
+    ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(latent_attention_reference_kernel<T>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    latent_attention_reference_kernel<T><<<grid, kReferenceThreads, smem, stream>>>(
+        q_f32, static_cast<const T*>(cache), out, layout.heads, layout.kv_lora_rank,
+        layout.kv_lora_rank + layout.rope_dim, context, softmax_scale);
+  });
+  ROOFLINE_CHECK_LAUNCH("latent_attention_reference_kernel");
 }
 
 void prefill_attention_reference(const float* qkv_f32, const int* rows, int nrows, int tokens, float* out,

@@ -2,7 +2,7 @@
 # Issue 21's attention comparisons in one device call: roofline's kernels and PyTorch SDPA's
 # backends on the same shapes, one after the other on the same GPU.
 #
-#   scripts/gpu/run-attention.sh [flash] [fp8] [decode]     (default: flash and decode)
+#   scripts/gpu/run-attention.sh [flash] [fp8] [decode] [latent]     (default: flash and decode)
 #
 #   flash   roofline bench --suite compute --filter flashwgmma (the Hopper flash kernel's cases),
 #           then scripts/gpu/torch_attention.py on the d128 prefill shapes
@@ -13,12 +13,14 @@
 #           include/, at $CUDNN_FRONTEND_INCLUDE or build/cudnn-frontend/include, carried to the machine)
 #   decode  roofline bench --suite memory --filter attention.decode., then
 #           scripts/gpu/torch_decode_attention.py
+#   latent  roofline bench --suite memory --filter attention.latent_decode. (DeepSeek's MLA at decode),
+#           then scripts/gpu/torch_latent_attention.py
 #
 # Needs the binary of scripts/gpu/run.sh build (build/gpu-run/roofline). Each command runs under
 # `timeout` (ROOFLINE_ATTENTION_TIMEOUT_S, default 200 s) so that a hung kernel costs one part, not
 # the call. Writes into build/gpu-results/attention/ and copies to $OUT: flash.json, torch-flash.json,
-# fp8.json, torch-fp8-attention.json, cudnn-fp8-attention.json, decode.json, torch-decode.json and
-# attention.log (every command's stderr).
+# fp8.json, torch-fp8-attention.json, cudnn-fp8-attention.json, decode.json, torch-decode.json,
+# latent.json, torch-latent.json and attention.log (every command's stderr).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${ROOFLINE_BIN:-$PWD/build/gpu-run/roofline}
@@ -76,7 +78,12 @@ for part in "${PARTS[@]}"; do
         -o /dev/null
       step torch-decode python3 scripts/gpu/torch_decode_attention.py "$RESULTS/torch-decode.json"
       ;;
-    *) echo "$0: unknown part '$part' (flash, fp8, decode)" >&2; exit 2 ;;
+    latent)
+      step latent "$BIN" bench --suite memory --filter attention.latent_decode. --json "$RESULTS/latent.json" \
+        --format json -o /dev/null
+      step torch-latent python3 scripts/gpu/torch_latent_attention.py "$RESULTS/torch-latent.json"
+      ;;
+    *) echo "$0: unknown part '$part' (flash, fp8, decode, latent)" >&2; exit 2 ;;
   esac
   cp -f "$RESULTS"/*.json "$LOG" "$OUT/" 2>/dev/null
 done

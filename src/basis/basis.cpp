@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 #include "roofline/basis/calibration_tables.hpp"
 #include "roofline/core/error.hpp"
@@ -228,6 +229,25 @@ Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost) {
   }
   b.cost = cost;
   b.roof_bytes = cost.bytes();
+  return b;
+}
+
+Basis latent_decode_basis(const LatentAttentionShape& shape) {
+  if (!shape.absorbed) throw std::logic_error("latent_decode_basis: the shape is the expanded (prefill) form");
+  Basis b;
+  b.pattern = "attention";
+  b.best_table =
+      calibration_tables::latent_decode_attention(shape.act, shape.kv, shape.kv_lora_rank + shape.qk_rope_head_dim);
+  b.table = b.best_table;
+  b.cost = latent_attention_cost(shape);
+  b.roof_bytes = b.cost.bytes();
+  b.math = {MathRoof::Unit::matrix, shape.act};
+  b.model = fmt::format("latent_attention_cost{{batch {}, heads {}, latent {} + rope {}, kv_seq {}, absorbed}}",
+                        shape.batch, shape.heads, shape.kv_lora_rank, shape.qk_rope_head_dim, shape.kv_seq);
+  // The query rows that share each cached row (a verify step's K + 1 queries per sequence as well,
+  // which a kernel packs as rows the same way): what sets the arithmetic intensity.
+  b.series = static_cast<double>(shape.heads * shape.seq);
+  b.series_name = "query rows";
   return b;
 }
 

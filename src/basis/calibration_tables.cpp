@@ -42,6 +42,10 @@ std::string decode_attention(DType act, DType kv, std::int64_t head_dim) {
   return fmt::format("attention.decode.{}{}.d{}", name_of(act), kv_suffix(act, kv), head_dim);
 }
 
+std::string latent_decode_attention(DType act, DType kv, std::int64_t row_width) {
+  return fmt::format("attention.latent_decode.{}{}.d{}", name_of(act), kv_suffix(act, kv), row_width);
+}
+
 std::string access_strided() {
   return "access.strided";
 }

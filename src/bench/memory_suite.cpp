@@ -227,7 +227,28 @@ constexpr auto decode_attention_fp8_columns = columns::join(std::to_array<C>({
                                                                 col::detail,
                                                             }));
 
-const std::array<GroupLayout, 8> group_layouts{{
+constexpr auto latent_attention_columns = columns::join(std::to_array<C>({
+                                                            col::id,
+                                                            col::implementation,
+                                                            col::status,
+                                                            {{"dtype", "dtype", 0}, &param<"dtype">},
+                                                            {{"heads", "heads", 0}, &param<"heads">},
+                                                            {{"batch", "batch", 0}, &param<"batch">},
+                                                            {{"context", "context", 0}, &param<"context">},
+                                                            {{"latent", "latent", 0}, &param<"latent">},
+                                                            {{"rope", "rope", 0}, &param<"rope">},
+                                                            col::model_flops,
+                                                            col::model_bytes,
+                                                        }),
+                                                        columns::timing,
+                                                        std::to_array<C>({
+                                                            col::bandwidth_tbps,
+                                                            col::tflops,
+                                                            col::pct_of_ceiling,
+                                                            col::detail,
+                                                        }));
+
+const std::array<GroupLayout, 9> group_layouts{{
     {"stream", "Streaming: cudaMemcpy and BabelStream kernels (fp32; bandwidth = bytes read + written / median time)",
      stream_columns},
     {"access", "Access patterns: useful bandwidth, and the 32-byte sectors the memory system moved (model)",
@@ -250,6 +271,10 @@ const std::array<GroupLayout, 8> group_layouts{{
      "Decode attention over an fp8 (e4m3, per-tensor scale) KV cache, bf16 q and output: the same kernel and heads "
      "(bytes = the layer stage's model count with 1-byte K and V)",
      decode_attention_fp8_columns},
+    {"latent_attention",
+     "Latent attention (DeepSeek-V3's MLA) at decode, absorbed: every query head over one shared cache row per "
+     "position (512 latent + 64 rotary, bf16), the latent also the value (bytes and FLOPs = latent_attention_cost)",
+     latent_attention_columns},
     {"hierarchy", "Cache-level ceilings: L2-resident and shared-memory read bandwidth", hierarchy_columns},
 }};
 
@@ -362,6 +387,19 @@ AttentionShape decode_attention_shape(const Case& c) {
   return shape;
 }
 
+LatentAttentionShape latent_attention_shape(const Case& c) {
+  LatentAttentionShape shape;
+  shape.batch = c.batch;
+  shape.heads = c.heads;
+  shape.seq = 1;
+  shape.kv_seq = c.context;
+  shape.causal = false;
+  shape.absorbed = true;
+  shape.act = c.activations;
+  shape.kv = c.kv;
+  return shape;  // the latent, rotary and head widths are DeepSeek-V3's (the shape's defaults)
+}
+
 bool quantised_gemv(const Case& c) {
   return c.kernel == Kernel::gemv && c.weights != c.activations;
 }
@@ -411,6 +449,7 @@ std::string_view kernel_name(Kernel k) {
     case Kernel::l2_read: return "l2";
     case Kernel::smem_read: return "smem";
     case Kernel::decode_attention: return "decode_attention";
+    case Kernel::latent_attention: return "latent_attention";
   }
   return "?";
 }
@@ -452,6 +491,9 @@ std::string case_id(const Case& c) {
       return fmt::format("attention.decode.{}{}.b{}.ctx{}.{}", name_of(c.activations), kv, c.batch, c.context,
                          variant_name(c.variant));
     }
+    case Kernel::latent_attention:
+      return fmt::format("attention.latent_decode.{}.h{}.b{}.ctx{}.{}", name_of(c.activations), c.heads, c.batch,
+                         c.context, variant_name(c.variant));
     default: {
       std::string id = fmt::format("stream.{}.{}B.{}", kernel_name(c.kernel), c.vector_bytes, variant_name(c.variant));
       if (c.array_bytes > 0) id += fmt::format(".{}", size_name(c.array_bytes));
@@ -468,6 +510,7 @@ std::string_view group_of(const Case& c) {
   }
   if (c.kernel == Kernel::l2_read || c.kernel == Kernel::smem_read) return "hierarchy";
   if (c.kernel == Kernel::decode_attention) return c.kv == c.activations ? "decode_attention" : "decode_attention_fp8";
+  if (c.kernel == Kernel::latent_attention) return "latent_attention";
   return "access";
 }
 
@@ -490,6 +533,7 @@ OpCost case_cost(const Case& c, const Sizes& s) {
       // Each thread reads 16 bytes (4 words) per round.
       return word_reads(static_cast<std::int64_t>(s.smem_blocks) * s.smem_rounds * smem_threads * 4);
     case Kernel::decode_attention: return decode_attention_cost(decode_attention_shape(c));
+    case Kernel::latent_attention: return latent_attention_cost(latent_attention_shape(c));
     default: return elementwise_cost(stream_shape(c.kernel, stream_elements(c, s)));
   }
 }
@@ -567,6 +611,16 @@ BenchmarkResult make_result(const Case& c, const Sizes& s) {
                                                {"heads", Cell{shape.heads}},
                                                {"kv_heads", Cell{shape.kv_heads}},
                                                {"head_dim", Cell{shape.head_dim}}});
+      break;
+    }
+    case Kernel::latent_attention: {
+      const LatentAttentionShape shape = latent_attention_shape(c);
+      r.parameters = {{"dtype", Cell{std::string(name_of(shape.act))}},
+                      {"heads", Cell{shape.heads}},
+                      {"batch", Cell{shape.batch}},
+                      {"context", Cell{shape.kv_seq}},
+                      {"latent", Cell{shape.kv_lora_rank}},
+                      {"rope", Cell{shape.qk_rope_head_dim}}};
       break;
     }
     default:
@@ -695,6 +749,19 @@ std::pair<BasisOrReason, OpCost> memory_basis(const RecordedResult& m) {
     const OpCost cost = decode_attention_cost(shape);
     return {flash_step_basis(shape, cost), cost};
   }
+  if (m.group == "latent_attention") {
+    LatentAttentionShape shape;
+    shape.batch = m.whole("batch");
+    shape.heads = m.whole("heads");
+    shape.kv_seq = m.whole("context");
+    shape.kv_lora_rank = m.whole("latent");
+    shape.qk_rope_head_dim = m.whole("rope");
+    shape.act = m.dtype("dtype");
+    shape.kv = shape.act;
+    Basis b = latent_decode_basis(shape);
+    const OpCost cost = b.cost;
+    return {std::move(b), cost};
+  }
   return {NoBasis{"not a case of this build's memory suite", false}, {}};
 }
 
@@ -714,7 +781,8 @@ const SuiteInfo& suite() {
   static const SuiteInfo info{
       "memory",
       "HBM streaming (cudaMemcpy, BabelStream, a size ladder), strided and random access, GEMV vs cuBLAS, GEMV with "
-      "fp8 and int4 weights, W8A8 GEMV, decode attention over bf16 and fp8 KV caches, L2 and shared memory",
+      "fp8 and int4 weights, W8A8 GEMV, decode attention over bf16 and fp8 KV caches, latent (MLA) decode "
+      "attention, L2 and shared memory",
       group_layouts,
       suite_targets,
       &list_cases,

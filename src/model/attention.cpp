@@ -195,4 +195,40 @@ KvResidency flash_kv_residency(const AttentionShape& s, FlashTiling t, int units
   return r;
 }
 
+OpCost latent_attention_cost(const LatentAttentionShape& s) {
+  AttentionShape pairs_shape;
+  pairs_shape.batch = s.batch;
+  pairs_shape.heads = s.heads;
+  pairs_shape.kv_heads = 1;
+  pairs_shape.head_dim = s.kv_lora_rank + s.qk_rope_head_dim;
+  pairs_shape.seq = s.seq;
+  pairs_shape.kv_seq = s.kv_seq;
+  pairs_shape.causal = s.causal;
+  pairs_shape.act = s.act;
+  pairs_shape.kv = s.kv;
+  check_attention_shape(pairs_shape);
+  const double pairs = attention_pairs(pairs_shape);  // per (batch, head)
+  const auto batch_heads = static_cast<double>(s.batch * s.heads);
+  const auto queries = static_cast<double>(s.batch * s.seq * s.heads);
+  const double act = bytes_per_element(s.act);
+  OpCost cost;
+  if (s.absorbed) {
+    const auto latent = static_cast<double>(s.kv_lora_rank + s.qk_rope_head_dim);
+    const auto values = static_cast<double>(s.kv_lora_rank);
+    cost.flops = batch_heads * pairs * 2.0 * (latent + values);
+    cost.bytes_read =
+        queries * latent * act + static_cast<double>(s.batch * s.kv_seq) * latent * bytes_per_element(s.kv);
+    cost.bytes_written = queries * values * act;
+  } else {
+    const auto qk = static_cast<double>(s.qk_nope_head_dim + s.qk_rope_head_dim);
+    const auto v = static_cast<double>(s.v_head_dim);
+    const auto keys = static_cast<double>(s.batch * s.kv_seq * s.heads);
+    cost.flops = batch_heads * pairs * 2.0 * (qk + v);
+    cost.bytes_read = queries * qk * act + keys * (qk + v) * act;
+    cost.bytes_written = queries * v * act;
+  }
+  detail::check_bytes("latent attention", cost.bytes());
+  return cost;
+}
+
 }  // namespace roofline

@@ -135,16 +135,18 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // tuned) + 32 .. 256 (mma) + the read floor at batch 1 = 28; int4 W at batches 1 .. 16, the same
   // kernels without the read floor = 23
   // + W8A8 GEMV at 4 shapes: mma at 7 batches, stag and pdl at batches 1 .. 16 (2 x 5) = 17; and the
-  // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8.
+  // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8
+  // + latent attention (2 head counts x 4 batches x 3 contexts, and the ragged 24 heads x 1000 keys).
   CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 5 + 29 * 36 +
-                                    8 * (28 + 23) + 4 * 17 + 8);
+                                    8 * (28 + 23) + 4 * 17 + 8 + 2 * 4 * 3 + 1);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
   // 8192^2 batch 1: mma, stag, simt for fp8 and int4, and fp8's read floor; the bf16 wgmma GEMV at
   // 8192^2 batches 8 and 64; W8A8 at 8192^2 (mma, stag, pdl at batch 1; mma at 16 and 64) and every
-  // ragged case (8).
-  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 5 + 8);
+  // ragged case (8); latent attention at 1024 keys for 16 and 128 heads at batch 1, 128 heads at
+  // batch 8, and the ragged case (4).
+  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 5 + 8 + 4);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -664,11 +666,11 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 72 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13), 94 + 16 compute
-  // (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) + 8 FP8 attention and 5 + 4 layer cases (bf16
-  // + FP8).
-  CHECK(list.tables.front().rows.size() == 72 + 94 + 16 + 8 + 5 + 4 + 36);
+  // --quick: 76 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 4 latent
+  // attention), 94 + 16 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) + 8 FP8
+  // attention and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 76 + 94 + 16 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -1327,6 +1329,49 @@ TEST_CASE("decode attention splits the context to cover the SMs, then to fill th
   CHECK(fp8.tiles_per_split == 43);
   // One block per SM is the cover rule alone: batch 1 at 32768 keys, 17 splits of ceil(512 / 17) = 31.
   CHECK(kernel_tiles::decode_attention_split(1, 8, 32768, 132, 1).splits == 17);
+}
+
+TEST_CASE("latent attention splits the context until the blocks cover the SMs, one tile at least a split") {
+  // Batch 1, 16 heads (one group), 2048 keys = 32 tiles on 132 SMs: cover = 132 > 32 tiles, so 32
+  // splits of one tile (32 blocks).
+  const kernel_tiles::DecodeSplit one = kernel_tiles::latent_attention_split(1, 1, 2048, 132);
+  CHECK(one.splits == 32);
+  CHECK(one.tiles_per_split == 1);
+  // Batch 1, 128 heads (8 groups), 4096 keys = 64 tiles: cover ceil(132 / 8) = 17; ceil(64 / 17) =
+  // 4 tiles a split, ceil(64 / 4) = 16 splits (128 blocks).
+  const kernel_tiles::DecodeSplit heads = kernel_tiles::latent_attention_split(1, 8, 4096, 132);
+  CHECK(heads.tiles_per_split == 4);
+  CHECK(heads.splits == 16);
+  // Batch 32 x 8 groups = 256 blocks already: one split.
+  CHECK(kernel_tiles::latent_attention_split(32, 8, 16384, 132).splits == 1);
+  // 1000 keys: 16 tiles (the last partial), never an empty split.
+  const kernel_tiles::DecodeSplit ragged = kernel_tiles::latent_attention_split(2, 2, 1000, 132);
+  CHECK(ragged.splits == 16);
+  CHECK(ragged.tiles_per_split == 1);
+  // Two stages of 64 rows of 576 bf16 values, Q (16 rows), P (16 x 64 bf16), 8 warps x 16 floats.
+  CHECK(kernel_tiles::latent_attention_smem_bytes == (16 + 2 * 64) * 1152 + 16 * 128 + 8 * 16 * 4);
+}
+
+TEST_CASE("latent attention cases: DeepSeek-V3's latent, the model's cost, and the table llm looks up") {
+  const auto found = std::find_if(memory::cases.begin(), memory::cases.end(), [](const memory::Case& c) {
+    return c.kernel == memory::Kernel::latent_attention && c.heads == 16 && c.batch == 8 && c.context == 4096;
+  });
+  REQUIRE(found != memory::cases.end());
+  const memory::Sizes sizes = memory::plan_sizes(60 << 20, 132, false);
+  CHECK(memory::case_id(*found) == "attention.latent_decode.bf16.h16.b8.ctx4096.flashdecode");
+  CHECK(memory::group_of(*found) == "latent_attention");
+  // 8 x 16 query rows against 4096 cached rows each: FLOPs 8 x 16 x 4096 x 2 x (576 + 512) =
+  // 1,140,850,688; bytes: q 8 x 16 x 576 x 2 = 147,456, the cache 8 x 4096 x 576 x 2 = 37,748,736,
+  // out 8 x 16 x 512 x 2 = 131,072.
+  const OpCost cost = memory::case_cost(*found, sizes);
+  CHECK(cost.flops == Approx(1140850688.0));
+  CHECK(cost.bytes_read == Approx(147456.0 + 37748736.0));
+  CHECK(cost.bytes_written == Approx(131072.0));
+  const BenchmarkResult r = memory::make_result(*found, sizes);
+  const Basis b = latent_decode_basis(memory::latent_attention_shape(*found));
+  CHECK(b.best_table == "attention.latent_decode.bf16.d576");
+  CHECK(b.series == 16.0);
+  CHECK(b.cost.flops == Approx(r.cost.flops));
 }
 
 TEST_CASE("the wgmma GEMV: 64-row tiles where they fit one per SM, split k towards the SMs") {

@@ -419,4 +419,12 @@ TEST_CASE("an FP8 MLA step: the latent projections and shared experts run W8A8 w
   CHECK(kv_quant.cost.bytes_read == 512.0 * 512 * 2);
   CHECK(kv_quant.cost.bytes_written == 512.0 * 512);
   CHECK(std::get<GemmShape>(op_named(prompt, "kv_up").shape).a == DType::fp8_e4m3);
+
+  // Latent attention at decode is what the memory suite's latent-attention benchmark measures: its
+  // table, at 16 query rows per cached row (TP 8's heads); the expanded prefill form keeps its roofline.
+  const Basis decode_attention = std::get<Basis>(basis_of(op_named(rows8, "attention")));
+  CHECK(decode_attention.best_table == "attention.latent_decode.bf16.d576");
+  CHECK(decode_attention.series == 16.0);
+  CHECK(decode_attention.cost.bytes() == op_named(rows8, "attention").cost.bytes());
+  CHECK(std::holds_alternative<NoBasis>(basis_of(op_named(prompt, "attention"))));
 }

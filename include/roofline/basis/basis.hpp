@@ -119,5 +119,10 @@ struct GroupedGemmShape {
 // suite's decode-attention benchmark, which gets its basis from this same function; its series
 // is batch x kv_heads (the kernel's streams).
 [[nodiscard]] Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost);
+// Latent (MLA) attention at decode, absorbed (shape.absorbed): the table of the memory suite's
+// latent-attention benchmark, attention.latent_decode.<act>[.kv<kv>].d<latent + rope>, which gets
+// its basis from this same function; its series is the query rows per cached row (heads x queries
+// per sequence), which set the arithmetic intensity (16 read the cache at 30 FLOP/B, 128 at 240).
+[[nodiscard]] Basis latent_decode_basis(const LatentAttentionShape& shape);
 
 }  // namespace roofline

@@ -9,6 +9,7 @@
 //   stream.r<in>w<out>                    vector work, by its arrays read and written
 //   attention.<impl>.<act>[.kv<kv>].d<head_dim>.<causal|full>   prefill attention
 //   attention.decode.<act>[.kv<kv>].d<head_dim>                 decode attention
+//   attention.latent_decode.<act>[.kv<kv>].d<latent + rope>     latent (MLA) attention at decode
 //   access.strided, access.<gather|scatter>                     access patterns
 //   <best table>.<implementation>         the table of one implementation ("gemv.bf16.mma")
 // A problem (what the best table keeps the fastest implementation of) is named
@@ -29,6 +30,8 @@ namespace roofline::calibration_tables {
 // `kernel` is the implementation ("flash", "standard") or the kernel that ran ("flashwgmma").
 [[nodiscard]] std::string attention(std::string_view kernel, DType act, DType kv, std::int64_t head_dim, bool causal);
 [[nodiscard]] std::string decode_attention(DType act, DType kv, std::int64_t head_dim);
+// `row_width`: the cached row, latent and rotary key (576 for DeepSeek-V3).
+[[nodiscard]] std::string latent_decode_attention(DType act, DType kv, std::int64_t row_width);
 [[nodiscard]] std::string access_strided();
 // `pattern`: "gather" or "scatter".
 [[nodiscard]] std::string access_random(std::string_view pattern);

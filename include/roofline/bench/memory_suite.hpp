@@ -34,6 +34,7 @@ enum class Kernel : std::uint8_t {
   l2_read,           // repeated reads of a buffer a quarter of the L2's size
   smem_read,         // repeated reads of shared memory
   decode_attention,  // the decoder layer's flash-decoding attention over a KV cache (kernels/layer.hpp)
+  latent_attention,  // multi-head latent attention (DeepSeek's MLA) at decode, absorbed, flash-decoding
 };
 
 // Who wrote the code and how it is scheduled.
@@ -69,7 +70,8 @@ struct Case {
   DType kv = DType::fp32;        // decode_attention: the KV cache (bf16, or fp8_e4m3 with a per-tensor scale)
   bool quick = false;            // part of --quick
   std::int64_t array_bytes = 0;  // stream kernels: bytes per array (0: Sizes::stream_elements, the HBM size)
-  std::int64_t context = 0;      // decode_attention: KV positions per sequence, the new token's included
+  std::int64_t context = 0;      // decode_attention, latent_attention: KV positions per sequence
+  std::int64_t heads = 0;        // latent_attention: query heads on the GPU
 };
 
 inline constexpr std::array<std::int64_t, 15> strides{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024};
@@ -207,6 +209,13 @@ inline constexpr std::array<std::int64_t, 5> decode_attention_contexts{1024, 204
 // with a per-tensor scale, as FP8 serving engines keep it.
 inline constexpr std::array<DType, 2> decode_attention_kv_formats{DType::bf16, DType::fp8_e4m3};
 
+// Latent attention on DeepSeek-V3's latent (512 + 64 rotary), bf16: 16 query heads (its 128 at TP 8)
+// and 128 (attention data parallelism, one GPU holding every head), batches up to a TensorRT-LLM
+// rank's 128 requests; the ids and shapes of scripts/gpu/torch_latent_attention.py.
+inline constexpr std::array<std::int64_t, 2> latent_attention_heads{16, 128};
+inline constexpr std::array<std::int64_t, 4> latent_attention_batches{1, 8, 32, 128};
+inline constexpr std::array<std::int64_t, 3> latent_attention_contexts{1024, 4096, 16384};
+
 // One GEMV case: `batch` vectors of x in `activations` against W (shape.m x shape.k) in `weights`.
 constexpr Case gemv_case(Variant v, GemvShapeMK shape, std::int64_t batch, DType activations, DType weights,
                          bool quick) {
@@ -337,6 +346,25 @@ constexpr void for_each_case(F&& f) {
       }
     }
   }
+  const auto latent = [&f](std::int64_t heads, std::int64_t batch, std::int64_t context, bool quick) {
+    f(Case{.kernel = latent_attention,
+           .variant = Variant::flashdecode,
+           .batch = batch,
+           .activations = DType::bf16,
+           .kv = DType::bf16,
+           .quick = quick,
+           .context = context,
+           .heads = heads});
+  };
+  for (std::int64_t heads : latent_attention_heads) {
+    for (std::int64_t batch : latent_attention_batches) {
+      for (std::int64_t context : latent_attention_contexts) {
+        latent(heads, batch, context, context == 1024 && (batch == 1 || (heads == 128 && batch == 8)));
+      }
+    }
+  }
+  // A partial head group and a partial key tile: checked under --quick.
+  latent(24, 2, 1000, true);
   f(Case{.kernel = l2_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
   f(Case{.kernel = smem_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
 }
@@ -404,6 +432,12 @@ struct StreamRotation {
 // (bench::layer::attention_shape) at the case's batch and context, over the case's KV format; its
 // cost is that stage's.
 [[nodiscard]] AttentionShape decode_attention_shape(const Case& c);
+
+// The attention of a latent_attention case: absorbed, one query per sequence, DeepSeek-V3's latent.
+[[nodiscard]] LatentAttentionShape latent_attention_shape(const Case& c);
+// The softmax scale the runner (and scripts/gpu/torch_latent_attention.py) uses: 1 / sqrt(128 + 64),
+// DeepSeek-V3's query-key width (its YaRN factor left out).
+inline constexpr double latent_attention_softmax_scale = 0.07216878364870323;
 
 // Whether a GEMV case's W is quantised (its own group, "gemv_quant": bf16 x and y).
 [[nodiscard]] bool quantised_gemv(const Case& c);

@@ -97,4 +97,26 @@ struct KvResidency {
 [[nodiscard]] KvResidency flash_kv_residency(const AttentionShape& shape, FlashTiling tiling, int units,
                                              double l2_bytes);
 
+// Multi-head latent attention's core, on one GPU's `heads` query heads. Decode runs it absorbed:
+// the heads attend to the cached latent directly (scores over kv_lora_rank + rope values, outputs
+// in the kv_lora_rank space), the latent read once for all heads. Prefill runs it expanded: W_UK
+// and W_UV have decompressed per-head keys (nope + rope wide) and values (v wide), which flash
+// attention reads once each. FLOPs are the matmul FLOPs, 2 x width per query-key pair and head for
+// scores and again for values; attention_pairs() (attention.hpp) counts the pairs.
+struct LatentAttentionShape {
+  std::int64_t batch = 1;
+  std::int64_t heads = 1;  // query heads on this GPU
+  std::int64_t seq = 1;
+  std::int64_t kv_seq = 1;
+  bool causal = false;
+  bool absorbed = true;
+  std::int64_t kv_lora_rank = 512;
+  std::int64_t qk_nope_head_dim = 128;
+  std::int64_t qk_rope_head_dim = 64;
+  std::int64_t v_head_dim = 128;
+  DType act = DType::bf16;
+  DType kv = DType::bf16;  // the cached latent (absorbed form)
+};
+[[nodiscard]] OpCost latent_attention_cost(const LatentAttentionShape& shape);
+
 }  // namespace roofline

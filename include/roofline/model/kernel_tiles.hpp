@@ -239,4 +239,37 @@ constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int contex
   return split;
 }
 
+// Latent attention at decode (kernels/layer/latent_attention.cu, MLA in its absorbed form): one
+// block of 8 warps per (sequence, 16 query heads, split of the context); 64-key tiles of the shared
+// cache rows (a 512-wide latent and a 64-wide rotary key, 72 KiB a tile) in two stages: 165 KiB
+// of shared memory, one block per SM.
+inline constexpr int latent_attention_rank = 512;
+inline constexpr int latent_attention_rope = 64;
+inline constexpr int latent_attention_heads_per_block = 16;
+inline constexpr int latent_attention_block_n = 64;
+inline constexpr int latent_attention_warps = 8;
+inline constexpr int latent_attention_stages = 2;
+inline constexpr int latent_attention_smem_bytes =
+    (latent_attention_heads_per_block + latent_attention_stages * latent_attention_block_n) *
+        (latent_attention_rank + latent_attention_rope) * 2 +
+    latent_attention_heads_per_block * latent_attention_block_n * 2 +
+    latent_attention_warps * latent_attention_heads_per_block * 4;
+
+// How latent attention splits the context: enough splits that batch x head groups x splits blocks
+// cover the `sms` multiprocessors (one block each fits), each split a whole number of 64-key tiles,
+// none empty. Unlike decode_attention_split there is no floor of tiles per split: one tile is 72
+// KiB of cache against a partial of 16 heads x 514 fp32 (33 KiB) written and read back, and at
+// batch 1 a 2048-key cache is only 32 tiles, which the SMs must share to stream it at all.
+constexpr DecodeSplit latent_attention_split(int batch, int head_groups, int context, int sms) {
+  const int tiles = context < 1 ? 1 : (context + latent_attention_block_n - 1) / latent_attention_block_n;
+  const int pairs = batch * head_groups < 1 ? 1 : batch * head_groups;
+  const int sm_count = sms < 1 ? 1 : sms;
+  int wanted = (sm_count + pairs - 1) / pairs;
+  wanted = wanted < 1 ? 1 : (wanted > tiles ? tiles : wanted);
+  DecodeSplit split;
+  split.tiles_per_split = (tiles + wanted - 1) / wanted;
+  split.splits = (tiles + split.tiles_per_split - 1) / split.tiles_per_split;
+  return split;
+}
+
 }  // namespace roofline::kernel_tiles

@@ -2,8 +2,9 @@
 
 // What the memory suite's kernel families share: one file each runs a family's cases
 // (stream_runner.cpp, access_runner.cpp, gemv_runner.cpp, decode_attention_runner.cpp,
-// hierarchy_runner.cpp); memory_runner.cpp plans the sizes and deals the cases out. Here: the seeds
-// of the input streams and how a set-up failure becomes the disposition of a group's cases.
+// latent_attention_runner.cpp, hierarchy_runner.cpp); memory_runner.cpp plans the sizes and deals
+// the cases out. Here: the seeds of the input streams and how a set-up failure becomes the
+// disposition of a group's cases.
 
 #include <fmt/format.h>
 
@@ -65,6 +66,8 @@ void run_access(Context& ctx, std::span<const memory::Case* const> cases, const 
 void run_gemv(Context& ctx, std::span<const memory::Case* const> cases, const memory::Sizes& sizes, std::uint64_t seed,
               Recorder& recorder, std::vector<std::string>& notes);
 void run_decode_attention(Context& ctx, std::span<const memory::Case* const> cases, const memory::Sizes& sizes,
+                          std::uint64_t seed, Recorder& recorder);
+void run_latent_attention(Context& ctx, std::span<const memory::Case* const> cases, const memory::Sizes& sizes,
                           std::uint64_t seed, Recorder& recorder);
 void run_hierarchy(Context& ctx, std::span<const memory::Case* const> cases, const memory::Sizes& sizes,
                    std::uint64_t seed, Recorder& recorder);

@@ -46,6 +46,7 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
   std::vector<const Case*> gemv;
   std::vector<const Case*> hierarchy;
   std::vector<const Case*> decode_attention;
+  std::vector<const Case*> latent_attention;
   // By kernel, every enumerator named: a new kernel fails to compile here (-Wswitch) rather than
   // fall to another family's runner (the W8A8 GEMV's group once reached the hierarchy runner, which
   // timed its shared-memory probe under the GEMV's ids).
@@ -64,12 +65,14 @@ void run_memory_suite(Context& ctx, std::span<const memory::Case* const> cases, 
       case memory::Kernel::l2_read:
       case memory::Kernel::smem_read: hierarchy.push_back(c); break;
       case memory::Kernel::decode_attention: decode_attention.push_back(c); break;
+      case memory::Kernel::latent_attention: latent_attention.push_back(c); break;
     }
   }
   memory_family::run_stream(ctx, stream, sizes, seed, recorder);
   memory_family::run_access(ctx, access, sizes, seed, recorder);
   memory_family::run_gemv(ctx, gemv, sizes, seed, recorder, notes);
   memory_family::run_decode_attention(ctx, decode_attention, sizes, seed, recorder);
+  memory_family::run_latent_attention(ctx, latent_attention, sizes, seed, recorder);
   memory_family::run_hierarchy(ctx, hierarchy, sizes, seed, recorder);
 }
 
