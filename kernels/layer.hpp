@@ -113,7 +113,7 @@ void quantize_kv_fp8(StorageFormat type, void* values, void* cache, std::size_t 
 // attends over one cache row per position shared by all heads, the kv_lora_rank-wide latent
 // followed by the rope_dim-wide rotary key, and the latent is also the value (the per-head up- and
 // down-projections around it are the model's q_absorb and v_up GEMMs). Flash-decoding as above:
-// one block per (sequence, 16 query heads, split of the context), a second kernel merges the
+// one block per (sequence, 16-64 query heads, split of the context), a second kernel merges the
 // splits. Layouts: q [batch][heads][rank + rope], cache [batch][context][rank + rope], out
 // [batch][heads][rank], all in `type`.
 struct LatentLayout {
@@ -122,6 +122,7 @@ struct LatentLayout {
   int rope_dim = 64;
 };
 struct LatentAttentionPlan {
+  int heads_per_block = 16;  // 16, 32 or 64 (kernel_tiles::latent_attention_m_tiles)
   int splits = 1;
   int tiles_per_split = 1;  // 64-key tiles per split
   std::size_t workspace_bytes = 0;

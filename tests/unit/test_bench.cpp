@@ -1337,9 +1337,10 @@ TEST_CASE("latent attention splits the context until the blocks cover the SMs, o
   const kernel_tiles::DecodeSplit one = kernel_tiles::latent_attention_split(1, 1, 2048, 132);
   CHECK(one.splits == 32);
   CHECK(one.tiles_per_split == 1);
-  // Batch 1, 128 heads (8 groups), 4096 keys = 64 tiles: cover ceil(132 / 8) = 17; ceil(64 / 17) =
-  // 4 tiles a split, ceil(64 / 4) = 16 splits (128 blocks).
-  const kernel_tiles::DecodeSplit heads = kernel_tiles::latent_attention_split(1, 8, 4096, 132);
+  // Batch 4, 128 heads (2 groups of 64), 4096 keys = 64 tiles: cover ceil(132 / 8) = 17; ceil(64 /
+  // 17) = 4 tiles a split, ceil(64 / 4) = 16 splits (128 blocks).
+  CHECK(kernel_tiles::latent_attention_m_tiles(128) == 4);
+  const kernel_tiles::DecodeSplit heads = kernel_tiles::latent_attention_split(4, 2, 4096, 132);
   CHECK(heads.tiles_per_split == 4);
   CHECK(heads.splits == 16);
   // Batch 32 x 8 groups = 256 blocks already: one split.
@@ -1348,8 +1349,15 @@ TEST_CASE("latent attention splits the context until the blocks cover the SMs, o
   const kernel_tiles::DecodeSplit ragged = kernel_tiles::latent_attention_split(2, 2, 1000, 132);
   CHECK(ragged.splits == 16);
   CHECK(ragged.tiles_per_split == 1);
-  // Two stages of 64 rows of 576 bf16 values, Q (16 rows), P (16 x 64 bf16), 8 warps x 16 floats.
-  CHECK(kernel_tiles::latent_attention_smem_bytes == (16 + 2 * 64) * 1152 + 16 * 128 + 8 * 16 * 4);
+  // 16 heads a block up to 16, 32 up to 32, else 64.
+  CHECK(kernel_tiles::latent_attention_m_tiles(16) == 1);
+  CHECK(kernel_tiles::latent_attention_m_tiles(24) == 2);
+  CHECK(kernel_tiles::latent_attention_m_tiles(48) == 4);
+  // Two stages of 64 rows of 576 bf16 values, Q (16 rows), P (16 x 64 bf16), 8 key groups x 16
+  // floats; at 64 heads Q and P have 64 rows, 2 key groups: 229,888 B, within the 227 KiB an SM gives.
+  CHECK(kernel_tiles::latent_attention_smem_bytes(1) == (16 + 2 * 64) * 1152 + 16 * 128 + 8 * 16 * 4);
+  CHECK(kernel_tiles::latent_attention_smem_bytes(4) == (64 + 2 * 64) * 1152 + 64 * 128 + 2 * 64 * 4);
+  CHECK(kernel_tiles::latent_attention_smem_bytes(4) <= 227 * 1024);
 }
 
 TEST_CASE("latent attention cases: DeepSeek-V3's latent, the model's cost, and the table llm looks up") {

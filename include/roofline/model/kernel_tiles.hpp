@@ -240,20 +240,26 @@ constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int contex
 }
 
 // Latent attention at decode (kernels/layer/latent_attention.cu, MLA in its absorbed form): one
-// block of 8 warps per (sequence, 16 query heads, split of the context); 64-key tiles of the shared
-// cache rows (a 512-wide latent and a 64-wide rotary key, 72 KiB a tile) in two stages: 165 KiB
-// of shared memory, one block per SM.
+// block of 8 warps per (sequence, group of query heads, split of the context); 64-key tiles of the
+// shared cache rows (a 512-wide latent and a 64-wide rotary key, 72 KiB a tile) in two stages, one
+// block per SM. A group is 16, 32 or 64 heads (1, 2 or 4 m16 tiles): every cache tile a block reads
+// serves all its heads, so more heads a block divide the shared-memory reads per FLOP (16 heads:
+// 30 FLOP per cache byte, 64: 120), up to what shared memory holds (Q, the stages, P, 225 KiB at 64).
 inline constexpr int latent_attention_rank = 512;
 inline constexpr int latent_attention_rope = 64;
-inline constexpr int latent_attention_heads_per_block = 16;
 inline constexpr int latent_attention_block_n = 64;
 inline constexpr int latent_attention_warps = 8;
 inline constexpr int latent_attention_stages = 2;
-inline constexpr int latent_attention_smem_bytes =
-    (latent_attention_heads_per_block + latent_attention_stages * latent_attention_block_n) *
-        (latent_attention_rank + latent_attention_rope) * 2 +
-    latent_attention_heads_per_block * latent_attention_block_n * 2 +
-    latent_attention_warps * latent_attention_heads_per_block * 4;
+constexpr int latent_attention_m_tiles(int heads) {
+  return heads <= 16 ? 1 : (heads <= 32 ? 2 : 4);
+}
+constexpr int latent_attention_smem_bytes(int m_tiles) {
+  const int rows = 16 * m_tiles;
+  const int row_bytes = (latent_attention_rank + latent_attention_rope) * 2;
+  const int key_groups = latent_attention_warps / m_tiles;
+  return (rows + latent_attention_stages * latent_attention_block_n) * row_bytes + rows * latent_attention_block_n * 2 +
+         key_groups * rows * 4;
+}
 
 // How latent attention splits the context: enough splits that batch x head groups x splits blocks
 // cover the `sms` multiprocessors (one block each fits), each split a whole number of 64-key tiles,
