@@ -1331,21 +1331,23 @@ TEST_CASE("decode attention splits the context to cover the SMs, then to fill th
   CHECK(kernel_tiles::decode_attention_split(1, 8, 32768, 132, 1).splits == 17);
 }
 
-TEST_CASE("latent attention splits the context until the blocks cover the SMs, one tile at least a split") {
-  // Batch 1, 16 heads (one group), 2048 keys = 32 tiles on 132 SMs: cover = 132 > 32 tiles, so 32
+TEST_CASE("latent attention splits the context into one wave of blocks over the SMs, one tile at least a split") {
+  // Batch 1, 16 heads (one group), 2048 keys = 32 tiles on 132 SMs: 132 / 1 = 132 > 32 tiles, so 32
   // splits of one tile (32 blocks).
   const kernel_tiles::DecodeSplit one = kernel_tiles::latent_attention_split(1, 1, 2048, 132);
   CHECK(one.splits == 32);
   CHECK(one.tiles_per_split == 1);
-  // Batch 4, 128 heads (2 groups of 64), 4096 keys = 64 tiles: cover ceil(132 / 8) = 17; ceil(64 /
-  // 17) = 4 tiles a split, ceil(64 / 4) = 16 splits (128 blocks).
+  // Batch 4, 128 heads (2 groups of 64), 4096 keys = 64 tiles: floor(132 / 8) = 16 splits wanted;
+  // ceil(64 / 16) = 4 tiles a split, 16 splits (128 blocks, one wave).
   CHECK(kernel_tiles::latent_attention_m_tiles(128) == 4);
   const kernel_tiles::DecodeSplit heads = kernel_tiles::latent_attention_split(4, 2, 4096, 132);
   CHECK(heads.tiles_per_split == 4);
   CHECK(heads.splits == 16);
-  // Batch 32 x 8 groups = 256 blocks already: one split.
+  // Batch 32 x 8 groups = 256 blocks already: one split. 32 pairs: 4 splits (128 blocks), not the 5
+  // (160 blocks, a second wave of 28) that covering the SMs would take.
   CHECK(kernel_tiles::latent_attention_split(32, 8, 16384, 132).splits == 1);
-  // 1000 keys: 16 tiles (the last partial), never an empty split.
+  CHECK(kernel_tiles::latent_attention_split(32, 1, 4096, 132).splits == 4);
+  // 1000 keys: 16 tiles (the last partial), 132 / 4 = 33 wanted, never an empty split.
   const kernel_tiles::DecodeSplit ragged = kernel_tiles::latent_attention_split(2, 2, 1000, 132);
   CHECK(ragged.splits == 16);
   CHECK(ragged.tiles_per_split == 1);

@@ -261,16 +261,19 @@ constexpr int latent_attention_smem_bytes(int m_tiles) {
          key_groups * rows * 4;
 }
 
-// How latent attention splits the context: enough splits that batch x head groups x splits blocks
-// cover the `sms` multiprocessors (one block each fits), each split a whole number of 64-key tiles,
-// none empty. Unlike decode_attention_split there is no floor of tiles per split: one tile is 72
-// KiB of cache against a partial of 16 heads x 514 fp32 (33 KiB) written and read back, and at
-// batch 1 a 2048-key cache is only 32 tiles, which the SMs must share to stream it at all.
+// How latent attention splits the context: as many splits as keep batch x head groups x splits
+// blocks within one wave over the `sms` multiprocessors (one block each fits), each split a whole
+// number of 64-key tiles, none empty. One wave, not a cover: 32 pairs in 5 splits were 160 blocks,
+// a second wave of 28, and ran at 1.65 TB/s where 8 pairs in 16 splits (128 blocks) ran at 1.83
+// (H200, 16 heads, 4096 keys, docs/results/2026-12-03-h200-latent-attention). Unlike
+// decode_attention_split there is no floor of tiles per split: one tile is 72 KiB of cache against a
+// partial of 16 heads x 514 fp32 (33 KiB) written and read back, and at batch 1 a 2048-key cache is
+// only 32 tiles, which the SMs must share to stream it at all.
 constexpr DecodeSplit latent_attention_split(int batch, int head_groups, int context, int sms) {
   const int tiles = context < 1 ? 1 : (context + latent_attention_block_n - 1) / latent_attention_block_n;
   const int pairs = batch * head_groups < 1 ? 1 : batch * head_groups;
   const int sm_count = sms < 1 ? 1 : sms;
-  int wanted = (sm_count + pairs - 1) / pairs;
+  int wanted = sm_count / pairs;
   wanted = wanted < 1 ? 1 : (wanted > tiles ? tiles : wanted);
   DecodeSplit split;
   split.tiles_per_split = (tiles + wanted - 1) / wanted;
