@@ -279,11 +279,15 @@ __global__ void __launch_bounds__(kCombineThreads)
   const std::size_t bh = blockIdx.x;
   const int col = 4 * static_cast<int>(threadIdx.x);
   const std::size_t first = bh * splits;
+  // Unrolled so that the loads of several splits are in flight at once: at batch 1 a handful of
+  // these blocks read up to 132 partials each, and one dependent load at a time is what they wait on.
   float top = -INFINITY;
+#pragma unroll 8
   for (int s = 0; s < splits; ++s) top = fmaxf(top, part_ml[2 * (first + s)]);
   float o[4] = {};
   float l = 0.0f;
   if (top != -INFINITY) {
+#pragma unroll 8
     for (int s = 0; s < splits; ++s) {
       const float weight = exp2f(part_ml[2 * (first + s)] - top);  // 0 for a split that saw no key
       const float4 v = *reinterpret_cast<const float4*>(part_o + (first + s) * kRank + col);
