@@ -232,15 +232,15 @@ Basis flash_step_basis(const AttentionShape& shape, const OpCost& cost) {
   return b;
 }
 
-Basis latent_decode_basis(const LatentAttentionShape& shape) {
+Basis latent_decode_basis(const LatentAttentionShape& shape, const OpCost& cost) {
   if (!shape.absorbed) throw std::logic_error("latent_decode_basis: the shape is the expanded (prefill) form");
   Basis b;
   b.pattern = "attention";
   b.best_table =
       calibration_tables::latent_decode_attention(shape.act, shape.kv, shape.kv_lora_rank + shape.qk_rope_head_dim);
   b.table = b.best_table;
-  b.cost = latent_attention_cost(shape);
-  b.roof_bytes = b.cost.bytes();
+  b.cost = cost;
+  b.roof_bytes = cost.bytes();
   b.math = {MathRoof::Unit::matrix, shape.act};
   b.model = fmt::format("latent_attention_cost{{batch {}, heads {}, latent {} + rope {}, kv_seq {}, absorbed}}",
                         shape.batch, shape.heads, shape.kv_lora_rank, shape.qk_rope_head_dim, shape.kv_seq);

@@ -758,9 +758,8 @@ std::pair<BasisOrReason, OpCost> memory_basis(const RecordedResult& m) {
     shape.qk_rope_head_dim = m.whole("rope");
     shape.act = m.dtype("dtype");
     shape.kv = shape.act;
-    Basis b = latent_decode_basis(shape);
-    const OpCost cost = b.cost;
-    return {std::move(b), cost};
+    const OpCost cost = latent_attention_cost(shape);
+    return {latent_decode_basis(shape, cost), cost};
   }
   return {NoBasis{"not a case of this build's memory suite", false}, {}};
 }

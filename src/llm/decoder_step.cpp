@@ -572,7 +572,7 @@ BasisOrReason basis_of(const DecoderOp& op) {
       // runs the expanded form (qk 192 wide, v 128), which no bundled kernel runs.
       const auto& s = std::get<LatentAttentionShape>(op.shape);
       if (!s.absorbed) return NoBasis{std::string(no_latent_table)};
-      return latent_decode_basis(s);
+      return latent_decode_basis(s, op.cost);
     }
     case OpKind::all_reduce:
     case OpKind::all_gather:

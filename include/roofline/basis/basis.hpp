@@ -123,6 +123,8 @@ struct GroupedGemmShape {
 // latent-attention benchmark, attention.latent_decode.<act>[.kv<kv>].d<latent + rope>, which gets
 // its basis from this same function; its series is the query rows per cached row (heads x queries
 // per sequence), which set the arithmetic intensity (16 read the cache at 30 FLOP/B, 128 at 240).
-[[nodiscard]] Basis latent_decode_basis(const LatentAttentionShape& shape);
+// `cost`: the op's (serve's steps give their exact sums over requests of unequal caches, the
+// shape the mean cache only).
+[[nodiscard]] Basis latent_decode_basis(const LatentAttentionShape& shape, const OpCost& cost);
 
 }  // namespace roofline
