@@ -111,13 +111,21 @@ void install_cleanup_handlers() {
   });
 }
 
-// Registers a temporary file for the handler while it exists.
+// Registers a temporary file for the handler while it exists. The handlers are installed, and the
+// name registered, before the file is created: a signal between open(2) and the registration would
+// otherwise end the process by its default action and leave the file (a CI run once caught SIGINT
+// in that window).
 class TemporaryGuard {
  public:
-  explicit TemporaryGuard(const std::filesystem::path& path) {
-    install_cleanup_handlers();
+  TemporaryGuard() { install_cleanup_handlers(); }
+  TemporaryGuard(const TemporaryGuard&) = delete;
+  TemporaryGuard& operator=(const TemporaryGuard&) = delete;
+  // Registers `path` (in place of what was registered before); a path too long for a slot, or no
+  // slot free, leaves the file unguarded.
+  void watch(const std::filesystem::path& path) {
+    release();
     const std::string& text = path.native();
-    if (text.size() >= TemporarySlot{}.path.size()) return;  // too long to register: left unguarded
+    if (text.size() >= TemporarySlot{}.path.size()) return;
     const std::lock_guard lock(mutex());
     for (TemporarySlot& slot : temporary_slots) {
       if (!slot.in_use.load()) {
@@ -128,11 +136,11 @@ class TemporaryGuard {
       }
     }
   }
-  TemporaryGuard(const TemporaryGuard&) = delete;
-  TemporaryGuard& operator=(const TemporaryGuard&) = delete;
-  ~TemporaryGuard() {
+  void release() {
     if (slot_ != nullptr) slot_->in_use.store(false);
+    slot_ = nullptr;
   }
+  ~TemporaryGuard() { release(); }
 
  private:
   static std::mutex& mutex() {
@@ -167,16 +175,20 @@ void refuse_an_input(const struct stat& status, std::string_view flag, const std
   }
 }
 
-// Creates the temporary file beside `path` (O_EXCL: never someone else's file, nor a link).
-int create_temporary(const std::filesystem::path& path, std::string_view flag, std::filesystem::path& temporary) {
+// Creates the temporary file beside `path` (O_EXCL: never someone else's file, nor a link), watched
+// by `guard` from before it exists.
+int create_temporary(const std::filesystem::path& path, std::string_view flag, std::filesystem::path& temporary,
+                     TemporaryGuard& guard) {
   std::random_device random;
   int error = 0;
   for (int attempt = 0; attempt < 16; ++attempt) {
     temporary = path.parent_path() /
                 fmt::format(".{}.roofline-{}-{}.tmp", path.filename().string(), ::getpid(), random() % 1000000);
+    guard.watch(temporary);
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) return fd;
     error = errno;
+    guard.release();  // the name is someone else's file (or none was made)
     if (error != EEXIST) break;
   }
   throw InputError(fmt::format("{} {}: cannot be written ({})", flag, path.string(), reason(error)));
@@ -244,8 +256,8 @@ void write_file_atomically(const std::filesystem::path& requested, const std::fu
     return;
   }
   std::filesystem::path temporary;
-  const int fd = create_temporary(path, flag, temporary);
-  const TemporaryGuard guard(temporary);
+  TemporaryGuard guard;
+  const int fd = create_temporary(path, flag, temporary, guard);
   std::error_code ec;
   try {
     // A file replaced keeps its permissions (a chmod 600 report stays private).
