@@ -316,7 +316,7 @@ const char* latent_attention_unsupported(LatentLayout layout, int context) {
 
 LatentAttentionPlan latent_attention_plan(int batch, LatentLayout layout, int context, int sms) {
   LatentAttentionPlan plan;
-  plan.heads_per_block = 16 * kernel_tiles::latent_attention_m_tiles(layout.heads);
+  plan.heads_per_block = 16 * kernel_tiles::latent_attention_m_tiles(layout.heads, batch, context, sms);
   const int head_groups = (layout.heads + plan.heads_per_block - 1) / plan.heads_per_block;
   const kernel_tiles::DecodeSplit split = kernel_tiles::latent_attention_split(batch, head_groups, context, sms);
   plan.splits = split.splits;
@@ -336,8 +336,9 @@ void latent_attention(StorageFormat type, const void* q, const void* cache, void
                       (plan.splits - 1) * plan.tiles_per_split * kBN < context &&
                       plan.splits * plan.tiles_per_split * kBN >= context,
                   "latent attention: the plan does not cover the context");
-  const int m_tiles = kernel_tiles::latent_attention_m_tiles(layout.heads);
-  detail::require(plan.heads_per_block == 16 * m_tiles, "latent attention: the plan is for another head count");
+  const int m_tiles = plan.heads_per_block / 16;
+  detail::require(plan.heads_per_block % 16 == 0 && (m_tiles == 1 || m_tiles == 2 || m_tiles == 4),
+                  "latent attention: a plan's head groups are 16, 32 or 64 heads");
   detail::require(std::isfinite(softmax_scale) && softmax_scale > 0.0f, "latent attention: softmax scale > 0");
   for (const void* p : {q, cache, static_cast<const void*>(out)}) require_aligned(p, "latent attention");
   detail::require(plan.splits == 1 || workspace != nullptr, "latent attention: split plans need their workspace");

@@ -1339,7 +1339,7 @@ TEST_CASE("latent attention splits the context into one wave of blocks over the 
   CHECK(one.tiles_per_split == 1);
   // Batch 4, 128 heads (2 groups of 64), 4096 keys = 64 tiles: floor(132 / 8) = 16 splits wanted;
   // ceil(64 / 16) = 4 tiles a split, 16 splits (128 blocks, one wave).
-  CHECK(kernel_tiles::latent_attention_m_tiles(128) == 4);
+  CHECK(kernel_tiles::latent_attention_m_tiles(128, 4, 4096, 132) == 4);  // 4 x 2 x 64 = 512 items >= 132
   const kernel_tiles::DecodeSplit heads = kernel_tiles::latent_attention_split(4, 2, 4096, 132);
   CHECK(heads.tiles_per_split == 4);
   CHECK(heads.splits == 16);
@@ -1351,10 +1351,18 @@ TEST_CASE("latent attention splits the context into one wave of blocks over the 
   const kernel_tiles::DecodeSplit ragged = kernel_tiles::latent_attention_split(2, 2, 1000, 132);
   CHECK(ragged.splits == 16);
   CHECK(ragged.tiles_per_split == 1);
-  // 16 heads a block up to 16, 32 up to 32, else 64.
-  CHECK(kernel_tiles::latent_attention_m_tiles(16) == 1);
-  CHECK(kernel_tiles::latent_attention_m_tiles(24) == 2);
-  CHECK(kernel_tiles::latent_attention_m_tiles(48) == 4);
+  // At most 16 heads a block up to 16 heads, 32 up to 32, else 64; fewer where batch x groups x
+  // 64-key tiles would not give each of the 132 SMs one: 128 heads at batch 1 over 1024 keys (16
+  // tiles) give 2 x 16 = 32 items in 64-head groups, 4 x 16 = 64 in 32-head ones: 16-head blocks
+  // (8 x 16 = 128 blocks); over 4096 keys 2 x 64 = 128 < 132 but 4 x 64 = 256: 32-head blocks; over
+  // 16384 keys 2 x 256: 64-head blocks.
+  CHECK(kernel_tiles::latent_attention_m_tiles(16, 1, 1024, 132) == 1);
+  CHECK(kernel_tiles::latent_attention_m_tiles(24, 16, 1000, 132) == 2);
+  CHECK(kernel_tiles::latent_attention_m_tiles(48, 16, 1024, 132) == 4);
+  CHECK(kernel_tiles::latent_attention_m_tiles(48, 8, 1024, 132) == 2);  // 1 x 8 x 16 = 128 < 132
+  CHECK(kernel_tiles::latent_attention_m_tiles(128, 1, 1024, 132) == 1);
+  CHECK(kernel_tiles::latent_attention_m_tiles(128, 1, 4096, 132) == 2);
+  CHECK(kernel_tiles::latent_attention_m_tiles(128, 1, 16384, 132) == 4);
   // Two stages of 64 rows of 576 bf16 values, Q (16 rows), P (16 x 64 bf16), 8 key groups x 16
   // floats; at 64 heads Q and P have 64 rows, 2 key groups: 229,888 B, within the 227 KiB an SM gives.
   CHECK(kernel_tiles::latent_attention_smem_bytes(1) == (16 + 2 * 64) * 1152 + 16 * 128 + 8 * 16 * 4);

@@ -244,14 +244,25 @@ constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int contex
 // shared cache rows (a 512-wide latent and a 64-wide rotary key, 72 KiB a tile) in two stages, one
 // block per SM. A group is 16, 32 or 64 heads (1, 2 or 4 m16 tiles): every cache tile a block reads
 // serves all its heads, so more heads a block divide the shared-memory reads per FLOP (16 heads:
-// 30 FLOP per cache byte, 64: 120), up to what shared memory holds (Q, the stages, P, 225 KiB at 64).
+// 30 FLOP per cache byte, 64: 120), up to what shared memory holds (Q, the stages, P, 225 KiB at 64);
+// 64-head blocks took 128 heads from 84-88 to 192-217 TFLOP/s at batch 8-128.
 inline constexpr int latent_attention_rank = 512;
 inline constexpr int latent_attention_rope = 64;
 inline constexpr int latent_attention_block_n = 64;
 inline constexpr int latent_attention_warps = 8;
 inline constexpr int latent_attention_stages = 2;
-constexpr int latent_attention_m_tiles(int heads) {
-  return heads <= 16 ? 1 : (heads <= 32 ? 2 : 4);
+// The m16 tiles a block takes: the most that still give every SM a (sequence, head group, key tile)
+// of its own; where none does (a short cache at batch 1), the fewest, which give the most blocks.
+// 128 heads at batch 1 over 1024 keys ran 15.0 us in 64-head blocks (32 blocks) against 10.5 in
+// 16-head ones (128), and over 16384 keys 43.4 against 61.2 (docs/results/2026-12-03-h200-latent-attention).
+constexpr int latent_attention_m_tiles(int heads, int batch, int context, int sms) {
+  const int most = heads <= 16 ? 1 : (heads <= 32 ? 2 : 4);
+  const long tiles = context < 1 ? 1 : (context + latent_attention_block_n - 1) / latent_attention_block_n;
+  for (int m = most; m > 1; m /= 2) {
+    const long groups = (heads + 16 * m - 1) / (16 * m);
+    if (static_cast<long>(batch) * groups * tiles >= sms) return m;
+  }
+  return 1;
 }
 constexpr int latent_attention_smem_bytes(int m_tiles) {
   const int rows = 16 * m_tiles;
