@@ -51,11 +51,6 @@ inline constexpr std::array<float, 2> fp8_scales{0.5F, 3.0F};  // a_scale, b_sca
 // Seeds of the input streams of one run.
 [[nodiscard]] std::uint64_t seed_of(std::uint64_t run_seed, std::uint64_t stream, std::uint64_t sub);
 
-// Downloads `count` elements of `format` (bf16, fp16 or fp8 e4m3) from element `offset` of a device
-// buffer, as float; throws std::logic_error for another format.
-[[nodiscard]] std::vector<float> download_values(Context& ctx, kernels::StorageFormat format,
-                                                 const DeviceBuffer& buffer, std::size_t offset, std::size_t count);
-
 void record_not(Recorder& recorder, BenchmarkResult result, Disposition disposition, std::string detail);
 
 // A library's whole output as the reference of the project's kernels: `run` writes it, `sampled_error`

@@ -39,29 +39,6 @@ std::uint64_t seed_of(std::uint64_t run_seed, std::uint64_t stream, std::uint64_
   return testdata::mix64(run_seed ^ (stream << 56) ^ (sub * 0x9E3779B97F4A7C15ULL));
 }
 
-// Downloads `count` elements (16-bit, or e4m3) from element `offset` of a device buffer, as float.
-std::vector<float> download_values(Context& ctx, kernels::StorageFormat format, const DeviceBuffer& buffer,
-                                   std::size_t offset, std::size_t count) {
-  const std::size_t bytes = as_size(kernels::bytes_of(format));
-  std::vector<std::uint8_t> raw(count * bytes);
-  ctx.wait("before download");
-  check(cudaMemcpyAsync(raw.data(), buffer.as<std::uint8_t>() + offset * bytes, count * bytes, cudaMemcpyDeviceToHost,
-                        ctx.stream()),
-        "download");
-  ctx.wait("download");
-  std::vector<float> values(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    if (format == kernels::StorageFormat::fp8_e4m3) {
-      values[i] = static_cast<float>(e4m3_value(raw[i]));
-    } else {
-      std::uint16_t bits = 0;
-      std::memcpy(&bits, raw.data() + 2 * i, 2);
-      values[i] = half16_to_float(format, bits);
-    }
-  }
-  return values;
-}
-
 void record_not(Recorder& recorder, BenchmarkResult result, Disposition disposition, std::string detail) {
   result.disposition = disposition;
   result.detail = std::move(detail);

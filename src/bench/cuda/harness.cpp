@@ -7,11 +7,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 #include <vector>
 
 #include "cublaslt_library.hpp"
 #include "nvml_library.hpp"
+#include "runner_support.hpp"
+#include "storage_formats.hpp"
 
 namespace roofline::bench::cuda {
 namespace {
@@ -412,6 +415,29 @@ void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::in
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+}
+
+// Downloads `count` elements (16-bit, or e4m3) from element `offset` of a device buffer, as float.
+std::vector<float> download_values(Context& ctx, kernels::StorageFormat format, const DeviceBuffer& buffer,
+                                   std::size_t offset, std::size_t count) {
+  const std::size_t bytes = as_size(kernels::bytes_of(format));
+  std::vector<std::uint8_t> raw(count * bytes);
+  ctx.wait("before download");
+  check(cudaMemcpyAsync(raw.data(), buffer.as<std::uint8_t>() + offset * bytes, count * bytes, cudaMemcpyDeviceToHost,
+                        ctx.stream()),
+        "download");
+  ctx.wait("download");
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (format == kernels::StorageFormat::fp8_e4m3) {
+      values[i] = static_cast<float>(e4m3_value(raw[i]));
+    } else {
+      std::uint16_t bits = 0;
+      std::memcpy(&bits, raw.data() + 2 * i, 2);
+      values[i] = half16_to_float(format, bits);
+    }
+  }
+  return values;
 }
 
 }  // namespace roofline::bench::cuda

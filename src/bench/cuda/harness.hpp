@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/blas_api.hpp"
+#include "kernels/storage_format.hpp"
 #include "roofline/bench/bench.hpp"
 
 namespace roofline::bench::cuda {
@@ -203,6 +204,11 @@ struct ErrorNorm {
   std::size_t nonfinite = 0;
 };
 [[nodiscard]] ErrorNorm relative_error(std::span<const float> got, std::span<const float> want);
+
+// Downloads `count` elements of `format` (bf16, fp16 or fp8 e4m3) from element `offset` of a device
+// buffer, as float; throws std::logic_error for another format.
+[[nodiscard]] std::vector<float> download_values(Context& ctx, kernels::StorageFormat format,
+                                                 const DeviceBuffer& buffer, std::size_t offset, std::size_t count);
 
 // Runs body(begin, end) over [0, n) split across the host's cores.
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t begin, std::int64_t end)>& body);

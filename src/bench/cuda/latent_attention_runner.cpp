@@ -70,13 +70,9 @@ void run_latent_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
     kernels::latent_attention_reference(q_f32.as<float>(), type, cache_copy(0), reference.as<float>(), batch, layout,
                                         context, scale, ctx.stream());
     ctx.wait("latent attention");
-    std::vector<std::uint16_t> got_bits(as_size(out_elements));
+    const std::vector<float> got = download_values(ctx, type, out, 0, as_size(out_elements));
     std::vector<float> want(as_size(out_elements));
-    ctx.download(got_bits.data(), out, got_bits.size() * 2);
     ctx.download(want.data(), reference, want.size() * 4);
-    std::vector<float> got(got_bits.size());
-    std::transform(got_bits.begin(), got_bits.end(), got.begin(),
-                   [type](std::uint16_t bits) { return half16_to_float(type, bits); });
     const ErrorNorm e = relative_error(got, want);
     const std::string what = fmt::format(
         "{} sequences x {} heads vs the fp32 reference: normwise error {:.2e} (tol {:.0e}), {} non-finite outputs; "
@@ -96,12 +92,8 @@ void run_latent_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
 
 void run_latent_attention(Context& ctx, std::span<const Case* const> cases, const Sizes& sizes, std::uint64_t seed,
                           Recorder& recorder) {
-  for (const Case* c : cases) {
-    guarded_group(ctx, recorder, std::span(&c, 1), sizes, [&] {
-      if (ctx.health().lost) throw CudaError("the CUDA context was lost", cudaErrorUnknown);
-      run_latent_attention_case(ctx, *c, sizes, seed, recorder);
-    });
-  }
+  run_each_case(ctx, recorder, cases, sizes,
+                [&](const Case& c) { run_latent_attention_case(ctx, c, sizes, seed, recorder); });
 }
 
 }  // namespace roofline::bench::cuda::memory_family

@@ -58,6 +58,19 @@ void guarded_group(Context& ctx, Recorder& recorder, std::span<const memory::Cas
   }
 }
 
+// Runs run(case) for each case on its own (guarded_group of one): a case whose set-up fails is
+// that case's disposition, and a lost CUDA context fails the cases after it without running them.
+template <typename RunCase>
+void run_each_case(Context& ctx, Recorder& recorder, std::span<const memory::Case* const> cases,
+                   const memory::Sizes& sizes, RunCase&& run) {
+  for (const memory::Case* c : cases) {
+    guarded_group(ctx, recorder, std::span(&c, 1), sizes, [&] {
+      if (ctx.health().lost) throw CudaError("the CUDA context was lost", cudaErrorUnknown);
+      run(*c);
+    });
+  }
+}
+
 // The families, each over its cases in table order.
 void run_stream(Context& ctx, std::span<const memory::Case* const> cases, const memory::Sizes& sizes,
                 std::uint64_t seed, Recorder& recorder);
