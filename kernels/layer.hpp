@@ -121,13 +121,20 @@ struct LatentLayout {
   int kv_lora_rank = 512;
   int rope_dim = 64;
 };
+// mma_sync: 8 warps on mma.sync, for 16-, 32- and 64-head blocks (any GPU from sm_80);
+// wgmma: Hopper (sm_90a) only, 64-head blocks, a TMA producer warpgroup and two wgmma consumer
+// warpgroups (latent_attention_wgmma.cu).
+enum class LatentKernel : std::uint8_t { mma_sync, wgmma };
+[[nodiscard]] const char* latent_kernel_name(LatentKernel kernel);
 struct LatentAttentionPlan {
   int heads_per_block = 16;  // 16, 32 or 64 (kernel_tiles::latent_attention_m_tiles)
   int splits = 1;
   int tiles_per_split = 1;  // 64-key tiles per split
   std::size_t workspace_bytes = 0;
+  LatentKernel kernel = LatentKernel::mma_sync;
 };
-// kernel_tiles::latent_attention_split over the `sms` multiprocessors.
+// kernel_tiles::latent_attention_split over the `sms` multiprocessors; the wgmma kernel for 64-head
+// blocks where the current device runs it.
 [[nodiscard]] LatentAttentionPlan latent_attention_plan(int batch, LatentLayout layout, int context, int sms);
 // Why latent_attention cannot run this shape, or nullptr (the kernel is built for rank 512, rope 64).
 [[nodiscard]] const char* latent_attention_unsupported(LatentLayout layout, int context);

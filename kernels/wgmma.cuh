@@ -6,6 +6,7 @@
 //   m64n256k16    A and B from shared memory, both K-major (the GEMM and the tensor-core peak probe);
 //   m64n256k32    the same for 8-bit operands (e4m3, e5m2: the FP8 GEMM). 8-bit wgmma reads both
 //                 operands K-major only, so the instruction has no transpose operands;
+//   m64n256k16_ss_trans_b  A K-major, B N-major (imm-trans-b = 1): O += P V with P in shared memory;
 //   m64nNk16_ss   the same for N = 16, 32, 64 and 128 (S = Q K^T in flash attention: Q and K rows
 //                 are d-contiguous; the skinny GEMV, N = its batch);
 //   m64nNk16_rs   A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
@@ -78,18 +79,20 @@ namespace roofline::kernels::ptx {
       "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
 // A and B from shared-memory descriptors; the accumulators are operands 0 .. N/2 - 1, then desc_a,
-// desc_b and scale_d.
-#define ROOFLINE_WGMMA_SS(SHAPE, TYPE, D, ACC, A, B, SCALE)                           \
+// desc_b and scale_d. TRANS_B "1" reads B N-major (imm-trans-b), "0" K-major; the accumulator
+// operands come last (they expand to a list).
+#define ROOFLINE_WGMMA_SS_TB(SHAPE, TYPE, D, A, B, SCALE, TRANS_B, ...)                \
   asm volatile(                                                                       \
       "{\n"                                                                           \
       ".reg .pred p;\n"                                                               \
       "setp.ne.b32 p, %" SCALE                                                        \
       ", 0;\n"                                                                        \
       "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "%" A ", %" B \
-      ", p, 1, 1, 0, 0;\n"                                                            \
+      ", p, 1, 1, 0, " TRANS_B ";\n"                                                  \
       "}\n"                                                                           \
-      : ACC                                                                           \
+      : __VA_ARGS__                                                                   \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+#define ROOFLINE_WGMMA_SS(SHAPE, TYPE, D, ACC, A, B, SCALE) ROOFLINE_WGMMA_SS_TB(SHAPE, TYPE, D, A, B, SCALE, "0", ACC)
 
 // The 8-bit form: scale-d, then imm-scale-a and imm-scale-b (no imm-trans operands).
 #define ROOFLINE_WGMMA_SS_8BIT(SHAPE, TYPE, D, ACC, A, B, SCALE)                      \
@@ -110,6 +113,8 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS_8BIT("m64n128k32", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
 #define ROOFLINE_WGMMA_M64N256K16(TYPE) \
   ROOFLINE_WGMMA_SS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
+#define ROOFLINE_WGMMA_M64N256K16_SS_TRANS_B(TYPE)                                                                  \
+  ROOFLINE_WGMMA_SS_TB("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, "128", "129", "130", "1", ROOFLINE_WGMMA_ACC128)
 #define ROOFLINE_WGMMA_M64N16K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n16k16", TYPE, ROOFLINE_WGMMA_D8, ROOFLINE_WGMMA_ACC8, "8", "9", "10")
 #define ROOFLINE_WGMMA_M64N32K16_SS(TYPE) \
@@ -161,6 +166,15 @@ template <typename T>
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
   static_assert(TraitsOf<T>::bits == 16, "k = 16 shapes take 16-bit operands");
   ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16);
+}
+
+// m64n256k16 with both operands from shared memory, A K-major and B N-major (O += P V with P in
+// shared memory and V stored [key][d], d contiguous: latent attention's second warpgroup).
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16_ss_trans_b(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                            int scale_d) {
+  static_assert(TraitsOf<T>::bits == 16, "k = 16 shapes take 16-bit operands");
+  ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16_SS_TRANS_B);
 }
 
 template <typename T>

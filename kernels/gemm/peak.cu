@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     *reinterpret_cast<__nv_bfloat16*>(tile_nb + offset(idx / 64, idx % 64)) = __hneg(v);
   }
   // Ordinary stores that wgmma (the async proxy) reads next need this fence before the barrier.
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  ptx::fence_proxy_async_shared();
   __syncthreads();
 
   const uint64_t desc_a = ptx::wgmma_desc_sw128(ptx::smem_addr(tile_a));

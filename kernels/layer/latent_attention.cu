@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "latent_attention_wgmma.hpp"
 #include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::kernels {
@@ -303,6 +304,16 @@ __global__ void __launch_bounds__(kCombineThreads)
   *reinterpret_cast<uint2*>(out + bh * kRank + col) = packed;
 }
 
+void launch_combine(StorageFormat type, const float* part_o, const float* part_ml, void* out, int rows, int splits,
+                    Stream stream) {
+  by_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    latent_combine_kernel<T>
+        <<<static_cast<unsigned>(rows), kCombineThreads, 0, stream>>>(part_o, part_ml, static_cast<T*>(out), splits);
+  });
+  ROOFLINE_CHECK_LAUNCH("latent_combine_kernel");
+}
+
 }  // namespace
 
 const char* latent_attention_unsupported(LatentLayout layout, int context) {
@@ -314,9 +325,22 @@ const char* latent_attention_unsupported(LatentLayout layout, int context) {
   return nullptr;
 }
 
+const char* latent_kernel_name(LatentKernel kernel) {
+  switch (kernel) {
+    case LatentKernel::mma_sync: return "mma_sync";
+    case LatentKernel::wgmma: return "wgmma";
+  }
+  return "?";
+}
+
 LatentAttentionPlan latent_attention_plan(int batch, LatentLayout layout, int context, int sms) {
   LatentAttentionPlan plan;
   plan.heads_per_block = 16 * kernel_tiles::latent_attention_m_tiles(layout.heads, batch, context, sms);
+  if (plan.heads_per_block == 64) {
+    int device = 0;
+    ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
+    if (detail::latent_attention_wgmma_runs(device)) plan.kernel = LatentKernel::wgmma;
+  }
   const int head_groups = (layout.heads + plan.heads_per_block - 1) / plan.heads_per_block;
   const kernel_tiles::DecodeSplit split = kernel_tiles::latent_attention_split(batch, head_groups, context, sms);
   plan.splits = split.splits;
@@ -346,6 +370,13 @@ void latent_attention(StorageFormat type, const void* q, const void* cache, void
   float* part_ml =
       part_o == nullptr ? nullptr : part_o + static_cast<std::size_t>(batch) * layout.heads * plan.splits * kRank;
   const float scale_log2 = 1.4426950408889634f * softmax_scale;
+  if (plan.kernel == LatentKernel::wgmma) {
+    detail::require(plan.heads_per_block == 64, "latent attention: the wgmma kernel takes 64-head blocks");
+    detail::latent_attention_wgmma(type, q, cache, part_o, part_ml, out, batch, layout.heads, context,
+                                   plan.tiles_per_split, plan.splits, scale_log2, stream);
+    if (plan.splits > 1) launch_combine(type, part_o, part_ml, out, batch * layout.heads, plan.splits, stream);
+    return;
+  }
   const dim3 grid(static_cast<unsigned>(plan.splits),
                   static_cast<unsigned>((layout.heads + plan.heads_per_block - 1) / plan.heads_per_block),
                   static_cast<unsigned>(batch));
@@ -368,11 +399,9 @@ void latent_attention(StorageFormat type, const void* q, const void* cache, void
       run(std::integral_constant<int, 4>{});
     }
     ROOFLINE_CHECK_LAUNCH("latent_attention_kernel");
-    if (plan.splits == 1) return;  // the attention kernel wrote the output
-    latent_combine_kernel<T><<<static_cast<unsigned>(batch * layout.heads), kCombineThreads, 0, stream>>>(
-        part_o, part_ml, static_cast<T*>(out), plan.splits);
-    ROOFLINE_CHECK_LAUNCH("latent_combine_kernel");
   });
+  // With one split the attention kernel wrote the output.
+  if (plan.splits > 1) launch_combine(type, part_o, part_ml, out, batch * layout.heads, plan.splits, stream);
 }
 
 }  // namespace roofline::kernels

@@ -136,17 +136,17 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // kernels without the read floor = 23
   // + W8A8 GEMV at 4 shapes: mma at 7 batches, stag and pdl at batches 1 .. 16 (2 x 5) = 17; and the
   // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8
-  // + latent attention (2 head counts x 4 batches x 3 contexts, and the ragged 24 heads x 1000 keys).
+  // + latent attention (2 head counts x 4 batches x 3 contexts, and the ragged 24 and 96 heads x 1000 keys).
   CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 5 + 29 * 36 +
-                                    8 * (28 + 23) + 4 * 17 + 8 + 2 * 4 * 3 + 1);
+                                    8 * (28 + 23) + 4 * 17 + 8 + 2 * 4 * 3 + 2);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
   // 8192^2 batch 1: mma, stag, simt for fp8 and int4, and fp8's read floor; the bf16 wgmma GEMV at
   // 8192^2 batches 8 and 64; W8A8 at 8192^2 (mma, stag, pdl at batch 1; mma at 16 and 64) and every
   // ragged case (8); latent attention at 1024 keys for 16 and 128 heads at batch 1, 128 heads at
-  // batch 8, and the ragged case (4).
-  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 5 + 8 + 4);
+  // batch 8, and the two ragged cases (5).
+  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 5 + 8 + 5);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -666,11 +666,11 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 76 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
-  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 4 latent
+  // --quick: 77 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
+  // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
   // attention), 94 + 16 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) + 8 FP8
   // attention and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 76 + 94 + 16 + 8 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 77 + 94 + 16 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -1358,6 +1358,11 @@ TEST_CASE("latent attention splits the context into one wave of blocks over the 
   // 16384 keys 2 x 256: 64-head blocks.
   CHECK(kernel_tiles::latent_attention_m_tiles(16, 1, 1024, 132) == 1);
   CHECK(kernel_tiles::latent_attention_m_tiles(24, 16, 1000, 132) == 2);
+  // The suite's second ragged case, for the Hopper kernel's 64-head blocks: 96 heads at batch 8 over
+  // 1000 keys (16 tiles) give 8 x 2 x 16 = 256 >= 132 items in 64-head groups (the second group 32
+  // heads); split into floor(132 / 16) = 8 wanted, 2 tiles each: 8 splits.
+  CHECK(kernel_tiles::latent_attention_m_tiles(96, 8, 1000, 132) == 4);
+  CHECK(kernel_tiles::latent_attention_split(8, 2, 1000, 132).splits == 8);
   CHECK(kernel_tiles::latent_attention_m_tiles(48, 16, 1024, 132) == 4);
   CHECK(kernel_tiles::latent_attention_m_tiles(48, 8, 1024, 132) == 2);  // 1 x 8 x 16 = 128 < 132
   CHECK(kernel_tiles::latent_attention_m_tiles(128, 1, 1024, 132) == 1);

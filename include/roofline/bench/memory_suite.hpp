@@ -363,8 +363,10 @@ constexpr void for_each_case(F&& f) {
       }
     }
   }
-  // A partial head group and a partial key tile: checked under --quick.
+  // A partial head group and a partial key tile: checked under --quick; on the Hopper kernel (64-head
+  // blocks, split) too.
   latent(24, 2, 1000, true);
+  latent(96, 8, 1000, true);
   f(Case{.kernel = l2_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
   f(Case{.kernel = smem_read, .variant = Variant::persistent, .vector_bytes = 16, .quick = true});
 }

@@ -76,9 +76,9 @@ void run_latent_attention_case(Context& ctx, const Case& c, const Sizes& sizes, 
     const ErrorNorm e = relative_error(got, want);
     const std::string what = fmt::format(
         "{} sequences x {} heads vs the fp32 reference: normwise error {:.2e} (tol {:.0e}), {} non-finite outputs; "
-        "{} splits of {} key tiles",
+        "{} splits of {} key tiles, {}-head blocks on the {} kernel",
         batch, layout.heads, e.error, kernels::attention_check_tolerance, e.nonfinite, plan.splits,
-        plan.tiles_per_split);
+        plan.tiles_per_split, plan.heads_per_block, kernels::latent_kernel_name(plan.kernel));
     if (!(e.error <= kernels::attention_check_tolerance)) throw VerificationFailed(what);
     if (copies == 1) return what;
     return fmt::format(
