@@ -1,6 +1,8 @@
 // The host side of the benchmarks: statistics, the sector model, the case tables of the memory,
 // compute and layer suites and their model costs, sizes, targets, hardware matching, test data,
 // and result -> report conversion.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -355,6 +357,28 @@ TEST_CASE("decode attention over an fp8 cache: its own group, 1-byte K and V") {
   CHECK(std::get<Basis>(basis).best_table == "attention.decode.bf16.kvfp8_e4m3.d128");
   CHECK(std::get<Basis>(basis).cost.bytes() == cost.bytes());
   CHECK(std::get<Basis>(basis).note.empty());
+}
+
+TEST_CASE("latent attention: the swept head counts teach the table, the ragged correctness cases do not") {
+  // 128 heads at batch 8 over 4096 keys: its basis is the decode step's MLA table, series = 128
+  // query rows. 96 heads (the wgmma kernel's ragged case) would be a series of one point, which the
+  // interpolation between series would hold constant at every size: checked and timed, not learnt.
+  const auto basis_of_heads = [](std::int64_t heads, std::int64_t batch, std::int64_t context) {
+    const nlohmann::json parameters = {{"dtype", "bf16"}, {"batch", batch}, {"context", context},
+                                       {"heads", heads},  {"latent", 512},  {"rope", 64}};
+    const std::string id = fmt::format("attention.latent_decode.bf16.h{}.b{}.ctx{}.flashdecode", heads, batch, context);
+    return memory::suite().basis(RecordedResult{"latent_attention", id, "flashdecode", parameters, std::nullopt, "test"});
+  };
+  const BasisOrReason swept = basis_of_heads(128, 8, 4096);
+  REQUIRE(std::holds_alternative<Basis>(swept));
+  CHECK(std::get<Basis>(swept).best_table == "attention.latent_decode.bf16.d576");
+  CHECK(std::get<Basis>(swept).series == 128.0);
+  for (const std::int64_t heads : {24, 96}) {
+    const BasisOrReason ragged = basis_of_heads(heads, 8, 1000);
+    REQUIRE(std::holds_alternative<NoBasis>(ragged));
+    CHECK(std::get<NoBasis>(ragged).reason.find("not learnt") != std::string::npos);
+    CHECK_FALSE(std::get<NoBasis>(ragged).ceiling);
+  }
 }
 
 namespace {
