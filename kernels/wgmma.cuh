@@ -81,16 +81,16 @@ namespace roofline::kernels::ptx {
 // A and B from shared-memory descriptors; the accumulators are operands 0 .. N/2 - 1, then desc_a,
 // desc_b and scale_d. TRANS_B "1" reads B N-major (imm-trans-b), "0" K-major; the accumulator
 // operands come last (they expand to a list).
-#define ROOFLINE_WGMMA_SS_TB(SHAPE, TYPE, D, A, B, SCALE, TRANS_B, ...)                \
-  asm volatile(                                                                       \
-      "{\n"                                                                           \
-      ".reg .pred p;\n"                                                               \
-      "setp.ne.b32 p, %" SCALE                                                        \
-      ", 0;\n"                                                                        \
-      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "%" A ", %" B \
-      ", p, 1, 1, 0, " TRANS_B ";\n"                                                  \
-      "}\n"                                                                           \
-      : __VA_ARGS__                                                                   \
+#define ROOFLINE_WGMMA_SS_TB(SHAPE, TYPE, D, A, B, SCALE, TRANS_B, ...)                                        \
+  asm volatile(                                                                                                \
+      "{\n"                                                                                                    \
+      ".reg .pred p;\n"                                                                                        \
+      "setp.ne.b32 p, %" SCALE                                                                                 \
+      ", 0;\n"                                                                                                 \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D "%" A ", %" B ", p, 1, 1, 0, " TRANS_B \
+      ";\n"                                                                                                    \
+      "}\n"                                                                                                    \
+      : __VA_ARGS__                                                                                            \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 #define ROOFLINE_WGMMA_SS(SHAPE, TYPE, D, ACC, A, B, SCALE) ROOFLINE_WGMMA_SS_TB(SHAPE, TYPE, D, A, B, SCALE, "0", ACC)
 
@@ -113,7 +113,7 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS_8BIT("m64n128k32", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
 #define ROOFLINE_WGMMA_M64N256K16(TYPE) \
   ROOFLINE_WGMMA_SS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
-#define ROOFLINE_WGMMA_M64N256K16_SS_TRANS_B(TYPE)                                                                  \
+#define ROOFLINE_WGMMA_M64N256K16_SS_TRANS_B(TYPE) \
   ROOFLINE_WGMMA_SS_TB("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, "128", "129", "130", "1", ROOFLINE_WGMMA_ACC128)
 #define ROOFLINE_WGMMA_M64N16K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n16k16", TYPE, ROOFLINE_WGMMA_D8, ROOFLINE_WGMMA_ACC8, "8", "9", "10")

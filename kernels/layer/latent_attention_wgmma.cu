@@ -51,7 +51,7 @@ constexpr int kDim = kRank + kernel_tiles::latent_attention_rope;  // 576
 constexpr int kRows = 64;                                          // heads a block: one wgmma m
 constexpr int kBN = kernel_tiles::latent_attention_block_n;        // 64 keys a tile
 constexpr int kStages = kernel_tiles::latent_attention_stages;
-constexpr int kBoxElements = 64;            // one 128-byte row of 16-bit values, the swizzle's width
+constexpr int kBoxElements = 64;             // one 128-byte row of 16-bit values, the swizzle's width
 constexpr int kBoxes = kDim / kBoxElements;  // 9
 constexpr int kBoxBytes = 64 * 128;          // [64 rows (heads or keys)][128 bytes]
 constexpr int kQBytes = kBoxes * kBoxBytes;
@@ -152,8 +152,7 @@ __device__ __forceinline__ void store_p(uint32_t smem_p, const uint32_t (&p)[kVa
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // rows row0, row0 + 8
         const int row = row0 + 8 * h;
-        const uint32_t address =
-            smem_p + static_cast<uint32_t>(row * 128 + ((chunk ^ (row % 8)) * 16) + 4 * c);
+        const uint32_t address = smem_p + static_cast<uint32_t>(row * 128 + ((chunk ^ (row % 8)) * 16) + 4 * c);
         asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(address), "r"(p[kt][2 * half + h]) : "memory");
       }
     }
@@ -210,7 +209,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(left_full + 8 * s, 1);
       ptx::mbarrier_init(right_full + 8 * s, 1);
-      ptx::mbarrier_init(left_empty + 8 * s, kConsumerThreads / 2);  // warpgroup 1
+      ptx::mbarrier_init(left_empty + 8 * s, kConsumerThreads / 2);   // warpgroup 1
       ptx::mbarrier_init(right_empty + 8 * s, kConsumerThreads / 2);  // warpgroup 2
     }
     ptx::fence_mbarrier_init();
@@ -322,8 +321,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::fence_registers(o_acc);
         ptx::mbarrier_arrive(right_empty + 8 * stage(j));
         // A full barrier, not an arrival: warpgroup 2 has nothing to do until the next P anyway, and
-      // it orders its reads of the factors before their next write for racecheck as well.
-      if (j + 1 < tiles) ptx::named_barrier_sync(kPFree, kConsumerThreads);
+        // it orders its reads of the factors before their next write for racecheck as well.
+        if (j + 1 < tiles) ptx::named_barrier_sync(kPFree, kConsumerThreads);
       }
     }
     ptx::named_barrier_sync(kRowSums, kConsumerThreads);
@@ -398,9 +397,8 @@ void latent_attention_wgmma(StorageFormat type, const void* q, const void* cache
     using T = decltype(tag);
     ROOFLINE_CUDA_CHECK(
         cudaFuncSetAttribute(latent_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-    latent_wgmma_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(map_q, map_cache, part_o, part_ml,
-                                                                   static_cast<T*>(out), heads, context,
-                                                                   tiles_per_split, splits, scale_log2);
+    latent_wgmma_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(
+        map_q, map_cache, part_o, part_ml, static_cast<T*>(out), heads, context, tiles_per_split, splits, scale_log2);
   };
   if (type == StorageFormat::bf16) {
     run(__nv_bfloat16{});

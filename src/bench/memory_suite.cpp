@@ -757,8 +757,9 @@ std::pair<BasisOrReason, OpCost> memory_basis(const RecordedResult& m) {
     const std::int64_t heads = m.whole("heads");
     if (std::find(memory::latent_attention_heads.begin(), memory::latent_attention_heads.end(), heads) ==
         memory::latent_attention_heads.end()) {
-      return {NoBasis{fmt::format("a correctness case ({} heads, off the swept head counts): not learnt", heads), false},
-              OpCost{}};
+      return {
+          NoBasis{fmt::format("a correctness case ({} heads, off the swept head counts): not learnt", heads), false},
+          OpCost{}};
     }
     LatentAttentionShape shape;
     shape.batch = m.whole("batch");

@@ -367,7 +367,8 @@ TEST_CASE("latent attention: the swept head counts teach the table, the ragged c
     const nlohmann::json parameters = {{"dtype", "bf16"}, {"batch", batch}, {"context", context},
                                        {"heads", heads},  {"latent", 512},  {"rope", 64}};
     const std::string id = fmt::format("attention.latent_decode.bf16.h{}.b{}.ctx{}.flashdecode", heads, batch, context);
-    return memory::suite().basis(RecordedResult{"latent_attention", id, "flashdecode", parameters, std::nullopt, "test"});
+    return memory::suite().basis(
+        RecordedResult{"latent_attention", id, "flashdecode", parameters, std::nullopt, "test"});
   };
   const BasisOrReason swept = basis_of_heads(128, 8, 4096);
   REQUIRE(std::holds_alternative<Basis>(swept));
