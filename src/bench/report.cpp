@@ -87,7 +87,7 @@ constexpr std::array<ColumnOf<BenchRun>, 21> run_columns{{
      [](const BenchRun& r) { return Cell{count_of(r, Disposition::not_supported)}; }},
     {{"throttled", "throttled", 0}, [](const BenchRun& r) { return Cell{throttled_count(r)}; }},
     {{"stopped_early", "stopped early", 0}, [](const BenchRun& r) { return Cell{r.context_lost}; }},
-    {{"tool_commit", "commit", 0}, [](const BenchRun& /*r*/) { return Cell{std::string(tool_commit)}; }},
+    {{"tool_commit", "commit", 0}, [](const BenchRun& /*r*/) { return Cell{std::string(tool_commit())}; }},
 }};
 
 Cell target_rate(const TargetResult& t, const std::optional<double>& rate, Metric metric) {

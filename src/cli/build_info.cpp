@@ -16,8 +16,8 @@ std::string version_text() {
       "build:   {}, {}; CUDA {}; MPI {}\n"
       "data:    bundled hardware and models ({} files) sha256 {}",
       tool_version, build.at("commit").get<std::string>(),
-      build.at("dirty").get<bool>() ? " (dirty: uncommitted changes when configured)" : "", tool_build_type,
-      tool_compiler, tool_cuda, tool_mpi, bundled_data_files, bundled_data_hash);
+      build.at("dirty").get<bool>() ? " (dirty: uncommitted changes when built)" : "", tool_build_type, tool_compiler,
+      tool_cuda, tool_mpi, bundled_data_files, bundled_data_hash);
 }
 
 }  // namespace roofline::cli

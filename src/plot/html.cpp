@@ -120,7 +120,7 @@ class HtmlPrinter final : public Printer {
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     out << fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", xml_escape(heading), style);
     out << fmt::format("<h1>roofline {}</h1>\n<p class=\"meta\">{} &#183; roofline {} ({})</p>\n",
-                       xml_escape(report.kind), xml_escape(report.schema()), tool_version, xml_escape(tool_commit));
+                       xml_escape(report.kind), xml_escape(report.schema()), tool_version, xml_escape(tool_commit()));
     out << "<p><label>Filter rows and chart marks: <input id=\"filter\" type=\"search\" "
            "placeholder=\"text in a row or a mark's label\"></label></p>\n";
     if (!report.figures.empty()) out << "<nav><p>Charts:";

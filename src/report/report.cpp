@@ -301,7 +301,7 @@ json to_json(const Report& report) {
 }
 
 json tool_build() {
-  const std::string_view commit = tool_commit;
+  const std::string_view commit = tool_commit();
   return json{{"commit", commit},
               {"dirty", commit.ends_with("-dirty")},
               {"build_type", tool_build_type},
