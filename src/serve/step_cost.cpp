@@ -79,6 +79,12 @@ std::map<std::string, std::string, std::less<>> fp8_tables_as_16_bit(const Model
       out[tables::attention("flash", fp8, fp8, d, true)] = tables::attention("flash", act, act, d, true);
       out[tables::attention("flash", act, fp8, d, true)] = tables::attention("flash", act, act, d, true);
     }
+    if (families.attention && config.kv == fp8 && model.attention.kind == AttentionKind::mla) {
+      // MLA at decode over an fp8 latent, which no bundled kernel reads: the bf16 latent kernel's
+      // efficiency. (Its prefill runs the expanded form, which keeps the roofline either way.)
+      const std::int64_t row = model.attention.kv_lora_rank + model.attention.qk_rope_head_dim;
+      out[tables::latent_decode_attention(act, fp8, row)] = tables::latent_decode_attention(act, act, row);
+    }
   }
   return out;
 }

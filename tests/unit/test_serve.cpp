@@ -481,6 +481,13 @@ TEST_CASE("serve step cost: --fp8-kernels like-16-bit costs FP8 GEMMs and FP8-KV
   const auto attention = fp8_tables_as_16_bit(m, c, {.gemm = false, .attention = true});
   CHECK(attention.size() == 3);
   CHECK(attention.count("gemm.fp8_e4m3") == 0);
+  // MLA (DeepSeek-V3) over an fp8 latent: its decode table, 512 latent + 64 rotary = d576, maps to
+  // the bf16 latent kernel's; GQA's tables are not named for it.
+  DeploymentConfig mla = c;
+  mla.tp = 8;
+  const auto latent = fp8_tables_as_16_bit(models().find("deepseek-v3"), mla, {.gemm = false, .attention = true});
+  CHECK(latent.size() == 1);
+  CHECK(latent.at("attention.latent_decode.bf16.kvfp8_e4m3.d576") == "attention.latent_decode.bf16.d576");
 
   TimeOptions own;
   own.calibration = &*table;
