@@ -245,7 +245,9 @@ constexpr DecodeSplit decode_attention_split(int batch, int kv_heads, int contex
 // block per SM. A group is 16, 32 or 64 heads (1, 2 or 4 m16 tiles): every cache tile a block reads
 // serves all its heads, so more heads a block divide the shared-memory reads per FLOP (16 heads:
 // 30 FLOP per cache byte, 64: 120), up to what shared memory holds (Q, the stages, P, 225 KiB at 64);
-// 64-head blocks took 128 heads from 84-88 to 192-217 TFLOP/s at batch 8-128.
+// 64-head blocks took 128 heads from 84-88 to 192-217 TFLOP/s at batch 8-128. On sm_90a a 64-head
+// block runs the Hopper kernel instead (kernels/layer/latent_attention_wgmma.cu, picked by
+// latent_attention_plan: 317-581 TFLOP/s there), with the same splits.
 inline constexpr int latent_attention_rank = 512;
 inline constexpr int latent_attention_rope = 64;
 inline constexpr int latent_attention_block_n = 64;
