@@ -336,12 +336,19 @@ const char* latent_kernel_name(LatentKernel kernel) {
 LatentAttentionPlan latent_attention_plan(int batch, LatentLayout layout, int context, int sms) {
   LatentAttentionPlan plan;
   plan.heads_per_block = 16 * kernel_tiles::latent_attention_m_tiles(layout.heads, batch, context, sms);
-  if (plan.heads_per_block == 64) {
+  int head_groups = (layout.heads + plan.heads_per_block - 1) / plan.heads_per_block;
+  // The Hopper kernel's blocks are 64 rows: it takes the shape wherever that does not cut the
+  // number of blocks (64-head groups, and 16 or 32 heads, one group either way, its other rows
+  // idle: at 16 heads the work stays memory-bound with 4x the tensor work).
+  if ((layout.heads + 63) / 64 == head_groups) {
     int device = 0;
     ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
-    if (detail::latent_attention_wgmma_runs(device)) plan.kernel = LatentKernel::wgmma;
+    if (detail::latent_attention_wgmma_runs(device)) {
+      plan.kernel = LatentKernel::wgmma;
+      plan.heads_per_block = 64;
+      head_groups = (layout.heads + 63) / 64;
+    }
   }
-  const int head_groups = (layout.heads + plan.heads_per_block - 1) / plan.heads_per_block;
   const kernel_tiles::DecodeSplit split = kernel_tiles::latent_attention_split(batch, head_groups, context, sms);
   plan.splits = split.splits;
   plan.tiles_per_split = split.tiles_per_split;

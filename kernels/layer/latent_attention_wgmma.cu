@@ -1,6 +1,8 @@
-// Latent attention at decode on Hopper (sm_90a): 64 query heads a block, both products on wgmma,
+// Latent attention at decode on Hopper (sm_90a): 64 query rows a block, both products on wgmma,
 // the cache streamed by TMA. The layouts and the result are latent_attention's (layer.hpp); the
-// plan picks this kernel for its 64-head blocks (LatentKernel::wgmma).
+// plan picks this kernel (LatentKernel::wgmma) for 64-head groups and for 16 or 32 heads, where a
+// block holds all the heads and its other rows idle (memory-bound there even at 4x the tensor work:
+// 16 heads from batch 8 stream 3.2-4.1 TB/s, the mma.sync kernel's 16-head blocks 2.5-2.9).
 //
 // One block per (group of 64 heads, split of the context, sequence), three warpgroups:
 //   warpgroup 0, the producer (setmaxnreg 24): one thread loads Q (64 heads x 576, nine boxes of 64
@@ -222,11 +224,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == 0) {
-      // Heads past `heads` and keys past `context` lie outside the tensor maps and read as zero.
+      // Q is read as [batch x heads] rows: where a block has fewer than 64 heads (16 heads at TP 8),
+      // its other rows are the next sequences' queries (or zero past the last), computed and never
+      // written. Keys past `context` lie outside the cache's map and read as zero.
       ptx::mbarrier_arrive_expect_tx(q_full, kQBytes);
 #pragma unroll 1
       for (int box = 0; box < kBoxes; ++box)
-        ptx::tma_load_3d(smem_q + box * kBoxBytes, &map_q, q_full, kBoxElements * box, head0, b);
+        ptx::tma_load_3d(smem_q + box * kBoxBytes, &map_q, q_full, kBoxElements * box, b * heads + head0, 0);
       // Each half of tile j as soon as its half of tile j - 2 is released: the right half (warpgroup
       // 2's P V) is released early in the tile's time, the left one late.
       for (int j = 0; j < tiles; ++j) {
@@ -389,7 +393,7 @@ void latent_attention_wgmma(StorageFormat type, const void* q, const void* cache
                             void* out, int batch, int heads, int context, int tiles_per_split, int splits,
                             float scale_log2, cudaStream_t stream) {
   require(batch <= 65535 && splits <= 65535, "latent attention (wgmma): batch and splits must be at most 65535");
-  const CUtensorMap map_q = make_rows_map(type, q, heads, batch, "latent attention (wgmma): q");
+  const CUtensorMap map_q = make_rows_map(type, q, batch * heads, 1, "latent attention (wgmma): q");
   const CUtensorMap map_cache = make_rows_map(type, cache, context, batch, "latent attention (wgmma): cache");
   const dim3 grid(static_cast<unsigned>((heads + kRows - 1) / kRows), static_cast<unsigned>(splits),
                   static_cast<unsigned>(batch));
