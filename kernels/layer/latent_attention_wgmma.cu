@@ -2,7 +2,7 @@
 // the cache streamed by TMA. The layouts and the result are latent_attention's (layer.hpp); the
 // plan picks this kernel (LatentKernel::wgmma) for 64-head groups and for 16 or 32 heads, where a
 // block holds all the heads and its other rows idle (memory-bound there even at 4x the tensor work:
-// 16 heads from batch 8 stream 3.2-4.1 TB/s, the mma.sync kernel's 16-head blocks 2.5-2.9).
+// 16 heads over 8 x 16k or more keys stream 3.2-4.1 TB/s, the mma.sync kernel's blocks 2.5-2.9).
 //
 // One block per (group of 64 heads, split of the context, sequence), three warpgroups:
 //   warpgroup 0, the producer (setmaxnreg 24): one thread loads Q (64 heads x 576, nine boxes of 64
