@@ -1,10 +1,19 @@
 # Writes OUTPUT, the definition of roofline::tool_commit(), from `git describe --always --dirty` of
-# SOURCE_DIR ("unknown" outside a git checkout or without git, never a failure). Run by every build
+# SOURCE_DIR ("unknown" outside a git checkout or without git, never a failure), or the environment's
+# ROOFLINE_TOOL_COMMIT where that is set. Run by every build
 # (the roofline_tool_commit target), not only by configure: a stamp taken at configure time went
 # stale on the next commit or edit, and benchmark runs recorded a commit they were not built from.
 # The file is rewritten only when its text changes, so an unchanged tree rebuilds nothing.
 set(commit "unknown")
-if(GIT_EXECUTABLE)
+if(NOT "$ENV{ROOFLINE_TOOL_COMMIT}" STREQUAL "")
+  # Set by whoever builds a copy of the tree whose git state is not the tree's own (an exported
+  # tree, or a remote machine's copy whose .git is a snapshot of an earlier state).
+  if(NOT "$ENV{ROOFLINE_TOOL_COMMIT}" MATCHES "^[A-Za-z0-9._/-]+$")
+    message(FATAL_ERROR
+            "ROOFLINE_TOOL_COMMIT='$ENV{ROOFLINE_TOOL_COMMIT}': expected a commit name (letters, digits, . _ / -)")
+  endif()
+  set(commit "$ENV{ROOFLINE_TOOL_COMMIT}")
+elseif(GIT_EXECUTABLE)
   execute_process(
     COMMAND "${GIT_EXECUTABLE}" describe --always --dirty
     WORKING_DIRECTORY "${SOURCE_DIR}"

@@ -29,6 +29,10 @@
 # 90-140 s, layer 30-60 s, sanitize 120-240 s: a first call gets through memory and most of
 # compute; `scripts/gpu/run.sh compute layer sanitize summary` finishes it.
 #
+# The commit the runs record (`tool_commit`) is the build's `git describe`; where the machine's
+# copy of .git is not the tree's own (the lent device keeps the git state of its first call), pass
+# the one taken where the tree came from: ROOFLINE_TOOL_COMMIT=<commit> scripts/gpu/run.sh build.
+#
 # Results: build/gpu-results/ (kept between calls on a warm machine), copied to $OUT at the end of
 # every phase: at most these 9 files, each far below 16 MiB:
 #   summary.txt build.log ctest.log suites.log sanitize.log bench-memory.json bench-compute.json
