@@ -4,14 +4,15 @@
 // block holds all the heads and its other rows idle (memory-bound there even at 4x the tensor work:
 // 16 heads over 8 x 16k or more keys stream 3.2-4.1 TB/s, the mma.sync kernel's blocks 2.5-2.9).
 //
-// One block per (group of 64 heads, split of the context, sequence), three warpgroups:
+// One block per (group of up to 64 heads, split of the context, sequence), three warpgroups:
 //   warpgroup 0, the producer (setmaxnreg 24): one thread loads Q (64 heads x 576, nine boxes of 64
 //     columns in the 128-byte swizzle) once, then the split's 64-key cache tiles (72 KiB each)
 //     through two stages. Each tile is loaded in two halves on mbarriers of their own: the right
 //     half (latent columns 256..511 and the rotary key) as soon as warpgroup 2 has released its
 //     half of the tile two back, the left half (columns 0..255) once warpgroup 1 has. With one
 //     "full" and one "empty" barrier per stage the next tile could only load once the slower of the
-//     two had finished with the stage: at 128 heads the kernel ran 387-459 TFLOP/s that way.
+//     two had finished with the stage: 383-459 TFLOP/s that way at 128 heads over 32 x 4k or 8 x 16k
+//     keys, where the halves run 491-581.
 //   warpgroup 1 (setmaxnreg 240): per tile j, S_j = Q K_j^T (36 wgmma m64n64k16, both operands from
 //     shared memory; the right half's 20 issued while the left half still lands), the online
 //     softmax, O[:, 0..255] += P_j V_j with P from registers (4 wgmma m64n256k16, V = the tile's
