@@ -40,4 +40,17 @@ inline int current_device_sms() {
   return sms;
 }
 
+// Whether this build has the sm_90a (Hopper) kernels and `device` can run them: what every
+// wgmma/TMA kernel's "supported" query asks.
+inline bool sm90a_runs_on(int device) {
+#if defined(ROOFLINE_HAVE_SM90A)
+  cudaDeviceProp prop{};
+  ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return prop.major == 9 && prop.minor == 0;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
 }  // namespace roofline::kernels::detail

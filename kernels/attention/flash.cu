@@ -332,11 +332,7 @@ bool flash_variant_supported(FlashVariant variant, int head_dim, int device) {
   cudaDeviceProp prop{};
   ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   if (variant != FlashVariant::wgmma) return prop.major >= 8 && (head_dim == 64 || head_dim == 128);
-#if defined(ROOFLINE_HAVE_SM90A)
-  return prop.major == 9 && prop.minor == 0 && kernel_tiles::flash_wgmma_runs(head_dim);
-#else
-  return false;
-#endif
+  return kernel_tiles::flash_wgmma_runs(head_dim) && detail::sm90a_runs_on(device);
 }
 
 void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& shape, const void* q, const void* k,

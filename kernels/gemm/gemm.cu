@@ -41,12 +41,7 @@ bool gemm_kernel_supported(GemmKernel kernel, int device) {
     case GemmKernel::naive:
     case GemmKernel::smem_tiled: return true;
     case GemmKernel::mma_sync: return prop.major >= 8;
-    case GemmKernel::wgmma:
-#if defined(ROOFLINE_HAVE_SM90A)
-      return prop.major == 9 && prop.minor == 0;
-#else
-      return false;
-#endif
+    case GemmKernel::wgmma: return detail::sm90a_runs_on(device);
   }
   return false;
 }

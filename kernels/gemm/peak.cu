@@ -212,12 +212,7 @@ bool peak_probe_supported(PeakProbe probe, int device) {
   switch (probe) {
     case PeakProbe::fma_fp32: return true;
     case PeakProbe::mma_sync_bf16: return prop.major >= 8;
-    case PeakProbe::wgmma_bf16:
-#if defined(ROOFLINE_HAVE_SM90A)
-      return prop.major == 9 && prop.minor == 0;
-#else
-      return false;
-#endif
+    case PeakProbe::wgmma_bf16: return detail::sm90a_runs_on(device);
   }
   return false;
 }

@@ -380,14 +380,7 @@ CUtensorMap make_rows_map(StorageFormat type, const void* base, int rows, int ou
 }  // namespace
 
 bool latent_attention_wgmma_runs(int device) {
-#if defined(ROOFLINE_HAVE_SM90A)
-  cudaDeviceProp prop{};
-  ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  return prop.major == 9 && prop.minor == 0;
-#else
-  (void)device;
-  return false;
-#endif
+  return sm90a_runs_on(device);
 }
 
 void latent_attention_wgmma(StorageFormat type, const void* q, const void* cache, float* part_o, float* part_ml,
