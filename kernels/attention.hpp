@@ -23,7 +23,11 @@ struct AttentionShape {
   int heads = 1;
   int kv_heads = 1;
   int seq = 1;
-  int head_dim = 128;  // 64 or 128; 256 too on FlashVariant::wgmma
+  int head_dim = 128;  // Q and K: 64 or 128; 256 too on FlashVariant::wgmma
+  // V and O (0: head_dim; V is then [batch, kv_heads, seq, head_dim_v] and O [batch, heads, seq,
+  // head_dim_v]). Standard attention runs any; of the flash kernels FlashVariant::wgmma runs 192 with
+  // 128, DeepSeek's latent attention expanded for prefill.
+  int head_dim_v = 0;
   bool causal = false;
   float scale = 0;  // softmax scale; 0 means 1/sqrt(head_dim)
 };
@@ -46,17 +50,17 @@ const char* flash_variant_name(FlashVariant variant);
 // The storage formats of Q, K, V and O that the attention kernels (flash and standard) are built for.
 inline constexpr StorageFormats attention_formats = half16_formats;
 
-// Whether this build and `device` can run the variant at this head_dim. Throws KernelError when the
-// device cannot be queried.
-bool flash_variant_supported(FlashVariant variant, int head_dim, int device);
+// Whether this build and `device` can run the variant at this head_dim (and head_dim_v, 0: the same).
+// Throws KernelError when the device cannot be queried.
+bool flash_variant_supported(FlashVariant variant, int head_dim, int device, int head_dim_v = 0);
 
 // Query rows per block, keys per K/V tile, warps, K/V stages and shared memory (for this head_dim):
 // roofline/kernel_tiles.hpp.
 using FlashTiling = kernel_tiles::FlashTiling;
 FlashTiling flash_tiling(FlashVariant variant, int head_dim);
 
-// Throws KernelError unless head_dim is 64 or 128 (or 256 on wgmma), heads % kv_heads == 0, all sizes >= 1, and the
-// grid fits. Pointers must be 16-byte aligned.
+// Throws KernelError unless head_dim is 64 or 128 (or 256, or 192 with head_dim_v 128, on wgmma), heads % kv_heads
+// == 0, all sizes >= 1, and the grid fits. Pointers must be 16-byte aligned.
 void flash_attention_forward(FlashVariant variant, StorageFormat type, const AttentionShape& shape, const void* q,
                              const void* k, const void* v, void* o, Stream stream = nullptr);
 

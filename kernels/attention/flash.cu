@@ -328,11 +328,13 @@ const char* flash_variant_name(FlashVariant variant) {
   return "?";
 }
 
-bool flash_variant_supported(FlashVariant variant, int head_dim, int device) {
+bool flash_variant_supported(FlashVariant variant, int head_dim, int device, int head_dim_v) {
   cudaDeviceProp prop{};
   ROOFLINE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  if (variant != FlashVariant::wgmma) return prop.major >= 8 && (head_dim == 64 || head_dim == 128);
-  return kernel_tiles::flash_wgmma_runs(head_dim) && detail::sm90a_runs_on(device);
+  if (variant != FlashVariant::wgmma) {
+    return prop.major >= 8 && (head_dim == 64 || head_dim == 128) && (head_dim_v == 0 || head_dim_v == head_dim);
+  }
+  return kernel_tiles::flash_wgmma_runs(head_dim, head_dim_v) && detail::sm90a_runs_on(device);
 }
 
 void flash_wgmma_v_offsets_swapped(StorageFormat type, const AttentionShape& shape, const void* q, const void* k,
@@ -381,8 +383,9 @@ void flash_attention_forward(FlashVariant variant, StorageFormat type, const Att
   if (variant == FlashVariant::wgmma) {
     detail::flash_wgmma_forward(type, shape, scale, q, k, v, o, false, stream);
   } else {
-    detail::require(shape.head_dim == 64 || shape.head_dim == 128,
-                    "flash attention: head_dim must be 64 or 128, got " + std::to_string(shape.head_dim));
+    detail::require((shape.head_dim == 64 || shape.head_dim == 128) &&
+                        (shape.head_dim_v == 0 || shape.head_dim_v == shape.head_dim),
+                    "flash attention: head_dim must be 64 or 128 (V as wide), got " + std::to_string(shape.head_dim));
     dispatch_storage<attention_formats>(type, [&](auto traits) {
       using T = typename decltype(traits)::Element;
       launch_variant<T>(variant, shape, scale, q, k, v, o, stream);

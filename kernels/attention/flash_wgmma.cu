@@ -1,7 +1,8 @@
 // Flash attention forward on Hopper (sm_90a): TMA-fed, warp-specialised, both products on wgmma,
 // FlashAttention-3's schedule.
 //
-// One block per (batch x head, 128-query tile), head dim D = 64, 128 or 256, three warpgroups.
+// One block per (batch x head, 128-query tile), head dim D = 64, 128 or 256 (or Q and K 192 wide
+// with V and O 128, DV: DeepSeek's latent attention expanded for prefill), three warpgroups.
 // Warpgroup 0 is the producer: it gives its registers away (setmaxnreg 24) and one thread loads the
 // Q tile once, then streams K and V tiles of BN keys (128; 64 at D = 256) with TMA (3-D tensor maps
 // [batch*heads][seq][d] in boxes 64 elements wide, so rows past a head's end read as zero) through
@@ -49,34 +50,36 @@
 namespace roofline::kernels::detail {
 namespace {
 
-// The kernel's sizes for elements T at head dim D (kernel_tiles::flash_wgmma and flash_wgmma_fp8 hold
-// the tilings the benchmarks read).
-template <typename T, int D>
+// The kernel's sizes for elements T at head dims D (Q, K) and DV (V, O) (kernel_tiles::flash_wgmma and
+// flash_wgmma_fp8 hold the tilings the benchmarks read).
+template <typename T, int D, int DV = D>
 struct Tiles {
   static constexpr bool kFp8 = TraitsOf<T>::bits == 8;
   static constexpr kernel_tiles::FlashTiling tiling =
-      kFp8 ? kernel_tiles::flash_wgmma_fp8(D) : kernel_tiles::flash_wgmma(D);
+      kFp8 ? kernel_tiles::flash_wgmma_fp8(D) : kernel_tiles::flash_wgmma(D, DV);
   static constexpr int kBM = tiling.block_m;
   static constexpr int kBN = tiling.block_n;
   static constexpr int kStages = tiling.kv_stages;
   static constexpr int kThreads = tiling.warps * 32;
-  static_assert((kFp8 ? kernel_tiles::flash_wgmma_fp8_runs(D) : kernel_tiles::flash_wgmma_runs(D)) && kBM == 128 &&
-                    kThreads == 384 && kBM % kBN == 0,
+  static_assert((kFp8 ? kernel_tiles::flash_wgmma_fp8_runs(D) && DV == D : kernel_tiles::flash_wgmma_runs(D, DV)) &&
+                    kBM == 128 && kThreads == 384 && kBM % kBN == 0,
                 "a producer warpgroup + two 64-row consumer warpgroups; d in boxes of 128 bytes");
   static constexpr int kElementBytes = TraitsOf<T>::bits / 8;
   static constexpr int kBoxElements = 128 / kElementBytes;  // one 128-byte row (the 128-byte swizzle)
   static constexpr int kBoxes = D / kBoxElements;           // d in boxes of 128-byte rows
+  static constexpr int kVBoxes = DV / kBoxElements;         // V's width in boxes
   static constexpr int kQBoxBytes = kBM * 128;              // [128 rows][one box of d]
   static constexpr uint32_t kKvBoxBytes = kBN * 128;        // [kBN keys][one box of d]
   static constexpr int kQBytes = kBoxes * kQBoxBytes;
-  // One K tile; FP8 V tiles are transposed, [D rows][128 keys] of one byte: the same size.
+  // One K tile and one V tile; FP8 V tiles are transposed, [D rows][128 keys] of one byte: the size of K's.
   static constexpr int kTileBytes = kBoxes * kKvBoxBytes;
+  static constexpr int kVTileBytes = kVBoxes * kKvBoxBytes;
   static_assert(!kFp8 || (kBN == 128 && D * kBN == kTileBytes), "FP8 V tiles: one 128-byte row of keys per d");
   // k steps of the products: 32 bytes of k (16 elements of 16 bits, 32 of 8) per wgmma.
   static constexpr int kQkSteps = D * kElementBytes / 32;
   static constexpr int kPvSteps = kBN * kElementBytes / 32;
   static constexpr int kBarriers = 2 + 4 * kStages;  // Q full and empty; K full, K empty, V full, V empty per stage
-  static constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes + 8 * kBarriers + 1024;
+  static constexpr int kSmemBytes = kQBytes + kStages * (kTileBytes + kVTileBytes) + 8 * kBarriers + 1024;
   static_assert(kSmemBytes == tiling.smem_bytes);
 };
 
@@ -112,10 +115,10 @@ constexpr double kPersistentMaxKeys = 1024.0;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Issues S = Q K^T for one K tile as one wgmma group (not waited for).
-template <typename T, int D>
-__device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<T, D>::kBN / 2], uint32_t smem_q, uint32_t k_tile,
+template <typename T, int D, int DV>
+__device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<T, D, DV>::kBN / 2], uint32_t smem_q, uint32_t k_tile,
                                          int consumer) {
-  using S = Tiles<T, D>;
+  using S = Tiles<T, D, DV>;
   ptx::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < S::kQkSteps; ++kk) {
@@ -134,19 +137,19 @@ __device__ __forceinline__ void issue_qk(float (&s_acc)[Tiles<T, D>::kBN / 2], u
 
 // Issues O += P V for one V tile as one wgmma group (not waited for). P must stay untouched until
 // the group completes.
-template <typename T, int D>
-__device__ __forceinline__ void issue_pv(float (&o_acc)[D / 2], const uint32_t (&p)[Tiles<T, D>::kPvSteps][4],
+template <typename T, int D, int DV>
+__device__ __forceinline__ void issue_pv(float (&o_acc)[DV / 2], const uint32_t (&p)[Tiles<T, D, DV>::kPvSteps][4],
                                          uint32_t v_tile, uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
   ptx::wgmma_fence();
 #pragma unroll
-  for (int kt = 0; kt < Tiles<T, D>::kPvSteps; ++kt) {
-    if constexpr (Tiles<T, D>::kFp8) {
+  for (int kt = 0; kt < Tiles<T, D, DV>::kPvSteps; ++kt) {
+    if constexpr (Tiles<T, D, DV>::kFp8) {
       // V^T: D rows of 128 keys (K-major, as K in S = Q K^T); keys 32kt.. are 32 bytes along each row.
       ptx::wgmma_m64nNk32_rs<T, D>(o_acc, p[kt], ptx::wgmma_desc_sw128(v_tile + kt * 32), 1);
     } else {
       // keys 16kt..16kt+15: 16 rows of 128 bytes further into each box; the next 64-wide d box is
       // kKvBoxBytes away (the leading byte offset), 8-key groups 1024 bytes (the stride offset).
-      ptx::wgmma_m64nNk16_rs<T, D>(
+      ptx::wgmma_m64nNk16_rs<T, DV>(
           o_acc, p[kt], ptx::wgmma_desc_sw128_mn(v_tile + kt * 16 * 128, v_leading_bytes, v_stride_bytes), 1);
     }
   }
@@ -157,19 +160,19 @@ __device__ __forceinline__ void issue_pv(float (&o_acc)[D / 2], const uint32_t (
 
 // The K/V tiles the query tile starting at row q0 reads: all, or (causal) none past its last row.
 // The kernel's loops and the host's choice of persistent blocks both count with it.
-template <typename T, int D>
+template <typename T, int D, int DV>
 __host__ __device__ constexpr int kv_tiles_of(int q0, int seq, bool causal) {
-  constexpr int bm = Tiles<T, D>::kBM;
-  constexpr int bn = Tiles<T, D>::kBN;
+  constexpr int bm = Tiles<T, D, DV>::kBM;
+  constexpr int bn = Tiles<T, D, DV>::kBN;
   const int all = (seq + bn - 1) / bn;
   const int through_last_row = (q0 + bm + bn - 1) / bn;
   return causal && through_last_row < all ? through_last_row : all;
 }
 
 // The K/V tiles consumer c (rows q0 + 64c .. + 63) computes: causal, none past its last row.
-template <typename T, int D>
+template <typename T, int D, int DV>
 __host__ __device__ constexpr int consumer_tiles_of(int q0, int kv_tiles, int consumer, bool causal) {
-  return causal ? min(kv_tiles, (q0 + consumer * 64 + 63) / Tiles<T, D>::kBN + 1) : kv_tiles;
+  return causal ? min(kv_tiles, (q0 + consumer * 64 + 63) / Tiles<T, D, DV>::kBN + 1) : kv_tiles;
 }
 
 // The work of one query tile: its (batch x head) row, first query, KV head and K/V tiles.
@@ -182,10 +185,10 @@ struct QueryTile {
 
 // Tile `index` in L2 order: sections of section_rows heads; within a section the heaviest tiles
 // (causal: the last rows) first, the section's heads fastest.
-template <typename T, int D>
+template <typename T, int D, int DV>
 __device__ __forceinline__ QueryTile query_tile(int index, int heads, int group, int seq, int rows, int section_rows,
                                                 int causal) {
-  constexpr int bm = Tiles<T, D>::kBM;
+  constexpr int bm = Tiles<T, D, DV>::kBM;
   const int q_tiles = (seq + bm - 1) / bm;
   const int per_section = section_rows * q_tiles;
   const int section = index / per_section;
@@ -197,24 +200,25 @@ __device__ __forceinline__ QueryTile query_tile(int index, int heads, int group,
   t.bh = first_bh + in_section % section_here;
   t.q0 = (causal ? q_tiles - 1 - rank : rank) * bm;
   t.kv_index = (t.bh / heads) * (heads / group) + (t.bh % heads) / group;
-  t.kv_tiles = kv_tiles_of<T, D>(t.q0, seq, causal != 0);
+  t.kv_tiles = kv_tiles_of<T, D, DV>(t.q0, seq, causal != 0);
   return t;
 }
 
 // map_v: V [rows][seq][d] for 16-bit T; for FP8, V^T [rows][d][seq, padded] in fp8_p_key's key order.
 // out_scale multiplies O (FP8: V's descale).
-template <typename T, int D>
-__global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
+template <typename T, int D, int DV>
+__global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
     flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                        const __grid_constant__ CUtensorMap map_v, OutputOf<T>* __restrict__ o, int heads, int group,
                        int seq, int rows, int section_rows, float scale_log2, float out_scale, int causal,
                        uint32_t v_leading_bytes, uint32_t v_stride_bytes) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Tiles<T, D>;
+  using S = Tiles<T, D, DV>;
   constexpr int kBM = S::kBM;
   constexpr int kBN = S::kBN;
   constexpr int kStages = S::kStages;
   constexpr int kTileBytes = S::kTileBytes;
+  constexpr int kVTileBytes = S::kVTileBytes;
   using OutTraits = TraitsOf<OutputOf<T>>;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
@@ -222,7 +226,7 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
   const uint32_t smem_q = smem;
   const uint32_t smem_k = smem_q + S::kQBytes;
   const uint32_t smem_v = smem_k + kStages * kTileBytes;
-  const uint32_t q_full = smem_v + kStages * kTileBytes;
+  const uint32_t q_full = smem_v + kStages * kVTileBytes;
   const uint32_t q_empty = q_full + 8;
   const uint32_t k_full = q_empty + 8;
   const uint32_t k_empty = k_full + 8 * kStages;
@@ -256,17 +260,18 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == 0) {
+      // K tiles are kBoxes boxes of d wide, V tiles kVBoxes (fewer where V is narrower than K).
       auto load = [&](uint32_t full, uint32_t empty, uint32_t ring, const CUtensorMap* map, int j, int key_tile,
-                      int kv_index, bool transposed) {
+                      int kv_index, bool transposed, int boxes) {
+        const uint32_t tile_bytes = static_cast<uint32_t>(boxes) * S::kKvBoxBytes;
         ptx::mbarrier_wait(empty + 8 * stage(j), parity(j) ^ 1u);
-        ptx::mbarrier_arrive_expect_tx(full + 8 * stage(j), kTileBytes);
-        const uint32_t tile = ring + stage(j) * kTileBytes;
+        ptx::mbarrier_arrive_expect_tx(full + 8 * stage(j), tile_bytes);
+        const uint32_t tile = ring + stage(j) * tile_bytes;
         if (transposed) {  // FP8 V^T: one box of [D rows][128 keys]
           ptx::tma_load_3d(tile, map, full + 8 * stage(j), key_tile * kBN, 0, kv_index);
           return;
         }
-#pragma unroll
-        for (int box = 0; box < S::kBoxes; ++box) {
+        for (int box = 0; box < boxes; ++box) {
           ptx::tma_load_3d(tile + box * S::kKvBoxBytes, map, full + 8 * stage(j), S::kBoxElements * box, key_tile * kBN,
                            kv_index);
         }
@@ -274,7 +279,7 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
       int ring = 0;  // K/V tiles loaded so far
       int count = 0;
       for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
-        const QueryTile t = query_tile<T, D>(index, heads, group, seq, rows, section_rows, causal);
+        const QueryTile t = query_tile<T, D, DV>(index, heads, group, seq, rows, section_rows, causal);
         ptx::mbarrier_wait(q_empty, (static_cast<uint32_t>(count) & 1u) ^ 1u);
         ptx::mbarrier_arrive_expect_tx(q_full, S::kQBytes);
 #pragma unroll
@@ -283,10 +288,10 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
         }
         // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
         for (int j = 0; j < t.kv_tiles; ++j) {
-          load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index, false);
-          if (j > 0) load(v_full, v_empty, smem_v, &map_v, ring + j - 1, j - 1, t.kv_index, S::kFp8);
+          load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index, false, S::kBoxes);
+          if (j > 0) load(v_full, v_empty, smem_v, &map_v, ring + j - 1, j - 1, t.kv_index, S::kFp8, S::kVBoxes);
         }
-        load(v_full, v_empty, smem_v, &map_v, ring + t.kv_tiles - 1, t.kv_tiles - 1, t.kv_index, S::kFp8);
+        load(v_full, v_empty, smem_v, &map_v, ring + t.kv_tiles - 1, t.kv_tiles - 1, t.kv_index, S::kFp8, S::kVBoxes);
         ring += t.kv_tiles;
       }
       // The consumers wait without a watchdog (mbarrier_wait_untimed); the producer's own waits
@@ -304,7 +309,7 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
     const int t_in_wg = static_cast<int>(threadIdx.x) % 128;
     const int lane = t_in_wg % 32;
     auto k_tile = [&](int j) { return smem_k + stage(j) * kTileBytes; };
-    auto v_tile = [&](int j) { return smem_v + stage(j) * kTileBytes; };
+    auto v_tile = [&](int j) { return smem_v + stage(j) * kVTileBytes; };
     auto wait_k = [&](int j) { ptx::mbarrier_wait_untimed(k_full + 8 * stage(j), parity(j)); };
     auto wait_v = [&](int j) { ptx::mbarrier_wait_untimed(v_full + 8 * stage(j), parity(j)); };
     auto release_k = [&](int j) { ptx::mbarrier_arrive(k_empty + 8 * stage(j)); };
@@ -324,17 +329,17 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
     int ring = 0;
     int count = 0;
     for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
-      const QueryTile tile = query_tile<T, D>(index, heads, group, seq, rows, section_rows, causal);
+      const QueryTile tile = query_tile<T, D, DV>(index, heads, group, seq, rows, section_rows, causal);
       const int first_row = tile.q0 + consumer * 64;                // this warpgroup's rows: first_row .. +63
       const int row0 = first_row + (t_in_wg / 32) * 16 + lane / 4;  // this thread's rows: row0 and row0 + 8
       // Tiles this warpgroup computes; causal: none past its last row (it still waits on and
       // releases the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
-      const int wg_tiles = consumer_tiles_of<T, D>(tile.q0, tile.kv_tiles, consumer, causal != 0);
-      const int turns = consumer_tiles_of<T, D>(tile.q0, tile.kv_tiles, 1, causal != 0);
+      const int wg_tiles = consumer_tiles_of<T, D, DV>(tile.q0, tile.kv_tiles, consumer, causal != 0);
+      const int turns = consumer_tiles_of<T, D, DV>(tile.q0, tile.kv_tiles, 1, causal != 0);
 
-      float o_acc[D / 2];
+      float o_acc[DV / 2];
 #pragma unroll
-      for (int i = 0; i < D / 2; ++i) o_acc[i] = 0.0f;
+      for (int i = 0; i < DV / 2; ++i) o_acc[i] = 0.0f;
       ptx::fence_registers(o_acc);
       float row_max[2] = {-INFINITY, -INFINITY};
       float row_sum[2] = {0.0f, 0.0f};
@@ -345,7 +350,7 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
       ptx::mbarrier_wait_untimed(q_full, static_cast<uint32_t>(count) & 1u);
       ptx::named_barrier_sync(my_turn, kConsumerThreads);
       wait_k(ring);
-      issue_qk<T, D>(s_acc, smem_q, k_tile(ring), consumer);
+      issue_qk<T, D, DV>(s_acc, smem_q, k_tile(ring), consumer);
       ptx::named_barrier_arrive(their_turn, kConsumerThreads);
       ptx::wgmma_wait<0>();
       ptx::fence_registers(s_acc);
@@ -357,10 +362,10 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
       for (int j = 1; j < wg_tiles; ++j) {
         ptx::named_barrier_sync(my_turn, kConsumerThreads);
         wait_k(ring + j);
-        issue_qk<T, D>(s_acc, smem_q, k_tile(ring + j), consumer);
-        rescale<D>(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
+        issue_qk<T, D, DV>(s_acc, smem_q, k_tile(ring + j), consumer);
+        rescale<DV>(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
         wait_v(ring + j - 1);
-        issue_pv<T, D>(o_acc, p, v_tile(ring + j - 1), v_leading_bytes, v_stride_bytes);
+        issue_pv<T, D, DV>(o_acc, p, v_tile(ring + j - 1), v_leading_bytes, v_stride_bytes);
         ptx::named_barrier_arrive(their_turn, kConsumerThreads);
         ptx::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
         ptx::fence_registers(s_acc);
@@ -374,9 +379,9 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
         release_v(ring + j - 1);
         pack_p<T, kBN>(s_acc, p);
       }
-      rescale<D>(o_acc, alpha);
+      rescale<DV>(o_acc, alpha);
       wait_v(ring + wg_tiles - 1);
-      issue_pv<T, D>(o_acc, p, v_tile(ring + wg_tiles - 1), v_leading_bytes, v_stride_bytes);
+      issue_pv<T, D, DV>(o_acc, p, v_tile(ring + wg_tiles - 1), v_leading_bytes, v_stride_bytes);
       for (int j = wg_tiles; j < turns; ++j) {  // consumer 0's empty turns (see the ping-pong above)
         ptx::named_barrier_sync(my_turn, kConsumerThreads);
         ptx::named_barrier_arrive(their_turn, kConsumerThreads);
@@ -402,9 +407,9 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
         const float inv = total > 0.0f ? out_scale / total : 0.0f;
         const int row = row0 + 8 * h;
         if (row >= seq) continue;
-        OutputOf<T>* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * D;
+        OutputOf<T>* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * DV;
 #pragma unroll
-        for (int n8 = 0; n8 < D / 8; ++n8) {
+        for (int n8 = 0; n8 < DV / 8; ++n8) {
           *reinterpret_cast<uint32_t*>(out_row + n8 * 8 + (lane % 4) * 2) =
               OutTraits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
         }
@@ -417,23 +422,24 @@ __global__ void __launch_bounds__(Tiles<T, D>::kThreads, 1)
 }
 
 // Keys a query tile reads on average.
-template <typename T, int D>
+template <typename T, int D, int DV>
 double mean_kv_keys(int seq, bool causal) {
-  constexpr int bm = Tiles<T, D>::kBM;
+  constexpr int bm = Tiles<T, D, DV>::kBM;
   const int q_tiles = (seq + bm - 1) / bm;
   long long total = 0;
-  for (int q = 0; q < q_tiles; ++q) total += kv_tiles_of<T, D>(q * bm, seq, causal);
-  return static_cast<double>(total) * Tiles<T, D>::kBN / q_tiles;
+  for (int q = 0; q < q_tiles; ++q) total += kv_tiles_of<T, D, DV>(q * bm, seq, causal);
+  return static_cast<double>(total) * Tiles<T, D, DV>::kBN / q_tiles;
 }
 
-// [rows][seq][d] with rows = batch*heads (or batch*kv_heads), boxes of one 128-byte row of d x box_seq
-// positions.
-template <typename T, int D>
-CUtensorMap make_map(StorageFormat type, const void* base, int rows, int seq, int box_seq) {
-  using S = Tiles<T, D>;
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(seq), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(D) * S::kElementBytes,
-                                 static_cast<cuuint64_t>(seq) * D * S::kElementBytes};
+// [rows][seq][width] with rows = batch*heads (or batch*kv_heads), boxes of one 128-byte row of the
+// width x box_seq positions.
+template <typename T, int D, int DV>
+CUtensorMap make_map(StorageFormat type, const void* base, int rows, int seq, int width, int box_seq) {
+  using S = Tiles<T, D, DV>;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(width), static_cast<cuuint64_t>(seq),
+                              static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(width) * S::kElementBytes,
+                                 static_cast<cuuint64_t>(seq) * width * S::kElementBytes};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(S::kBoxElements), static_cast<cuuint32_t>(box_seq), 1};
   return make_tensor_map_sw128(type, base, 3, dims, strides, box, "flash wgmma");
 }
@@ -495,24 +501,24 @@ int padded_seq(int seq) {
 }
 
 // v_transposed: FP8's V^T (map_v reads it); nullptr for 16-bit T (map_v reads v).
-template <typename T, int D>
+template <typename T, int D, int DV>
 void launch(StorageFormat type, const AttentionShape& shape, float scale, float out_scale, const void* q, const void* k,
             const void* v, const void* v_transposed, void* o, bool swap_v_offsets, cudaStream_t stream) {
-  using S = Tiles<T, D>;
+  using S = Tiles<T, D, DV>;
   const int kv_rows = shape.batch * shape.kv_heads;
-  const CUtensorMap map_q = make_map<T, D>(type, q, shape.batch * shape.heads, shape.seq, S::kBM);
-  const CUtensorMap map_k = make_map<T, D>(type, k, kv_rows, shape.seq, S::kBN);
+  const CUtensorMap map_q = make_map<T, D, DV>(type, q, shape.batch * shape.heads, shape.seq, D, S::kBM);
+  const CUtensorMap map_k = make_map<T, D, DV>(type, k, kv_rows, shape.seq, D, S::kBN);
   const CUtensorMap map_v = S::kFp8 ? make_transposed_map<D>(v_transposed, kv_rows, padded_seq(shape.seq))
-                                    : make_map<T, D>(type, v, kv_rows, shape.seq, S::kBN);
+                                    : make_map<T, D, DV>(type, v, kv_rows, shape.seq, DV, S::kBN);
   ROOFLINE_CUDA_CHECK(
-      cudaFuncSetAttribute(flash_wgmma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
+      cudaFuncSetAttribute(flash_wgmma_kernel<T, D, DV>, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes));
   const long long rows = static_cast<long long>(shape.batch) * shape.heads;
   const long long q_tiles = (shape.seq + S::kBM - 1) / S::kBM;
   require(rows * q_tiles <= 0x7fffffff, "flash attention (wgmma): grid too large for this shape");
   // Query heads per L2 section: as many KV heads' K and V as fit in the share, times the group
   // (a KV head's query heads are consecutive rows), at least one group.
   const int group = shape.heads / shape.kv_heads;
-  const long long kv_head_bytes = 2ll * shape.seq * D * S::kElementBytes;
+  const long long kv_head_bytes = 1ll * shape.seq * (D + DV) * S::kElementBytes;
   const long long section_rows = std::min(rows, std::max(1ll, kL2SectionBytes / kv_head_bytes) * group);
   // Persistent (one block per SM, the most the shared memory allows) where a query tile is short
   // work -- at most kPersistentMaxKeys keys on average -- and its start and end are a large share
@@ -521,9 +527,9 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, float 
   // stride (docs/results/2026-12-02-h200-flash-fa3).
   const long long tiles = rows * q_tiles;
   long long blocks = tiles;
-  if (mean_kv_keys<T, D>(shape.seq, shape.causal) <= kPersistentMaxKeys)
+  if (mean_kv_keys<T, D, DV>(shape.seq, shape.causal) <= kPersistentMaxKeys)
     blocks = std::min<long long>(tiles, current_device_sms());
-  flash_wgmma_kernel<T, D><<<static_cast<unsigned>(blocks), S::kThreads, S::kSmemBytes, stream>>>(
+  flash_wgmma_kernel<T, D, DV><<<static_cast<unsigned>(blocks), S::kThreads, S::kSmemBytes, stream>>>(
       map_q, map_k, map_v, static_cast<OutputOf<T>*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
       static_cast<int>(section_rows), scale * 1.4426950408889634f, out_scale, shape.causal ? 1 : 0,
       swap_v_offsets ? 1024u : S::kKvBoxBytes, swap_v_offsets ? S::kKvBoxBytes : 1024u);
@@ -534,14 +540,20 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, float 
 
 void flash_wgmma_forward(StorageFormat type, const AttentionShape& shape, float scale, const void* q, const void* k,
                          const void* v, void* o, bool swap_v_offsets, cudaStream_t stream) {
-  require(kernel_tiles::flash_wgmma_runs(shape.head_dim),
-          "flash attention (wgmma): head_dim must be 64, 128 or 256, got " + std::to_string(shape.head_dim));
+  const int value_dim = shape.head_dim_v == 0 ? shape.head_dim : shape.head_dim_v;
+  require(kernel_tiles::flash_wgmma_runs(shape.head_dim, value_dim),
+          "flash attention (wgmma): head_dim must be 64, 128 or 256 (or 192 with head_dim_v 128), got " +
+              std::to_string(shape.head_dim) + " with head_dim_v " + std::to_string(value_dim));
   dispatch_storage<attention_formats>(type, [&](auto traits) {
     using T = typename decltype(traits)::Element;
+    if (value_dim != shape.head_dim) {
+      launch<T, 192, 128>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream);
+      return;
+    }
     switch (shape.head_dim) {
-      case 64: launch<T, 64>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
-      case 128: launch<T, 128>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
-      default: launch<T, 256>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
+      case 64: launch<T, 64, 64>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
+      case 128: launch<T, 128, 128>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
+      default: launch<T, 256, 256>(type, shape, scale, 1.0f, q, k, v, nullptr, o, swap_v_offsets, stream); break;
     }
   });
 }
@@ -553,8 +565,10 @@ std::size_t flash_fp8_transposed_v_bytes(const AttentionShape& shape) {
 
 void flash_wgmma_fp8_forward(const AttentionShape& shape, float scale, const Fp8Descale& descale, const void* q,
                              const void* k, const void* v, void* o, void* workspace, cudaStream_t stream) {
-  require(kernel_tiles::flash_wgmma_fp8_runs(shape.head_dim),
-          "flash attention (wgmma, fp8): head_dim must be 128 or 256, got " + std::to_string(shape.head_dim));
+  require(
+      kernel_tiles::flash_wgmma_fp8_runs(shape.head_dim) &&
+          (shape.head_dim_v == 0 || shape.head_dim_v == shape.head_dim),
+      "flash attention (wgmma, fp8): head_dim must be 128 or 256 (V as wide), got " + std::to_string(shape.head_dim));
   const long long kv_rows = static_cast<long long>(shape.batch) * shape.kv_heads;
   require(kv_rows <= 65535, "flash attention (wgmma, fp8): batch x kv_heads must be at most 65535");
   const int seq_pad = padded_seq(shape.seq);
@@ -566,9 +580,11 @@ void flash_wgmma_fp8_forward(const AttentionShape& shape, float scale, const Fp8
   const float qk_scale = scale * descale.q * descale.k;
   using T = __nv_fp8_e4m3;
   if (shape.head_dim == 128) {
-    launch<T, 128>(StorageFormat::fp8_e4m3, shape, qk_scale, descale.v, q, k, nullptr, workspace, o, false, stream);
+    launch<T, 128, 128>(StorageFormat::fp8_e4m3, shape, qk_scale, descale.v, q, k, nullptr, workspace, o, false,
+                        stream);
   } else {
-    launch<T, 256>(StorageFormat::fp8_e4m3, shape, qk_scale, descale.v, q, k, nullptr, workspace, o, false, stream);
+    launch<T, 256, 256>(StorageFormat::fp8_e4m3, shape, qk_scale, descale.v, q, k, nullptr, workspace, o, false,
+                        stream);
   }
 }
 

@@ -104,6 +104,8 @@ void standard_attention_forward(const BlasApi& blas, StorageFormat type, const A
   const long long group = shape.heads / shape.kv_heads;
   const long long seq = shape.seq;
   const long long d = shape.head_dim;
+  const long long dv = shape.head_dim_v == 0 ? shape.head_dim : shape.head_dim_v;  // V and O
+  detail::require(dv >= 1, "standard attention: head_dim_v must be >= 1 (or 0: head_dim)");
   const long long rows = static_cast<long long>(shape.batch) * shape.heads * seq;
   detail::require(group * seq <= 0x7fffffff && rows <= 0x7fffffff,
                   "standard attention: seq * heads too large for one cuBLAS call");
@@ -130,13 +132,13 @@ void standard_attention_forward(const BlasApi& blas, StorageFormat type, const A
   });
   ROOFLINE_CHECK_LAUNCH("softmax_rows_kernel");
 
-  // O[g*seq x d] = P . V; column-major O^T[d x g*seq] = V (as d x seq) . P^T (seq x g*seq).
-  check_cublas(
-      blas.gemm_strided_batched_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(d), static_cast<int>(group * seq),
-                                   static_cast<int>(seq), &one, v, data, static_cast<int>(d), seq * d, workspace, data,
-                                   static_cast<int>(seq), group * seq * seq, &zero, o, data, static_cast<int>(d),
-                                   group * seq * d, batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmStridedBatchedEx (O = P V)");
+  // O[g*seq x dv] = P . V; column-major O^T[dv x g*seq] = V (as dv x seq) . P^T (seq x g*seq).
+  check_cublas(blas.gemm_strided_batched_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(dv),
+                                            static_cast<int>(group * seq), static_cast<int>(seq), &one, v, data,
+                                            static_cast<int>(dv), seq * dv, workspace, data, static_cast<int>(seq),
+                                            group * seq * seq, &zero, o, data, static_cast<int>(dv), group * seq * dv,
+                                            batch_count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx (O = P V)");
 }
 
 }  // namespace roofline::kernels

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Issue 21's flash-attention table from one device call (markdown on stdout): roofline's Hopper
-flash kernel (`roofline bench --suite compute --filter flashwgmma`, head dims 64, 128 and 256)
-beside every SDPA backend on the same shapes (scripts/gpu/torch_attention.py).
+flash kernel (`roofline bench --suite compute --filter flashwgmma`, head dims 64, 128 and 256, and
+192 with V 128: `d 192/128`) beside every SDPA backend on the same shapes (scripts/gpu/torch_attention.py,
+with --mla for the 192/128 ones).
 
   flash_attention_table.py BENCH.json TORCH.json
 
 Times in us (medians), TFLOP/s by the model's FLOP count (both sides count the same), the SM clock
 each side ran at (roofline: the sample's; SDPA: before and after), and cuDNN's time over ours
-(>= 1: ours is faster).
+(>= 1: ours is faster); where cuDNN does not run a shape, the best backend that does, named.
 """
 import json
 import sys
@@ -25,7 +26,8 @@ def main():
         torch_report = json.load(f)
     by_shape = {}
     for r in torch_report["results"]:
-        key = (r.get("head_dim", 128), r["causal"], r["seq"], r["batch"], r["heads"], r["kv_heads"])
+        head_dim = r.get("head_dim", 128)
+        key = ((head_dim, r.get("head_dim_v", head_dim)), r["causal"], r["seq"], r["batch"], r["heads"], r["kv_heads"])
         by_shape.setdefault(key, {})[r["backend"]] = r
     print(f"PyTorch {torch_report['torch']} (CUDA {torch_report['cuda']}, cuDNN {torch_report['cudnn']}), "
           f"{torch_report['device']}.\n")
@@ -33,10 +35,12 @@ def main():
           "| efficient TFLOP/s | cuDNN / roofline |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     ratios = {}
-    for key in sorted(by_shape, key=lambda k: (k[0] != 128, k[0], not k[1], k[2], k[3], k[5])):
-        head_dim, causal, seq, batch, heads, kv_heads = key
+    for key in sorted(by_shape, key=lambda k: (k[0][0] != 128, k[0], not k[1], k[2], k[3], k[5])):
+        (head_dim, head_dim_v), causal, seq, batch, heads, kv_heads = key
         mask = "causal" if causal else "full"
-        case = f"attn.bf16.{mask}.d{head_dim}.b{batch}h{heads}kv{kv_heads}.n{seq}.flashwgmma"
+        dims = f"d{head_dim}" + (f"v{head_dim_v}" if head_dim_v != head_dim else "")
+        label = f"{head_dim}" + (f"/{head_dim_v}" if head_dim_v != head_dim else "")
+        case = f"attn.bf16.{mask}.{dims}.b{batch}h{heads}kv{kv_heads}.n{seq}.flashwgmma"
         mine = ours.get(case)
         backends = by_shape[key]
 
@@ -49,21 +53,27 @@ def main():
             return f"{r['tflops']:.0f}" if r else (backends[name]["status"] if name in backends else "-")
 
         cudnn = passed("cudnn")
+        # The library side of the ratio: cuDNN, or the fastest backend that runs the shape.
+        others = [passed(n) for n in ("flash", "efficient") if passed(n)]
+        library, library_name = (cudnn, "") if cudnn else (
+            (min(others, key=lambda r: r["median_us"]), None) if others else (None, ""))
+        if library is not None and library_name is None:
+            library_name = f" ({library['backend']})"
         if not mine or mine.get("status") != "passed":
             ours_cells = [mine["status"] if mine else "not run", "", ""]
             ratio = ""
         else:
             ours_cells = [f"{mine['median_us']:.1f}", f"{mine['tflops']:.0f}", f"{mine['sm_clock_mhz']:.0f}"]
-            ratio = f"{cudnn['median_us'] / mine['median_us']:.2f}" if cudnn else ""
-            if cudnn:
-                ratios.setdefault(head_dim, []).append(cudnn["median_us"] / mine["median_us"])
+            ratio = f"{library['median_us'] / mine['median_us']:.2f}{library_name}" if library else ""
+            if library:
+                ratios.setdefault(label, []).append(library["median_us"] / mine["median_us"])
         cudnn_cells = ([f"{cudnn['median_us']:.1f}", f"{cudnn['tflops']:.0f}",
                         "-".join(f"{c:.0f}" for c in cudnn["sm_clock_mhz"] if c)] if cudnn else ["-", "-", "-"])
-        print(f"| {head_dim} | {mask} | {seq} | {batch} | {heads} / {kv_heads} | " + " | ".join(ours_cells) + " | " +
+        print(f"| {label} | {mask} | {seq} | {batch} | {heads} / {kv_heads} | " + " | ".join(ours_cells) + " | " +
               " | ".join(cudnn_cells) + f" | {tflops('flash')} | {tflops('efficient')} | {ratio} |")
-    for head_dim, r in sorted(ratios.items()):
-        print(f"\nHead dim {head_dim}: {sum(x >= 1 for x in r)} of {len(r)} shapes at or above cuDNN; "
-              f"cuDNN / roofline {min(r):.2f} - {max(r):.2f}.")
+    for label, r in sorted(ratios.items()):
+        print(f"\nHead dim {label}: {sum(x >= 1 for x in r)} of {len(r)} shapes at or above the library; "
+              f"library / roofline {min(r):.2f} - {max(r):.2f}.")
 
 
 if __name__ == "__main__":

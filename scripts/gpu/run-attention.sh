@@ -2,10 +2,13 @@
 # Issue 21's attention comparisons in one device call: roofline's kernels and PyTorch SDPA's
 # backends on the same shapes, one after the other on the same GPU.
 #
-#   scripts/gpu/run-attention.sh [flash] [fp8] [decode] [latent]     (default: flash and decode)
+#   scripts/gpu/run-attention.sh [flash] [mla] [fp8] [decode] [latent]     (default: flash and decode)
 #
 #   flash   roofline bench --suite compute --filter flashwgmma (the Hopper flash kernel's cases),
 #           then scripts/gpu/torch_attention.py on the d128 prefill shapes
+#   mla     roofline bench --suite compute --filter d192v128 (DeepSeek's latent attention expanded for
+#           prefill: Q and K 192 wide, V 128; standard and flash_wgmma), then
+#           scripts/gpu/torch_attention.py --mla on the same shapes
 #   fp8     roofline bench on the FP8 flash cases (attn.fp8_e4m3.*) and the bf16 flash_wgmma cases of the
 #           same shapes (their references), then scripts/gpu/torch_attention_fp8.py (cuDNN's FP8 SDPA
 #           from Python, where the frontend module is installed) and scripts/gpu/cudnn_fp8_attention.cpp
@@ -20,7 +23,7 @@
 # `timeout` (ROOFLINE_ATTENTION_TIMEOUT_S, default 200 s) so that a hung kernel costs one part, not
 # the call. Writes into build/gpu-results/attention/ and copies to $OUT: flash.json, torch-flash.json,
 # fp8.json, torch-fp8-attention.json, cudnn-fp8-attention.json, decode.json, torch-decode.json,
-# latent.json, torch-latent.json and attention.log (every command's stderr).
+# latent.json, torch-latent.json, mla.json, torch-mla.json and attention.log (every command's stderr).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${ROOFLINE_BIN:-$PWD/build/gpu-run/roofline}
@@ -73,6 +76,10 @@ for part in "${PARTS[@]}"; do
         echo "== cudnn-fp8: no cuDNN frontend headers at $FRONTEND (CUDNN_FRONTEND_INCLUDE): skipped" | tee -a "$LOG" >&2
       fi
       ;;
+    mla)
+      step mla "$BIN" bench --suite compute --filter d192v128 --json "$RESULTS/mla.json" --format json -o /dev/null
+      step torch-mla python3 scripts/gpu/torch_attention.py --mla "$RESULTS/torch-mla.json"
+      ;;
     decode)
       step decode "$BIN" bench --suite memory --filter attention.decode. --json "$RESULTS/decode.json" --format json \
         -o /dev/null
@@ -83,7 +90,7 @@ for part in "${PARTS[@]}"; do
         --format json -o /dev/null
       step torch-latent python3 scripts/gpu/torch_latent_attention.py "$RESULTS/torch-latent.json"
       ;;
-    *) echo "$0: unknown part '$part' (flash, fp8, decode, latent)" >&2; exit 2 ;;
+    *) echo "$0: unknown part '$part' (flash, mla, fp8, decode, latent)" >&2; exit 2 ;;
   esac
   cp -f "$RESULTS"/*.json "$LOG" "$OUT/" 2>/dev/null
 done

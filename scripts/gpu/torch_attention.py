@@ -7,13 +7,14 @@ shapes of roofline's compute suite that its Hopper kernel runs (`attn.bf16.*.fla
 64, 128 and 256): q, K, V and O laid out [batch][heads][seq][d] as roofline's kernel reads them,
 bf16, causal and full.
 
-  python3 scripts/gpu/torch_attention.py OUT.json
+  python3 scripts/gpu/torch_attention.py OUT.json          # head dims 64, 128, 256
+  python3 scripts/gpu/torch_attention.py --mla OUT.json    # Q and K 192 wide, V 128 (the d192v128 cases)
 
 - GQA: SDPA's own `enable_gqa`; a backend that refuses it is timed on K and V repeated to the query
   heads beforehand (not timed), and its row says `kv_expanded`.
 - Timing: one CUDA graph of enough launches for about 20 ms, median of the replays' per-launch
   times. The SM clock is read with nvidia-smi before and after.
-- FLOPs: the count roofline's model uses (4 x B x H x N x N_keys x d; causal counts the keys up to
+- FLOPs: the count roofline's model uses (2 x B x H x N x N_keys x (d + d_v); causal counts the keys up to
   and including the diagonal, N (N + 1) / 2 per head), so TFLOP/s compare directly with
   `roofline bench`'s.
 - Every backend's output is checked against fp32 attention computed in PyTorch ops on a sample: the
@@ -38,8 +39,17 @@ SAMPLES = 9
 TARGET_GRAPH_MS = 20.0
 
 
+def mla_shapes():
+    """(batch, heads, kv_heads, seq, head_dim, causal, head_dim_v): the compute suite's DeepSeek MLA prefill
+    cases (expanded: Q and K 192 wide, V 128; 16 heads a GPU at TP 8, 128 at TP 1)."""
+    out = [(max(1, 16384 // n), 16, 16, n, 192, True, 128) for n in (1024, 2048, 4096, 8192, 16384)]
+    out += [(max(1, 8192 // n), 128, 128, n, 192, True, 128) for n in (1024, 4096, 8192)]
+    out += [(4, 16, 16, 4096, 192, False, 128), (1, 128, 128, 4096, 192, False, 128)]
+    return out
+
+
 def shapes():
-    """(batch, heads, kv_heads, seq, head_dim, causal): include/roofline/bench/compute_suite.hpp's
+    """(batch, heads, kv_heads, seq, head_dim, causal, head_dim_v): include/roofline/bench/compute_suite.hpp's
     prefill cases at 32 heads."""
     out = []
     for causal in (True, False):
@@ -51,12 +61,13 @@ def shapes():
             if 1024 <= n <= 16384:
                 out.append((16384 // n, 32, 32, n, 256, causal))
         out += [(4, 32, 8, 4096, d, causal) for d in (64, 128, 256)]  # GQA
-    return sorted(set(out), key=lambda s: (s[4] != 128, s[4], not s[5], s[3], s[0], s[2]))
+    out = sorted(set(out), key=lambda s: (s[4] != 128, s[4], not s[5], s[3], s[0], s[2]))
+    return [s + (s[4],) for s in out]
 
 
-def flops(batch, heads, seq, head_dim, causal):
+def flops(batch, heads, seq, head_dim, causal, head_dim_v):
     keys = seq * (seq + 1) / 2 if causal else seq * seq
-    return 4.0 * batch * heads * keys * head_dim
+    return 2.0 * batch * heads * keys * (head_dim + head_dim_v)
 
 
 def attend(backend, q, k, v, causal, gqa):
@@ -86,18 +97,18 @@ def sampled_error(out, q, k, v, causal, descale=(1.0, 1.0, 1.0)):
     return math.sqrt(num / den)
 
 
-def run_shape(batch, heads, kv_heads, seq, head_dim, causal, rows):
+def run_shape(batch, heads, kv_heads, seq, head_dim, causal, head_dim_v, rows):
     gen = torch.Generator(device="cuda").manual_seed(batch * 100003 + seq * 7 + kv_heads + head_dim + causal)
     unit = math.sqrt(3.0)  # unit variance, as roofline's runner fills them
 
-    def uniform(h):
-        return (torch.rand(batch, h, seq, head_dim, device="cuda", generator=gen) * 2 - 1).mul_(unit).bfloat16()
+    def uniform(h, width):
+        return (torch.rand(batch, h, seq, width, device="cuda", generator=gen) * 2 - 1).mul_(unit).bfloat16()
 
-    q, k, v = uniform(heads), uniform(kv_heads), uniform(kv_heads)
-    total = flops(batch, heads, seq, head_dim, causal)
+    q, k, v = uniform(heads, head_dim), uniform(kv_heads, head_dim), uniform(kv_heads, head_dim_v)
+    total = flops(batch, heads, seq, head_dim, causal, head_dim_v)
     for name, backend in BACKENDS.items():
         row = {"batch": batch, "heads": heads, "kv_heads": kv_heads, "seq": seq, "head_dim": head_dim,
-               "causal": causal, "backend": name, "flops": total}
+               "head_dim_v": head_dim_v, "causal": causal, "backend": name, "flops": total}
         gqa = kv_heads != heads
         ke, ve = k, v
         try:
@@ -135,11 +146,15 @@ def run_shape(batch, heads, kv_heads, seq, head_dim, causal, rows):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: torch_attention.py OUT.json", file=sys.stderr)
+    args = sys.argv[1:]
+    mla = args[:1] == ["--mla"]
+    if mla:
+        args = args[1:]
+    if len(args) != 1:
+        print("usage: torch_attention.py [--mla] OUT.json", file=sys.stderr)
         sys.exit(2)
     rows = []
-    for shape in shapes():
+    for shape in (mla_shapes() if mla else shapes()):
         run_shape(*shape, rows)
         best = min((r for r in rows[-len(BACKENDS):] if r["status"] == "passed"), key=lambda r: r["median_us"],
                    default=None)
@@ -148,7 +163,7 @@ def main():
               file=sys.stderr)
     report = {"torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
               "device": torch.cuda.get_device_name(0), "results": rows}
-    with open(sys.argv[1], "w", encoding="utf-8") as f:
+    with open(args[0], "w", encoding="utf-8") as f:
         json.dump(report, f, indent=1)
 
 

@@ -88,8 +88,9 @@ IdealTime ideal_time(const Basis& basis, const Roofs& roofs) {
   return t;
 }
 
-std::string attention_implementation_table(std::string_view kernel, DType dtype, std::int64_t head_dim, bool causal) {
-  return calibration_tables::attention(kernel, dtype, dtype, head_dim, causal);
+std::string attention_implementation_table(std::string_view kernel, DType dtype, std::int64_t head_dim, bool causal,
+                                           std::int64_t head_dim_v) {
+  return calibration_tables::attention(kernel, dtype, dtype, head_dim, causal, head_dim_v);
 }
 
 Basis gemm_basis(const GemmShape& shape) {
@@ -196,15 +197,18 @@ Basis attention_basis(const AttentionShape& shape, AttentionImpl impl) {
   b.pattern = "attention";
   // Kernels are built per head dimension, so it names the table. MHA and GQA share a table: the
   // few GQA shapes measured are too sparse to be a second axis (docs/validate.md).
-  b.best_table = calibration_tables::attention(name_of(impl), shape.act, shape.kv, shape.head_dim, shape.causal);
+  b.best_table =
+      calibration_tables::attention(name_of(impl), shape.act, shape.kv, shape.head_dim, shape.causal, shape.head_dim_v);
   b.table = b.best_table;
   b.cost = impl == AttentionImpl::standard ? standard_attention_cost(shape).hbm
                                            : flash_attention_cost(shape, FlashTiling{}).hbm;
   b.roof_bytes = b.cost.bytes();
   b.math = {MathRoof::Unit::matrix, shape.act};
-  b.model =
-      fmt::format("{}_attention_cost{{batch {}, heads {}/{}, d {}, seq {}, kv_seq {}, {}}}", name_of(impl), shape.batch,
-                  shape.heads, shape.kv_heads, shape.head_dim, shape.seq, shape.kv_seq, mask_name(shape.causal));
+  const std::string value_dim =
+      shape.head_dim_v == 0 || shape.head_dim_v == shape.head_dim ? "" : fmt::format(", d_v {}", shape.head_dim_v);
+  b.model = fmt::format("{}_attention_cost{{batch {}, heads {}/{}, d {}{}, seq {}, kv_seq {}, {}}}", name_of(impl),
+                        shape.batch, shape.heads, shape.kv_heads, shape.head_dim, value_dim, shape.seq, shape.kv_seq,
+                        mask_name(shape.causal));
   return b;
 }
 

@@ -34,8 +34,11 @@ std::string stream(int inputs, int outputs) {
   return fmt::format("stream.r{}w{}", inputs, outputs);
 }
 
-std::string attention(std::string_view kernel, DType act, DType kv, std::int64_t head_dim, bool causal) {
-  return fmt::format("attention.{}.{}{}.d{}.{}", kernel, name_of(act), kv_suffix(act, kv), head_dim, mask_name(causal));
+std::string attention(std::string_view kernel, DType act, DType kv, std::int64_t head_dim, bool causal,
+                      std::int64_t head_dim_v) {
+  const std::string value_dim = head_dim_v == 0 || head_dim_v == head_dim ? "" : fmt::format("v{}", head_dim_v);
+  return fmt::format("attention.{}.{}{}.d{}{}.{}", kernel, name_of(act), kv_suffix(act, kv), head_dim, value_dim,
+                     mask_name(causal));
 }
 
 std::string decode_attention(DType act, DType kv, std::int64_t head_dim) {

@@ -78,9 +78,11 @@ std::string gemm_problem(const GemmCase& c) {
   return fmt::format("gemm.{}.{}x{}x{}", id_word(c.dtype), c.m, c.n, c.k);
 }
 
+// V's width joins the head dim where it differs: "d192v128".
 std::string attention_problem(const AttentionCase& c) {
-  return fmt::format("attn.{}.{}.d{}.b{}h{}kv{}.n{}", name_of(c.dtype), c.causal ? "causal" : "full", c.head_dim,
-                     c.batch, c.heads, c.kv_heads, c.seq);
+  const std::string value_dim = c.head_dim_v == 0 ? "" : fmt::format("v{}", c.head_dim_v);
+  return fmt::format("attn.{}.{}.d{}{}.b{}h{}kv{}.n{}", name_of(c.dtype), c.causal ? "causal" : "full", c.head_dim,
+                     value_dim, c.batch, c.heads, c.kv_heads, c.seq);
 }
 
 std::string tile_text(int m, int n) {
@@ -179,6 +181,7 @@ constexpr auto attention_columns =
                       {{"dtype", "dtype", 0}, &param<"dtype">},
                       {{"causal", "causal", 0}, &param<"causal">},
                       {{"head_dim", "d", 0}, &param<"head_dim">},
+                      {{"head_dim_v", "d_v", 0}, &param<"head_dim_v">},  // only where V is narrower
                       {{"batch", "B", 0}, &param<"batch">},
                       {{"heads", "H", 0}, &param<"heads">},
                       {{"kv_heads", "Hkv", 0}, &param<"kv_heads">},
@@ -283,6 +286,7 @@ struct AttentionRow {
   std::string dtype;
   bool causal = false;
   std::int64_t head_dim = 0, batch = 0, heads = 0, kv_heads = 0, seq = 0;
+  std::int64_t head_dim_v = 0;                  // 0: head_dim
   std::array<std::optional<double>, 4> tflops;  // by AttentionImpl
   std::string standard_status;
   std::optional<double> standard_bytes;
@@ -301,10 +305,12 @@ Cell opt(const std::optional<double>& v, double scale = 1.0) {
   return v ? Cell{*v * scale} : Cell{};
 }
 
-constexpr std::array<ColumnOf<AttentionRow>, 19> by_n_columns{{
+constexpr std::array<ColumnOf<AttentionRow>, 20> by_n_columns{{
     {{"dtype", "dtype", 0}, [](const AttentionRow& r) { return Cell{r.dtype}; }},
     {{"causal", "causal", 0}, [](const AttentionRow& r) { return Cell{r.causal}; }},
     {{"head_dim", "d", 0}, [](const AttentionRow& r) { return Cell{r.head_dim}; }},
+    {{"head_dim_v", "d_v", 0},
+     [](const AttentionRow& r) { return Cell{r.head_dim_v == 0 ? r.head_dim : r.head_dim_v}; }},
     {{"batch", "B", 0}, [](const AttentionRow& r) { return Cell{r.batch}; }},
     {{"heads", "H", 0}, [](const AttentionRow& r) { return Cell{r.heads}; }},
     {{"kv_heads", "Hkv", 0}, [](const AttentionRow& r) { return Cell{r.kv_heads}; }},
@@ -378,6 +384,7 @@ BasisOrReason recorded_basis(const RecordedResult& m) {
   shape.heads = m.whole("heads");
   shape.kv_heads = m.whole("kv_heads");
   shape.head_dim = m.whole("head_dim");
+  shape.head_dim_v = m.has("head_dim_v") ? m.whole("head_dim_v") : 0;
   shape.seq = m.whole("seq");
   shape.kv_seq = m.has("kv_seq") ? m.whole("kv_seq") : shape.seq;
   shape.causal = m.flag("causal");
@@ -386,7 +393,7 @@ BasisOrReason recorded_basis(const RecordedResult& m) {
   const roofline::AttentionImpl impl =
       m.kernel.starts_with("flash") ? roofline::AttentionImpl::flash : roofline::AttentionImpl::standard;
   Basis b = attention_basis(shape, impl);
-  b.table = attention_implementation_table(m.kernel, dtype, shape.head_dim, shape.causal);
+  b.table = attention_implementation_table(m.kernel, dtype, shape.head_dim, shape.causal, shape.head_dim_v);
   b.problem = calibration_tables::problem(b.best_table, problem_id);
   return b;
 }
@@ -463,7 +470,8 @@ std::optional<kernel_tiles::FlashTiling> tiling_of(const AttentionCase& c) {
     case AttentionImpl::flash_w8r16: return kernel_tiles::flash_mma_sync(d, 8);
     case AttentionImpl::flash_w4r32: return kernel_tiles::flash_mma_sync(d, 4);
     case AttentionImpl::flash_wgmma:
-      return c.dtype == DType::fp8_e4m3 ? kernel_tiles::flash_wgmma_fp8(d) : kernel_tiles::flash_wgmma(d);
+      return c.dtype == DType::fp8_e4m3 ? kernel_tiles::flash_wgmma_fp8(d)
+                                        : kernel_tiles::flash_wgmma(d, static_cast<int>(c.head_dim_v));
     case AttentionImpl::standard: return std::nullopt;
   }
   return std::nullopt;
@@ -479,6 +487,7 @@ AttentionShape model_shape(const AttentionCase& c) {
   s.heads = c.heads;
   s.kv_heads = c.kv_heads;
   s.head_dim = c.head_dim;
+  s.head_dim_v = c.head_dim_v;
   s.seq = c.seq;
   s.kv_seq = c.seq;
   s.causal = c.causal;
@@ -581,6 +590,7 @@ BenchmarkResult make_result(const AttentionCase& c) {
                   {"executed_flops", Cell{executed}},
                   {"scores_bytes", scores},
                   {"kv_load_bytes", kv_loads}};
+  if (c.head_dim_v != 0) r.parameters.push_back({"head_dim_v", Cell{c.head_dim_v}});
   r.ceiling_metric = Metric::flop_rate;
   if (c.dtype == DType::fp8_e4m3) {
     // No FP8 ceiling is measured (the tensor-core probe is bf16); the reference is the bf16 kernel on
@@ -610,8 +620,9 @@ BenchmarkResult make_result(PeakImpl impl, const OpCost& probe_cost) {
 
 std::vector<Table> derived_tables(std::span<const BenchmarkResult> results) {
   std::vector<AttentionRow> rows;
-  std::map<std::tuple<std::string, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>,
-           std::size_t>
+  std::map<
+      std::tuple<std::string, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>,
+      std::size_t>
       index;
   for (const BenchmarkResult& r : results) {
     if (r.suite != "compute" || r.group != "attention") continue;
@@ -619,11 +630,13 @@ std::vector<Table> derived_tables(std::span<const BenchmarkResult> results) {
     key.dtype = param_as<std::string>(r, "dtype");
     key.causal = param_as<bool>(r, "causal");
     key.head_dim = param_as<std::int64_t>(r, "head_dim");
+    key.head_dim_v = param_as<std::int64_t>(r, "head_dim_v");
     key.batch = param_as<std::int64_t>(r, "batch");
     key.heads = param_as<std::int64_t>(r, "heads");
     key.kv_heads = param_as<std::int64_t>(r, "kv_heads");
     key.seq = param_as<std::int64_t>(r, "seq");
-    const auto k = std::make_tuple(key.dtype, key.causal, key.head_dim, key.batch, key.heads, key.kv_heads, key.seq);
+    const auto k = std::make_tuple(key.dtype, key.causal, key.head_dim, key.head_dim_v, key.batch, key.heads,
+                                   key.kv_heads, key.seq);
     auto [it, fresh] = index.emplace(k, rows.size());
     if (fresh) rows.push_back(key);
     AttentionRow& row = rows[it->second];

@@ -11,7 +11,8 @@
 namespace roofline::bench {
 
 bool RecordedResult::has(std::string_view key) const {
-  return parameters.contains(std::string(key));
+  const auto it = parameters.find(std::string(key));
+  return it != parameters.end() && !it->is_null();
 }
 
 std::int64_t RecordedResult::whole(std::string_view key) const {

@@ -15,8 +15,6 @@
 namespace roofline {
 namespace {
 
-constexpr std::string_view no_latent_table =
-    "multi-head latent attention in its expanded (prefill) form: no benchmark measures it, the roofline is kept";
 constexpr std::string_view no_link_table = "a transfer between GPUs: the link model is kept";
 
 OpCost scaled(const OpCost& c, double factor) {
@@ -569,10 +567,14 @@ BasisOrReason basis_of(const DecoderOp& op) {
     }
     case OpKind::latent_attention: {
       // Decode (absorbed) is what the memory suite's latent-attention benchmark measures; prefill
-      // runs the expanded form (qk 192 wide, v 128), which no bundled kernel runs.
+      // runs the expanded form, flash attention with Q and K 192 wide and V 128 (the compute suite's
+      // attn.*.d192v128 cases).
       const auto& s = std::get<LatentAttentionShape>(op.shape);
-      if (!s.absorbed) return NoBasis{std::string(no_latent_table)};
-      return latent_decode_basis(s, op.cost);
+      if (s.absorbed) return latent_decode_basis(s, op.cost);
+      Basis b = attention_basis(expanded_attention_shape(s), AttentionImpl::flash);
+      b.cost = op.cost;
+      b.roof_bytes = op.cost.bytes();
+      return b;
     }
     case OpKind::all_reduce:
     case OpKind::all_gather:

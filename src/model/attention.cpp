@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 #include <utility>
 
 #include "roofline/core/error.hpp"
@@ -104,6 +105,7 @@ void check_attention_shape(const AttentionShape& s) {
   detail::check_size("attention", "heads", s.heads);
   detail::check_size("attention", "kv_heads", s.kv_heads);
   detail::check_size("attention", "head_dim", s.head_dim);
+  if (s.head_dim_v != 0) detail::check_size("attention", "head_dim_v", s.head_dim_v);
   detail::check_size("attention", "seq", s.seq);
   detail::check_size("attention", "kv_seq", s.kv_seq);
   if (s.heads % s.kv_heads != 0) {
@@ -120,6 +122,10 @@ void check_attention_shape(const AttentionShape& s) {
   }
 }
 
+std::int64_t value_head_dim(const AttentionShape& s) {
+  return s.head_dim_v == 0 ? s.head_dim : s.head_dim_v;
+}
+
 double attention_pairs(const AttentionShape& s) {
   const double nq = as_double(s.seq), nkv = as_double(s.kv_seq);
   if (!s.causal) return nq * nkv;
@@ -129,16 +135,18 @@ double attention_pairs(const AttentionShape& s) {
 AttentionCost standard_attention_cost(const AttentionShape& s) {
   check_attention_shape(s);
   const double heads = as_double(s.batch) * as_double(s.heads);
-  const double d = as_double(s.head_dim), nq = as_double(s.seq), nkv = as_double(s.kv_seq);
+  const double d = as_double(s.head_dim), dv = as_double(value_head_dim(s));
+  const double nq = as_double(s.seq), nkv = as_double(s.kv_seq);
   const double act = bytes_per_element(s.act), kv = bytes_per_element(s.kv);
-  const double q = heads * nq * d * act;         // Q, and O the same size
-  const double k = heads * nkv * d * kv;         // K, and V the same size: once per query head
-  const double scores = heads * nq * nkv * act;  // one pass over S or P
+  const double q = heads * nq * d * act;               // Q
+  const double o = heads * nq * dv * act;              // O
+  const double kv_read = heads * nkv * (d + dv) * kv;  // K and V: once per query head
+  const double scores = heads * nq * nkv * act;        // one pass over S or P
   AttentionCost c;
-  c.hbm.flops = 4 * d * heads * attention_pairs(s);
-  c.hbm.bytes_read = q + 2 * k + 2 * scores;  // Q, K, V; S (by softmax), P (by P V)
-  c.hbm.bytes_written = 2 * scores + q;       // S, P, O
-  c.executed_flops = 4 * d * heads * nq * nkv;
+  c.hbm.flops = 2 * (d + dv) * heads * attention_pairs(s);
+  c.hbm.bytes_read = q + kv_read + 2 * scores;  // Q, K, V; S (by softmax), P (by P V)
+  c.hbm.bytes_written = 2 * scores + o;         // S, P, O
+  c.executed_flops = 2 * (d + dv) * heads * nq * nkv;
   c.scores_bytes = 4 * scores;
   detail::check_bytes("attention (standard)", c.hbm.bytes());
   return c;
@@ -149,26 +157,26 @@ AttentionCost flash_attention_cost(const AttentionShape& s, FlashTiling t) {
   check_tiling(t);
   const double query_heads = as_double(s.batch) * as_double(s.heads);
   const double kv_heads = as_double(s.batch) * as_double(s.kv_heads);
-  const double d = as_double(s.head_dim), nq = as_double(s.seq), nkv = as_double(s.kv_seq);
+  const double d = as_double(s.head_dim), dv = as_double(value_head_dim(s));
+  const double nq = as_double(s.seq), nkv = as_double(s.kv_seq);
   const double act = bytes_per_element(s.act), kv = bytes_per_element(s.kv);
-  const double q = query_heads * nq * d * act;
-  const double kv_once = 2 * kv_heads * nkv * d * kv;
+  const double kv_once = kv_heads * nkv * (d + dv) * kv;
   AttentionCost c;
-  c.hbm.flops = 4 * d * query_heads * attention_pairs(s);
-  c.hbm.bytes_read = q + kv_once;
-  c.hbm.bytes_written = q;
+  c.hbm.flops = 2 * (d + dv) * query_heads * attention_pairs(s);
+  c.hbm.bytes_read = query_heads * nq * d * act + kv_once;
+  c.hbm.bytes_written = query_heads * nq * dv * act;
   detail::check_bytes("attention (flash)", c.hbm.bytes());
   const FlashWalk walk = flash_walk(s, t);
-  c.executed_flops = 4 * d * query_heads * walk.pairs_executed;
-  c.kv_load_bytes = 2 * query_heads * walk.keys_loaded * d * kv;
+  c.executed_flops = 2 * (d + dv) * query_heads * walk.pairs_executed;
+  c.kv_load_bytes = query_heads * walk.keys_loaded * (d + dv) * kv;
   c.kv_reread_bytes = c.kv_load_bytes - kv_once;
   detail::check_bytes("attention (flash K/V tile loads)", c.kv_load_bytes);
   return c;
 }
 
 double flash_smem_bytes(const AttentionShape& s, FlashTiling t) {
-  const double d = as_double(s.head_dim);
-  return as_double(t.q) * d * bytes_per_element(s.act) + 2 * 2 * as_double(t.kv) * d * bytes_per_element(s.kv);
+  const double d = as_double(s.head_dim), dv = as_double(value_head_dim(s));
+  return as_double(t.q) * d * bytes_per_element(s.act) + 2 * as_double(t.kv) * (d + dv) * bytes_per_element(s.kv);
 }
 
 FlashTiling default_flash_tiling(const AttentionShape& s, double smem_bytes_per_unit) {
@@ -190,7 +198,7 @@ KvResidency flash_kv_residency(const AttentionShape& s, FlashTiling t, int units
   KvResidency r;
   r.kv_heads_in_flight = std::min(touched, as_double(s.batch) * as_double(s.kv_heads));
   r.working_set_bytes =
-      r.kv_heads_in_flight * 2 * as_double(s.kv_seq) * as_double(s.head_dim) * bytes_per_element(s.kv);
+      r.kv_heads_in_flight * as_double(s.kv_seq) * as_double(s.head_dim + value_head_dim(s)) * bytes_per_element(s.kv);
   r.l2_holds = r.working_set_bytes <= l2_bytes;
   return r;
 }
@@ -220,15 +228,27 @@ OpCost latent_attention_cost(const LatentAttentionShape& s) {
         queries * latent * act + static_cast<double>(s.batch * s.kv_seq) * latent * bytes_per_element(s.kv);
     cost.bytes_written = queries * values * act;
   } else {
-    const auto qk = static_cast<double>(s.qk_nope_head_dim + s.qk_rope_head_dim);
-    const auto v = static_cast<double>(s.v_head_dim);
-    const auto keys = static_cast<double>(s.batch * s.kv_seq * s.heads);
-    cost.flops = batch_heads * pairs * 2.0 * (qk + v);
-    cost.bytes_read = queries * qk * act + keys * (qk + v) * act;
-    cost.bytes_written = queries * v * act;
+    // Decompressed per-head keys and values, read once each: flash attention's own count.
+    cost = flash_attention_cost(expanded_attention_shape(s), FlashTiling{}).hbm;
   }
   detail::check_bytes("latent attention", cost.bytes());
   return cost;
+}
+
+AttentionShape expanded_attention_shape(const LatentAttentionShape& s) {
+  if (s.absorbed) throw std::logic_error("expanded_attention_shape: the shape is the absorbed (decode) form");
+  AttentionShape shape;
+  shape.batch = s.batch;
+  shape.heads = s.heads;
+  shape.kv_heads = s.heads;
+  shape.head_dim = s.qk_nope_head_dim + s.qk_rope_head_dim;
+  shape.head_dim_v = s.v_head_dim;
+  shape.seq = s.seq;
+  shape.kv_seq = s.kv_seq;
+  shape.causal = s.causal;
+  shape.act = s.act;
+  shape.kv = s.act;
+  return shape;
 }
 
 }  // namespace roofline

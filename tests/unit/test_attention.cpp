@@ -224,3 +224,51 @@ TEST_CASE("attention rejects bad shapes") {
   CHECK_THROWS_WITH(standard_attention_cost(one_head(std::int64_t{1} << 31)), Contains("64 bits"));
   CHECK_NOTHROW(flash_attention_cost(one_head(std::int64_t{1} << 20), {128, 128}));
 }
+
+TEST_CASE("a V narrower than Q and K (MLA expanded: d 192, d_v 128) counts each at its own width") {
+  AttentionShape s = one_head(1024, 192);
+  s.head_dim_v = 128;
+  s.causal = true;
+  CHECK(value_head_dim(s) == 128);
+  CHECK(value_head_dim(one_head(1024)) == 128);  // 0: as wide as Q and K
+  // 1024 x 1025 / 2 = 524,800 pairs, 2 x (192 + 128) FLOPs each: 335,872,000.
+  const AttentionCost flash = flash_attention_cost(s, {128, 128});
+  CHECK(flash.hbm.flops == 335872000.0);
+  // Q and K 1024 x 192 x 2 B = 393,216 each, V and O 1024 x 128 x 2 B = 262,144 each.
+  CHECK(flash.hbm.bytes_read == 393216.0 + 393216.0 + 262144.0);
+  CHECK(flash.hbm.bytes_written == 262144.0);
+  // Query tile i of 8 loads (i + 1) x 128 keys: 36 x 128 = 4,608 keys of 320 elements, 2 B each.
+  CHECK(flash.kv_load_bytes == 4608.0 * 320 * 2);
+  // Standard computes all 1024^2 pairs (671,088,640 FLOPs) and moves S and P (2,097,152 B a pass) four times.
+  const AttentionCost standard = standard_attention_cost(s);
+  CHECK(standard.hbm.flops == 335872000.0);
+  CHECK(standard.executed_flops == 671088640.0);
+  CHECK(standard.hbm.bytes_read == 393216.0 + 393216.0 + 262144.0 + 2 * 2097152.0);
+  CHECK(standard.hbm.bytes_written == 2 * 2097152.0 + 262144.0);
+  // Shared memory: a 128-row Q tile 192 wide (49,152 B) and two stages of K (192) and V (128) tiles
+  // of 128 keys (163,840 B).
+  CHECK(flash_smem_bytes(s, {128, 128}) == 49152.0 + 163840.0);
+  s.head_dim_v = -1;
+  CHECK_THROWS_WITH(flash_attention_cost(s, {128, 128}), Contains("head_dim_v"));
+}
+
+TEST_CASE("MLA's expanded prefill is flash attention with 192-wide Q and K and 128-wide V") {
+  LatentAttentionShape latent;
+  latent.heads = 16;
+  latent.seq = 2048;
+  latent.kv_seq = 2048;
+  latent.causal = true;
+  latent.absorbed = false;
+  const AttentionShape shape = expanded_attention_shape(latent);
+  CHECK(shape.heads == 16);
+  CHECK(shape.kv_heads == 16);
+  CHECK(shape.head_dim == 192);
+  CHECK(shape.head_dim_v == 128);
+  const OpCost flash = flash_attention_cost(shape, {128, 128}).hbm;
+  const OpCost mla = latent_attention_cost(latent);
+  CHECK(mla.flops == flash.flops);
+  CHECK(mla.bytes_read == flash.bytes_read);
+  CHECK(mla.bytes_written == flash.bytes_written);
+  latent.absorbed = true;
+  CHECK_THROWS_AS(expanded_attention_shape(latent), std::logic_error);
+}

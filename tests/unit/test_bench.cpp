@@ -694,8 +694,9 @@ TEST_CASE("case list report and suite selection") {
   // --quick: 77 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
   // attention), 94 + 16 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) + 8 FP8
-  // attention and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 77 + 94 + 16 + 8 + 5 + 4 + 36);
+  // attention, 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma) and 5 + 4
+  // layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 77 + 94 + 16 + 8 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -833,10 +834,14 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // B = 4 at N 1k, 2k, 8k, 16k (causal and full) and full 32k, head dim 256 x causal or not x 5
   // lengths, GQA at d 64 and 256 x causal or not, and 3 head dims x 2 x 2 small shapes and fp16
   // N = 512; each with standard and the three flash kernels. FP8 (flash_wgmma alone), causal or not:
-  // d 128 at B 4 and 5 lengths, GQA, d 256 at 3 lengths, and 2 small shapes at each head dim.
-  CHECK(compute::attention_cases.size() == 4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1) + 2 * (5 + 1 + 3 + 4));
-  // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call; FP8 attention's 8 small shapes.
-  CHECK(quick == 3 + 28 + 7 + 56 + 8);
+  // d 128 at B 4 and 5 lengths, GQA, d 256 at 3 lengths, and 2 small shapes at each head dim. MLA
+  // expanded (d 192, V 128; standard and flash_wgmma): causal at 16 heads x 5 lengths and 128 heads x 3,
+  // full at one shape of each, and 2 small shapes x 2 masks (--quick).
+  CHECK(compute::attention_cases.size() ==
+        4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1) + 2 * (5 + 1 + 3 + 4) + 2 * (5 + 3 + 2 + 4));
+  // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call; FP8 attention's 8 small shapes;
+  // MLA expanded's 8.
+  CHECK(quick == 3 + 28 + 7 + 56 + 8 + 8);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",

@@ -421,10 +421,14 @@ TEST_CASE("an FP8 MLA step: the latent projections and shared experts run W8A8 w
   CHECK(std::get<GemmShape>(op_named(prompt, "kv_up").shape).a == DType::fp8_e4m3);
 
   // Latent attention at decode is what the memory suite's latent-attention benchmark measures: its
-  // table, at 16 query rows per cached row (TP 8's heads); the expanded prefill form keeps its roofline.
+  // table, at 16 query rows per cached row (TP 8's heads); the expanded prefill form is flash attention
+  // with 192-wide Q and K and 128-wide V, the compute suite's attn.*.d192v128 cases.
   const Basis decode_attention = std::get<Basis>(basis_of(op_named(rows8, "attention")));
   CHECK(decode_attention.best_table == "attention.latent_decode.bf16.d576");
   CHECK(decode_attention.series == 16.0);
   CHECK(decode_attention.cost.bytes() == op_named(rows8, "attention").cost.bytes());
-  CHECK(std::holds_alternative<NoBasis>(basis_of(op_named(prompt, "attention"))));
+  const Basis prefill_attention = std::get<Basis>(basis_of(op_named(prompt, "attention")));
+  CHECK(prefill_attention.best_table == "attention.flash.bf16.d192v128.causal");
+  CHECK(prefill_attention.cost.bytes() == op_named(prompt, "attention").cost.bytes());
+  CHECK(prefill_attention.cost.flops == op_named(prompt, "attention").cost.flops);
 }

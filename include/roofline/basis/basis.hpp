@@ -111,8 +111,9 @@ struct GroupedGemmShape {
 [[nodiscard]] Basis softmax_basis(const SoftmaxShape& shape);
 [[nodiscard]] Basis attention_basis(const AttentionShape& shape, AttentionImpl impl);
 // The table of one attention kernel (the last word of its benchmark id): "attention.flashwgmma.bf16.d128.causal".
+// `head_dim_v`: V's width where it is narrower ("...d192v128.causal"; 0: as wide as Q and K).
 [[nodiscard]] std::string attention_implementation_table(std::string_view kernel, DType dtype, std::int64_t head_dim,
-                                                         bool causal);
+                                                         bool causal, std::int64_t head_dim_v = 0);
 // Flash attention as a model step runs it, `cost` being its traffic with the kernel's tiles.
 // Prefill (seq > 1) takes the flash attention tables. A decode step (one query row per sequence
 // against its cache) takes attention.decode.<act>[.kv<kv>].d<head_dim>, the table of the memory

@@ -28,7 +28,9 @@ namespace roofline::calibration_tables {
 [[nodiscard]] std::string gemv(DType activation, DType weight);
 [[nodiscard]] std::string stream(int inputs, int outputs);
 // `kernel` is the implementation ("flash", "standard") or the kernel that ran ("flashwgmma").
-[[nodiscard]] std::string attention(std::string_view kernel, DType act, DType kv, std::int64_t head_dim, bool causal);
+// `head_dim_v`: V's width where it differs from Q's and K's ("d192v128"; 0: the same).
+[[nodiscard]] std::string attention(std::string_view kernel, DType act, DType kv, std::int64_t head_dim, bool causal,
+                                    std::int64_t head_dim_v = 0);
 [[nodiscard]] std::string decode_attention(DType act, DType kv, std::int64_t head_dim);
 // `row_width`: the cached row, latent and rotary key (576 for DeepSeek-V3).
 [[nodiscard]] std::string latent_decode_attention(DType act, DType kv, std::int64_t row_width);

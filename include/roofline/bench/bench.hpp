@@ -189,6 +189,8 @@ struct RecordedResult {
   std::optional<double> recorded_bytes;  // the model bytes the run counted, where it recorded them
   std::string_view where;                // "FILE /results/gemv/3", for messages
 
+  // Whether the run recorded the parameter with a value (a null cell: no value, as where a column is
+  // another row's only).
   [[nodiscard]] bool has(std::string_view key) const;
   // The parameter as a whole non-negative number, a text, a storage format, or a flag (true/false
   // or 1/0); InputError naming `where`, the id and the key when the run did not record it so.

@@ -151,10 +151,11 @@ struct AttentionCase {
   std::int64_t heads = 1;
   std::int64_t kv_heads = 1;
   std::int64_t seq = 1;
-  std::int64_t head_dim = 128;
+  std::int64_t head_dim = 128;  // Q and K
   bool causal = false;
   DType dtype = DType::bf16;
   bool quick = false;
+  std::int64_t head_dim_v = 0;  // V and O where narrower (MLA expanded: 192 with 128); 0: head_dim
 };
 
 // ---- compute-ceiling probes -----------------------------------------------------------------
@@ -285,6 +286,31 @@ constexpr void for_each_attention_case(F&& f) {
     }
   }
   all(1, 4, 4, 512, 128, true, DType::fp16, true);
+  // DeepSeek-V3's latent attention expanded for prefill: Q and K 192 wide (128 + 64 rotary), V 128,
+  // as many KV heads as query heads; 16 heads a GPU at TP 8 and 128 at TP 1 (or attention DP). Standard
+  // attention (the reference) and the Hopper kernel run it.
+  const auto mla = [&f](std::int64_t b, std::int64_t h, std::int64_t n, bool causal, bool quick) {
+    for (AttentionImpl impl : {AttentionImpl::standard, AttentionImpl::flash_wgmma}) {
+      f(AttentionCase{.impl = impl,
+                      .batch = b,
+                      .heads = h,
+                      .kv_heads = h,
+                      .seq = n,
+                      .head_dim = 192,
+                      .causal = causal,
+                      .dtype = DType::bf16,
+                      .quick = quick,
+                      .head_dim_v = 128});
+    }
+  };
+  for (std::int64_t n : {1024, 2048, 4096, 8192, 16384}) mla(std::max<std::int64_t>(1, 16384 / n), 16, n, true, false);
+  for (std::int64_t n : {1024, 4096, 8192}) mla(std::max<std::int64_t>(1, 8192 / n), 128, n, true, false);
+  mla(4, 16, 4096, false, false);
+  mla(1, 128, 4096, false, false);
+  for (bool causal : {false, true}) {
+    mla(2, 4, 256, causal, true);
+    mla(2, 4, 1000, causal, true);
+  }
   // FP8 (e4m3 Q, K, V; bf16 O): the Hopper kernel alone, at head dims 128 and 256, on shapes of the
   // 16-bit table above (whose bf16 flash_wgmma case is each one's reference).
   const auto fp8 = [&one](std::int64_t b, std::int64_t h, std::int64_t hkv, std::int64_t n, std::int64_t d, bool causal,

@@ -24,9 +24,12 @@ enum class AttentionImpl : std::uint8_t { standard, flash };
 
 struct AttentionShape {
   std::int64_t batch = 1;
-  std::int64_t heads = 1;     // query heads
-  std::int64_t kv_heads = 1;  // K/V heads: = heads (MHA), a divisor of heads (GQA), 1 (MQA)
-  std::int64_t head_dim = 128;
+  std::int64_t heads = 1;       // query heads
+  std::int64_t kv_heads = 1;    // K/V heads: = heads (MHA), a divisor of heads (GQA), 1 (MQA)
+  std::int64_t head_dim = 128;  // Q and K
+  // V and O; 0: head_dim. Wider Q and K than V is multi-head latent attention expanded for prefill
+  // (DeepSeek-V3: 192 = 128 + 64 rotary, V 128).
+  std::int64_t head_dim_v = 0;
   std::int64_t seq = 1;     // query length: the prompt for prefill, 1 (or the draft length) for decode
   std::int64_t kv_seq = 1;  // key/value length: equal to seq for prefill, the context for decode
   // Causal masking. The seq queries are the last seq of the kv_seq positions; query i (0-based)
@@ -38,6 +41,9 @@ struct AttentionShape {
 
 // Throws InputError if the shape is invalid (see the top of this file).
 void check_attention_shape(const AttentionShape& shape);
+
+// The width of V and O: head_dim_v, or head_dim where it is 0.
+[[nodiscard]] std::int64_t value_head_dim(const AttentionShape& shape);
 
 // Query-key pairs that one (batch, query head) evaluates usefully: seq x kv_seq, or with causal
 // masking seq (kv_seq - seq) + seq (seq + 1) / 2 (for seq = kv_seq = N: N (N + 1) / 2, the
@@ -52,7 +58,8 @@ struct FlashTiling {
 inline constexpr std::int64_t max_flash_tile = std::int64_t{1} << 20;
 
 struct AttentionCost {
-  // FLOPs: the useful matmul FLOPs, 4 d per query-key pair (2 d for Q K^T, 2 d for P V); the
+  // FLOPs: the useful matmul FLOPs, 4 d per query-key pair (2 d for Q K^T, 2 d for P V; 2 (d + d_v)
+  // where V is d_v wide); the
   // softmax's few FLOPs per score run on the vector units and are left out, as in the FLOP
   // counts the FlashAttention papers report. Bytes: the HBM traffic.
   OpCost hbm;
@@ -118,5 +125,10 @@ struct LatentAttentionShape {
   DType kv = DType::bf16;  // the cached latent (absorbed form)
 };
 [[nodiscard]] OpCost latent_attention_cost(const LatentAttentionShape& shape);
+
+// The expanded (prefill) form as the flash attention it is: heads query and KV heads (MHA), Q and K
+// nope + rope wide, V v_head_dim wide, every tensor in `act`. Throws std::logic_error on an absorbed
+// shape.
+[[nodiscard]] AttentionShape expanded_attention_shape(const LatentAttentionShape& shape);
 
 }  // namespace roofline

@@ -173,16 +173,22 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
 // for K and V per stage) + 1024 bytes of alignment slack: 80, 161 and 193 KB.
 // Two stages at every head dim: 4 at d 64 and 3 at d 128 (which fit) ran within the calls' noise of
 // 2 (median time 1.00x over the suite's shapes, docs/results/2026-12-02-h200-flash-headdims).
+// Q and K may be wider than V and O (`head_dim_v`; 0 means head_dim): the 16-bit kernel also runs
+// 192 with 128, DeepSeek's multi-head latent attention in its expanded (prefill) form (128 + 64
+// rotary wide scores, 128 wide values; FlashAttention-3 builds the same pair). Its K tile is 192
+// wide and its V tile 128: 209 KB.
 inline constexpr int flash_wgmma_stages = 2;
-constexpr bool flash_wgmma_runs(int head_dim) {
+constexpr bool flash_wgmma_runs(int head_dim, int head_dim_v = 0) {
+  if (head_dim_v != 0 && head_dim_v != head_dim) return head_dim == 192 && head_dim_v == 128;
   return head_dim == 64 || head_dim == 128 || head_dim == 256;
 }
-constexpr FlashTiling flash_wgmma(int head_dim) {
+constexpr FlashTiling flash_wgmma(int head_dim, int head_dim_v = 0) {
+  const int value_dim = head_dim_v == 0 ? head_dim : head_dim_v;
   const int block_m = 128;
   const int block_n = head_dim == 256 ? 64 : 128;
   const int stages = flash_wgmma_stages;
   return {block_m, block_n, 12, stages,
-          block_m * head_dim * 2 + stages * 2 * block_n * head_dim * 2 + 8 * (2 + 4 * stages) + 1024};
+          block_m * head_dim * 2 + stages * block_n * (head_dim + value_dim) * 2 + 8 * (2 + 4 * stages) + 1024};
 }
 
 // The same kernel on e4m3 Q, K and V (both products on the 8-bit wgmma, k = 32), head dims 128 and

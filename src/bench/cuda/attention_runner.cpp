@@ -34,6 +34,7 @@ kernels::AttentionShape kernel_shape(const AttentionCase& c) {
   s.kv_heads = static_cast<int>(c.kv_heads);
   s.seq = static_cast<int>(c.seq);
   s.head_dim = static_cast<int>(c.head_dim);
+  s.head_dim_v = static_cast<int>(c.head_dim_v);
   s.causal = c.causal;
   return s;
 }
@@ -45,8 +46,13 @@ constexpr kernels::Fp8Descale fp8_descale{0.5F, 3.0F, 0.25F};
 
 struct AttentionSamples {
   std::vector<std::pair<std::int64_t, std::int64_t>> rows;  // (batch x heads index, query)
-  std::vector<double> reference;                            // rows x head_dim
+  std::vector<double> reference;                            // rows x V's width
 };
+
+// The width of V and O.
+std::int64_t value_dim(const AttentionCase& c) {
+  return c.head_dim_v == 0 ? c.head_dim : c.head_dim_v;
+}
 
 // Float64 attention of sampled query rows (the first and last included) from the device inputs, each
 // tensor's values times its descale.
@@ -55,6 +61,7 @@ AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, c
                                   const kernels::Fp8Descale& descale, int count, std::uint64_t seed) {
   const std::int64_t n = c.seq;
   const std::int64_t d = c.head_dim;
+  const std::int64_t dv = value_dim(c);
   const std::int64_t bh = c.batch * c.heads;
   AttentionSamples samples;
   samples.rows = {{0, 0}, {bh - 1, n - 1}, {bh / 2, n / 2}};
@@ -70,10 +77,10 @@ AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, c
     const std::int64_t kv_index = (row_bh / c.heads) * c.kv_heads + (row_bh % c.heads) / group;
     auto found = kv_cache.find(kv_index);
     if (found == kv_cache.end()) {
-      const std::size_t offset = as_size(kv_index * n * d);
       found = kv_cache
-                  .emplace(kv_index, std::make_pair(download_values(ctx, format, k, offset, as_size(n * d)),
-                                                    download_values(ctx, format, v, offset, as_size(n * d))))
+                  .emplace(kv_index,
+                           std::make_pair(download_values(ctx, format, k, as_size(kv_index * n * d), as_size(n * d)),
+                                          download_values(ctx, format, v, as_size(kv_index * n * dv), as_size(n * dv))))
                   .first;
     }
     const std::vector<float>& kh = found->second.first;
@@ -93,9 +100,9 @@ AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, c
       x = std::exp(x - top);
       total += x;
     }
-    std::vector<double> out(as_size(d), 0.0);
+    std::vector<double> out(as_size(dv), 0.0);
     for (std::int64_t j = 0; j < keys; ++j) {
-      for (std::int64_t t = 0; t < d; ++t) out[as_size(t)] += score[as_size(j)] * vh[as_size(j * d + t)];
+      for (std::int64_t t = 0; t < dv; ++t) out[as_size(t)] += score[as_size(j)] * vh[as_size(j * dv + t)];
     }
     for (double x : out) samples.reference.push_back(x / total * descale.v);
   }
@@ -105,7 +112,7 @@ AttentionSamples sample_attention(Context& ctx, kernels::StorageFormat format, c
 double sampled_attention_error(Context& ctx, kernels::StorageFormat format, const AttentionCase& c,
                                const AttentionSamples& samples, const DeviceBuffer& o) {
   const std::int64_t n = c.seq;
-  const std::int64_t d = c.head_dim;
+  const std::int64_t d = value_dim(c);
   double diff2 = 0;
   double ref2 = 0;
   for (std::size_t r = 0; r < samples.rows.size(); ++r) {
@@ -137,14 +144,16 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
   const kernels::StorageFormat type = *format.format;
   const kernels::AttentionShape shape = kernel_shape(p);
   const std::size_t q_elements = as_size(p.batch * p.heads * p.seq * p.head_dim);
+  const std::size_t o_elements = as_size(p.batch * p.heads * p.seq * value_dim(p));
   const std::size_t kv_elements = as_size(p.batch * p.kv_heads * p.seq * p.head_dim);
+  const std::size_t v_elements = as_size(p.batch * p.kv_heads * p.seq * value_dim(p));
   const std::size_t element_bytes = as_size(kernels::bytes_of(type));
   const kernels::StorageFormat output_type = fp8 ? kernels::flash_fp8_output_format : type;
   const kernels::Fp8Descale descale = fp8 ? fp8_descale : kernels::Fp8Descale{};
   DeviceBuffer q = ctx.allocate(q_elements * element_bytes);
   DeviceBuffer k = ctx.allocate(kv_elements * element_bytes);
-  DeviceBuffer v = ctx.allocate(kv_elements * element_bytes);
-  DeviceBuffer o = ctx.allocate(q_elements * as_size(kernels::bytes_of(output_type)));
+  DeviceBuffer v = ctx.allocate(v_elements * element_bytes);
+  DeviceBuffer o = ctx.allocate(o_elements * as_size(kernels::bytes_of(output_type)));
   DeviceBuffer transposed_v;  // FP8: V^T, written by each call
   if (fp8) transposed_v = ctx.allocate(kernels::flash_fp8_workspace_bytes(shape));
   const std::uint64_t problem_seed =
@@ -152,7 +161,7 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
   // |q| up to 2: scores of std ~0.7 give softmax rows far from uniform, so the running max matters.
   kernels::fill_uniform(type, q.get(), q_elements, problem_seed, 2.0F, ctx.stream());
   kernels::fill_uniform(type, k.get(), kv_elements, problem_seed + 1, 1.0F, ctx.stream());
-  kernels::fill_uniform(type, v.get(), kv_elements, problem_seed + 2, 1.0F, ctx.stream());
+  kernels::fill_uniform(type, v.get(), v_elements, problem_seed + 2, 1.0F, ctx.stream());
   const AttentionSamples samples = sample_attention(ctx, type, p, q, k, v, descale, quick ? 16 : 24, problem_seed + 3);
   const double tolerance = fp8 ? fp8_attention_tolerance : tolerance_for(type);
 
@@ -205,12 +214,12 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
       };
     } else {
       const kernels::FlashVariant variant = flash_variant_of(c->impl);
-      if (!kernels::flash_variant_supported(variant, shape.head_dim, ctx.device().index)) {
-        record_not(
-            recorder, std::move(result), Disposition::not_supported,
-            variant == kernels::FlashVariant::wgmma
-                ? "flash_wgmma runs head_dim 64, 128 and 256, with sm_90a code on a compute capability 9.0 device"
-                : "needs compute capability 8.0 or later and head_dim 64 or 128");
+      if (!kernels::flash_variant_supported(variant, shape.head_dim, ctx.device().index, shape.head_dim_v)) {
+        record_not(recorder, std::move(result), Disposition::not_supported,
+                   variant == kernels::FlashVariant::wgmma
+                       ? "flash_wgmma runs head_dim 64, 128 and 256 (and 192 with V 128), with sm_90a code on a "
+                         "compute capability 9.0 device"
+                       : "needs compute capability 8.0 or later and head_dim 64 or 128 (V as wide)");
         continue;
       }
       launch = [&, variant](cudaStream_t s, int) {
@@ -222,7 +231,7 @@ void run_attention_problem(Context& ctx, std::span<const AttentionCase* const> c
       ctx.poison(o);
       check(launch(ctx.stream(), 0), "attention");
       ctx.wait("attention");
-      const std::uint64_t nonfinite = kernels::count_nonfinite(output_type, o.get(), q_elements, ctx.stream());
+      const std::uint64_t nonfinite = kernels::count_nonfinite(output_type, o.get(), o_elements, ctx.stream());
       const double error = sampled_attention_error(ctx, output_type, *c, samples, o);
       if (nonfinite != 0 || !(error <= tolerance)) {
         throw VerificationFailed(fmt::format(

@@ -187,7 +187,7 @@ void run_compute_suite(Context& ctx, const ComputeSelection& selection, bool qui
       selection.attention,
       [](const AttentionCase& a, const AttentionCase& b) {
         return a.dtype == b.dtype && a.batch == b.batch && a.heads == b.heads && a.kv_heads == b.kv_heads &&
-               a.seq == b.seq && a.head_dim == b.head_dim && a.causal == b.causal;
+               a.seq == b.seq && a.head_dim == b.head_dim && a.head_dim_v == b.head_dim_v && a.causal == b.causal;
       },
       [&](std::span<const AttentionCase* const> problem) {
         guarded_problem(

@@ -143,10 +143,15 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
   }
   // The largest point first: a byte count that overflows fails before any row is written.
   const std::int64_t max_heads = max_of(p.heads);
-  const AttentionShape largest{
-      max_of(p.batch),    max_heads,     p.kv_heads.values.empty() ? max_heads : max_of(p.kv_heads.values),
-      max_of(p.head_dim), max_of(p.seq), p.kv_seq.values.empty() ? max_of(p.seq) : max_of(p.kv_seq.values),
-      p.causal,           p.act,         p.kv};
+  const AttentionShape largest{.batch = max_of(p.batch),
+                               .heads = max_heads,
+                               .kv_heads = p.kv_heads.values.empty() ? max_heads : max_of(p.kv_heads.values),
+                               .head_dim = max_of(p.head_dim),
+                               .seq = max_of(p.seq),
+                               .kv_seq = p.kv_seq.values.empty() ? max_of(p.seq) : max_of(p.kv_seq.values),
+                               .causal = p.causal,
+                               .act = p.act,
+                               .kv = p.kv};
   const std::int64_t smallest_q = p.tile.values.empty() ? 16 : min_of(p.tile.values);
   const std::int64_t smallest_kv = p.tile_kv.values.empty() ? smallest_q : min_of(p.tile_kv.values);
   (void)standard_attention_cost(largest);
