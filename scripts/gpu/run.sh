@@ -199,7 +199,7 @@ phase_sanitize() {
   # split-k sums, tiled GEMMs, flash and decode attention, RMSNorm), at small sizes.
   local -A filters=(
     [memory]="gemv.bf16.8192x8192.b1.mma,gemv.bf16.8192x8192.b1.pipe,gemv.bf16.8192x8192.b1.pdl,gemv.bf16.8192x8192.b64.mma,gemv.bf16.8192x8192.b64.wgmma,stream.dot.16B,access.strided.s1,hierarchy.smem"
-    [compute]="gemm.bf16.512x512x512,attn.bf16.causal.d128.b2h4kv2.n1000,attn.bf16.full.d64.b2h4kv4.n256"
+    [compute]="gemm.bf16.512x512x512,attn.bf16.causal.d128.b2h4kv2.n1000,attn.bf16.full.d64.b2h4kv4.n256,attn.bf16.causal.d192v128.b2h4kv4.n1000.flashwgmma"
     [layer]="layer.decode.b1.ctx4096.roofline"
   )
   for suite in memory compute layer; do
