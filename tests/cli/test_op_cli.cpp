@@ -49,13 +49,35 @@ TEST_CASE("every numeric flag sweeps: lists and ranges, one CSV row per point") 
       op("attention --heads 32 --kv-heads 8 --head-dim 128 --seq 1024:32768:x2 --causal --gpu h100 --format csv");
   REQUIRE(attention.exit_code == 0);
   CHECK(count_lines(attention.out) == 1 + 6 * 2);
-  CHECK(attention.out.starts_with("gpu,impl,batch,heads,kv_heads,head_dim,seq,kv_seq,causal,"));
+  CHECK(attention.out.starts_with("gpu,impl,batch,heads,kv_heads,head_dim,head_dim_v,seq,kv_seq,causal,"));
   // CSV notes go to stderr, never into the data.
   CHECK_THAT(attention.err, Contains("roofline: note: causal"));
   CHECK(op("norm --rows 1,2 --hidden 4096:8192:x2 --gpu h100 --format csv").out.size() > 0);
   CHECK(count_lines(op("elementwise --elements 1e3:1e6:x10 --fn add --gpu h100 --format csv").out) == 1 + 4);
   CHECK(count_lines(op("softmax --rows 4096 --cols 1:8 --gpu all --format csv").out) > 8);
   CHECK(count_lines(op("fuse --chain linear,gelu --rows 1:4 --hidden 4096 --gpu h100 --format csv").out) == 5);
+}
+
+TEST_CASE("op attention --head-dim-v: a V narrower than Q and K (MLA expanded for prefill)") {
+  const CommandResult result =
+      op("attention --heads 1 --head-dim 192 --head-dim-v 128 --seq 1024 --causal --impl flash --gpu h100 "
+         "--format json");
+  REQUIRE(result.exit_code == 0);
+  const json row = json::parse(result.out).at("results").at("attention").at(0);
+  CHECK(row.at("head_dim_v") == 128);
+  // 1024 x 1025 / 2 pairs x 2 (192 + 128) = 335,872,000 FLOPs; Q and K 1024 x 192 x 2 B each, V 1024 x 128
+  // x 2 B read; O 1024 x 128 x 2 B written.
+  CHECK(row.at("flops").get<double>() == 335872000.0);
+  CHECK(row.at("read_bytes").get<double>() == 393216.0 + 393216.0 + 262144.0);
+  CHECK(row.at("written_bytes").get<double>() == 262144.0);
+  // Without it V is as wide as Q and K.
+  const json same = json::parse(op("attention --heads 1 --head-dim 192 --seq 1024 --causal --impl flash --gpu h100 "
+                                   "--format json")
+                                    .out)
+                        .at("results")
+                        .at("attention")
+                        .at(0);
+  CHECK(same.at("head_dim_v") == 192);
 }
 
 TEST_CASE("what-ifs (--set) and efficiency work on op commands") {
@@ -87,6 +109,7 @@ TEST_CASE("op bad input: exit 2, one line on stderr, nothing on stdout") {
            "attention --heads 32 --kv-heads 5 --head-dim 128 --seq 8 --gpu h100",
            "attention --heads 1 --head-dim 128 --seq 8 --kv-seq 4 --causal --gpu h100",
            "attention --heads 1 --head-dim 128 --seq 8 --impl fast --gpu h100",
+           "attention --heads 1 --head-dim 192 --head-dim-v 0 --seq 8 --gpu h100",
            "gemm --m 1:400 --n 1:300 --k 1 --gpu h100 --format json",
            "gemm --m 8:4 --n 1 --k 1 --gpu h100",
            "gemm --m 1 --n 1 --k 1 --gpu h100 --efficiency compute=2",

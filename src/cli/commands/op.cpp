@@ -149,6 +149,9 @@ void setup_op_command(CLI::App& app) {
     c->add_option("--heads", o->heads, sweep("Query heads"))->required();
     c->add_option("--kv-heads", o->kv_heads, sweep("K/V heads: = heads MHA, a divisor GQA, 1 MQA (default: heads)"));
     c->add_option("--head-dim", o->head_dim, sweep("Head dimension d"))->required();
+    c->add_option("--head-dim-v", o->head_dim_v,
+                  "Width of V and O where narrower than Q and K (DeepSeek's MLA expanded for prefill: --head-dim 192 "
+                  "--head-dim-v 128; default: the head dimension)");
     c->add_option("--seq", o->seq, sweep("Query length (the prompt; 1 for decode)"))->required();
     c->add_option("--kv-seq", o->kv_seq, sweep("Key/value length (the context; default: seq)"));
     c->add_flag("--causal", o->causal,

@@ -64,6 +64,7 @@ struct AttentionOptions {
   std::string batch = "1";
   std::string heads, head_dim, seq;
   std::optional<std::string> kv_heads, kv_seq;  // unset: equal to heads, to seq
+  std::optional<std::int64_t> head_dim_v;       // V's width; unset: each point's head_dim
   bool causal = false;
   std::string impl = "both";                 // standard, flash or both
   std::optional<std::string> tile, tile_kv;  // unset: from the GPU's shared memory

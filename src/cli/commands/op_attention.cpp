@@ -28,13 +28,14 @@ struct AttentionRow {
   [[nodiscard]] bool flash() const { return impl == AttentionImpl::flash; }
 };
 
-constexpr std::array<OpColumn<AttentionRow>, 11> shape_columns{{
+constexpr std::array<OpColumn<AttentionRow>, 12> shape_columns{{
     {{"gpu", "GPU", 0}, [](const AttentionRow& r) { return text(r.gpu); }},
     {{"impl", "impl", 0}, [](const AttentionRow& r) { return text(name_of(r.impl)); }},
     {{"batch", "batch", 0}, [](const AttentionRow& r) { return integer(r.shape.batch); }},
     {{"heads", "heads", 0}, [](const AttentionRow& r) { return integer(r.shape.heads); }},
     {{"kv_heads", "kv heads", 0}, [](const AttentionRow& r) { return integer(r.shape.kv_heads); }},
     {{"head_dim", "d", 0}, [](const AttentionRow& r) { return integer(r.shape.head_dim); }},
+    {{"head_dim_v", "d_v", 0}, [](const AttentionRow& r) { return integer(value_head_dim(r.shape)); }, Show::detail},
     {{"seq", "seq", 0}, [](const AttentionRow& r) { return integer(r.shape.seq); }},
     {{"kv_seq", "kv seq", 0}, [](const AttentionRow& r) { return integer(r.shape.kv_seq); }},
     {{"causal", "causal", 0}, [](const AttentionRow& r) { return OpCell{r.shape.causal}; }},
@@ -77,6 +78,7 @@ struct TiedAxis {
 struct AttentionPlan {
   OpSetup setup;
   std::vector<std::int64_t> batch, heads, head_dim, seq;
+  std::int64_t head_dim_v = 0;  // 0: each point's head_dim
   TiedAxis kv_heads, kv_seq, tile, tile_kv;
   bool causal = false;
   bool show_standard = true, show_flash = true;
@@ -102,6 +104,10 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
   p.heads = axis("--heads", o.heads);
   p.head_dim = axis("--head-dim", o.head_dim);
   p.seq = axis("--seq", o.seq);
+  if (o.head_dim_v) {
+    if (*o.head_dim_v < 1) throw InputError(fmt::format("--head-dim-v {}: must be a whole number >= 1", *o.head_dim_v));
+    p.head_dim_v = *o.head_dim_v;
+  }
   if (o.kv_heads) p.kv_heads.values = axis("--kv-heads", *o.kv_heads);
   if (o.kv_seq) p.kv_seq.values = axis("--kv-seq", *o.kv_seq);
   if (o.tile) p.tile.values = axis("--tile", *o.tile);
@@ -147,6 +153,7 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
                                .heads = max_heads,
                                .kv_heads = p.kv_heads.values.empty() ? max_heads : max_of(p.kv_heads.values),
                                .head_dim = max_of(p.head_dim),
+                               .head_dim_v = p.head_dim_v,
                                .seq = max_of(p.seq),
                                .kv_seq = p.kv_seq.values.empty() ? max_of(p.seq) : max_of(p.kv_seq.values),
                                .causal = p.causal,
@@ -174,6 +181,7 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
                         {"heads", o.heads},
                         {"kv_heads", tied(o.kv_heads, "= heads")},
                         {"head_dim", o.head_dim},
+                        {"head_dim_v", o.head_dim_v ? nlohmann::json(*o.head_dim_v) : nlohmann::json("= head_dim")},
                         {"seq", o.seq},
                         {"kv_seq", tied(o.kv_seq, "= seq")},
                         {"causal", o.causal},
@@ -183,8 +191,9 @@ AttentionPlan plan_attention(const AttentionOptions& o, const HardwareRegistry& 
                         {"act", name_of(p.act)},
                         {"kv", name_of(p.kv)}});
   report.notes.push_back(
-      "FLOPs = 4 d per query-key pair per (batch, head): 2 d for Q K^T and 2 d for P V; the softmax's few FLOPs "
-      "per score run on the vector units and are not counted (as in the FlashAttention papers)");
+      "FLOPs = 4 d per query-key pair per (batch, head): 2 d for Q K^T and 2 d for P V (2 (d + d_v) where "
+      "--head-dim-v makes V d_v wide); the softmax's few FLOPs per score run on the vector units and are not counted "
+      "(as in the FlashAttention papers)");
   if (p.causal) {
     report.notes.push_back(
         "causal: the seq queries are the last of the kv_seq positions; pairs = seq (kv_seq - seq) + seq (seq + 1) / "
@@ -236,6 +245,7 @@ void generate(const AttentionPlan& p, Emit&& emit) {
       shape.heads = p.heads[at[1]];
       shape.kv_heads = p.kv_heads.at(at[2], shape.heads);
       shape.head_dim = p.head_dim[at[3]];
+      shape.head_dim_v = p.head_dim_v;
       shape.seq = p.seq[at[4]];
       shape.kv_seq = p.kv_seq.at(at[5], shape.seq);
       shape.causal = p.causal;
