@@ -187,14 +187,34 @@ void sort_points(CalibrationTable& table) {
 std::optional<Interpolated> interpolate(const CalibrationTable& table, double ideal_s, std::optional<double> series,
                                         std::optional<std::size_t> skip) {
   const bool two_axes = has_series(table);
-  // Distinct series values of the points still in play.
+  // Distinct series values of the points still in play, and the distinct sizes each holds.
   std::vector<double> values;
+  std::vector<std::vector<double>> sizes;
   for (std::size_t i = 0; i < table.points.size(); ++i) {
     if (skip && *skip == i) continue;
     const double s = two_axes ? table.points[i].series.value_or(0) : 0;
-    if (std::none_of(values.begin(), values.end(), [s](double v) { return same(v, s); })) values.push_back(s);
+    const double x = table.points[i].ideal_s;
+    const auto at = std::find_if(values.begin(), values.end(), [s](double v) { return same(v, s); });
+    if (at == values.end()) {
+      values.push_back(s);
+      sizes.push_back({x});
+      continue;
+    }
+    std::vector<double>& xs = sizes[static_cast<std::size_t>(at - values.begin())];
+    if (std::none_of(xs.begin(), xs.end(), [x](double v) { return same(v, x); })) xs.push_back(x);
   }
   if (values.empty()) return std::nullopt;
+  // A series measured at one size says nothing of how the efficiency moves with size: held constant
+  // over every size, it would give its one problem's efficiency to every other (the W8A8 GEMV's ragged
+  // 9000 x 1104 correctness case at batch 5 became the whole of batch 5). Where the table has series of
+  // several sizes, the interpolation between series reads those alone; a problem measured in a
+  // one-size series is still predicted by its own measurement (measured_problem).
+  std::vector<double> left_out;
+  if (std::any_of(sizes.begin(), sizes.end(), [](const std::vector<double>& xs) { return xs.size() > 1; })) {
+    std::vector<double> kept;
+    for (std::size_t i = 0; i < values.size(); ++i) (sizes[i].size() > 1 ? kept : left_out).push_back(values[i]);
+    values = std::move(kept);
+  }
   std::sort(values.begin(), values.end());
   const auto curve_of = [&](double s) {
     CurveBuilder builder;
@@ -221,6 +241,18 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
     if (inner.empty()) inner = d;
     return e;
   };
+  // Says so where a series left out lies at the query's or between the two series read.
+  const auto with_left_out = [&](double low, double high) {
+    std::string skipped;
+    for (double v : left_out) {
+      if (same(v, s) || (v > std::min(low, s) && v < std::max(high, s))) {
+        skipped += (skipped.empty() ? "" : ", ") + number_text(v);
+      }
+    }
+    if (!skipped.empty()) {
+      out.detail += fmt::format(" ({} {} measured at one size only: left out)", table.series_name, skipped);
+    }
+  };
   if (s <= values.front() || s >= values.back() || values.size() == 1) {
     const double end = s <= values.front() ? values.front() : values.back();
     out.efficiency = at_series(end);
@@ -230,6 +262,7 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
     } else {
       out.detail = fmt::format("{}; {} {} (measured)", inner, table.series_name, number_text(s));
     }
+    with_left_out(end, end);
     return out;
   }
   const std::size_t i = static_cast<std::size_t>(std::upper_bound(values.begin(), values.end(), s) - values.begin());
@@ -243,6 +276,7 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
   out.efficiency = log_linear(s, values[i - 1], e0, values[i], e1);
   out.detail = fmt::format("{}; {} {} between {} and {}", inner, table.series_name, number_text(s),
                            number_text(values[i - 1]), number_text(values[i]));
+  with_left_out(values[i - 1], values[i]);
   return out;
 }
 

@@ -209,7 +209,10 @@ TEST_CASE("interpolation: linear in log(x), across series in log(series), clampe
   CalibrationTable s;
   s.name = "s";
   s.series_name = "batch";
-  s.points = {{1e-6, 1.0, 0.4, "a", 0, 0, {}}, {1e-4, 1.0, 0.8, "b", 0, 0, {}}, {1e-5, 4.0, 0.2, "c", 0, 0, {}}};
+  s.points = {{1e-6, 1.0, 0.4, "a", 0, 0, {}},
+              {1e-4, 1.0, 0.8, "b", 0, 0, {}},
+              {1e-5, 4.0, 0.2, "c", 0, 0, {}},
+              {1e-4, 4.0, 0.3, "d", 0, 0, {}}};
   // Batch 2 lies halfway between 1 and 4 in log; batch 1 at 1e-5 gives 0.6, batch 4 gives 0.2: 0.4.
   e = interpolate(s, 1e-5, 2.0);
   REQUIRE(e);
@@ -218,6 +221,22 @@ TEST_CASE("interpolation: linear in log(x), across series in log(series), clampe
   CHECK(interpolate(s, 1e-5, 8.0)->clamped);
   CHECK_THAT(interpolate(s, 1e-5, 8.0)->detail, Contains("batch 8 clamped to 4"));
   CHECK_FALSE(interpolate(s, 1e-5, std::nullopt).has_value());  // a series table needs a series
+
+  // A series measured at one size (a ragged correctness case at batch 2, efficiency 0.9) is left out
+  // between series: batch 2 at 1e-5 is still 0.4 from batches 1 and 4, and says why; its own problem is
+  // still predicted by its measurement.
+  s.points.push_back({1e-5, 2.0, 0.9, "gemv.bf16.9000x1104.b2.mma", 0, 0, {}});
+  sort_points(s);
+  e = interpolate(s, 1e-5, 2.0);
+  CHECK(e->efficiency == Approx(0.4));
+  CHECK_THAT(e->detail, Contains("batch 2 measured at one size only: left out"));
+  CHECK(measured_problem(s, "gemv.bf16.9000x1104.b2", 2.0)->efficiency == Approx(0.9));
+  // Where every series holds one size (a stride per series), they are all there is, and are read.
+  CalibrationTable strides;
+  strides.name = "access.strided";
+  strides.series_name = "stride";
+  strides.points = {{1e-5, 1.0, 0.8, "a", 0, 0, {}}, {1e-5, 4.0, 0.2, "b", 0, 0, {}}};
+  CHECK(interpolate(strides, 1e-5, 2.0)->efficiency == Approx(0.5));  // halfway in log(stride)
   CalibrationTable empty;
   CHECK_FALSE(interpolate(empty, 1e-5, std::nullopt).has_value());
 }

@@ -13,7 +13,8 @@
 //
 // A query interpolates: within a series, the efficiency is linear in log(x) between the two
 // nearest measured x (points at the same x are averaged); across series, linear in log(series)
-// between the two nearest series. Outside the measured range it is clamped to the end value and
+// between the two nearest series (a series of one size is left out where others hold several: it
+// says nothing of how the efficiency moves with size). Outside the measured range it is clamped to the end value and
 // says so. The expected time is then the roofline time on the GPU's (possibly overridden) roofs
 // divided by that efficiency.
 //
