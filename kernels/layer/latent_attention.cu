@@ -2,6 +2,7 @@
 // (layer.hpp): every query head attends over one shared cache row per position, the 512-wide
 // latent followed by the 64-wide rotary key; the latent is also the value. Flash-decoding: the
 // split kernel and the combine of the splits.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
@@ -339,8 +340,10 @@ LatentAttentionPlan latent_attention_plan(int batch, LatentLayout layout, int co
   int head_groups = (layout.heads + plan.heads_per_block - 1) / plan.heads_per_block;
   // The Hopper kernel's blocks are 64 rows: it takes the shape wherever that does not cut the
   // number of blocks (64-head groups, and 16 or 32 heads, one group either way, its other rows
-  // idle: at 16 heads the work stays memory-bound with 4x the tensor work).
-  if ((layout.heads + 63) / 64 == head_groups) {
+  // idle: at 16 heads the work stays memory-bound with 4x the tensor work), or where its blocks
+  // still cover half the SMs (kernel_tiles::latent_attention_wgmma_fills).
+  if ((layout.heads + 63) / 64 == head_groups ||
+      kernel_tiles::latent_attention_wgmma_fills(layout.heads, batch, context, sms)) {
     int device = 0;
     ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
     if (detail::latent_attention_wgmma_runs(device)) {
@@ -349,7 +352,8 @@ LatentAttentionPlan latent_attention_plan(int batch, LatentLayout layout, int co
       head_groups = (layout.heads + 63) / 64;
     }
   }
-  const kernel_tiles::DecodeSplit split = kernel_tiles::latent_attention_split(batch, head_groups, context, sms);
+  const kernel_tiles::DecodeSplit split = kernel_tiles::latent_attention_split(
+      batch, head_groups, context, sms, std::min(plan.heads_per_block, layout.heads));
   plan.splits = split.splits;
   plan.tiles_per_split = split.tiles_per_split;
   plan.workspace_bytes = static_cast<std::size_t>(batch) * layout.heads * plan.splits * (kRank + 2) * sizeof(float);

@@ -1361,7 +1361,9 @@ TEST_CASE("decode attention splits the context to cover the SMs, then to fill th
   CHECK(kernel_tiles::decode_attention_split(1, 8, 32768, 132, 1).splits == 17);
 }
 
-TEST_CASE("latent attention splits the context into one wave of blocks over the SMs, one tile at least a split") {
+TEST_CASE(
+    "latent attention splits the context into one wave of blocks over the SMs, a tile at least a split (four at 64 "
+    "heads)") {
   // Batch 1, 16 heads (one group), 2048 keys = 32 tiles on 132 SMs: 132 / 1 = 132 > 32 tiles, so 32
   // splits of one tile (32 blocks).
   const kernel_tiles::DecodeSplit one = kernel_tiles::latent_attention_split(1, 1, 2048, 132);
@@ -1390,9 +1392,20 @@ TEST_CASE("latent attention splits the context into one wave of blocks over the 
   CHECK(kernel_tiles::latent_attention_m_tiles(24, 16, 1000, 132) == 2);
   // The suite's second ragged case, for the Hopper kernel's 64-head blocks: 96 heads at batch 8 over
   // 1000 keys (16 tiles) give 8 x 2 x 16 = 256 >= 132 items in 64-head groups (the second group 32
-  // heads); split into floor(132 / 16) = 8 wanted, 2 tiles each: 8 splits.
+  // heads); floor(132 / 16) = 8 splits wanted, but 64-head blocks read 4 tiles a split at least:
+  // 16 / 4 = 4 splits of 4 tiles. In 16-head blocks the same context takes 8 splits of 2.
   CHECK(kernel_tiles::latent_attention_m_tiles(96, 8, 1000, 132) == 4);
+  CHECK(kernel_tiles::latent_attention_split(8, 2, 1000, 132, 64).splits == 4);
+  CHECK(kernel_tiles::latent_attention_split(8, 2, 1000, 132, 64).tiles_per_split == 4);
   CHECK(kernel_tiles::latent_attention_split(8, 2, 1000, 132).splits == 8);
+  // 128 heads at batch 1 over 16384 keys (256 tiles), 64-head blocks: 66 splits wanted, 4 tiles each
+  // at least: ceil(256 / 66) = 4, 64 splits. Over 4096 keys (64 tiles): 16 splits of 4, not 64 of 1.
+  CHECK(kernel_tiles::latent_attention_split(1, 2, 16384, 132, 64).splits == 64);
+  CHECK(kernel_tiles::latent_attention_split(1, 2, 4096, 132, 64).splits == 16);
+  // The Hopper kernel's blocks where they cover half the SMs: 2 x 1 x 2 groups x 64 tiles = 256 >= 132
+  // over 4096 keys; over 1024 keys 2 x 2 x 16 = 64 < 132 (the mma.sync kernel's 16-head blocks).
+  CHECK(kernel_tiles::latent_attention_wgmma_fills(128, 1, 4096, 132));
+  CHECK_FALSE(kernel_tiles::latent_attention_wgmma_fills(128, 1, 1024, 132));
   CHECK(kernel_tiles::latent_attention_m_tiles(48, 16, 1024, 132) == 4);
   CHECK(kernel_tiles::latent_attention_m_tiles(48, 8, 1024, 132) == 2);  // 1 x 8 x 16 = 128 < 132
   CHECK(kernel_tiles::latent_attention_m_tiles(128, 1, 1024, 132) == 1);

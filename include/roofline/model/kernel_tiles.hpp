@@ -272,6 +272,16 @@ constexpr int latent_attention_m_tiles(int heads, int batch, int context, int sm
   }
   return 1;
 }
+// Whether the Hopper kernel's 64-head blocks give enough work where the mma.sync kernel would take
+// smaller ones (latent_attention_m_tiles < 4): batch x 64-head groups x tiles covering half the SMs.
+// 128 heads at batch 1 over 4096 keys (128 items) ran 16.4 us on it against 18.8 in 32-head
+// mma.sync blocks; over 1024 keys (32 items) 11.1 against 10.4 in 16-head ones (H200).
+constexpr bool latent_attention_wgmma_fills(int heads, int batch, int context, int sms) {
+  const long tiles = context < 1 ? 1 : (context + latent_attention_block_n - 1) / latent_attention_block_n;
+  const long groups = (heads + 63) / 64;
+  return 2L * batch * groups * tiles >= sms;
+}
+
 constexpr int latent_attention_smem_bytes(int m_tiles) {
   const int rows = 16 * m_tiles;
   const int row_bytes = (latent_attention_rank + latent_attention_rope) * 2;
@@ -280,19 +290,32 @@ constexpr int latent_attention_smem_bytes(int m_tiles) {
          key_groups * rows * 4;
 }
 
+// The fewest 64-key tiles a split reads: four at 64-head blocks, one below. A split writes a partial
+// result of heads x 514 fp32 that the combine reads back (33 KiB at 16 heads, 131 KiB at 64) for
+// the cache it reads (72 KiB a tile); at 64-head blocks one- and two-tile splits lost to four-tile
+// ones on the H200 (128 heads at batch 1 over 4096 keys: 23.7 us in 64 splits of one tile, 16.6 in
+// 32 of two, 16.4 in 16 of four; batch 8 over 1024 keys: 16.6 us in 8 splits of two, 15.4 in 4 of
+// four; docs/results/2026-12-03-h200-latent-attention-splits). At 16 heads a tile a split stays
+// (a 2048-key cache at batch 1 is 32 tiles, which the SMs must share to stream it at all); 32-head
+// blocks, not measured so, keep it too.
+constexpr int latent_attention_min_tiles_per_split(int heads_per_block) {
+  return heads_per_block < 64 ? 1 : 4;
+}
+
 // How latent attention splits the context: as many splits as keep batch x head groups x splits
 // blocks within one wave over the `sms` multiprocessors (one block each fits), each split a whole
-// number of 64-key tiles, none empty. One wave, not a cover: 32 pairs in 5 splits were 160 blocks,
-// a second wave of 28, and ran at 1.65 TB/s where 8 pairs in 16 splits (128 blocks) ran at 1.83
-// (H200, 16 heads, 4096 keys, docs/results/2026-12-03-h200-latent-attention). Unlike
-// decode_attention_split there is no floor of tiles per split: one tile is 72 KiB of cache against a
-// partial of 16 heads x 514 fp32 (33 KiB) written and read back, and at batch 1 a 2048-key cache is
-// only 32 tiles, which the SMs must share to stream it at all.
-constexpr DecodeSplit latent_attention_split(int batch, int head_groups, int context, int sms) {
+// number of 64-key tiles, at least latent_attention_min_tiles_per_split of its block's heads, none
+// empty. One wave, not a cover: 32 pairs in 5 splits were 160 blocks, a second wave of 28, and ran at
+// 1.65 TB/s where 8 pairs in 16 splits (128 blocks) ran at 1.83 (H200, 16 heads, 4096 keys,
+// docs/results/2026-12-03-h200-latent-attention).
+constexpr DecodeSplit latent_attention_split(int batch, int head_groups, int context, int sms,
+                                             int heads_per_block = 16) {
   const int tiles = context < 1 ? 1 : (context + latent_attention_block_n - 1) / latent_attention_block_n;
   const int pairs = batch * head_groups < 1 ? 1 : batch * head_groups;
   const int sm_count = sms < 1 ? 1 : sms;
+  const int most = tiles / latent_attention_min_tiles_per_split(heads_per_block);
   int wanted = sm_count / pairs;
+  wanted = wanted > most ? most : wanted;
   wanted = wanted < 1 ? 1 : (wanted > tiles ? tiles : wanted);
   DecodeSplit split;
   split.tiles_per_split = (tiles + wanted - 1) / wanted;
