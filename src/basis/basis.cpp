@@ -115,11 +115,24 @@ Basis gemm_basis(const GemmShape& shape) {
   return b;
 }
 
+Basis grouped_gemm_lookup(DType a, DType b, std::int64_t k) {
+  Basis basis;
+  basis.pattern = "gemm_grouped";
+  basis.best_table = calibration_tables::grouped_gemm(a, b);
+  basis.table = basis.best_table;
+  // The GEMM's k axis, for the same reason: a grouped table mixes every model's projections, and at
+  // equal roofline time a shallow one (Qwen3-235B's down projection at TP 8, k = 192: 0.26-0.28 of
+  // its roof on the H200) and a deep one (DeepSeek-V3's gate_up at TP 8, k = 7168: 0.68) lie side by
+  // side; by size alone DeepSeek's decode step at batch 16 read the shallow one.
+  basis.series = static_cast<double>(k);
+  basis.series_name.assign(1, 'k');
+  basis.series_optional = true;
+  basis.math = {MathRoof::Unit::matrix, a};
+  return basis;
+}
+
 Basis grouped_gemm_basis(const GroupedGemmShape& shape) {
-  Basis b;
-  b.pattern = "gemm_grouped";
-  b.best_table = calibration_tables::grouped_gemm(shape.a, shape.b);
-  b.table = b.best_table;
+  Basis b = grouped_gemm_lookup(shape.a, shape.b, shape.k);
   std::int64_t touched = 0;
   for (const std::int64_t tokens : shape.tokens_per_expert) {
     if (tokens == 0) continue;
@@ -130,7 +143,6 @@ Basis grouped_gemm_basis(const GroupedGemmShape& shape) {
   }
   if (touched == 0) throw InputError("grouped gemm: no expert has tokens");
   b.roof_bytes = b.cost.bytes();
-  b.math = {MathRoof::Unit::matrix, shape.a};
   b.model = fmt::format("sum of gemm_cost{{t_e, n {}, k {}, {}}} over {} of {} experts", shape.n, shape.k,
                         name_of(shape.a), touched, shape.tokens_per_expert.size());
   return b;

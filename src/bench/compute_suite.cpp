@@ -816,6 +816,15 @@ std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
       add(m.model, "down, TP 8", m.experts, tokens, m.hidden, m.expert_ffn / grouped_tp_split, false);
     }
   }
+  for (const MoeExperts& m : grouped_gemm_models()) {
+    if (m.experts <= grouped_decode_experts[1]) continue;
+    for (const std::int64_t reached : grouped_decode_experts) {
+      add(m.model, "gate_up, decode", reached, 1, 2 * m.expert_ffn, m.hidden, false);
+      add(m.model, "down, decode", reached, 1, m.hidden, m.expert_ffn, false);
+      add(m.model, "gate_up, TP 8, decode", reached, 1, 2 * m.expert_ffn / grouped_tp_split, m.hidden, false);
+      add(m.model, "down, TP 8, decode", reached, 1, m.hidden, m.expert_ffn / grouped_tp_split, false);
+    }
+  }
   return cases;
 }
 

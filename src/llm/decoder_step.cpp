@@ -554,13 +554,9 @@ BasisOrReason basis_of(const DecoderOp& op) {
       // The experts reached, each a GEMM (a GEMV at decode) over its tokens: what the compute
       // suite's grouped GEMM measures (gemm_grouped), at the op's own cost.
       const auto& s = std::get<RoutedShape>(op.shape);
-      Basis b;
-      b.pattern = "gemm_grouped";
-      b.best_table = calibration_tables::grouped_gemm(s.act, s.weights);
-      b.table = b.best_table;
+      Basis b = grouped_gemm_lookup(s.act, s.weights, s.k);
       b.cost = op.cost;
       b.roof_bytes = b.cost.bytes();
-      b.math = {MathRoof::Unit::matrix, s.act};
       b.model = fmt::format("routed experts: {:.1f} experts reached, {:.0f} token-expert pairs, [{} x {}] {}",
                             s.touched, s.pairs, s.k, s.n, name_of(s.weights));
       return b;

@@ -1007,7 +1007,10 @@ TEST_CASE("grouped GEMM cases: ids, splits, and the model's cost of the experts 
   // --quick: 2 shapes x bf16/fp8 x uniform/skewed x 2 implementations. The grid: 4 models x 2
   // projections x 5 token counts x the same 8, whole and split 8 ways over TP.
   CHECK(quick == 16);
-  CHECK(compute::grouped_gemm_cases().size() == 16 + 2 * 4 * 2 * 5 * 8);
+  // Quick 16; 4 models x 2 projections x 2 (whole, TP 8) x 5 token counts x 8 (2 formats x 2 splits x
+  // 2 implementations); the decode cases: the 3 models of more than 16 experts (DeepSeek-V3, both
+  // Qwen3) x 4 projections x 3 expert counts x 8.
+  CHECK(compute::grouped_gemm_cases().size() == 16 + 2 * 4 * 2 * 5 * 8 + 3 * 4 * 3 * 8);
   // DeepSeek-V3's experts split 8 ways (expert FFN 2048): gate_up n = 2 x 2048 / 8 = 512 at k = 7168,
   // down n = 7168 at k = 2048 / 8 = 256.
   const compute::GroupedGemmCase& tp_gate_up =

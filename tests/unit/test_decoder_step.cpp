@@ -119,7 +119,7 @@ TEST_CASE("FP8 decode cases on a GEMM: llm's step above the GEMV batches, its W8
   }
 }
 
-TEST_CASE("routed experts are looked up in the grouped GEMM tables, at the op's own cost") {
+TEST_CASE("routed experts are looked up in the grouped GEMM tables, at the op's own cost and depth") {
   // Mixtral 8x7B (hidden 4096, 8 experts, top 2, expert FFN 14336, SwiGLU), bf16, TP 1, decode of one
   // token: 8 x (1 - (1 - 2/8)^1) = 2 experts reached, 2 token-expert pairs; experts_gate_up is
   // [4096 x 28672] per expert: 2 x 2 x 28672 x 4096 FLOPs.
@@ -136,6 +136,11 @@ TEST_CASE("routed experts are looked up in the grouped GEMM tables, at the op's 
   CHECK(basis.best_table == "gemm_grouped.bf16");
   CHECK(basis.cost.flops == up->cost.flops);
   CHECK(basis.cost.bytes() == up->cost.bytes());
+  // Its depth k = 4096 (the hidden size) is the grouped tables' optional axis, as for the compute
+  // suite's grouped cases: a table learnt with k reads this op at k = 4096.
+  CHECK(basis.series == 4096.0);
+  CHECK(basis.series_name == "k");
+  CHECK(basis.series_optional);
 }
 
 TEST_CASE("an FP8 step: W8A8 prefill projections fed by quantising ops where the GPU multiplies e4m3") {

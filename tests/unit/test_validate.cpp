@@ -913,3 +913,39 @@ TEST_CASE("calibrate drops a GEMM table's k axis where the size alone predicts i
   REQUIRE(std::holds_alternative<CalibratedTime>(t));
   CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.5));
 }
+
+TEST_CASE("a grouped GEMM's efficiency is read at its own depth k, not at a shallower problem of its size") {
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
+  // DeepSeek-V3's routed gate_up at TP 8 and batch 16: 128 token-expert pairs, n = 2 x 2048 / 8 = 512,
+  // k = 7168. A grouped table mixes every model's projections; at equal roofline time a shallow one
+  // (Qwen3-235B's down projection at TP 8, k = 192) runs far below a deep one, so the table keeps k.
+  const std::vector<std::int64_t> tokens(128, 1);
+  const Basis deep = grouped_gemm_basis({tokens, 512, 7168, DType::fp8_e4m3, DType::fp8_e4m3, DType::bf16});
+  CHECK(deep.series == 7168.0);
+  CHECK(deep.series_name == "k");
+  CHECK(deep.series_optional);
+  // Two depths measured at half and twice the query's roofline time: k = 192 at 0.27, k = 7168 at
+  // 0.68. By size alone the query would average them; with k it reads its own series: 0.68.
+  const double x = ideal_time(deep, roofs).time_s;
+  CalibrationTable table;
+  table.name = deep.best_table;
+  table.pattern = "gemm_grouped";
+  table.best = true;
+  table.series_name = "k";
+  for (const auto& [k, efficiency] : {std::pair{192.0, 0.27}, std::pair{7168.0, 0.68}}) {
+    for (const double at : {x / 2, x * 2})
+      table.points.push_back({at, k, efficiency, "grouped", at / efficiency, 0, {}});
+  }
+  Calibration cal;
+  cal.gpu_id = roofs.gpu_id;
+  cal.roofs = roofs;
+  cal.tables[table.name] = table;
+  const CalibratedOrNot t = calibrated_time(cal, deep, roofs);
+  REQUIRE(std::holds_alternative<CalibratedTime>(t));
+  CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.68));
+  // k = 1173, the log midpoint of 192 and 7168 (sqrt(192 x 7168) = 1173.2): halfway, 0.475.
+  const Basis middle = grouped_gemm_basis({tokens, 512, 1173, DType::fp8_e4m3, DType::fp8_e4m3, DType::bf16});
+  const CalibratedOrNot m = calibrated_time(cal, middle, roofs);
+  REQUIRE(std::holds_alternative<CalibratedTime>(m));
+  CHECK(std::get<CalibratedTime>(m).efficiency == Approx(0.475).epsilon(1e-3));
+}

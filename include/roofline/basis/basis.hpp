@@ -103,6 +103,10 @@ struct GroupedGemmShape {
   DType c = DType::bf16;
 };
 [[nodiscard]] Basis grouped_gemm_basis(const GroupedGemmShape& shape);
+// What calibrates a grouped GEMM of `a` activations and `b` weights at depth k (its table, math roof
+// and k axis), without a cost: for callers that count the cost their own way (the decoder step's
+// routed experts, at their expected reach).
+[[nodiscard]] Basis grouped_gemm_lookup(DType a, DType b, std::int64_t k);
 // Vector work reading `inputs` and writing `outputs` arrays: its table is the stream kernel class
 // with the nearest share of writes (read-only, 1 read : 1 write, 2 reads : 1 write).
 [[nodiscard]] Basis vector_basis(const OpCost& cost, int inputs, int outputs, DType dtype, std::string model);

@@ -118,12 +118,18 @@ inline constexpr std::array<std::int64_t, 5> grouped_tokens_per_expert{1, 4, 16,
 // The grid runs each model's experts at this TP too (docs/results/gpustack-moe-validation.md: a
 // table measured on whole experts priced these shapes).
 inline constexpr std::int64_t grouped_tp_split = 8;
+// A decode step reaches a few experts with a token or two each (DeepSeek-V3 at batch 1 with EP 4:
+// about 3 of a GPU's 64). The grid's smallest case reaches every expert, so at a deep k (7168) no
+// measured point lay near such a step's size; these expert counts, one token each, put some there,
+// for the models with more than 16 experts (DeepSeek-V3, both Qwen3 MoE models).
+inline constexpr std::array<std::int64_t, 3> grouped_decode_experts{4, 16, 64};
 
 // Every grouped case: --quick first (a real expert count at Qwen3-30B-A3B's down projection, 2
 // tokens per expert, and a synthetic 16 experts x 3 tokens at n = 272, k = 208, off the wgmma tile
 // in n and k and across expert boundaries in B; each uniform and skewed, bf16 and fp8), then each
 // model's gate_up and down, whole and split grouped_tp_split ways, at each of
-// grouped_tokens_per_expert, uniform and skewed, bf16 and fp8.
+// grouped_tokens_per_expert, uniform and skewed, bf16 and fp8; then the four projections of the
+// models with more than 16 experts over grouped_decode_experts experts of one token each.
 // Built on first use (the presets are parsed then).
 [[nodiscard]] const std::vector<GroupedGemmCase>& grouped_gemm_cases();
 
