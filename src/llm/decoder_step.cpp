@@ -7,7 +7,6 @@
 #include <array>
 #include <cmath>
 
-#include "roofline/basis/calibration_tables.hpp"
 #include "roofline/core/error.hpp"
 #include "roofline/llm/expert_parallel.hpp"
 #include "roofline/llm/speculative.hpp"
