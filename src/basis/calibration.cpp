@@ -18,6 +18,21 @@ namespace roofline {
 // docs/schema/calibration.v1.schema.json (src/CMakeLists.txt embeds it).
 std::span<const EmbeddedFile> bundled_schema_files();
 
+struct PreparedTable {
+  struct Curve {
+    std::vector<double> x;  // ascending, distinct
+    std::vector<double> y;
+  };
+  std::size_t point_count = 0;  // of the table it was made from
+  // The series interpolation reads, ascending (one value, 0, in a table with one axis), and the
+  // curve of each.
+  std::vector<double> values;
+  std::vector<Curve> curves;
+  std::vector<double> left_out;  // series measured at one size only, where others hold several
+  // Each measured problem's points as (series, efficiency): measured_problem's answers.
+  std::map<std::string, std::vector<std::pair<double, double>>, std::less<>> problems;
+};
+
 namespace {
 
 using nlohmann::json;
@@ -41,26 +56,24 @@ double log_linear(double at, double x0, double y0, double x1, double y1) {
   return y0 + (y1 - y0) * (std::log(at) - std::log(x0)) / (std::log(x1) - std::log(x0));
 }
 
-struct Curve {
-  std::vector<double> x;
-  std::vector<double> y;
-};
+using Curve = PreparedTable::Curve;
 
 // A query this close to the end of a measured range is not reported as clamped: the sizes of
 // one problem at neighbouring batches differ by far less than what matters.
 constexpr double clamp_slack = 0.01;
 
-// Evaluates a curve (x ascending, distinct) at `at`, clamped at its ends.
-double evaluate(const Curve& c, double at, bool& clamped, std::string& detail, std::string_view what, bool time_axis) {
+// Evaluates a curve (x ascending, distinct) at `at`, clamped at its ends; `detail` (where given)
+// says where `at` lay.
+double evaluate(const Curve& c, double at, bool& clamped, std::string* detail, std::string_view what, bool time_axis) {
   const auto text = [time_axis](double v) { return time_axis ? us(v) : number_text(v); };
   const auto at_end = [&](double end) {
     if (same(at, end)) {
-      detail += fmt::format("{} {} (measured)", what, text(at));
+      if (detail) *detail += fmt::format("{} {} (measured)", what, text(at));
     } else if (std::abs(at / end - 1) <= clamp_slack) {
-      detail += fmt::format("{} {} at the measured {}", what, text(at), text(end));
+      if (detail) *detail += fmt::format("{} {} at the measured {}", what, text(at), text(end));
     } else {
       clamped = true;
-      detail += fmt::format("{} {} clamped to {}", what, text(at), text(end));
+      if (detail) *detail += fmt::format("{} {} clamped to {}", what, text(at), text(end));
     }
   };
   if (c.x.size() == 1 || at <= c.x.front()) {
@@ -73,10 +86,10 @@ double evaluate(const Curve& c, double at, bool& clamped, std::string& detail, s
   }
   const std::size_t i = static_cast<std::size_t>(std::upper_bound(c.x.begin(), c.x.end(), at) - c.x.begin());
   if (same(at, c.x[i - 1])) {
-    detail += fmt::format("{} {} (measured)", what, text(at));
+    if (detail) *detail += fmt::format("{} {} (measured)", what, text(at));
     return c.y[i - 1];
   }
-  detail += fmt::format("{} {} between {} and {}", what, text(at), text(c.x[i - 1]), text(c.x[i]));
+  if (detail) *detail += fmt::format("{} {} between {} and {}", what, text(at), text(c.x[i - 1]), text(c.x[i]));
   return log_linear(at, c.x[i - 1], c.y[i - 1], c.x[i], c.y[i]);
 }
 
@@ -172,20 +185,19 @@ std::optional<double> optional_tbps(const json& object, const char* key) {
 
 }  // namespace
 
-void sort_points(CalibrationTable& table) {
-  std::sort(table.points.begin(), table.points.end(), [](const CalibrationPoint& a, const CalibrationPoint& b) {
-    const double sa = a.series.value_or(0);
-    const double sb = b.series.value_or(0);
-    if (sa != sb) return sa < sb;
-    if (a.ideal_s != b.ideal_s) return a.ideal_s < b.ideal_s;
-    return a.benchmark < b.benchmark;
-  });
+namespace {
+
+// The benchmark id "<problem>.<impl>" names its problem; nullopt where it has no dot.
+std::optional<std::string_view> problem_of(std::string_view benchmark) {
+  const std::size_t dot = benchmark.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == benchmark.size()) return std::nullopt;
+  return benchmark.substr(0, dot);
 }
 
-// ---- interpolation ---------------------------------------------------------------------------
-
-std::optional<Interpolated> interpolate(const CalibrationTable& table, double ideal_s, std::optional<double> series,
-                                        std::optional<std::size_t> skip) {
+// The series and curves of a table's points, leaving out point `skip`.
+PreparedTable prepare(const CalibrationTable& table, std::optional<std::size_t> skip) {
+  PreparedTable out;
+  out.point_count = table.points.size();
   const bool two_axes = has_series(table);
   // Distinct series values of the points still in play, and the distinct sizes each holds.
   std::vector<double> values;
@@ -203,48 +215,93 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
     std::vector<double>& xs = sizes[static_cast<std::size_t>(at - values.begin())];
     if (std::none_of(xs.begin(), xs.end(), [x](double v) { return same(v, x); })) xs.push_back(x);
   }
-  if (values.empty()) return std::nullopt;
   // A series measured at one size says nothing of how the efficiency moves with size: held constant
   // over every size, it would give its one problem's efficiency to every other (the W8A8 GEMV's ragged
   // 9000 x 1104 correctness case at batch 5 became the whole of batch 5). Where the table has series of
   // several sizes, the interpolation between series reads those alone; a problem measured in a
   // one-size series is still predicted by its own measurement (measured_problem).
-  std::vector<double> left_out;
   if (std::any_of(sizes.begin(), sizes.end(), [](const std::vector<double>& xs) { return xs.size() > 1; })) {
     std::vector<double> kept;
-    for (std::size_t i = 0; i < values.size(); ++i) (sizes[i].size() > 1 ? kept : left_out).push_back(values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i) (sizes[i].size() > 1 ? kept : out.left_out).push_back(values[i]);
     values = std::move(kept);
   }
   std::sort(values.begin(), values.end());
-  const auto curve_of = [&](double s) {
+  for (const double s : values) {
     CurveBuilder builder;
     for (std::size_t i = 0; i < table.points.size(); ++i) {
       if (skip && *skip == i) continue;
       const CalibrationPoint& p = table.points[i];
       if (!two_axes || same(p.series.value_or(0), s)) builder.points.emplace_back(p.ideal_s, p.efficiency);
     }
-    return builder.build();
+    out.curves.push_back(builder.build());
+  }
+  out.values = std::move(values);
+  return out;
+}
+
+// The table's own prepared form where it is current; `fresh` holds one made here otherwise.
+const PreparedTable& prepared_of(const CalibrationTable& table, std::optional<std::size_t> skip,
+                                 std::optional<PreparedTable>& fresh) {
+  if (!skip && table.prepared && table.prepared->point_count == table.points.size()) return *table.prepared;
+  fresh = prepare(table, skip);
+  return *fresh;
+}
+
+}  // namespace
+
+void sort_points(CalibrationTable& table) {
+  std::sort(table.points.begin(), table.points.end(), [](const CalibrationPoint& a, const CalibrationPoint& b) {
+    const double sa = a.series.value_or(0);
+    const double sb = b.series.value_or(0);
+    if (sa != sb) return sa < sb;
+    if (a.ideal_s != b.ideal_s) return a.ideal_s < b.ideal_s;
+    return a.benchmark < b.benchmark;
+  });
+  auto prepared = std::make_shared<PreparedTable>(prepare(table, std::nullopt));
+  for (const CalibrationPoint& p : table.points) {
+    if (const auto problem = problem_of(p.benchmark)) {
+      const auto at = prepared->problems.try_emplace(std::string(*problem)).first;
+      at->second.emplace_back(p.series.value_or(0), p.efficiency);
+    }
+  }
+  table.prepared = std::move(prepared);
+}
+
+// ---- interpolation ---------------------------------------------------------------------------
+
+std::optional<Interpolated> interpolate(const CalibrationTable& table, double ideal_s, std::optional<double> series,
+                                        std::optional<std::size_t> skip, Explain explain) {
+  std::optional<PreparedTable> fresh;
+  const PreparedTable& prepared = prepared_of(table, skip, fresh);
+  const std::vector<double>& values = prepared.values;
+  if (values.empty()) return std::nullopt;
+  const bool explained = explain == Explain::yes;
+  const auto curve_of = [&](double s) -> const Curve& {
+    const auto at = std::find_if(values.begin(), values.end(), [s](double v) { return same(v, s); });
+    return prepared.curves[static_cast<std::size_t>(at - values.begin())];
   };
 
   Interpolated out;
-  if (!two_axes) {
-    out.efficiency = evaluate(curve_of(0), ideal_s, out.clamped, out.detail, "x", true);
+  if (!has_series(table)) {
+    out.efficiency =
+        evaluate(prepared.curves.front(), ideal_s, out.clamped, explained ? &out.detail : nullptr, "x", true);
     return out;
   }
   if (!series) return std::nullopt;
   const double s = *series;
-  Curve across;  // the series values bracketing s, each evaluated at ideal_s
   std::string inner;
   const auto at_series = [&](double value) {
     std::string d;
-    const double e = evaluate(curve_of(value), ideal_s, out.clamped, d, "x", true);
-    if (inner.empty()) inner = d;
+    const double e =
+        evaluate(curve_of(value), ideal_s, out.clamped, explained && inner.empty() ? &d : nullptr, "x", true);
+    if (explained && inner.empty()) inner = std::move(d);
     return e;
   };
   // Says so where a series left out lies at the query's or between the two series read.
   const auto with_left_out = [&](double low, double high) {
+    if (!explained) return;
     std::string skipped;
-    for (double v : left_out) {
+    for (double v : prepared.left_out) {
       if (same(v, s) || (v > std::min(low, s) && v < std::max(high, s))) {
         skipped += (skipped.empty() ? "" : ", ") + number_text(v);
       }
@@ -258,8 +315,10 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
     out.efficiency = at_series(end);
     if (!same(s, end)) {
       out.clamped = true;
-      out.detail = fmt::format("{}; {} {} clamped to {}", inner, table.series_name, number_text(s), number_text(end));
-    } else {
+      if (explained) {
+        out.detail = fmt::format("{}; {} {} clamped to {}", inner, table.series_name, number_text(s), number_text(end));
+      }
+    } else if (explained) {
       out.detail = fmt::format("{}; {} {} (measured)", inner, table.series_name, number_text(s));
     }
     with_left_out(end, end);
@@ -268,37 +327,45 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
   const std::size_t i = static_cast<std::size_t>(std::upper_bound(values.begin(), values.end(), s) - values.begin());
   if (same(s, values[i - 1])) {
     out.efficiency = at_series(values[i - 1]);
-    out.detail = fmt::format("{}; {} {} (measured)", inner, table.series_name, number_text(s));
+    if (explained) out.detail = fmt::format("{}; {} {} (measured)", inner, table.series_name, number_text(s));
     return out;
   }
   const double e0 = at_series(values[i - 1]);
   const double e1 = at_series(values[i]);
   out.efficiency = log_linear(s, values[i - 1], e0, values[i], e1);
-  out.detail = fmt::format("{}; {} {} between {} and {}", inner, table.series_name, number_text(s),
-                           number_text(values[i - 1]), number_text(values[i]));
+  if (explained) {
+    out.detail = fmt::format("{}; {} {} between {} and {}", inner, table.series_name, number_text(s),
+                             number_text(values[i - 1]), number_text(values[i]));
+  }
   with_left_out(values[i - 1], values[i]);
   return out;
 }
 
 std::optional<Interpolated> measured_problem(const CalibrationTable& table, std::string_view problem,
-                                             std::optional<double> series) {
+                                             std::optional<double> series, Explain explain) {
   if (problem.empty()) return std::nullopt;
   const bool two_axes = has_series(table);
   if (two_axes && !series) return std::nullopt;
   double sum = 0;
   int count = 0;
-  for (const CalibrationPoint& p : table.points) {
-    const std::string_view id = p.benchmark;
-    const bool same_problem = id.size() > problem.size() + 1 && id.starts_with(problem) && id[problem.size()] == '.' &&
-                              id.find('.', problem.size() + 1) == std::string_view::npos;
-    if (!same_problem || (two_axes && !same(p.series.value_or(0), *series))) continue;
-    sum += p.efficiency;
+  const auto add = [&](double point_series, double efficiency) {
+    if (two_axes && !same(point_series, *series)) return;
+    sum += efficiency;
     ++count;
+  };
+  if (table.prepared && table.prepared->point_count == table.points.size()) {
+    const auto found = table.prepared->problems.find(problem);
+    if (found == table.prepared->problems.end()) return std::nullopt;
+    for (const auto& [point_series, efficiency] : found->second) add(point_series, efficiency);
+  } else {
+    for (const CalibrationPoint& p : table.points) {
+      if (problem_of(p.benchmark) == problem) add(p.series.value_or(0), p.efficiency);
+    }
   }
   if (count == 0) return std::nullopt;
   Interpolated out;
   out.efficiency = sum / count;
-  out.detail = fmt::format("{} (measured)", problem);
+  if (explain == Explain::yes) out.detail = fmt::format("{} (measured)", problem);
   return out;
 }
 
@@ -555,7 +622,7 @@ Calibration load_calibration(const std::filesystem::path& file) {
 // ---- applying --------------------------------------------------------------------------------
 
 CalibratedOrNot calibrated_time(const Calibration& calibration, const Basis& basis, const Roofs& roofs,
-                                TableChoice choice) {
+                                TableChoice choice, Explain explain) {
   if (roofs.gpu_id != calibration.gpu_id) {
     return NotCalibrated{fmt::format("the calibration is for {}, not {}", calibration.gpu_id, roofs.gpu_id)};
   }
@@ -565,8 +632,8 @@ CalibratedOrNot calibrated_time(const Calibration& calibration, const Basis& bas
   if (table == nullptr) return NotCalibrated{fmt::format("the calibration has no table {}", name)};
   const double x = ideal_time(basis, calibration.roofs).time_s;
   if (!(x > 0)) return NotCalibrated{"the model counts no work for this operation"};
-  std::optional<Interpolated> found = measured_problem(*table, basis.problem, basis.series);
-  if (!found) found = interpolate(*table, x, basis.series);
+  std::optional<Interpolated> found = measured_problem(*table, basis.problem, basis.series, explain);
+  if (!found) found = interpolate(*table, x, basis.series, std::nullopt, explain);
   if (!found) return NotCalibrated{fmt::format("table {} needs a {}", name, table->series_name)};
   CalibratedTime t;
   t.ideal_s = ideal_time(basis, roofs).time_s;
@@ -574,7 +641,7 @@ CalibratedOrNot calibrated_time(const Calibration& calibration, const Basis& bas
   t.time_s = t.ideal_s / found->efficiency;
   t.table = name;
   t.clamped = found->clamped;
-  t.detail = found->detail;
+  t.detail = std::move(found->detail);
   return t;
 }
 

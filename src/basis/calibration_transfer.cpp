@@ -147,7 +147,11 @@ Calibration transfer_calibration(const Calibration& source, const GpuSpec& sourc
   // Fixed costs run at the SM clock.
   const double clock_ratio = source_gpu.boost_clock_mhz / target.boost_clock_mhz;
   for (const auto& [name, table] : source.tables) {
-    CalibrationTable moved{table.name, table.pattern, table.best, table.series_name, {}};
+    CalibrationTable moved;
+    moved.name = table.name;
+    moved.pattern = table.pattern;
+    moved.best = table.best;
+    moved.series_name = table.series_name;
     for (const CalibrationPoint& p : table.points) {
       const std::optional<double> x = p.problem ? problem_time(*p.problem, out.roofs) : std::nullopt;
       if (!x || !(*x > 0)) {

@@ -817,7 +817,7 @@ std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
     }
   }
   for (const MoeExperts& m : grouped_gemm_models()) {
-    if (m.experts <= grouped_decode_experts[1]) continue;
+    if (m.experts <= grouped_decode_min_experts) continue;
     for (const std::int64_t reached : grouped_decode_experts) {
       add(m.model, "gate_up, decode", reached, 1, 2 * m.expert_ffn, m.hidden, false);
       add(m.model, "down, decode", reached, 1, m.hidden, m.expert_ffn, false);

@@ -87,22 +87,26 @@ class StepTimer {
     basis.cost = row.cost;
     basis.roof_bytes = row.cost.bytes();
     if (const auto in_place = o_.table_in_place_of.find(basis.best_table); in_place != o_.table_in_place_of.end()) {
-      const std::string swap = fmt::format("table {} in place of {}", in_place->second, basis.best_table);
-      basis.note = basis.note.empty() ? swap : fmt::format("{}; {}", basis.note, swap);
+      if (o_.describe) {
+        const std::string swap = fmt::format("table {} in place of {}", in_place->second, basis.best_table);
+        basis.note = basis.note.empty() ? swap : fmt::format("{}; {}", basis.note, swap);
+      }
       basis.best_table = in_place->second;
       basis.table = in_place->second;
     }
-    CalibratedOrNot found = calibrated_time(*o_.calibration, basis, roofs_);
-    if (const NotCalibrated* none = std::get_if<NotCalibrated>(&found)) {
-      out.detail = none->reason;
+    // A planner's or simulator's run keeps the times alone: the lookup writes no detail.
+    CalibratedOrNot found =
+        calibrated_time(*o_.calibration, basis, roofs_, TableChoice::best, o_.describe ? Explain::yes : Explain::no);
+    if (NotCalibrated* none = std::get_if<NotCalibrated>(&found)) {
+      out.detail = std::move(none->reason);
       return out;
     }
-    const CalibratedTime& t = std::get<CalibratedTime>(found);
+    CalibratedTime& t = std::get<CalibratedTime>(found);
     out.applied = true;
-    out.table = t.table;
+    out.table = std::move(t.table);
     out.efficiency = t.efficiency;
     out.clamped = t.clamped;
-    out.detail = basis.note.empty() ? t.detail : fmt::format("{}; {}", t.detail, basis.note);
+    out.detail = basis.note.empty() || !o_.describe ? std::move(t.detail) : fmt::format("{}; {}", t.detail, basis.note);
     row.time_s = t.time_s;
     return out;
   }

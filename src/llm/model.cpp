@@ -92,10 +92,19 @@ LayerAttention ModelSpec::attention_of(std::int64_t index) const {
   return {};
 }
 
-std::int64_t ModelSpec::cached_tokens(std::int64_t context) const {
+std::optional<std::int64_t> ModelSpec::cache_bound() const {
   std::int64_t most = 0;
-  for (std::int64_t i = 0; i < layers; ++i) most = std::max(most, attention_of(i).cached_tokens(context));
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const LayerAttention layer = attention_of(i);
+    if (layer.scope == AttentionScope::full) return std::nullopt;
+    most = std::max(most, layer.span);
+  }
   return most;
+}
+
+std::int64_t ModelSpec::cached_tokens(std::int64_t context) const {
+  const std::optional<std::int64_t> bound = cache_bound();
+  return bound ? std::min(context, *bound) : context;
 }
 
 double ModelSpec::cached_token_layers(std::int64_t context, std::int64_t first, std::int64_t count) const {

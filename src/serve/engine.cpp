@@ -141,6 +141,7 @@ class Engine {
   Engine(RequestSource& source, const EngineConfig& config, const ModelSpec& model, FinishedRequest on_finish)
       : c_(config),
         model_(model),
+        cache_bound_(model.cache_bound()),
         source_(source),
         on_finish_(std::move(on_finish)),
         kv_(model, config.block_size),
@@ -352,7 +353,9 @@ class Engine {
     scheduled_.push_back({id, tokens, decode});
     if (decode) {
       ++batch_.decode_requests;
-      batch_.decode_kv_tokens += model_.cached_tokens(r.computed + 1);
+      const std::int64_t context = r.computed + 1;
+      batch_.decode_kv_tokens +=
+          cache_bound_ ? std::min(context, *cache_bound_) : context;  // the model's cached_tokens
     } else {
       chunks_.push_back({tokens, r.computed});
     }
@@ -408,6 +411,7 @@ class Engine {
 
   const EngineConfig& c_;
   const ModelSpec& model_;
+  const std::optional<std::int64_t> cache_bound_;  // model_.cache_bound(), read per request and step
   RequestSource& source_;
   FinishedRequest on_finish_;
   KvBlockLayout kv_;

@@ -45,7 +45,10 @@ Calibration source_calibration(const GpuSpec& gpu) {
   c.gpu_name = gpu.name;
   c.roofs = Roofs::of(gpu);
   c.file = "source.json";
-  CalibrationTable t{"gemm.bf16", "gemm", true, "", {}};
+  CalibrationTable t;
+  t.name = "gemm.bf16";
+  t.pattern = "gemm";
+  t.best = true;
   // A: 1e9 FLOPs, 8e6 B: max(1e9 / 1e15, 8e6 / 4e12) = 2 us, memory-bound; measured 4 us (0.5).
   t.points.push_back(point("a", 1e9, 8e6, 2e-6, 4e-6));
   // B: 1e12 FLOPs, 4e8 B: max(1 ms, 0.1 ms) = 1 ms, compute-bound; measured 1.25 ms (0.8).

@@ -121,6 +121,7 @@ TEST_CASE("phi-3-mini-4k-instruct: Llama shapes with fused projections and a 2,0
   // KV per token and layer, bf16: 2 x 32 x 96 x 2 B = 12,288 B; the window keeps 2,047 tokens.
   CHECK(kv_bytes_per_token_layer(m, DType::bf16) == 12288);
   CHECK(m.cached_tokens(4096) == 2047);
+  CHECK(m.cache_bound() == 2047);
 }
 
 TEST_CASE("per-layer attention: decode reads each layer's window, prefill counts the pairs its mask keeps") {
@@ -133,6 +134,15 @@ TEST_CASE("per-layer attention: decode reads each layer's window, prefill counts
   CHECK(chunk.decode_keys(10000) == 1808);
   CHECK(chunk.decode_keys(8192) == 8192);
   CHECK(chunk.cached_tokens(10000) == 8192);
+  // A model of a window and a chunk layer keeps at most the wider span; one full layer keeps all.
+  ModelSpec mixed;
+  mixed.layers = 2;
+  mixed.layer_attention = {window, chunk};
+  CHECK(mixed.cache_bound() == 8192);
+  CHECK(mixed.cached_tokens(10000) == 8192);
+  mixed.layer_attention = {window, full};
+  CHECK_FALSE(mixed.cache_bound().has_value());
+  CHECK(mixed.cached_tokens(10000) == 10000);
   // Prefill of 1,000 tokens: 1,000 x 1,001 / 2 = 500,500 pairs; a window of 128: 128 x 129 / 2 +
   // 872 x 128 = 119,872; chunks of 8,192 hold the whole prompt: 500,500.
   CHECK(full.prefill_pairs(1000) == 500500);

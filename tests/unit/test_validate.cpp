@@ -241,6 +241,38 @@ TEST_CASE("interpolation: linear in log(x), across series in log(series), clampe
   CHECK_FALSE(interpolate(empty, 1e-5, std::nullopt).has_value());
 }
 
+TEST_CASE("interpolation: sort_points prepares the curves, a changed table is read from its points") {
+  CalibrationTable s;
+  s.name = "s";
+  s.series_name = "batch";
+  s.points = {{1e-4, 4.0, 0.3, "g.p2.x", 0, 0, {}},
+              {1e-5, 4.0, 0.2, "g.p1.x", 0, 0, {}},
+              {1e-4, 1.0, 0.8, "g.p2.y", 0, 0, {}},
+              {1e-6, 1.0, 0.4, "g.p0.y", 0, 0, {}}};
+  sort_points(s);
+  REQUIRE(s.prepared);
+  // As in the case above: batch 1 at 1e-5 is 0.6 (halfway from 0.4 to 0.8 in log x), batch 4 is
+  // 0.2, and batch 2, halfway in log(batch), 0.4.
+  const auto e = interpolate(s, 1e-5, 2.0);
+  REQUIRE(e);
+  CHECK(e->efficiency == Approx(0.4));
+  CHECK_THAT(e->detail, Contains("batch 2 between 1 and 4"));
+  // Without the detail: the same efficiency, no text.
+  const auto quiet = interpolate(s, 1e-5, 2.0, std::nullopt, Explain::no);
+  CHECK(quiet->efficiency == Approx(0.4));
+  CHECK(quiet->detail.empty());
+  CHECK(measured_problem(s, "g.p1", 4.0)->efficiency == Approx(0.2));
+  CHECK(measured_problem(s, "g.p1", 4.0, Explain::no)->detail.empty());
+  CHECK_FALSE(measured_problem(s, "g.p1", 1.0));  // measured at batch 4 only
+  CHECK_FALSE(measured_problem(s, "g", 4.0));     // a prefix of a problem is not one
+
+  // A point added after sort_points: the lookup reads the points, not the stale curves. Batch 1 at
+  // 1e-5 now holds 0.9 itself; batch 2 is (0.9 + 0.2) / 2 = 0.55, and problem g.p3 is measured.
+  s.points.push_back({1e-5, 1.0, 0.9, "g.p3.y", 0, 0, {}});
+  CHECK(interpolate(s, 1e-5, 2.0)->efficiency == Approx(0.55));
+  CHECK(measured_problem(s, "g.p3", 1.0)->efficiency == Approx(0.9));
+}
+
 TEST_CASE("a measured problem is predicted by its own measurement, not the average of its size") {
   // Two shapes of one size (equal x), as GEMV 28672 x 8192 and 8192 x 28672 are, at batch 1 and 2.
   CalibrationTable t;

@@ -24,6 +24,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -58,12 +59,19 @@ struct CalibrationPoint {
   std::optional<Problem> problem = std::nullopt;
 };
 
+// The curves interpolate reads and the problems measured_problem reads, made from the points once
+// (calibration.cpp): a plan or serve run looks a table up millions of times.
+struct PreparedTable;
+
 struct CalibrationTable {
   std::string name;
   std::string pattern;
   bool best = false;                     // the best implementation of each problem (what op/llm/plan use)
   std::string series_name;               // empty: the table has one axis
   std::vector<CalibrationPoint> points;  // sorted by series, then x
+  // Set by sort_points, which ends every construction; a lookup reads it only while it was made
+  // from as many points as the table holds, and otherwise works from the points themselves.
+  std::shared_ptr<const PreparedTable> prepared;
 };
 
 struct Interpolated {
@@ -72,12 +80,16 @@ struct Interpolated {
   std::string detail;    // where it lay: "x between 32.1 and 139 us; batch 8 (measured)"
 };
 
+// Whether a lookup writes its detail: a simulator that keeps only the time skips the text.
+enum class Explain : std::uint8_t { yes, no };
+
 // The efficiency at (ideal_s, series); nullopt when the table has no points (or none but `skip`,
 // the index of a point to leave out). A table with a series needs a series in the query; a
 // query's series on a table without one is ignored.
 [[nodiscard]] std::optional<Interpolated> interpolate(const CalibrationTable& table, double ideal_s,
                                                       std::optional<double> series,
-                                                      std::optional<std::size_t> skip = std::nullopt);
+                                                      std::optional<std::size_t> skip = std::nullopt,
+                                                      Explain explain = Explain::yes);
 
 // A problem that was measured is predicted by its own measurement: the mean efficiency of the
 // table's points whose benchmark is `problem` run by some implementation ("<problem>.<impl>",
@@ -85,9 +97,11 @@ struct Interpolated {
 // nullopt when there is none. Interpolation averages points of equal size, and two shapes of one
 // size (28672 x 8192 and 8192 x 28672) need not run alike.
 [[nodiscard]] std::optional<Interpolated> measured_problem(const CalibrationTable& table, std::string_view problem,
-                                                           std::optional<double> series);
+                                                           std::optional<double> series,
+                                                           Explain explain = Explain::yes);
 
-// Sorts a table's points by series, then x, then benchmark (the order interpolation reads).
+// Sorts a table's points by series, then x, then benchmark (the order interpolation reads), and
+// prepares what its lookups read. Call it whenever the points change.
 void sort_points(CalibrationTable& table);
 
 // Ceilings measured in the run: the roofs as this GPU delivers them.
@@ -202,7 +216,7 @@ enum class TableChoice : std::uint8_t {
 // --set what-if does not move the lookup); the expected time is the roofline time on `roofs`
 // (the GPU as the command sees it) over the efficiency found.
 [[nodiscard]] CalibratedOrNot calibrated_time(const Calibration& calibration, const Basis& basis, const Roofs& roofs,
-                                              TableChoice choice = TableChoice::best);
+                                              TableChoice choice = TableChoice::best, Explain explain = Explain::yes);
 
 // Shorthands for the operations of the model, on `gpu` as given (overrides applied).
 [[nodiscard]] CalibratedOrNot expected_time(const Calibration& c, const GpuSpec& gpu, const GemmShape& shape);

@@ -123,6 +123,8 @@ inline constexpr std::int64_t grouped_tp_split = 8;
 // measured point lay near such a step's size; these expert counts, one token each, put some there,
 // for the models with more than 16 experts (DeepSeek-V3, both Qwen3 MoE models).
 inline constexpr std::array<std::int64_t, 3> grouped_decode_experts{4, 16, 64};
+// The models whose decode shapes the grid runs: those with more experts than this.
+inline constexpr std::int64_t grouped_decode_min_experts = 16;
 
 // Every grouped case: --quick first (a real expert count at Qwen3-30B-A3B's down projection, 2
 // tokens per expert, and a synthetic 16 experts x 3 tokens at n = 272, k = 208, off the wgmma tile

@@ -151,8 +151,12 @@ struct ModelSpec {
   [[nodiscard]] std::int64_t first_layer(bool moe_layer) const;
   // Layer `index`'s attention (0-based).
   [[nodiscard]] LayerAttention attention_of(std::int64_t index) const;
-  // Tokens of a request's context the KV cache keeps in its fullest layer (a window caps it).
+  // Tokens of a request's context the KV cache keeps in its fullest layer (a window caps it):
+  // min(context, cache_bound()).
   [[nodiscard]] std::int64_t cached_tokens(std::int64_t context) const;
+  // The most tokens of a request any layer keeps (its widest window or chunk); nullopt where a layer
+  // keeps the whole context. A simulator reads it once and caps each request's context by it.
+  [[nodiscard]] std::optional<std::int64_t> cache_bound() const;
   // Tokens cached summed over layers [first, first + count): a request's KV bytes are this times
   // the bytes per token and layer.
   [[nodiscard]] double cached_token_layers(std::int64_t context, std::int64_t first, std::int64_t count) const;
