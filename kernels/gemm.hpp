@@ -170,6 +170,18 @@ struct GroupedGemmArgs {
 // anything else throws KernelError.
 void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream);
 
+// The same kernel with each output tile's k cut into kernel_tiles::grouped_gemm_split_k's splits
+// for `sms` multiprocessors (0: the H200's 132), for decode steps whose experts hold a token or two:
+// each block leaves its fp32 partial rows (only the rows its expert has) in `workspace`, and the
+// last block of a tile adds them in split order (the result does not depend on the blocks' order)
+// and writes C. The workspace: grouped_gemm_split_k_workspace_bytes for the same arguments and
+// `sms`, zeroed once before the first launch (each launch leaves its tickets at zero); 0 bytes
+// where the plan does not split, and then this is gemm_grouped. Throws KernelError as gemm_grouped
+// does, and on a null workspace where one is needed.
+[[nodiscard]] kernel_tiles::GemmSplitK grouped_gemm_split_k_plan(const GroupedGemmArgs& args, int sms);
+[[nodiscard]] std::size_t grouped_gemm_split_k_workspace_bytes(const GroupedGemmArgs& args, int sms);
+void gemm_grouped_split_k(const GroupedGemmArgs& args, int sms, void* workspace, Stream stream);
+
 // cuBLAS over equal groups: cublasGemmStridedBatchedEx, E products of t tokens each (A, B and C
 // strides t*k, n*k and t*n), 16-bit operands, fp32 compute. Throws KernelError on a cuBLAS error.
 void cublas_gemm_strided_batched(const BlasApi& blas, StorageFormat type, const void* a, const void* b, void* c,

@@ -64,18 +64,62 @@ struct ExpertScheduler {
   }
 };
 
+// ExpertScheduler's tiles, each cut along k into split.splits ranges: blocks s * splits .. s * splits +
+// splits - 1 are output tile s's splits (kernel_tiles::grouped_gemm_split_k).
+struct ExpertSplitKScheduler {
+  static constexpr bool kSplitK = true;
+  static constexpr int kBN = wgmma_gemm::kBN;
+  ExpertScheduler experts;
+  int k_blocks_per_split = 0;
+  wgmma_gemm::SplitK split;
+  __device__ wgmma_gemm::BlockTile tile(int block) const {
+    const int output_tile = block / split.splits;
+    const int part = block % split.splits;
+    wgmma_gemm::BlockTile t = experts.tile(output_tile);
+    t.k_block_begin = part * k_blocks_per_split;
+    t.k_block_end = t.k_block_begin + k_blocks_per_split;
+    t.output_tile = output_tile;
+    t.split = part;
+    return t;
+  }
+};
+
 namespace {
 
 using namespace wgmma_gemm;
 
+// k in the kernel's blocks of kRowBytes (64 16-bit or 128 fp8 elements).
+long long k_blocks_of(const GroupedGemmArgs& args) {
+  const long long k_bytes = static_cast<long long>(args.k) * bytes_of(args.operands);
+  return (k_bytes + kRowBytes - 1) / kRowBytes;
+}
+
+kernel_tiles::GemmSplitK split_plan(const GroupedGemmArgs& args, int sms) {
+  return kernel_tiles::grouped_gemm_split_k(grouped_gemm_schedule(args.row_offsets, args.n).back(), k_blocks_of(args),
+                                            sms);
+}
+
+// One launch over every expert's tiles; k split as `plan` says where it has more than one split.
 template <typename T>
-void launch_grouped(const GroupedGemmArgs& args, Epilogue<T> epilogue, cudaStream_t stream) {
+void launch_grouped(const GroupedGemmArgs& args, Epilogue<T> epilogue, const kernel_tiles::GemmSplitK* plan,
+                    void* workspace, cudaStream_t stream) {
   const int experts = static_cast<int>(args.row_offsets.size()) - 1;
   const int total_rows = args.row_offsets.back();
   const std::vector<int> schedule = grouped_gemm_schedule(args.row_offsets, args.n);
-  const long long blocks = schedule.back();
-  launch<T>(args.operands, args.a, total_rows, args.b, static_cast<long long>(experts) * args.n, args.c, args.n, args.k,
-            blocks, ExpertScheduler{.schedule = args.schedule, .experts = experts, .n = args.n}, epilogue, stream);
+  const long long tiles = schedule.back();
+  const ExpertScheduler scheduler{.schedule = args.schedule, .experts = experts, .n = args.n};
+  const long long b_rows = static_cast<long long>(experts) * args.n;
+  if (plan == nullptr || plan->splits == 1) {
+    launch<T>(args.operands, args.a, total_rows, args.b, b_rows, args.c, args.n, args.k, tiles, scheduler, epilogue,
+              stream);
+    return;
+  }
+  require(workspace != nullptr,
+          "grouped gemm split-K: no workspace (grouped_gemm_split_k_workspace_bytes, zeroed once)");
+  const ExpertSplitKScheduler split{
+      .experts = scheduler, .k_blocks_per_split = plan->k_blocks_per_split, .split = split_k_over(*plan, workspace)};
+  launch<T>(args.operands, args.a, total_rows, args.b, b_rows, args.c, args.n, args.k, tiles * plan->splits, split,
+            epilogue, stream);
 }
 
 }  // namespace
@@ -103,9 +147,11 @@ std::vector<int> grouped_gemm_schedule(std::span<const int> row_offsets, int n) 
   return schedule;
 }
 
-void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream) {
-  const std::string what = std::string("grouped gemm ") + gemm_kernel_name(kernel);
-  detail::require(kernel == GemmKernel::wgmma, what + ": only the wgmma kernel is built for grouped GEMMs");
+namespace {
+
+// Checks the arguments and launches, split along k where `plan` (non-null) says so.
+void run_grouped(const std::string& what, const GroupedGemmArgs& args, const kernel_tiles::GemmSplitK* plan,
+                 void* workspace, Stream stream) {
   detail::require(args.row_offsets.size() >= 2, what + ": no experts");
   const long long experts = static_cast<long long>(args.row_offsets.size()) - 1;
   const bool fp8 = args.operands == fp8_gemm_operand_format;
@@ -125,13 +171,34 @@ void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream)
   if (fp8) {
     using T = StorageTraits<fp8_gemm_operand_format>::Element;
     detail::launch_grouped<T>(args, detail::wgmma_gemm::Epilogue<T>{.a_scale = args.a_scale, .b_scales = args.b_scales},
-                              stream);
+                              plan, workspace, stream);
     return;
   }
   dispatch_storage<gemm_formats>(args.operands, [&](auto traits) {
     using T = typename decltype(traits)::Element;
-    detail::launch_grouped<T>(args, detail::wgmma_gemm::Epilogue<T>{}, stream);
+    detail::launch_grouped<T>(args, detail::wgmma_gemm::Epilogue<T>{}, plan, workspace, stream);
   });
+}
+
+}  // namespace
+
+void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream) {
+  const std::string what = std::string("grouped gemm ") + gemm_kernel_name(kernel);
+  detail::require(kernel == GemmKernel::wgmma, what + ": only the wgmma kernel is built for grouped GEMMs");
+  run_grouped(what, args, nullptr, nullptr, stream);
+}
+
+kernel_tiles::GemmSplitK grouped_gemm_split_k_plan(const GroupedGemmArgs& args, int sms) {
+  return detail::split_plan(args, sms);
+}
+
+std::size_t grouped_gemm_split_k_workspace_bytes(const GroupedGemmArgs& args, int sms) {
+  return detail::wgmma_gemm::split_k_workspace_bytes<detail::wgmma_gemm::kBN>(detail::split_plan(args, sms));
+}
+
+void gemm_grouped_split_k(const GroupedGemmArgs& args, int sms, void* workspace, Stream stream) {
+  const kernel_tiles::GemmSplitK plan = detail::split_plan(args, sms);
+  run_grouped("grouped gemm wgmma split-K", args, &plan, workspace, stream);
 }
 
 // ---- cuBLAS ------------------------------------------------------------------------------------

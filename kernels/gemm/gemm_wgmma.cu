@@ -56,11 +56,6 @@ namespace {
 
 using namespace wgmma_gemm;
 
-// Tickets first (one per output tile, padded to 256 bytes), then the partial tiles.
-std::size_t split_k_ticket_bytes(const kernel_tiles::GemmSplitK& plan) {
-  return (static_cast<std::size_t>(plan.tiles) * sizeof(unsigned) + 255) / 256 * 256;
-}
-
 template <typename T, int BN = kBN>
 void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, Epilogue<T> epilogue,
                    cudaStream_t stream) {
@@ -76,14 +71,8 @@ void launch_split_k(StorageFormat type, const void* a, const void* b, void* c, i
     return;
   }
   require(workspace != nullptr, "gemm wgmma split-K: no workspace (gemm_split_k_workspace_bytes, zeroed once)");
-  auto* bytes = static_cast<unsigned char*>(workspace);
   const SplitKScheduler<BN> scheduler{
-      .m = m,
-      .n = n,
-      .k_blocks_per_split = plan.k_blocks_per_split,
-      .split = {.splits = plan.splits,
-                .tickets = reinterpret_cast<unsigned*>(bytes),
-                .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))}};
+      .m = m, .n = n, .k_blocks_per_split = plan.k_blocks_per_split, .split = split_k_over(plan, workspace)};
   launch<T>(type, a, m, b, n, c, n, k, static_cast<long long>(plan.tiles) * plan.splits, scheduler, Epilogue<T>{},
             stream);
 }
@@ -92,12 +81,8 @@ void launch_split_k(StorageFormat type, const void* a, const void* b, void* c, i
 
 std::size_t gemm_wgmma_split_k_workspace_bytes(int m, int n, int k, int sms) {
   const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
-  if (plan.splits == 1) return 0;
-  const std::size_t partial_floats = plan.tile_n == kBN
-                                         ? Ring<kBN>::kPartialTileFloats
-                                         : Ring<kernel_tiles::gemm_wgmma_narrow.tile_n>::kPartialTileFloats;
-  return split_k_ticket_bytes(plan) +
-         static_cast<std::size_t>(plan.tiles) * plan.splits * partial_floats * sizeof(float);
+  return plan.tile_n == kBN ? split_k_workspace_bytes<kBN>(plan)
+                            : split_k_workspace_bytes<kernel_tiles::gemm_wgmma_narrow.tile_n>(plan);
 }
 
 void gemm_wgmma_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,

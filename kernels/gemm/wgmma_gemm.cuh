@@ -111,6 +111,25 @@ struct SplitK {
   float* partials = nullptr;    // [output tile][split][BN/2 accumulators][256 consumer threads]
 };
 
+// A split-K workspace: the tickets first (one per output tile, padded to 256 bytes), then the
+// partial tiles of a plan's tiles x splits blocks of width BN.
+inline std::size_t split_k_ticket_bytes(const kernel_tiles::GemmSplitK& plan) {
+  return (static_cast<std::size_t>(plan.tiles) * sizeof(unsigned) + 255) / 256 * 256;
+}
+template <int BN>
+std::size_t split_k_workspace_bytes(const kernel_tiles::GemmSplitK& plan) {
+  if (plan.splits == 1) return 0;
+  return split_k_ticket_bytes(plan) +
+         static_cast<std::size_t>(plan.tiles) * plan.splits * Ring<BN>::kPartialTileFloats * sizeof(float);
+}
+// The SplitK of a plan over `workspace` (split_k_workspace_bytes, zeroed once).
+inline SplitK split_k_over(const kernel_tiles::GemmSplitK& plan, void* workspace) {
+  auto* bytes = static_cast<unsigned char*>(workspace);
+  return {.splits = plan.splits,
+          .tickets = reinterpret_cast<unsigned*>(bytes),
+          .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))};
+}
+
 template <typename T, typename Scheduler>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -215,10 +234,16 @@ __global__ void __launch_bounds__(kThreads, 1)
           // consecutive words. The partials stay in L2 (a few MB) for the last block to read.
           __shared__ unsigned last_of_tile;
           const int t = static_cast<int>(threadIdx.x) - 128;
+          // A thread whose rows lie past the tile's last row of C (an expert's one decode token in a
+          // tile of 128 rows, a skinny product's m < 128) has nothing to add: it neither writes
+          // nor reads partials. Its first row is its lowest (the second lies 8 below).
+          const bool holds_rows = tile.a_row + consumer * 64 + ((t % 128) / 32) * 16 + (t % 32) / 4 < tile.row_end;
           float* mine = split.partials +
                         (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * kPartialTileFloats;
+          if (holds_rows) {
 #pragma unroll
-          for (int a = 0; a < kBN / 2; ++a) mine[a * kConsumerThreads + t] = acc[a];
+            for (int a = 0; a < kBN / 2; ++a) mine[a * kConsumerThreads + t] = acc[a];
+          }
           __threadfence();
           ptx::named_barrier_sync(1, kConsumerThreads);
           if (t == 0)
@@ -230,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * kPartialTileFloats;
 #pragma unroll
           for (int a = 0; a < kBN / 2; ++a) acc[a] = 0.0f;
-          for (int s = 0; s < split.splits; ++s) {
+          for (int s = 0; s < split.splits && holds_rows; ++s) {
 #pragma unroll
             for (int a = 0; a < kBN / 2; ++a)
               acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);

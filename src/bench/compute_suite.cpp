@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -52,7 +53,8 @@ std::string_view group_of(const GemmCase& c) {
 
 std::string_view implementation_of(GroupedGemmImpl impl) {
   switch (impl) {
-    case GroupedGemmImpl::wgmma: return "roofline";
+    case GroupedGemmImpl::wgmma:
+    case GroupedGemmImpl::splitk: return "roofline";
     case GroupedGemmImpl::cublas: return "cublas";
     case GroupedGemmImpl::cublaslt: return "cublaslt";
   }
@@ -772,6 +774,7 @@ std::string grouped_problem(const GroupedGemmCase& c) {
 std::string_view call_of(const GroupedGemmCase& c) {
   switch (c.impl) {
     case GroupedGemmImpl::wgmma: return "gemm_grouped";
+    case GroupedGemmImpl::splitk: return "gemm_grouped_split_k";
     case GroupedGemmImpl::cublas:
       return c.split == ExpertSplit::uniform ? "cublasGemmStridedBatchedEx" : "cublasGemmGroupedBatchedEx";
     case GroupedGemmImpl::cublaslt: return "cublasLtMatmul per expert";
@@ -787,23 +790,27 @@ std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
     for (const DType dtype : {DType::bf16, DType::fp8_e4m3}) {
       for (const ExpertSplit split : expert_splits) {
         if (!seen.emplace(dtype, experts, tokens, split, n, k).second) continue;
-        for (const GroupedGemmImpl impl : {GroupedGemmImpl::wgmma, library_of(dtype)}) {
-          cases.push_back(GroupedGemmCase{.impl = impl,
-                                          .model = model,
-                                          .projection = projection,
-                                          .experts = experts,
-                                          .tokens = tokens,
-                                          .split = split,
-                                          .n = n,
-                                          .k = k,
-                                          .dtype = dtype,
-                                          .quick = quick});
+        for (const GroupedGemmImpl impl : {GroupedGemmImpl::wgmma, GroupedGemmImpl::splitk, library_of(dtype)}) {
+          const GroupedGemmCase c{.impl = impl,
+                                  .model = model,
+                                  .projection = projection,
+                                  .experts = experts,
+                                  .tokens = tokens,
+                                  .split = split,
+                                  .n = n,
+                                  .k = k,
+                                  .dtype = dtype,
+                                  .quick = quick};
+          if (impl == GroupedGemmImpl::splitk && grouped_split_k_plan(c, gemm_split_k_listed_sms).splits == 1) continue;
+          cases.push_back(c);
         }
       }
     }
   };
   add(qwen3_30b.model, "down", qwen3_30b.experts, 2, qwen3_30b.hidden, qwen3_30b.expert_ffn, true);
   add("synthetic", "ragged", 16, 3, 272, 208, true);
+  // A decode step's few experts of one token over a deep k: the quick run's split-K cases.
+  add("synthetic", "ragged, decode", 4, 1, 272, 2048, true);
   for (const MoeExperts& m : grouped_gemm_models()) {
     for (const std::int64_t tokens : grouped_tokens_per_expert) {
       add(m.model, "gate_up", m.experts, tokens, 2 * m.expert_ffn, m.hidden, false);
@@ -855,6 +862,18 @@ std::vector<std::int64_t> expert_tokens(std::int64_t experts, std::int64_t token
   return out;
 }
 
+kernel_tiles::GemmSplitK grouped_split_k_plan(const GroupedGemmCase& c, int sms) {
+  const kernel_tiles::GemmTiling& tile = kernel_tiles::gemm_wgmma;
+  long long tiles = 0;
+  for (const std::int64_t t : expert_tokens(c.experts, c.tokens, c.split)) {
+    tiles += (t + tile.tile_m - 1) / tile.tile_m * ((c.n + tile.tile_n - 1) / tile.tile_n);
+  }
+  // The kernel stages 128 bytes of k (tile_k 16-bit elements) at a time.
+  const auto k_bytes = static_cast<long long>(std::ceil(static_cast<double>(c.k) * bytes_per_element(c.dtype)));
+  const long long row_bytes = static_cast<long long>(tile.tile_k) * 2;
+  return kernel_tiles::grouped_gemm_split_k(tiles, (k_bytes + row_bytes - 1) / row_bytes, sms);
+}
+
 std::array<MoeExperts, 4> grouped_gemm_models() {
   return {bundled_experts("mixtral-8x7b"), bundled_experts("deepseek-v3"), qwen3_30b, qwen3_235b};
 }
@@ -867,6 +886,7 @@ const std::vector<GroupedGemmCase>& grouped_gemm_cases() {
 std::string_view id_name(GroupedGemmImpl impl) {
   switch (impl) {
     case GroupedGemmImpl::wgmma: return "wgmma";
+    case GroupedGemmImpl::splitk: return "splitk";
     case GroupedGemmImpl::cublas: return "cublas";
     case GroupedGemmImpl::cublaslt: return "cublaslt";
   }
@@ -922,7 +942,7 @@ BenchmarkResult make_result(const GroupedGemmCase& c) {
   r.ceiling_metric = Metric::flop_rate;
   // The bf16 tensor-core probe is the ceiling of bf16 cases; no FP8 ceiling is measured.
   if (c.dtype == DType::bf16) r.ceiling_id = std::string(tensor_peak_id);
-  if (c.impl == GroupedGemmImpl::wgmma)
+  if (c.impl == GroupedGemmImpl::wgmma || c.impl == GroupedGemmImpl::splitk)
     r.reference_id = fmt::format("{}.{}", grouped_problem(c), id_name(library_of(c.dtype)));
   return r;
 }

@@ -1004,13 +1004,41 @@ TEST_CASE("grouped GEMM cases: ids, splits, and the model's cost of the experts 
     CHECK(id.starts_with("gemm.grouped."));
     quick += c.quick ? 1 : 0;
   }
-  // --quick: 2 shapes x bf16/fp8 x uniform/skewed x 2 implementations. The grid: 4 models x 2
-  // projections x 5 token counts x the same 8, whole and split 8 ways over TP.
-  CHECK(quick == 16);
+  // --quick: 3 shapes x bf16/fp8 x uniform/skewed x 2 implementations, and the third shape's 4
+  // split-K cases (4 experts x 1 token, n 272, k 2048: 8 or 6 tiles, k split 8 ways in bf16, 4 in
+  // fp8). The grid: 4 models x 2 projections x 5 token counts x the same 8, whole and split 8 ways
+  // over TP.
+  CHECK(quick == 3 * 8 + 4);
   // Quick 16; 4 models x 2 projections x 2 (whole, TP 8) x 5 token counts x 8 (2 formats x 2 splits x
   // 2 implementations); the decode cases: the 3 models of more than 16 experts (DeepSeek-V3, both
-  // Qwen3) x 4 projections x 3 expert counts x 8.
-  CHECK(compute::grouped_gemm_cases().size() == 16 + 2 * 4 * 2 * 5 * 8 + 3 * 4 * 3 * 8);
+  // Qwen3) x 4 projections x 3 expert counts x 8; and the 54 grid cases whose wgmma plan splits k on
+  // 132 SMs (the decode shapes of one token an expert: see the loop below).
+  std::size_t split = 0;
+  for (const compute::GroupedGemmCase& c : compute::grouped_gemm_cases()) {
+    split += c.impl == compute::GroupedGemmImpl::splitk ? 1 : 0;
+  }
+  CHECK(split == 4 + 54);
+  CHECK(compute::grouped_gemm_cases().size() == 3 * 8 + 4 + 2 * 4 * 2 * 5 * 8 + 3 * 4 * 3 * 8 + 54);
+  // DeepSeek-V3's gate_up at TP 8 over 4 experts of one token: 4 x ceil(512 / 256) = 8 tiles of
+  // 128 x 256. fp8: k 7168 is 56 blocks of 128 bytes; min(132 / 8, 56 / 4, 16) = 14 splits of 4.
+  // bf16: 112 blocks; min(16, 28, 16) = 16 splits of 7.
+  const auto fp8_plan = compute::grouped_split_k_plan(
+      grouped_case("gemm.grouped.fp8e4m3.e4.t1.uniform.4x512x7168.splitk"), compute::gemm_split_k_listed_sms);
+  CHECK(fp8_plan.tiles == 8);
+  CHECK(fp8_plan.splits == 14);
+  CHECK(fp8_plan.k_blocks_per_split == 4);
+  const auto bf16_plan = compute::grouped_split_k_plan(
+      grouped_case("gemm.grouped.bf16.e4.t1.uniform.4x512x7168.splitk"), compute::gemm_split_k_listed_sms);
+  CHECK(bf16_plan.splits == 16);
+  CHECK(bf16_plan.k_blocks_per_split == 7);
+  // Its down projection at TP 8 (k 256: 2 fp8 blocks, fewer than a split's 4) is not split, and a
+  // prefill-sized grid (256 experts x 256 tokens: 256 x 2 x 2 = 1,024 tiles) fills the SMs unsplit.
+  for (const compute::GroupedGemmCase& c : compute::grouped_gemm_cases()) {
+    if (c.impl != compute::GroupedGemmImpl::splitk) continue;
+    INFO(compute::case_id(c));
+    CHECK_FALSE((c.n == 7168 && c.k == 256));
+    CHECK(c.tokens == 1);
+  }
   // DeepSeek-V3's experts split 8 ways (expert FFN 2048): gate_up n = 2 x 2048 / 8 = 512 at k = 7168,
   // down n = 7168 at k = 2048 / 8 = 256.
   const compute::GroupedGemmCase& tp_gate_up =

@@ -70,12 +70,15 @@ struct GemmCase {
 // B_e[n x k]^T, stacked as MoE engines run it (tokens sorted by expert; kernels/gemm.hpp), bf16 or
 // e4m3 operands with per-tensor scales and a bf16 C.
 //   wgmma:    the project's grouped kernel, one launch over every expert's tiles;
+//   splitk:   the same kernel with each tile's k split (kernel_tiles::grouped_gemm_split_k), listed
+//             where the plan splits on gemm_split_k_listed_sms multiprocessors: a decode step's
+//             experts of a token or two, whose tiles leave most SMs idle;
 //   cublas:   bf16, cublasGemmStridedBatchedEx for a uniform split, cublasGemmGroupedBatchedEx for
 //             a skewed one;
 //   cublaslt: fp8, one cublasLtMatmul per expert with tokens (no grouped FP8 call of cuBLASLt is
 //             used), each expert's rows rounded up to 16 as cuBLASLt's FP8 kernels need.
 
-enum class GroupedGemmImpl : std::uint8_t { wgmma, cublas, cublaslt };
+enum class GroupedGemmImpl : std::uint8_t { wgmma, splitk, cublas, cublaslt };
 // How the tokens spread over the experts: uniform, t each; skewed, shares of E t in proportion to
 // 1 / (e + 1) (a Zipf law over the experts: the first one gets the most, the last ones may get none).
 enum class ExpertSplit : std::uint8_t { uniform, skewed };
@@ -98,6 +101,10 @@ struct GroupedGemmCase {
 // The tokens of each expert: E x tokens in all, as `split` spreads them (for skewed, the largest
 // remainders of the Zipf shares get the leftover tokens, ties to the lower expert).
 [[nodiscard]] std::vector<std::int64_t> expert_tokens(std::int64_t experts, std::int64_t tokens, ExpertSplit split);
+
+// The split-K plan of a grouped case's wgmma kernel on `sms` multiprocessors: its 128 x 256 tiles
+// over the experts' rows, k in blocks of 128 bytes.
+[[nodiscard]] kernel_tiles::GemmSplitK grouped_split_k_plan(const GroupedGemmCase& c, int sms);
 
 // The routed experts of an MoE model: width of the residual stream, of one expert's FFN, the
 // routed experts and how many a token reaches.
@@ -127,8 +134,9 @@ inline constexpr std::array<std::int64_t, 3> grouped_decode_experts{4, 16, 64};
 inline constexpr std::int64_t grouped_decode_min_experts = 16;
 
 // Every grouped case: --quick first (a real expert count at Qwen3-30B-A3B's down projection, 2
-// tokens per expert, and a synthetic 16 experts x 3 tokens at n = 272, k = 208, off the wgmma tile
-// in n and k and across expert boundaries in B; each uniform and skewed, bf16 and fp8), then each
+// tokens per expert, a synthetic 16 experts x 3 tokens at n = 272, k = 208, off the wgmma tile
+// in n and k and across expert boundaries in B, and a synthetic 4 experts x 1 token at n = 272,
+// k = 2048, which the split-K kernel splits; each uniform and skewed, bf16 and fp8), then each
 // model's gate_up and down, whole and split grouped_tp_split ways, at each of
 // grouped_tokens_per_expert, uniform and skewed, bf16 and fp8; then the four projections of the
 // models with more than 16 experts over grouped_decode_experts experts of one token each.

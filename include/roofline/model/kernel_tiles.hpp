@@ -85,6 +85,31 @@ constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, i
   return wide;
 }
 
+// The grouped GEMM of MoE experts with k split (kernels/gemm/gemm_grouped.cu,
+// gemm_grouped_split_k): the wgmma kernel's 128 x 256 tiles over every expert's rows (`tiles` of them,
+// grouped_gemm_schedule's last entry), each cut along k into `splits` ranges of k_blocks_per_split
+// blocks of 128 bytes of k (64 16-bit or 128 fp8 elements), one thread block each. A decode step's
+// experts hold a token or two: DeepSeek-V3's gate_up at TP 8 over 4 experts is 8 tiles over a k of
+// 7168, which unsplit kept 8 of 132 SMs busy (0.09 of the HBM roof on the H200,
+// docs/results/2026-12-03-h200-grouped-decode). Such a block writes its partial rows only where
+// the expert has tokens (a row or two of 128), so a split costs little more than its ticket: the
+// grid aims at every SM, each split at least 4 k blocks (the ring's 4 stages), at most 16 splits.
+constexpr GemmSplitK grouped_gemm_split_k(long long tiles, long long k_blocks, int sms) {
+  constexpr long long min_k_blocks_per_split = 4;
+  constexpr long long max_splits = 16;
+  GemmSplitK s;
+  s.tile_n = gemm_wgmma.tile_n;
+  s.tiles = static_cast<int>(tiles);
+  long long splits = tiles > 0 ? known_sms(sms) / tiles : 1;
+  if (splits > k_blocks / min_k_blocks_per_split) splits = k_blocks / min_k_blocks_per_split;
+  if (splits > max_splits) splits = max_splits;
+  if (splits < 1) splits = 1;
+  s.k_blocks_per_split = static_cast<int>((k_blocks + splits - 1) / splits);
+  s.splits =
+      s.k_blocks_per_split > 0 ? static_cast<int>((k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split) : 1;
+  return s;
+}
+
 // A skinny GEMM (m <= 256) as the wgmma GEMV with A and B swapped (kernels/gemv_wgmma.cu): a block
 // owns 128 rows of B (n) and every row of A (one m tile, wgmma's N up to 256), k staged 64 at a time;
 // split-K partial sums are not in this tiling's traffic.

@@ -242,28 +242,46 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
       continue;
     }
     Launch launch;
+    DeviceBuffer workspace;  // split-K partial rows and tickets (splitk), zeroed once
+    std::string plan_note;   // how the split-K kernel cut the problem
     // The library run as the reference (FP8: the same per-expert loop) is checked on the samples
     // alone; every other call also against the reference, whole output.
     bool is_reference_call = false;
-    if (c->impl == GroupedGemmImpl::wgmma) {
+    if (c->impl == GroupedGemmImpl::wgmma || c->impl == GroupedGemmImpl::splitk) {
       if (!kernels::gemm_kernel_supported(kernels::GemmKernel::wgmma, ctx.device().index)) {
         record_not(recorder, std::move(result), Disposition::not_supported,
                    "not built for this device (wgmma needs sm_90a code and a compute capability 9.0 device)");
         continue;
       }
-      launch = [&, call = kernels::GroupedGemmArgs{.operands = operand,
-                                                   .a = a.get(),
-                                                   .b = b.get(),
-                                                   .c = c_out.get(),
-                                                   .n = n,
-                                                   .k = k,
-                                                   .row_offsets = experts.row_offsets,
-                                                   .schedule = schedule_buffer.as<int>(),
-                                                   .a_scale = a_scale,
-                                                   .b_scales = b_scales.as<float>()}](cudaStream_t s, int) {
-        kernels::gemm_grouped(kernels::GemmKernel::wgmma, call, s);
-        return cudaSuccess;
-      };
+      const kernels::GroupedGemmArgs call{.operands = operand,
+                                          .a = a.get(),
+                                          .b = b.get(),
+                                          .c = c_out.get(),
+                                          .n = n,
+                                          .k = k,
+                                          .row_offsets = experts.row_offsets,
+                                          .schedule = schedule_buffer.as<int>(),
+                                          .a_scale = a_scale,
+                                          .b_scales = b_scales.as<float>()};
+      if (c->impl == GroupedGemmImpl::wgmma) {
+        launch = [call](cudaStream_t s, int) {
+          kernels::gemm_grouped(kernels::GemmKernel::wgmma, call, s);
+          return cudaSuccess;
+        };
+      } else {
+        const int sms = ctx.device().sms;
+        const kernel_tiles::GemmSplitK plan = kernels::grouped_gemm_split_k_plan(call, sms);
+        plan_note = fmt::format("; {} tiles of 128 x 256, k split {} ways ({} blocks of 128 bytes each) on {} SMs",
+                                plan.tiles, plan.splits, plan.k_blocks_per_split, sms);
+        if (const std::size_t bytes = kernels::grouped_gemm_split_k_workspace_bytes(call, sms); bytes > 0) {
+          workspace = ctx.allocate(bytes);
+          check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+        }
+        launch = [call, sms, ws = workspace.get()](cudaStream_t s, int) {
+          kernels::gemm_grouped_split_k(call, sms, ws, s);
+          return cudaSuccess;
+        };
+      }
     } else if (lt == nullptr && blas == nullptr) {
       record_not(recorder, std::move(result), Disposition::failed, reference_problem);
       continue;
@@ -326,11 +344,12 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
                         nonfinite, samples.size(), host, versus, tolerance));
       }
       if (fp8) fill_random();
-      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}{})", samples.size(), host,
+      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}{}){}", samples.size(), host,
                          versus, tolerance,
                          fp8 ? "; a per-tensor activation scale and a weight scale per expert (0.5 .. 3); timed on "
                                "uniform random operands"
-                             : "");
+                             : "",
+                         plan_note);
     };
     recorder.record(run_case(ctx, std::move(result), verify, launch));
   }
