@@ -200,11 +200,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < kBN / 2; ++i) acc[i] = 0.0f;
       ptx::fence_registers(acc);
-      // A consumer whose 64 rows all lie past the tile's last row of C (a decode step's expert of a
-      // token or two, a product of m <= 64) multiplies nothing: it still waits for each stage and
-      // frees it, so the ring's phases run as for the other consumer. Its MMAs would be wasted: at
-      // one token an expert they were half of a deep tile's time (the tensor cores at 64 rows for 1).
-      const bool idle = tile.a_row + consumer * 64 >= tile.row_end;
 
       for (int kb = kb_begin; kb < kb_end; ++kb) {
         const int i = ring + kb - kb_begin;
@@ -214,15 +209,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint64_t desc_a = ptx::wgmma_desc_sw128(smem_a + s * kStageBytesA + consumer * 64 * 128);
         const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB);
         ptx::wgmma_fence();
-        if (!idle) {
 #pragma unroll
-          for (int kk = 0; kk < kRowBytes / 32; ++kk) {
-            // +32 bytes per k step (16 16-bit or 32 8-bit elements), in the descriptor's 16-byte units
-            if constexpr (TraitsOf<T>::bits == 8) {
-              ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
-            } else {
-              ptx::wgmma_m64nNk16_ss<T, kBN>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
-            }
+        for (int kk = 0; kk < kRowBytes / 32; ++kk) {
+          // +32 bytes per k step (16 16-bit or 32 8-bit elements), in the descriptor's 16-byte units
+          if constexpr (TraitsOf<T>::bits == 8) {
+            ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+          } else {
+            ptx::wgmma_m64nNk16_ss<T, kBN>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
           }
         }
         ptx::wgmma_commit();
