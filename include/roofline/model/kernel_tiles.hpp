@@ -91,9 +91,11 @@ constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, i
 // blocks of 128 bytes of k (64 16-bit or 128 fp8 elements), one thread block each. A decode step's
 // experts hold a token or two: DeepSeek-V3's gate_up at TP 8 over 4 experts is 8 tiles over a k of
 // 7168, which unsplit kept 8 of 132 SMs busy (0.09 of the HBM roof on the H200,
-// docs/results/2026-12-03-h200-grouped-decode). Such a block writes its partial rows only where
-// the expert has tokens (a row or two of 128), so a split costs little more than its ticket: the
-// grid aims at every SM, each split at least 4 k blocks (the ring's 4 stages), at most 16 splits.
+// docs/results/2026-12-03-h200-grouped-decode). A split block writes and reads its partial rows
+// only where the expert has tokens (a row or two of 128), so the grid aims at every SM: each split
+// at least 4 k blocks (the ring's 4 stages), at most 16 splits. On the H200 that case went from
+// 35.9 to 21.1 us (14 splits); plans of 3 or more splits gained 1.37x (median), plans of 2 nothing
+// (0.97x): docs/results/2026-12-03-h200-grouped-splitk.
 constexpr GemmSplitK grouped_gemm_split_k(long long tiles, long long k_blocks, int sms) {
   constexpr long long min_k_blocks_per_split = 4;
   constexpr long long max_splits = 16;
