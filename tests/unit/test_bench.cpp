@@ -693,10 +693,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK(list.kind == "bench-cases");
   // --quick: 77 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
-  // attention), 94 + 16 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention, 16 grouped GEMMs) + 8 FP8
+  // attention), 94 + 28 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention; 28 grouped GEMMs) + 8 FP8
   // attention, 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma) and 5 + 4
   // layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 77 + 94 + 16 + 8 + 8 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 77 + 94 + 28 + 8 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
