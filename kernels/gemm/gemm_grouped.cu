@@ -11,6 +11,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -27,10 +28,14 @@ __host__ __device__ constexpr int tiles_n_of(int n) {
 }
 
 // The tiles of all experts: schedule[0 .. E] the row offsets, schedule[E + 1 .. 2E + 1] the tile
-// prefix sums. (Outside the anonymous namespace: its one caller is device code that the host pass
-// of nvcc does not see.)
+// prefix sums. SharedRows: every expert has at most 64 tokens, and the two consumers share a tile's
+// first 64 rows, each over half its columns (half the MMA work of 128 rows for a decode step's token
+// or two). (Outside the anonymous namespace: its one caller is device code that the host pass of
+// nvcc does not see.)
+template <bool SharedRows>
 struct ExpertScheduler {
   static constexpr bool kSplitK = false;
+  static constexpr bool kSharedRows = SharedRows;
   static constexpr int kBN = wgmma_gemm::kBN;
   const int* schedule = nullptr;
   int experts = 0;
@@ -66,10 +71,12 @@ struct ExpertScheduler {
 
 // ExpertScheduler's tiles, each cut along k into split.splits ranges: blocks s * splits .. s * splits +
 // splits - 1 are output tile s's splits (kernel_tiles::grouped_gemm_split_k).
+template <bool SharedRows>
 struct ExpertSplitKScheduler {
   static constexpr bool kSplitK = true;
+  static constexpr bool kSharedRows = SharedRows;
   static constexpr int kBN = wgmma_gemm::kBN;
-  ExpertScheduler experts;
+  ExpertScheduler<SharedRows> experts;
   int k_blocks_per_split = 0;
   wgmma_gemm::SplitK split;
   __device__ wgmma_gemm::BlockTile tile(int block) const {
@@ -100,14 +107,14 @@ kernel_tiles::GemmSplitK split_plan(const GroupedGemmArgs& args, int sms) {
 }
 
 // One launch over every expert's tiles; k split as `plan` says where it has more than one split.
-template <typename T>
-void launch_grouped(const GroupedGemmArgs& args, Epilogue<T> epilogue, const kernel_tiles::GemmSplitK* plan,
-                    void* workspace, cudaStream_t stream) {
+template <typename T, bool SharedRows>
+void launch_grouped_rows(const GroupedGemmArgs& args, Epilogue<T> epilogue, const kernel_tiles::GemmSplitK* plan,
+                         void* workspace, cudaStream_t stream) {
   const int experts = static_cast<int>(args.row_offsets.size()) - 1;
   const int total_rows = args.row_offsets.back();
   const std::vector<int> schedule = grouped_gemm_schedule(args.row_offsets, args.n);
   const long long tiles = schedule.back();
-  const ExpertScheduler scheduler{.schedule = args.schedule, .experts = experts, .n = args.n};
+  const ExpertScheduler<SharedRows> scheduler{.schedule = args.schedule, .experts = experts, .n = args.n};
   const long long b_rows = static_cast<long long>(experts) * args.n;
   if (plan == nullptr || plan->splits == 1) {
     launch<T>(args.operands, args.a, total_rows, args.b, b_rows, args.c, args.n, args.k, tiles, scheduler, epilogue,
@@ -116,10 +123,25 @@ void launch_grouped(const GroupedGemmArgs& args, Epilogue<T> epilogue, const ker
   }
   require(workspace != nullptr,
           "grouped gemm split-K: no workspace (grouped_gemm_split_k_workspace_bytes, zeroed once)");
-  const ExpertSplitKScheduler split{
+  const ExpertSplitKScheduler<SharedRows> split{
       .experts = scheduler, .k_blocks_per_split = plan->k_blocks_per_split, .split = split_k_over(*plan, workspace)};
   launch<T>(args.operands, args.a, total_rows, args.b, b_rows, args.c, args.n, args.k, tiles * plan->splits, split,
             epilogue, stream);
+}
+
+// The rows' variant: shared where no expert has more than 64 tokens (one consumer's rows).
+template <typename T>
+void launch_grouped(const GroupedGemmArgs& args, Epilogue<T> epilogue, const kernel_tiles::GemmSplitK* plan,
+                    void* workspace, cudaStream_t stream) {
+  int most = 0;
+  for (std::size_t e = 0; e + 1 < args.row_offsets.size(); ++e) {
+    most = std::max(most, args.row_offsets[e + 1] - args.row_offsets[e]);
+  }
+  if (most <= kBM / 2) {
+    launch_grouped_rows<T, true>(args, epilogue, plan, workspace, stream);
+  } else {
+    launch_grouped_rows<T, false>(args, epilogue, plan, workspace, stream);
+  }
 }
 
 }  // namespace

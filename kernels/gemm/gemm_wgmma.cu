@@ -16,6 +16,7 @@ namespace roofline::kernels::detail {
 template <int BN>
 struct MatrixScheduler {
   static constexpr bool kSplitK = false;
+  static constexpr bool kSharedRows = false;
   static constexpr int kBN = BN;
   int m = 0;
   int n = 0;
@@ -35,6 +36,7 @@ struct MatrixScheduler {
 template <int BN>
 struct SplitKScheduler {
   static constexpr bool kSplitK = true;
+  static constexpr bool kSharedRows = false;
   static constexpr int kBN = BN;
   int m = 0;
   int n = 0;

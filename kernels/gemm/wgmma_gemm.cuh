@@ -145,6 +145,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStageBytes = R::kStageBytes;
   constexpr std::size_t kPartialTileFloats = R::kPartialTileFloats;
   static_assert(kBN == 256 || TraitsOf<T>::bits == 16, "8-bit operands run 128 x 256 tiles");
+  // Shared rows: both consumers multiply the tile's first 64 rows, each over half its columns (a
+  // tile whose C has at most 64 rows, a decode step's expert). Otherwise consumer c takes rows
+  // 64 c .. 64 c + 63 over all the columns.
+  constexpr bool kShared = Scheduler::kSharedRows;
+  constexpr int kN = kShared ? kBN / 2 : kBN;                   // the columns of one consumer's MMA
+  constexpr int kAcc = kN / 2;                                  // its accumulators per thread
   constexpr int kBK = kRowBytes / static_cast<int>(sizeof(T));  // elements of k per stage
   extern __shared__ unsigned char smem_raw[];
   const uint32_t raw = ptx::smem_addr(smem_raw);
@@ -196,26 +202,30 @@ __global__ void __launch_bounds__(kThreads, 1)
       const BlockTile tile = scheduler.tile(index);
       const int kb_begin = tile.k_block_begin;
       const int kb_end = min(k_blocks, tile.k_block_end);
-      float acc[kBN / 2];
+      float acc[kAcc];
 #pragma unroll
-      for (int i = 0; i < kBN / 2; ++i) acc[i] = 0.0f;
+      for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
       ptx::fence_registers(acc);
+      const int first_row = kShared ? 0 : consumer * 64;  // of the tile, this consumer's
+      const int first_col = kShared ? consumer * kN : 0;
 
       for (int kb = kb_begin; kb < kb_end; ++kb) {
         const int i = ring + kb - kb_begin;
         const int s = i % kStages;
         const uint32_t phase = static_cast<uint32_t>(i / kStages) & 1u;
         ptx::mbarrier_wait(full_bar + s * 8, phase);
-        const uint64_t desc_a = ptx::wgmma_desc_sw128(smem_a + s * kStageBytesA + consumer * 64 * 128);
-        const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB);
+        const uint64_t desc_a = ptx::wgmma_desc_sw128(smem_a + s * kStageBytesA + first_row * 128);
+        const uint64_t desc_b = ptx::wgmma_desc_sw128(smem_b + s * kStageBytesB + first_col * 128);
         ptx::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kRowBytes / 32; ++kk) {
           // +32 bytes per k step (16 16-bit or 32 8-bit elements), in the descriptor's 16-byte units
-          if constexpr (TraitsOf<T>::bits == 8) {
+          if constexpr (TraitsOf<T>::bits == 8 && kShared) {
+            ptx::wgmma_m64n128k32_ss<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+          } else if constexpr (TraitsOf<T>::bits == 8) {
             ptx::wgmma_m64n256k32<T>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
           } else {
-            ptx::wgmma_m64nNk16_ss<T, kBN>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
+            ptx::wgmma_m64nNk16_ss<T, kN>(acc, desc_a + 2 * kk, desc_b + 2 * kk, 1);
           }
         }
         ptx::wgmma_commit();
@@ -237,12 +247,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           // A thread whose rows lie past the tile's last row of C (an expert's one decode token in a
           // tile of 128 rows, a skinny product's m < 128) has nothing to add: it neither writes
           // nor reads partials. Its first row is its lowest (the second lies 8 below).
-          const bool holds_rows = tile.a_row + consumer * 64 + ((t % 128) / 32) * 16 + (t % 32) / 4 < tile.row_end;
+          const bool holds_rows = tile.a_row + first_row + ((t % 128) / 32) * 16 + (t % 32) / 4 < tile.row_end;
           float* mine = split.partials +
                         (static_cast<std::size_t>(tile.output_tile) * split.splits + tile.split) * kPartialTileFloats;
           if (holds_rows) {
 #pragma unroll
-            for (int a = 0; a < kBN / 2; ++a) mine[a * kConsumerThreads + t] = acc[a];
+            for (int a = 0; a < kAcc; ++a) mine[a * kConsumerThreads + t] = acc[a];
           }
           __threadfence();
           ptx::named_barrier_sync(1, kConsumerThreads);
@@ -254,11 +264,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           const float* first =
               split.partials + static_cast<std::size_t>(tile.output_tile) * split.splits * kPartialTileFloats;
 #pragma unroll
-          for (int a = 0; a < kBN / 2; ++a) acc[a] = 0.0f;
+          for (int a = 0; a < kAcc; ++a) acc[a] = 0.0f;
           for (int s = 0; s < split.splits && holds_rows; ++s) {
 #pragma unroll
-            for (int a = 0; a < kBN / 2; ++a)
-              acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);
+            for (int a = 0; a < kAcc; ++a) acc[a] += __ldcg(first + s * kPartialTileFloats + a * kConsumerThreads + t);
           }
           if (t == 0) split.tickets[tile.output_tile] = 0;
         }
@@ -266,16 +275,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (Epilogue<T>::scaled) {
         const float scale = *epilogue.a_scale * epilogue.b_scales[tile.expert];
 #pragma unroll
-        for (int i = 0; i < kBN / 2; ++i) acc[i] *= scale;
+        for (int i = 0; i < kAcc; ++i) acc[i] *= scale;
       }
 
       // Accumulator layout of m64nNk16: thread t of the warpgroup holds, for j = 0..N/8-1,
       // acc[4j+0..1] at (row 16*(t/32) + (t%32)/4, cols 8j + 2*(t%4) + 0..1) and acc[4j+2..3] 8 rows below.
       const int t = static_cast<int>(threadIdx.x) % 128;
-      const int row = tile.a_row + consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
+      const int row = tile.a_row + first_row + (t / 32) * 16 + (t % 32) / 4;
 #pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
-        const int col = tile.n0 + j * 8 + (t % 4) * 2;
+      for (int j = 0; j < kN / 8; ++j) {
+        const int col = tile.n0 + first_col + j * 8 + (t % 4) * 2;
         if (col >= n) continue;
         if (row < tile.row_end) {
           *reinterpret_cast<uint32_t*>(c + static_cast<std::size_t>(row) * n + col) =
