@@ -182,6 +182,21 @@ void gemm_grouped(GemmKernel kernel, const GroupedGemmArgs& args, Stream stream)
 [[nodiscard]] std::size_t grouped_gemm_split_k_workspace_bytes(const GroupedGemmArgs& args, int sms);
 void gemm_grouped_split_k(const GroupedGemmArgs& args, int sms, void* workspace, Stream stream);
 
+// The same product with A and B swapped, for decode steps (every expert at most 64 tokens): the
+// wgmma GEMV of gemv_wgmma.cu over each expert's weights, C_e^T = B_e . A_e^T, an expert's n rows
+// of B as wgmma's M (tiles of 64 or 128 rows) and its tokens as N (16, 32 or 64, the rest of the
+// box loaded and not stored), k split as kernel_tiles::grouped_gemv_wgmma_split says for `sms`
+// multiprocessors (0: the H200's 132). No row of M is padding: at one token an expert's weights
+// are read once with nothing multiplied for nothing but the box's unused columns. bf16 and
+// fp8_e4m3 operands, at most 256 experts with tokens; the workspace as for the split-K variant
+// (grouped_gemm_swap_ab_workspace_bytes, zeroed once; 0 bytes where k is not split).
+// grouped_gemm_swap_ab_unsupported says why a shape cannot run (nullptr when it can); the launch
+// throws KernelError on that, and on what gemm_grouped throws.
+[[nodiscard]] kernel_tiles::GemvWgmmaSplit grouped_gemm_swap_ab_plan(const GroupedGemmArgs& args, int sms);
+[[nodiscard]] std::size_t grouped_gemm_swap_ab_workspace_bytes(const GroupedGemmArgs& args, int sms);
+[[nodiscard]] const char* grouped_gemm_swap_ab_unsupported(const GroupedGemmArgs& args);
+void gemm_grouped_swap_ab(const GroupedGemmArgs& args, int sms, void* workspace, Stream stream);
+
 // cuBLAS over equal groups: cublasGemmStridedBatchedEx, E products of t tokens each (A, B and C
 // strides t*k, n*k and t*n), 16-bit operands, fp32 compute. Throws KernelError on a cuBLAS error.
 void cublas_gemm_strided_batched(const BlasApi& blas, StorageFormat type, const void* a, const void* b, void* c,

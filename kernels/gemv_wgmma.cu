@@ -24,7 +24,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
+#include "gemm.hpp"
 #include "gemv_wgmma.hpp"
 #include "roofline/model/kernel_tiles.hpp"
 #include "storage_format.cuh"
@@ -88,27 +90,74 @@ std::size_t partial_bytes(const Plan& plan) {
 
 }  // namespace gemv_wgmma_layout
 
-// (Outside the anonymous namespace: the host pass of nvcc does not see its device-side use.)
-struct GemvWgmmaProblem {
-  int m = 0;
-  int k = 0;
+// A block's rows: W's first row in its tensor map, the tile's first output row, x's first vector
+// and how many of the tile's vectors are real (the TMA box holds N; the rest are not stored).
+struct GemvTile {
+  int w_row = 0;
+  int row0 = 0;
+  int x_row = 0;
+  int vectors = 0;
+  int expert = 0;
+};
+
+// (Outside the anonymous namespace: the host pass of nvcc does not see their device-side use.)
+// The plain GEMV: tile t is rows t * ROWS .. of W, every vector of x.
+struct PlainRows {
   int batch = 0;
+  __device__ GemvTile tile(int t, int rows) const {
+    return GemvTile{.w_row = t * rows, .row0 = t * rows, .x_row = 0, .vectors = batch, .expert = 0};
+  }
+};
+
+// The grouped GEMM of MoE experts, swapped: each expert with tokens is n rows of the stacked W
+// [E x n x k] (its weights) cut into tiles_per_expert tiles, and its tokens, rows x_row .. x_row +
+// tokens - 1 of the stacked activations, the vectors. The experts with tokens travel in the launch's
+// parameters (no device table to fetch before the first load): at most kMaxExperts of them.
+struct ExpertRows {
+  static constexpr int kMaxExperts = 256;
+  struct Expert {
+    int row = 0;                // the expert's first token in the stacked activations (and in C)
+    unsigned short expert = 0;  // which expert: its weights' row e * n, its weight scale
+    unsigned short tokens = 0;
+  };
+  int n = 0;
+  int tiles_per_expert = 1;
+  Expert experts[kMaxExperts];
+  __device__ GemvTile tile(int t, int rows) const {
+    const Expert& e = experts[t / tiles_per_expert];
+    const int row0 = (t % tiles_per_expert) * rows;
+    return GemvTile{
+        .w_row = e.expert * n + row0, .row0 = row0, .x_row = e.row, .vectors = e.tokens, .expert = e.expert};
+  }
+};
+
+struct GemvWgmmaProblem {
+  int ld = 0;  // rows of the output's rows: m (plain), n (grouped); output (v, r) at y[(x_row + v) * ld + r]
+  int k = 0;
   int splits = 1;
   int k_blocks_per_split = 0;
   unsigned* tickets = nullptr;
-  float* partials = nullptr;  // [tile][split][epilogue thread][BN / 2]
+  float* partials = nullptr;        // [tile][split][epilogue thread][BN / 2]
+  const float* a_scale = nullptr;   // 8-bit operands: x's scale (one float) ...
+  const float* b_scales = nullptr;  // ... and each expert's weight scale
 };
 
 namespace {
 
 using namespace gemv_wgmma_layout;
 
-template <typename T, int BN, int BPS, int ROWS>
+// 16-bit operands write their own type; 8-bit ones (FP8 experts) bf16, scaled by x's and the
+// expert's scales.
+template <typename T>
+using GemvOut = std::conditional_t<TraitsOf<T>::bits == 8, __nv_bfloat16, T>;
+
+template <typename T, int BN, int BPS, int ROWS, typename Rows>
 __global__ void __launch_bounds__(kThreads, BPS)
     gemv_wgmma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
-                      T* __restrict__ y, GemvWgmmaProblem p) {
+                      GemvOut<T>* __restrict__ y, const __grid_constant__ Rows rows_of, GemvWgmmaProblem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Stages<BN, BPS, ROWS>;
+  constexpr bool kScaled = TraitsOf<T>::bits == 8;
   constexpr int kAcc = BN / 2;
   constexpr bool kShared = ROWS == 64;  // both warpgroups on the same rows, alternate k blocks
   extern __shared__ unsigned char smem_raw[];
@@ -121,11 +170,11 @@ __global__ void __launch_bounds__(kThreads, BPS)
 
   const int tile = static_cast<int>(blockIdx.x) / p.splits;
   const int split = static_cast<int>(blockIdx.x) % p.splits;
-  const int k_blocks = (p.k * 2 + kRowBytes - 1) / kRowBytes;
+  constexpr int kBK = kRowBytes / static_cast<int>(sizeof(T));  // elements of k per stage
+  const int k_blocks = (p.k + kBK - 1) / kBK;
   const int kb_begin = split * p.k_blocks_per_split;
   const int kb_end = min(k_blocks, kb_begin + p.k_blocks_per_split);
-  const int row0 = tile * ROWS;
-  constexpr int kBK = kRowBytes / 2;  // 16-bit elements of k per stage
+  const GemvTile at = rows_of.tile(tile, ROWS);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < S::count; ++s) {
@@ -145,8 +194,8 @@ __global__ void __launch_bounds__(kThreads, BPS)
         // A fresh barrier counts as having completed the phase before phase 0.
         ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
         ptx::mbarrier_arrive_expect_tx(full_bar + s * 8, S::bytes);
-        ptx::tma_load_2d(smem_w + s * S::bytes_w, &map_w, full_bar + s * 8, kb * kBK, row0);
-        ptx::tma_load_2d(smem_x + s * S::bytes_x, &map_x, full_bar + s * 8, kb * kBK, 0);
+        ptx::tma_load_2d(smem_w + s * S::bytes_w, &map_w, full_bar + s * 8, kb * kBK, at.w_row);
+        ptx::tma_load_2d(smem_x + s * S::bytes_x, &map_x, full_bar + s * 8, kb * kBK, at.x_row);
       }
     }
     return;  // the consumers sync among themselves from here on (named barrier 1)
@@ -172,8 +221,12 @@ __global__ void __launch_bounds__(kThreads, BPS)
     ptx::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kRowBytes / 32; ++kk) {
-      // 16 elements (32 bytes) of k per wgmma: +2 in the descriptor's 16-byte units.
-      ptx::wgmma_m64nNk16_ss<T, BN>(acc, desc_w + 2 * kk, desc_x + 2 * kk, 1);
+      // 32 bytes of k per wgmma (16 16-bit or 32 8-bit elements): +2 in the descriptor's 16-byte units.
+      if constexpr (kScaled) {
+        ptx::wgmma_m64nNk32_ss<T, BN>(acc, desc_w + 2 * kk, desc_x + 2 * kk, 1);
+      } else {
+        ptx::wgmma_m64nNk16_ss<T, BN>(acc, desc_w + 2 * kk, desc_x + 2 * kk, 1);
+      }
     }
     ptx::wgmma_commit();
     // Keep this stage's group in flight; this warpgroup's one before is complete, and its stage free.
@@ -238,20 +291,22 @@ __global__ void __launch_bounds__(kThreads, BPS)
     if (threadIdx.x == 0) p.tickets[tile] = 0;  // every block of the tile has arrived: ready for the next launch
   }
 
-  // Accumulator layout of m64nNk16: thread t of the warpgroup holds, for j = 0 .. N/8 - 1, acc[4j],
-  // acc[4j + 1] at (row 16 (t / 32) + (t % 32) / 4, vectors 8j + 2 (t % 4) + 0, 1) and acc[4j + 2],
-  // acc[4j + 3] eight rows below.
+  // Accumulator layout of m64nNk16 (and of m64nNk32): thread t of the warpgroup holds, for j = 0 ..
+  // N/8 - 1, acc[4j], acc[4j + 1] at (row 16 (t / 32) + (t % 32) / 4, vectors 8j + 2 (t % 4) + 0, 1)
+  // and acc[4j + 2], acc[4j + 3] eight rows below.
+  float scale = 1.0f;
+  if constexpr (kScaled) scale = __ldg(p.a_scale) * __ldg(p.b_scales + at.expert);
   const int t = static_cast<int>(threadIdx.x) % 128;
-  const int row = row0 + row_offset + (t / 32) * 16 + (t % 32) / 4;
+  const int row = at.row0 + row_offset + (t / 32) * 16 + (t % 32) / 4;
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
       const int vector = 8 * j + 2 * (t % 4) + c;
-      if (vector >= p.batch) continue;
-      T* out = y + static_cast<std::int64_t>(vector) * p.m;
-      if (row < p.m) out[row] = TraitsOf<T>::from_float(acc[4 * j + c]);
-      if (row + 8 < p.m) out[row + 8] = TraitsOf<T>::from_float(acc[4 * j + 2 + c]);
+      if (vector >= at.vectors) continue;
+      GemvOut<T>* out = y + static_cast<std::int64_t>(at.x_row + vector) * p.ld;
+      if (row < p.ld) out[row] = TraitsOf<GemvOut<T>>::from_float(scale * acc[4 * j + c]);
+      if (row + 8 < p.ld) out[row + 8] = TraitsOf<GemvOut<T>>::from_float(scale * acc[4 * j + 2 + c]);
     }
   }
 #else
@@ -260,35 +315,43 @@ __global__ void __launch_bounds__(kThreads, BPS)
 #endif
 }
 
-// Row-major [rows][k] 16-bit matrix, in boxes of box_rows x 128 bytes with the 128-byte swizzle.
+// Row-major [rows][k] matrix of 16- or 8-bit elements, in boxes of box_rows x 128 bytes with the
+// 128-byte swizzle.
 CUtensorMap k_major_map(StorageFormat format, const void* base, std::int64_t rows, std::int64_t k, int box_rows,
                         const char* what) {
+  const auto bytes = static_cast<cuuint64_t>(bytes_of(format));
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * 2};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kRowBytes / 2), static_cast<cuuint32_t>(box_rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kRowBytes / bytes), static_cast<cuuint32_t>(box_rows)};
   return make_tensor_map_sw128(format, base, 2, dims, strides, box, what);
+}
+
+// One launch of plan.tiles x plan.splits blocks; `problem` without its workspace pointers.
+template <typename T, int BN, int BPS, int ROWS, typename Rows>
+cudaError_t launch_rows(const CUtensorMap& map_w, const CUtensorMap& map_x, void* y, const Rows& rows,
+                        GemvWgmmaProblem problem, const Plan& plan, void* workspace, cudaStream_t stream) {
+  using S = Stages<BN, BPS, ROWS>;
+  const cudaError_t attribute = cudaFuncSetAttribute(gemv_wgmma_kernel<T, BN, BPS, ROWS, Rows>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, S::smem);
+  if (attribute != cudaSuccess) return attribute;
+  auto* bytes = static_cast<unsigned char*>(workspace);
+  problem.splits = plan.splits;
+  problem.k_blocks_per_split = plan.k_blocks_per_split;
+  problem.tickets = reinterpret_cast<unsigned*>(bytes);
+  problem.partials = reinterpret_cast<float*>(bytes + ticket_bytes(plan));
+  const unsigned blocks = static_cast<unsigned>(plan.tiles) * static_cast<unsigned>(plan.splits);
+  gemv_wgmma_kernel<T, BN, BPS, ROWS, Rows>
+      <<<blocks, kThreads, S::smem, stream>>>(map_w, map_x, static_cast<GemvOut<T>*>(y), rows, problem);
+  return cudaGetLastError();
 }
 
 template <typename T, int BN, int BPS, int ROWS>
 cudaError_t launch_tile_n(const GemvArgs& a, const Plan& plan, cudaStream_t stream) {
-  using S = Stages<BN, BPS, ROWS>;
   const CUtensorMap map_w = k_major_map(a.weights, a.w, a.m, a.k, ROWS, "gemv wgmma W");
   const CUtensorMap map_x = k_major_map(a.activations, a.x, a.batch, a.k, BN, "gemv wgmma x");
-  const cudaError_t attribute =
-      cudaFuncSetAttribute(gemv_wgmma_kernel<T, BN, BPS, ROWS>, cudaFuncAttributeMaxDynamicSharedMemorySize, S::smem);
-  if (attribute != cudaSuccess) return attribute;
-  unsigned char* workspace = static_cast<unsigned char*>(a.workspace);
-  const GemvWgmmaProblem problem{.m = static_cast<int>(a.m),
-                                 .k = static_cast<int>(a.k),
-                                 .batch = static_cast<int>(a.batch),
-                                 .splits = plan.splits,
-                                 .k_blocks_per_split = plan.k_blocks_per_split,
-                                 .tickets = reinterpret_cast<unsigned*>(workspace),
-                                 .partials = reinterpret_cast<float*>(workspace + ticket_bytes(plan))};
-  const unsigned blocks = static_cast<unsigned>(plan.tiles) * static_cast<unsigned>(plan.splits);
-  gemv_wgmma_kernel<T, BN, BPS, ROWS>
-      <<<blocks, kThreads, S::smem, stream>>>(map_w, map_x, static_cast<T*>(a.y), problem);
-  return cudaGetLastError();
+  const GemvWgmmaProblem problem{.ld = static_cast<int>(a.m), .k = static_cast<int>(a.k)};
+  return launch_rows<T, BN, BPS, ROWS>(map_w, map_x, a.y, PlainRows{.batch = static_cast<int>(a.batch)}, problem, plan,
+                                       a.workspace, stream);
 }
 
 // N <= 64 (decode batches): blocks per SM (1 or 2) x rows per block (128 or 64).
@@ -300,6 +363,58 @@ cudaError_t launch_decode_n(const GemvArgs& a, const Plan& plan, cudaStream_t st
   }
   return plan.blocks_per_sm == 2 ? launch_tile_n<T, BN, 2, 128>(a, plan, stream)
                                  : launch_tile_n<T, BN, 1, 128>(a, plan, stream);
+}
+
+// The grouped launch: the experts with tokens in order, each `tiles_per_expert` tiles.
+struct GroupedRows {
+  ExpertRows rows;
+  int experts_with_tokens = 0;
+  int most_tokens = 0;
+};
+
+GroupedRows grouped_rows(const GroupedGemmArgs& a) {
+  GroupedRows g;
+  g.rows.n = a.n;
+  for (std::size_t e = 0; e + 1 < a.row_offsets.size(); ++e) {
+    const int tokens = a.row_offsets[e + 1] - a.row_offsets[e];
+    if (tokens == 0) continue;
+    g.most_tokens = std::max(g.most_tokens, tokens);
+    if (g.experts_with_tokens < ExpertRows::kMaxExperts) {
+      g.rows.experts[g.experts_with_tokens] = ExpertRows::Expert{.row = a.row_offsets[e],
+                                                                 .expert = static_cast<unsigned short>(e),
+                                                                 .tokens = static_cast<unsigned short>(tokens)};
+    }
+    ++g.experts_with_tokens;
+  }
+  return g;
+}
+
+Plan grouped_plan(const GroupedRows& g, const GroupedGemmArgs& a, int sms) {
+  return kernel_tiles::grouped_gemv_wgmma_split(g.experts_with_tokens, a.n, a.k, bytes_of(a.operands), g.most_tokens,
+                                                sms);
+}
+
+template <typename T, int BN, int BPS, int ROWS>
+cudaError_t launch_grouped_tile(const GroupedGemmArgs& a, GroupedRows g, const Plan& plan, void* workspace,
+                                cudaStream_t stream) {
+  const int experts = static_cast<int>(a.row_offsets.size()) - 1;
+  const CUtensorMap map_w =
+      k_major_map(a.operands, a.b, static_cast<std::int64_t>(experts) * a.n, a.k, ROWS, "grouped gemv wgmma W");
+  const CUtensorMap map_x = k_major_map(a.operands, a.a, a.row_offsets.back(), a.k, BN, "grouped gemv wgmma x");
+  g.rows.tiles_per_expert = (a.n + ROWS - 1) / ROWS;
+  const GemvWgmmaProblem problem{.ld = a.n, .k = a.k, .a_scale = a.a_scale, .b_scales = a.b_scales};
+  return launch_rows<T, BN, BPS, ROWS>(map_w, map_x, a.c, g.rows, problem, plan, workspace, stream);
+}
+
+template <typename T, int BN>
+cudaError_t launch_grouped_n(const GroupedGemmArgs& a, const GroupedRows& g, const Plan& plan, void* workspace,
+                             cudaStream_t stream) {
+  if (plan.rows == 64) {
+    return plan.blocks_per_sm == 2 ? launch_grouped_tile<T, BN, 2, 64>(a, g, plan, workspace, stream)
+                                   : launch_grouped_tile<T, BN, 1, 64>(a, g, plan, workspace, stream);
+  }
+  return plan.blocks_per_sm == 2 ? launch_grouped_tile<T, BN, 2, 128>(a, g, plan, workspace, stream)
+                                 : launch_grouped_tile<T, BN, 1, 128>(a, g, plan, workspace, stream);
 }
 
 }  // namespace
@@ -330,6 +445,43 @@ cudaError_t launch_gemv_wgmma(const GemvArgs& a, cudaStream_t stream) {
       default: return launch_tile_n<T, 256, 1, 128>(a, plan, stream);
     }
   });
+}
+
+kernel_tiles::GemvWgmmaSplit grouped_gemv_wgmma_plan(const GroupedGemmArgs& args, int sms) {
+  return grouped_plan(grouped_rows(args), args, sms);
+}
+
+std::size_t grouped_gemv_wgmma_workspace_bytes(const GroupedGemmArgs& args, int sms) {
+  const Plan plan = grouped_gemv_wgmma_plan(args, sms);
+  return ticket_bytes(plan) + partial_bytes(plan);
+}
+
+const char* grouped_gemv_wgmma_unsupported(const GroupedGemmArgs& args) {
+  if (args.operands != StorageFormat::bf16 && args.operands != StorageFormat::fp8_e4m3) {
+    return "the swapped grouped GEMM is built for bf16 and fp8_e4m3 operands";
+  }
+  const GroupedRows g = grouped_rows(args);
+  if (g.experts_with_tokens == 0) return "no expert has tokens";
+  if (g.most_tokens > 64) return "the swapped grouped GEMM takes experts of at most 64 tokens (wgmma's N)";
+  if (g.experts_with_tokens > ExpertRows::kMaxExperts) return "the swapped grouped GEMM takes at most 256 experts";
+  return nullptr;
+}
+
+cudaError_t launch_grouped_gemv_wgmma(const GroupedGemmArgs& args, int sms, void* workspace, cudaStream_t stream) {
+  const GroupedRows g = grouped_rows(args);
+  const Plan plan = grouped_plan(g, args, sms);
+  if (workspace == nullptr && plan.splits > 1) return cudaErrorInvalidValue;
+  const auto by_tile_n = [&]<typename T>() {
+    switch (plan.tile_n) {
+      case 16: return launch_grouped_n<T, 16>(args, g, plan, workspace, stream);
+      case 32: return launch_grouped_n<T, 32>(args, g, plan, workspace, stream);
+      default: return launch_grouped_n<T, 64>(args, g, plan, workspace, stream);
+    }
+  };
+  if (args.operands == StorageFormat::fp8_e4m3) {
+    return by_tile_n.template operator()<StorageTraits<StorageFormat::fp8_e4m3>::Element>();
+  }
+  return by_tile_n.template operator()<StorageTraits<StorageFormat::bf16>::Element>();
 }
 
 }  // namespace roofline::kernels::detail

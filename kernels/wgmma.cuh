@@ -12,6 +12,7 @@
 //   m64nNk16_rs   A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
 //                 N-major (imm-trans-b = 1: O += P V with V stored [key][d], d contiguous), for
 //                 N = 64, 128 and 256 (the head dims of flash attention);
+//   m64nNk32_ss   8-bit, N = 16, 32 and 64 (the grouped GEMV of FP8 experts);
 //   m64n128k32_ss, m64nNk32_rs  the 8-bit forms of the two flash-attention products (FP8 flash: V
 //                 transposed beforehand, since 8-bit B is read K-major only).
 // d holds the warpgroup's 64 x N fp32 tile, N / 2 registers per thread; scale_d = 0 overwrites d,
@@ -111,6 +112,12 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS_8BIT("m64n256k32", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
 #define ROOFLINE_WGMMA_M64N128K32_SS(TYPE) \
   ROOFLINE_WGMMA_SS_8BIT("m64n128k32", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
+#define ROOFLINE_WGMMA_M64N16K32_SS(TYPE) \
+  ROOFLINE_WGMMA_SS_8BIT("m64n16k32", TYPE, ROOFLINE_WGMMA_D8, ROOFLINE_WGMMA_ACC8, "8", "9", "10")
+#define ROOFLINE_WGMMA_M64N32K32_SS(TYPE) \
+  ROOFLINE_WGMMA_SS_8BIT("m64n32k32", TYPE, ROOFLINE_WGMMA_D16, ROOFLINE_WGMMA_ACC16, "16", "17", "18")
+#define ROOFLINE_WGMMA_M64N64K32_SS(TYPE) \
+  ROOFLINE_WGMMA_SS_8BIT("m64n64k32", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34")
 #define ROOFLINE_WGMMA_M64N256K16(TYPE) \
   ROOFLINE_WGMMA_SS("m64n256k16", TYPE, ROOFLINE_WGMMA_D128, ROOFLINE_WGMMA_ACC128, "128", "129", "130")
 #define ROOFLINE_WGMMA_M64N256K16_SS_TRANS_B(TYPE) \
@@ -211,6 +218,21 @@ __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t de
   } else {
     static_assert(N == 256, "wgmma_m64nNk16_ss is written for N = 16, 32, 64, 128 and 256");
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16);
+  }
+}
+
+// m64nNk32 with 8-bit A and B from shared memory, both K-major, for N = 16, 32 and 64 (the grouped
+// GEMV of FP8 experts: W's rows as A, a decode step's tokens as N).
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_m64nNk32_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  static_assert(TraitsOf<T>::bits == 8, "k = 32 shapes take 8-bit operands");
+  if constexpr (N == 16) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N16K32_SS);
+  } else if constexpr (N == 32) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N32K32_SS);
+  } else {
+    static_assert(N == 64, "wgmma_m64nNk32_ss is written for N = 16, 32 and 64");
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N64K32_SS);
   }
 }
 

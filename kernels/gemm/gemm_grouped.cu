@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../blas_api.hpp"
+#include "../gemv_wgmma.hpp"
 #include "gemm_internal.cuh"
 #include "wgmma_gemm.cuh"
 
@@ -171,9 +172,8 @@ std::vector<int> grouped_gemm_schedule(std::span<const int> row_offsets, int n) 
 
 namespace {
 
-// Checks the arguments and launches, split along k where `plan` (non-null) says so.
-void run_grouped(const std::string& what, const GroupedGemmArgs& args, const kernel_tiles::GemmSplitK* plan,
-                 void* workspace, Stream stream) {
+// Throws KernelError where the arguments are not as GroupedGemmArgs says.
+void check_grouped(const std::string& what, const GroupedGemmArgs& args) {
   detail::require(args.row_offsets.size() >= 2, what + ": no experts");
   const long long experts = static_cast<long long>(args.row_offsets.size()) - 1;
   const bool fp8 = args.operands == fp8_gemm_operand_format;
@@ -190,7 +190,13 @@ void run_grouped(const std::string& what, const GroupedGemmArgs& args, const ker
   detail::require(args.schedule != nullptr, what + ": the device schedule must be given");
   detail::require(!fp8 || (args.a_scale != nullptr && args.b_scales != nullptr),
                   what + ": the activation scale and the experts' weight scales must be given");
-  if (fp8) {
+}
+
+// Checks the arguments and launches, split along k where `plan` (non-null) says so.
+void run_grouped(const std::string& what, const GroupedGemmArgs& args, const kernel_tiles::GemmSplitK* plan,
+                 void* workspace, Stream stream) {
+  check_grouped(what, args);
+  if (args.operands == fp8_gemm_operand_format) {
     using T = StorageTraits<fp8_gemm_operand_format>::Element;
     detail::launch_grouped<T>(args, detail::wgmma_gemm::Epilogue<T>{.a_scale = args.a_scale, .b_scales = args.b_scales},
                               plan, workspace, stream);
@@ -221,6 +227,29 @@ std::size_t grouped_gemm_split_k_workspace_bytes(const GroupedGemmArgs& args, in
 void gemm_grouped_split_k(const GroupedGemmArgs& args, int sms, void* workspace, Stream stream) {
   const kernel_tiles::GemmSplitK plan = detail::split_plan(args, sms);
   run_grouped("grouped gemm wgmma split-K", args, &plan, workspace, stream);
+}
+
+kernel_tiles::GemvWgmmaSplit grouped_gemm_swap_ab_plan(const GroupedGemmArgs& args, int sms) {
+  return detail::grouped_gemv_wgmma_plan(args, sms);
+}
+
+std::size_t grouped_gemm_swap_ab_workspace_bytes(const GroupedGemmArgs& args, int sms) {
+  return detail::grouped_gemv_wgmma_workspace_bytes(args, sms);
+}
+
+const char* grouped_gemm_swap_ab_unsupported(const GroupedGemmArgs& args) {
+  return detail::grouped_gemv_wgmma_unsupported(args);
+}
+
+void gemm_grouped_swap_ab(const GroupedGemmArgs& args, int sms, void* workspace, Stream stream) {
+  const std::string what = "grouped gemm swap-AB";
+  check_grouped(what, args);
+  if (const char* why = detail::grouped_gemv_wgmma_unsupported(args); why != nullptr) {
+    detail::require(false, what + ": " + why);
+  }
+  detail::require(workspace != nullptr || grouped_gemm_swap_ab_plan(args, sms).splits == 1,
+                  what + ": no workspace (grouped_gemm_swap_ab_workspace_bytes, zeroed once)");
+  ROOFLINE_CUDA_CHECK(detail::launch_grouped_gemv_wgmma(args, sms, workspace, stream));
 }
 
 // ---- cuBLAS ------------------------------------------------------------------------------------

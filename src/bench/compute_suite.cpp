@@ -54,7 +54,8 @@ std::string_view group_of(const GemmCase& c) {
 std::string_view implementation_of(GroupedGemmImpl impl) {
   switch (impl) {
     case GroupedGemmImpl::wgmma:
-    case GroupedGemmImpl::splitk: return "roofline";
+    case GroupedGemmImpl::splitk:
+    case GroupedGemmImpl::swapab: return "roofline";
     case GroupedGemmImpl::cublas: return "cublas";
     case GroupedGemmImpl::cublaslt: return "cublaslt";
   }
@@ -232,7 +233,8 @@ const std::array<GroupLayout, 5> group_layouts{{
      fp8_gemm_columns},
     {std::string_view(grouped_gemm_group),
      "MoE grouped GEMM C_e[t_e,n] = A_e[t_e,k] B_e[n,k]^T over E experts, tokens stacked by expert (bf16, or e4m3 "
-     "with per-tensor scales and bf16 C): the wgmma grouped kernel (one launch) vs cuBLAS (strided batched for a "
+     "with per-tensor scales and bf16 C): the wgmma grouped kernel (one launch; k split; or A and B swapped, the "
+     "tokens as wgmma's N) vs cuBLAS (strided batched for a "
      "uniform split, grouped batched for a skewed one) or cuBLASLt (one FP8 matmul per expert, rows rounded up to "
      "16: rows run); FLOPs 2 sum(t_e) n k, bytes the weights of the experts touched and the tokens in and out",
      grouped_gemm_columns},
@@ -775,11 +777,20 @@ std::string_view call_of(const GroupedGemmCase& c) {
   switch (c.impl) {
     case GroupedGemmImpl::wgmma: return "gemm_grouped";
     case GroupedGemmImpl::splitk: return "gemm_grouped_split_k";
+    case GroupedGemmImpl::swapab: return "gemm_grouped_swap_ab";
     case GroupedGemmImpl::cublas:
       return c.split == ExpertSplit::uniform ? "cublasGemmStridedBatchedEx" : "cublasGemmGroupedBatchedEx";
     case GroupedGemmImpl::cublaslt: return "cublasLtMatmul per expert";
   }
   return "?";
+}
+
+// The swapped kernel's cases: every expert at most grouped_swap_ab_most_tokens tokens, and no more
+// experts with tokens than its launch carries.
+bool swap_ab_listed(const GroupedGemmCase& c) {
+  const std::vector<std::int64_t> tokens = expert_tokens(c.experts, c.tokens, c.split);
+  const auto touched = std::count_if(tokens.begin(), tokens.end(), [](std::int64_t t) { return t > 0; });
+  return *std::max_element(tokens.begin(), tokens.end()) <= grouped_swap_ab_most_tokens && touched <= 256;
 }
 
 std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
@@ -790,7 +801,8 @@ std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
     for (const DType dtype : {DType::bf16, DType::fp8_e4m3}) {
       for (const ExpertSplit split : expert_splits) {
         if (!seen.emplace(dtype, experts, tokens, split, n, k).second) continue;
-        for (const GroupedGemmImpl impl : {GroupedGemmImpl::wgmma, GroupedGemmImpl::splitk, library_of(dtype)}) {
+        for (const GroupedGemmImpl impl :
+             {GroupedGemmImpl::wgmma, GroupedGemmImpl::splitk, GroupedGemmImpl::swapab, library_of(dtype)}) {
           const GroupedGemmCase c{.impl = impl,
                                   .model = model,
                                   .projection = projection,
@@ -802,6 +814,7 @@ std::vector<GroupedGemmCase> build_grouped_gemm_cases() {
                                   .dtype = dtype,
                                   .quick = quick};
           if (impl == GroupedGemmImpl::splitk && grouped_split_k_plan(c, gemm_split_k_listed_sms).splits == 1) continue;
+          if (impl == GroupedGemmImpl::swapab && !swap_ab_listed(c)) continue;
           cases.push_back(c);
         }
       }
@@ -887,6 +900,7 @@ std::string_view id_name(GroupedGemmImpl impl) {
   switch (impl) {
     case GroupedGemmImpl::wgmma: return "wgmma";
     case GroupedGemmImpl::splitk: return "splitk";
+    case GroupedGemmImpl::swapab: return "swapab";
     case GroupedGemmImpl::cublas: return "cublas";
     case GroupedGemmImpl::cublaslt: return "cublaslt";
   }
@@ -942,7 +956,7 @@ BenchmarkResult make_result(const GroupedGemmCase& c) {
   r.ceiling_metric = Metric::flop_rate;
   // The bf16 tensor-core probe is the ceiling of bf16 cases; no FP8 ceiling is measured.
   if (c.dtype == DType::bf16) r.ceiling_id = std::string(tensor_peak_id);
-  if (c.impl == GroupedGemmImpl::wgmma || c.impl == GroupedGemmImpl::splitk)
+  if (c.impl != library_of(c.dtype))
     r.reference_id = fmt::format("{}.{}", grouped_problem(c), id_name(library_of(c.dtype)));
   return r;
 }

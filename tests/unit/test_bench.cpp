@@ -693,10 +693,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK(list.kind == "bench-cases");
   // --quick: 77 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
-  // attention), 94 + 28 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention; 28 grouped GEMMs) + 8 FP8
+  // attention), 94 + 38 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention; 38 grouped GEMMs) + 8 FP8
   // attention, 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma) and 5 + 4
   // layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 77 + 94 + 28 + 8 + 8 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 77 + 94 + 38 + 8 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -1006,9 +1006,9 @@ TEST_CASE("grouped GEMM cases: ids, splits, and the model's cost of the experts 
   }
   // --quick: 3 shapes x bf16/fp8 x uniform/skewed x 2 implementations, and the third shape's 4
   // split-K cases (4 experts x 1 token, n 272, k 2048: 8 or 6 tiles, k split 8 ways in bf16, 4 in
-  // fp8). The grid: 4 models x 2 projections x 5 token counts x the same 8, whole and split 8 ways
-  // over TP.
-  CHECK(quick == 3 * 8 + 4);
+  // fp8), and 10 swapped ones (below). The grid: 4 models x 2 projections x 5 token counts x the same
+  // 8, whole and split 8 ways over TP.
+  CHECK(quick == 3 * 8 + 4 + 10);
   // Quick 16; 4 models x 2 projections x 2 (whole, TP 8) x 5 token counts x 8 (2 formats x 2 splits x
   // 2 implementations); the decode cases: the 3 models of more than 16 experts (DeepSeek-V3, both
   // Qwen3) x 4 projections x 3 expert counts x 8; and the 54 grid cases whose wgmma plan splits k on
@@ -1018,7 +1018,23 @@ TEST_CASE("grouped GEMM cases: ids, splits, and the model's cost of the experts 
     split += c.impl == compute::GroupedGemmImpl::splitk ? 1 : 0;
   }
   CHECK(split == 4 + 54);
-  CHECK(compute::grouped_gemm_cases().size() == 3 * 8 + 4 + 2 * 4 * 2 * 5 * 8 + 3 * 4 * 3 * 8 + 54);
+  // The swapped kernel where no expert holds more than 32 tokens (a skewed split of E t tokens gives
+  // the first expert E t / H_E):
+  // - quick: Qwen3-30B's 128 x 2 uniform only (skewed: 256 / H_128 = 256 / 5.43 = 47); both 16 x 3
+  //   splits (48 / H_16 = 14.2) and both 4 x 1: 5 shapes x 2 formats = 10;
+  // - the grid, per projection, whole or TP 8, and format: uniform at 1, 4 and 16 tokens for the 4
+  //   models (12), skewed at 1 and 4 for Mixtral's 8 experts (8 / H_8 = 2.9, 32 / H_8 = 11.8; 16
+  //   tokens give 47), at 1 for both Qwen3 (128 / H_128 = 23.6) and none for DeepSeek-V3's 256
+  //   (256 / H_256 = 41.8): 16, x 2 x 2 x 2 = 128;
+  // - the decode cases, all of them (64 experts of one token, skewed: 64 / H_64 = 13.5): 3 x 4 x 3 x 4 = 144.
+  std::size_t swapped = 0;
+  for (const compute::GroupedGemmCase& c : compute::grouped_gemm_cases()) {
+    swapped += c.impl == compute::GroupedGemmImpl::swapab ? 1 : 0;
+  }
+  CHECK(swapped == 10 + 128 + 144);
+  CHECK(compute::grouped_gemm_cases().size() == 3 * 8 + 4 + 2 * 4 * 2 * 5 * 8 + 3 * 4 * 3 * 8 + 54 + 10 + 128 + 144);
+  CHECK(compute::case_id(grouped_case("gemm.grouped.fp8e4m3.e4.t1.uniform.4x512x7168.swapab")) ==
+        "gemm.grouped.fp8e4m3.e4.t1.uniform.4x512x7168.swapab");
   // DeepSeek-V3's gate_up at TP 8 over 4 experts of one token: 4 x ceil(512 / 256) = 8 tiles of
   // 128 x 256. fp8: k 7168 is 56 blocks of 128 bytes; min(132 / 8, 56 / 4, 16) = 14 splits of 4.
   // bf16: 112 blocks; min(16, 28, 16) = 16 splits of 7.
@@ -1027,6 +1043,26 @@ TEST_CASE("grouped GEMM cases: ids, splits, and the model's cost of the experts 
   CHECK(fp8_plan.tiles == 8);
   CHECK(fp8_plan.splits == 14);
   CHECK(fp8_plan.k_blocks_per_split == 4);
+  // The same through the swapped kernel (kernel_tiles::grouped_gemv_wgmma_split): N 16 (one token);
+  // 4 x ceil(512 / 64) = 32 tiles of 64 rows fit 132 SMs, so 64-row tiles, aimed at every SM:
+  // 132 / 32 = 4 splits (at most 4 for 64 rows; 56 / 4 = 14 allowed), 56 / 4 = 14 blocks each of
+  // fp8's 56; 128 blocks, one an SM. bf16: 112 blocks of 128 bytes, 28 a split.
+  const kernel_tiles::GemvWgmmaSplit fp8_swapped = kernel_tiles::grouped_gemv_wgmma_split(4, 512, 7168, 1, 1, 132);
+  CHECK(fp8_swapped.tile_n == 16);
+  CHECK(fp8_swapped.rows == 64);
+  CHECK(fp8_swapped.tiles == 32);
+  CHECK(fp8_swapped.splits == 4);
+  CHECK(fp8_swapped.k_blocks_per_split == 14);
+  CHECK(fp8_swapped.blocks_per_sm == 1);
+  CHECK(kernel_tiles::grouped_gemv_wgmma_split(4, 512, 7168, 2, 1, 132).k_blocks_per_split == 28);
+  // 64 experts of one token, down at TP 8 (n 7168, k 256): 64 x 112 tiles of 64 rows are more than
+  // the SMs, so 64 x 56 = 3,584 tiles of 128; fp8 k is 2 blocks (fewer than a split's 4): unsplit,
+  // and two blocks an SM (3,584 > 132).
+  const kernel_tiles::GemvWgmmaSplit down = kernel_tiles::grouped_gemv_wgmma_split(64, 7168, 256, 1, 1, 132);
+  CHECK(down.rows == 128);
+  CHECK(down.tiles == 3584);
+  CHECK(down.splits == 1);
+  CHECK(down.blocks_per_sm == 2);
   const auto bf16_plan = compute::grouped_split_k_plan(
       grouped_case("gemm.grouped.bf16.e4.t1.uniform.4x512x7168.splitk"), compute::gemm_split_k_listed_sms);
   CHECK(bf16_plan.splits == 16);

@@ -73,12 +73,16 @@ struct GemmCase {
 //   splitk:   the same kernel with each tile's k split (kernel_tiles::grouped_gemm_split_k), listed
 //             where the plan splits on gemm_split_k_listed_sms multiprocessors: a decode step's
 //             experts of a token or two, whose tiles leave most SMs idle;
+//   swapab:   the wgmma GEMV over each expert's weights, tokens as wgmma's N (gemm_grouped_swap_ab),
+//             listed where no expert holds more than grouped_swap_ab_most_tokens tokens (the
+//             plain kernel's 64-row tiles are then at least half padding);
 //   cublas:   bf16, cublasGemmStridedBatchedEx for a uniform split, cublasGemmGroupedBatchedEx for
 //             a skewed one;
 //   cublaslt: fp8, one cublasLtMatmul per expert with tokens (no grouped FP8 call of cuBLASLt is
 //             used), each expert's rows rounded up to 16 as cuBLASLt's FP8 kernels need.
 
-enum class GroupedGemmImpl : std::uint8_t { wgmma, splitk, cublas, cublaslt };
+enum class GroupedGemmImpl : std::uint8_t { wgmma, splitk, swapab, cublas, cublaslt };
+inline constexpr std::int64_t grouped_swap_ab_most_tokens = 32;
 // How the tokens spread over the experts: uniform, t each; skewed, shares of E t in proportion to
 // 1 / (e + 1) (a Zipf law over the experts: the first one gets the most, the last ones may get none).
 enum class ExpertSplit : std::uint8_t { uniform, skewed };

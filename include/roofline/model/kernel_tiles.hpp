@@ -146,19 +146,21 @@ struct GemvWgmmaSplit {
 constexpr int gemv_wgmma_tile_n(long long batch) {
   return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
 }
-constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long batch, int sms) {
+// The rule over a grid given as its tiles of 64 and of 128 rows, k in 128-byte blocks: the plain
+// GEMV's m rows, or the grouped one's experts x n rows each (grouped_gemv_wgmma_split).
+constexpr GemvWgmmaSplit gemv_wgmma_split_of(long long tiles_of_64, long long tiles_of_128, long long k_bytes,
+                                             long long batch, int sms) {
   constexpr int min_k_blocks_per_split = 4;
   constexpr int max_splits_of_64_rows = 4;
   constexpr long long k_block_bytes = 2LL * gemm_swapab.tile_k;
   const int sm_count = known_sms(sms);
   GemvWgmmaSplit s;
   s.tile_n = gemv_wgmma_tile_n(batch);
-  const long long tiles_of_64 = (m + gemm_swapab.tile_n / 2 - 1) / (gemm_swapab.tile_n / 2);
   s.rows = s.tile_n <= 64 && tiles_of_64 <= sm_count ? gemm_swapab.tile_n / 2 : gemm_swapab.tile_n;
-  s.tiles = static_cast<int>((m + s.rows - 1) / s.rows);
+  s.tiles = static_cast<int>(s.rows == 64 ? tiles_of_64 : tiles_of_128);
   // 64-row tiles aim at every SM, at most 4 splits; 128-row tiles at half the SMs (N <= 64) or all.
   const int target_blocks = s.rows == 64 || s.tile_n > 64 ? sm_count : sm_count / 2;
-  const int k_blocks = static_cast<int>((k * 2 + k_block_bytes - 1) / k_block_bytes);
+  const int k_blocks = static_cast<int>((k_bytes + k_block_bytes - 1) / k_block_bytes);
   int most_splits = k_blocks / min_k_blocks_per_split > 1 ? k_blocks / min_k_blocks_per_split : 1;
   if (s.rows == 64 && most_splits > max_splits_of_64_rows) most_splits = max_splits_of_64_rows;
   // Rounded to the nearest for 128-row tiles; down for 64-row ones, which run one block per SM only
@@ -169,6 +171,21 @@ constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long ba
   s.splits = s.k_blocks_per_split > 0 ? (k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split : 1;
   s.blocks_per_sm = s.tile_n <= 64 && static_cast<long long>(s.tiles) * s.splits > sm_count ? 2 : 1;
   return s;
+}
+
+constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long batch, int sms) {
+  const long long rows = gemm_swapab.tile_n;
+  return gemv_wgmma_split_of((m + rows / 2 - 1) / (rows / 2), (m + rows - 1) / rows, 2 * k, batch, sms);
+}
+
+// The grouped GEMM of MoE experts through the same kernel (gemm_grouped_swap_ab): every expert with
+// tokens is n rows of W cut into its own tiles, its tokens (at most `most_tokens`, wgmma's N) the
+// batch; k of `bytes_per_element` (2, or 1 for FP8) in the same 128-byte blocks.
+constexpr GemvWgmmaSplit grouped_gemv_wgmma_split(long long experts_with_tokens, long long n, long long k,
+                                                  int bytes_per_element, long long most_tokens, int sms) {
+  const long long rows = gemm_swapab.tile_n;
+  return gemv_wgmma_split_of(experts_with_tokens * ((n + rows / 2 - 1) / (rows / 2)),
+                             experts_with_tokens * ((n + rows - 1) / rows), bytes_per_element * k, most_tokens, sms);
 }
 
 // A flash-attention block holds block_m query rows and streams K/V in tiles of block_n keys

@@ -247,7 +247,7 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
     // The library run as the reference (FP8: the same per-expert loop) is checked on the samples
     // alone; every other call also against the reference, whole output.
     bool is_reference_call = false;
-    if (c->impl == GroupedGemmImpl::wgmma || c->impl == GroupedGemmImpl::splitk) {
+    if (c->impl == GroupedGemmImpl::wgmma || c->impl == GroupedGemmImpl::splitk || c->impl == GroupedGemmImpl::swapab) {
       if (!kernels::gemm_kernel_supported(kernels::GemmKernel::wgmma, ctx.device().index)) {
         record_not(recorder, std::move(result), Disposition::not_supported,
                    "not built for this device (wgmma needs sm_90a code and a compute capability 9.0 device)");
@@ -266,6 +266,25 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
       if (c->impl == GroupedGemmImpl::wgmma) {
         launch = [call](cudaStream_t s, int) {
           kernels::gemm_grouped(kernels::GemmKernel::wgmma, call, s);
+          return cudaSuccess;
+        };
+      } else if (c->impl == GroupedGemmImpl::swapab) {
+        if (const char* why = kernels::grouped_gemm_swap_ab_unsupported(call); why != nullptr) {
+          record_not(recorder, std::move(result), Disposition::not_supported, why);
+          continue;
+        }
+        const int sms = ctx.device().sms;
+        const kernel_tiles::GemvWgmmaSplit plan = kernels::grouped_gemm_swap_ab_plan(call, sms);
+        plan_note = fmt::format(
+            "; {} tiles of {} rows x N {}, k split {} ways ({} blocks of 128 bytes each), {} "
+            "block(s) an SM on {} SMs",
+            plan.tiles, plan.rows, plan.tile_n, plan.splits, plan.k_blocks_per_split, plan.blocks_per_sm, sms);
+        if (const std::size_t bytes = kernels::grouped_gemm_swap_ab_workspace_bytes(call, sms); bytes > 0) {
+          workspace = ctx.allocate(bytes);
+          check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+        }
+        launch = [call, sms, ws = workspace.get()](cudaStream_t s, int) {
+          kernels::gemm_grouped_swap_ab(call, sms, ws, s);
           return cudaSuccess;
         };
       } else {
