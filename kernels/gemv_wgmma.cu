@@ -1,7 +1,9 @@
 // The Hopper GEMV (sm_90a) for batches of 9 to 256 vectors: W and x fed by TMA into wgmma, the batch
 // as wgmma's N ("swap AB": y^T = W . x^T, W the 64-row A operand of each warpgroup). Batches above
 // 64 are skinny GEMMs (C[m, n] = A[m, k] B[n, k]^T with m <= 256 is this GEMV of n rows and batch m),
-// which the compute suite runs through it.
+// which the compute suite runs through it. The grouped GEMM of MoE experts at decode runs through it
+// too (gemm_grouped_swap_ab): a row mapper (PlainRows, ExpertRows) says which rows of W, which
+// vectors of x and which outputs a tile has, and 8-bit experts take the k = 32 wgmma.
 //
 // Why a second tensor-core GEMV: gemv.cu's mma.sync kernels read x from L2 once per 16 or 32 rows
 // of W, so at batch 64 they move twice as many bytes through L2 as W itself, and their registers
