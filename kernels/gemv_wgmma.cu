@@ -81,7 +81,7 @@ struct Stages {
 using Plan = kernel_tiles::GemvWgmmaSplit;
 
 // Tickets first (one per tile, padded to 256 bytes), then the partial tiles (rows x N fp32 each:
-// every epilogue thread's accumulators, tile_n / 2 of them for 64 rows).
+// every epilogue thread's accumulators, tile_n / 2 of them, as float4s accumulator-major).
 std::size_t ticket_bytes(const Plan& plan) {
   return (static_cast<std::size_t>(plan.tiles) * sizeof(unsigned) + 255) / 256 * 256;
 }
@@ -139,7 +139,7 @@ struct GemvWgmmaProblem {
   int splits = 1;
   int k_blocks_per_split = 0;
   unsigned* tickets = nullptr;
-  float* partials = nullptr;        // [tile][split][epilogue thread][BN / 2]
+  float* partials = nullptr;        // [tile][split][BN / 8][epilogue thread] float4s
   const float* a_scale = nullptr;   // 8-bit operands: x's scale (one float) ...
   const float* b_scales = nullptr;  // ... and each expert's weight scale
 };
@@ -254,14 +254,17 @@ __global__ void __launch_bounds__(kThreads, BPS)
   }
 
   if (p.splits > 1) {
+    // A block's partial tile is kAcc / 4 rows of float4s, one per epilogue thread: store (and load) i
+    // of a warp covers 512 contiguous bytes. (Thread-major, each thread's kAcc floats in a row, put a
+    // warp's store 128 bytes apart per thread: half the sectors ncu counted were excess.)
     const auto partial_of = [&](int of_split) {
       const std::size_t block = static_cast<std::size_t>(tile) * p.splits + of_split;
-      return p.partials + (block * S::epilogue_threads + threadIdx.x) * kAcc;
+      return reinterpret_cast<float4*>(p.partials) + block * (kAcc / 4) * S::epilogue_threads + threadIdx.x;
     };
-    float* mine = partial_of(split);
+    float4* mine = partial_of(split);
 #pragma unroll
     for (int i = 0; i < kAcc; i += 4) {
-      __stcg(reinterpret_cast<float4*>(mine + i), make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]));
+      __stcg(mine + (i / 4) * S::epilogue_threads, make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]));
     }
     __threadfence();
     ptx::named_barrier_sync(1, S::epilogue_threads);
@@ -280,10 +283,10 @@ __global__ void __launch_bounds__(kThreads, BPS)
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 #pragma unroll kSplitsInFlight
     for (int s = 0; s < p.splits; ++s) {
-      const float* part = partial_of(s);
+      const float4* part = partial_of(s);
 #pragma unroll
       for (int i = 0; i < kAcc; i += 4) {
-        const float4 v = __ldcg(reinterpret_cast<const float4*>(part + i));
+        const float4 v = __ldcg(part + (i / 4) * S::epilogue_threads);
         acc[i] += v.x;
         acc[i + 1] += v.y;
         acc[i + 2] += v.z;
