@@ -242,8 +242,13 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
       continue;
     }
     Launch launch;
-    DeviceBuffer workspace;  // split-K partial rows and tickets (splitk), zeroed once
-    std::string plan_note;   // how the split-K kernel cut the problem
+    DeviceBuffer workspace;  // split-K partials and tickets (splitk, swapab), zeroed once
+    const auto allocate_zeroed = [&](std::size_t bytes) {
+      if (bytes == 0) return;
+      workspace = ctx.allocate(bytes);
+      check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+    };
+    std::string plan_note;  // how the split-K kernel cut the problem
     // The library run as the reference (FP8: the same per-expert loop) is checked on the samples
     // alone; every other call also against the reference, whole output.
     bool is_reference_call = false;
@@ -279,10 +284,7 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
             "; {} tiles of {} rows x N {}, k split {} ways ({} blocks of 128 bytes each), {} "
             "block(s) an SM on {} SMs",
             plan.tiles, plan.rows, plan.tile_n, plan.splits, plan.k_blocks_per_split, plan.blocks_per_sm, sms);
-        if (const std::size_t bytes = kernels::grouped_gemm_swap_ab_workspace_bytes(call, sms); bytes > 0) {
-          workspace = ctx.allocate(bytes);
-          check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
-        }
+        allocate_zeroed(kernels::grouped_gemm_swap_ab_workspace_bytes(call, sms));
         launch = [call, sms, ws = workspace.get()](cudaStream_t s, int) {
           kernels::gemm_grouped_swap_ab(call, sms, ws, s);
           return cudaSuccess;
@@ -292,10 +294,7 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
         const kernel_tiles::GemmSplitK plan = kernels::grouped_gemm_split_k_plan(call, sms);
         plan_note = fmt::format("; {} tiles of 128 x 256, k split {} ways ({} blocks of 128 bytes each) on {} SMs",
                                 plan.tiles, plan.splits, plan.k_blocks_per_split, sms);
-        if (const std::size_t bytes = kernels::grouped_gemm_split_k_workspace_bytes(call, sms); bytes > 0) {
-          workspace = ctx.allocate(bytes);
-          check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
-        }
+        allocate_zeroed(kernels::grouped_gemm_split_k_workspace_bytes(call, sms));
         launch = [call, sms, ws = workspace.get()](cudaStream_t s, int) {
           kernels::gemm_grouped_split_k(call, sms, ws, s);
           return cudaSuccess;
