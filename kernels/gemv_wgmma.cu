@@ -116,7 +116,7 @@ struct PlainRows {
 // tokens - 1 of the stacked activations, the vectors. The experts with tokens travel in the launch's
 // parameters (no device table to fetch before the first load): at most kMaxExperts of them.
 struct ExpertRows {
-  static constexpr int kMaxExperts = 256;
+  static constexpr int kMaxExperts = kernel_tiles::grouped_gemv_wgmma_max_experts;
   struct Expert {
     int row = 0;                // the expert's first token in the stacked activations (and in C)
     unsigned short expert = 0;  // which expert: its weights' row e * n, its weight scale

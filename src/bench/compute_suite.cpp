@@ -790,7 +790,8 @@ std::string_view call_of(const GroupedGemmCase& c) {
 bool swap_ab_listed(const GroupedGemmCase& c) {
   const std::vector<std::int64_t> tokens = expert_tokens(c.experts, c.tokens, c.split);
   const auto touched = std::count_if(tokens.begin(), tokens.end(), [](std::int64_t t) { return t > 0; });
-  return *std::max_element(tokens.begin(), tokens.end()) <= grouped_swap_ab_most_tokens && touched <= 256;
+  return *std::max_element(tokens.begin(), tokens.end()) <= grouped_swap_ab_most_tokens &&
+         touched <= kernel_tiles::grouped_gemv_wgmma_max_experts;
 }
 
 std::vector<GroupedGemmCase> build_grouped_gemm_cases() {

@@ -178,6 +178,10 @@ constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long ba
   return gemv_wgmma_split_of((m + rows / 2 - 1) / (rows / 2), (m + rows - 1) / rows, 2 * k, batch, sms);
 }
 
+// The experts with tokens that one launch of the grouped GEMV carries in its parameters (8 bytes
+// each: 2 KB of the 4 KB parameter space).
+inline constexpr int grouped_gemv_wgmma_max_experts = 256;
+
 // The grouped GEMM of MoE experts through the same kernel (gemm_grouped_swap_ab): every expert with
 // tokens is n rows of W cut into its own tiles, its tokens (at most `most_tokens`, wgmma's N) the
 // batch; k of `bytes_per_element` (2, or 1 for FP8) in the same 128-byte blocks.
