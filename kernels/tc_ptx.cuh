@@ -169,6 +169,42 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* tensor_map
       : "memory");
 }
 
+// The same copy delivered to every CTA of the cluster in `cta_mask` (bit r: rank r): `dst` and `bar`
+// are offsets in the executing CTA's shared memory, and each destination CTA receives the box at that
+// offset and counts its bytes on its own barrier at that offset. One L2 read feeds them all.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
+                                                      int c1, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
+// ---- thread-block clusters (sm_90) ----
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t rank = 0;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+// Arrives on the mbarrier at offset `bar` of CTA `cta` of this cluster (release at cluster scope:
+// this thread's completed reads of shared memory happen before the arrival is seen).
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, uint32_t cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+// Every thread of every CTA of the cluster arrives, then waits for all the others: the peers' shared
+// memory (barriers, stages) is initialised before, and stays alive until after, any access to it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 // 3-D variant (c0 innermost).
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
                                             int c2) {

@@ -1,6 +1,7 @@
 // Hopper GEMM (sm_90a): the wgmma kernel of wgmma_gemm.cuh over one matrix, for 16-bit operands and
 // for FP8. Consecutive blocks sweep kGroupM tile rows together (grouped_tile), so that the blocks
-// resident at one time share A and B strips in L2.
+// resident at one time share A and B strips in L2; where there are two tile rows or more, blocks run
+// in pairs that multicast B (PairScheduler).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -27,6 +28,31 @@ struct MatrixScheduler {
     int tile_m = 0;
     int tile_n = 0;
     grouped_tile(block, tiles_m, tiles_n, wgmma_gemm::kGroupM, tile_m, tile_n);
+    return wgmma_gemm::BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * BN, .n0 = tile_n * BN, .row_end = m};
+  }
+};
+
+// The 128 x BN tiles in vertical pairs (clusters of two blocks multicasting B; wgmma_gemm.cuh): pair
+// tile p covers tile rows 2 r' and 2 r' + 1 of one tile column, rasterised like MatrixScheduler's
+// tiles with pairs for tile rows (kGroupM / 2 pairs: the same rows of A in a group); rank r of the pair
+// takes the tile row 2 r' + r. A last pair over an odd tile row count has a rank-1 tile below m: TMA
+// fills its A with zeros and its C is not stored, but it still loads its half of B for rank 0.
+template <int BN>
+struct PairScheduler {
+  static constexpr bool kSplitK = false;
+  static constexpr bool kSharedRows = false;
+  static constexpr int kBN = BN;
+  static constexpr int kClusterM = 2;
+  int m = 0;
+  int n = 0;
+  __device__ wgmma_gemm::BlockTile tile(int pair, int rank) const {
+    using wgmma_gemm::kBM;
+    const int pairs_m = ((m + kBM - 1) / kBM + 1) / 2;
+    const int tiles_n = (n + BN - 1) / BN;
+    int pair_m = 0;
+    int tile_n = 0;
+    grouped_tile(pair, pairs_m, tiles_n, wgmma_gemm::kGroupM / 2, pair_m, tile_n);
+    const int tile_m = 2 * pair_m + rank;
     return wgmma_gemm::BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * BN, .n0 = tile_n * BN, .row_end = m};
   }
 };
@@ -61,8 +87,16 @@ using namespace wgmma_gemm;
 template <typename T, int BN = kBN>
 void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, Epilogue<T> epilogue,
                    cudaStream_t stream) {
-  const long long blocks = static_cast<long long>((m + kBM - 1) / kBM) * ((n + BN - 1) / BN);
-  launch<T>(type, a, m, b, n, c, n, k, blocks, MatrixScheduler<BN>{.m = m, .n = n}, epilogue, stream);
+  const long long tiles_m = (m + kBM - 1) / kBM;
+  const long long tiles_n = (n + BN - 1) / BN;
+  if constexpr (BN == kBN) {
+    if (tiles_m >= 2) {
+      launch<T>(type, a, m, b, n, c, n, k, (tiles_m + 1) / 2 * tiles_n, PairScheduler<BN>{.m = m, .n = n}, epilogue,
+                stream);
+      return;
+    }
+  }
+  launch<T>(type, a, m, b, n, c, n, k, tiles_m * tiles_n, MatrixScheduler<BN>{.m = m, .n = n}, epilogue, stream);
 }
 
 template <typename T, int BN>

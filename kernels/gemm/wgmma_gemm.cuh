@@ -130,6 +130,30 @@ inline SplitK split_k_over(const kernel_tiles::GemmSplitK& plan, void* workspace
           .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))};
 }
 
+// Clusters of two blocks on vertically adjacent tiles (a Scheduler with kClusterM = 2, whose
+// tile(pair, rank) gives rank r of the pair tile rows 2p + r): both multiply the same BN rows of B, so
+// each block loads half of them and the TMA unit multicasts that half into both blocks' stages -- B is
+// read from L2 once per pair instead of twice, a third of the L2 reads of a 128 x 256 tile. A stage is
+// then refilled only when the consumers of both blocks are done with it: every consumer warp arrives on
+// the "empty" barrier of both blocks. Other schedulers run a block on its own.
+template <typename Scheduler>
+__host__ __device__ constexpr int cluster_m_of() {
+  if constexpr (requires { Scheduler::kClusterM; }) {
+    return Scheduler::kClusterM;
+  } else {
+    return 1;
+  }
+}
+template <typename Scheduler>
+__device__ __forceinline__ BlockTile tile_at(const Scheduler& scheduler, int index, int rank) {
+  if constexpr (cluster_m_of<Scheduler>() > 1) {
+    return scheduler.tile(index, rank);
+  } else {
+    (void)rank;
+    return scheduler.tile(index);
+  }
+}
+
 template <typename T, typename Scheduler>
 __global__ void __launch_bounds__(kThreads, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -144,7 +168,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStageBytesB = R::kStageBytesB;
   constexpr int kStageBytes = R::kStageBytes;
   constexpr std::size_t kPartialTileFloats = R::kPartialTileFloats;
+  constexpr int kCluster = cluster_m_of<Scheduler>();
   static_assert(kBN == 256 || TraitsOf<T>::bits == 16, "8-bit operands run 128 x 256 tiles");
+  static_assert(kCluster == 1 || (kCluster == 2 && !Scheduler::kSplitK && !Scheduler::kSharedRows),
+                "pairs of blocks multicast B for whole tiles only");
   // Shared rows: both consumers multiply the tile's first 64 rows, each over half its columns (a
   // tile whose C has at most 64 rows, a decode step's expert). Otherwise consumer c takes rows
   // 64 c .. 64 c + 63 over all the columns.
@@ -162,25 +189,43 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Block b computes tiles b, b + gridDim.x, ... (one, where the grid has a block per tile); the
   // ring's k-block count runs on across its tiles, so the producer loads the next tile's first
-  // stages while the consumers store this one's C.
+  // stages while the consumers store this one's C. In pairs, pair b / 2 takes pair tiles b / 2,
+  // b / 2 + gridDim.x / 2, ..., both blocks the same ones.
   const int k_blocks = (k + kBK - 1) / kBK;
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  const int first_index = static_cast<int>(blockIdx.x) / kCluster;
+  const int index_step = static_cast<int>(gridDim.x) / kCluster;
+  const int rank = kCluster > 1 ? static_cast<int>(ptx::cluster_ctarank()) : 0;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full_bar + s * 8, 1);
-      ptx::mbarrier_init(empty_bar + s * 8, kConsumerThreads);
+      // Alone: every consumer thread arrives. In pairs: one lane of each consumer warp of both blocks.
+      ptx::mbarrier_init(empty_bar + s * 8, kCluster == 1 ? kConsumerThreads : kCluster * kConsumerThreads / 32);
     }
     ptx::fence_mbarrier_init();
   }
-  __syncthreads();
+  if constexpr (kCluster > 1) {
+    ptx::cluster_sync();  // the peer's barriers are initialised before anything reaches them
+  } else {
+    __syncthreads();
+  }
+  // Consumers give a stage back once their wgmmas have read it.
+  const auto release = [&](int stage) {
+    if constexpr (kCluster == 1) {
+      ptx::mbarrier_arrive(empty_bar + stage * 8);
+    } else if (threadIdx.x % 32 == 0) {
+#pragma unroll
+      for (int cta = 0; cta < kCluster; ++cta) ptx::mbarrier_arrive_cluster(empty_bar + stage * 8, cta);
+    }
+  };
 
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
       int ring = 0;  // k blocks loaded so far, over this block's tiles
-      for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x)) {
-        const BlockTile tile = scheduler.tile(index);
+      for (int index = first_index; index < tiles; index += index_step) {
+        const BlockTile tile = tile_at(scheduler, index, rank);
         const int kb_end = min(k_blocks, tile.k_block_end);
         for (int kb = tile.k_block_begin; kb < kb_end; ++kb, ++ring) {
           const int s = ring % kStages;
@@ -190,7 +235,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
           ptx::mbarrier_arrive_expect_tx(full_bar + s * 8, kStageBytes);
           ptx::tma_load_2d(smem_a + s * kStageBytesA, &map_a, full_bar + s * 8, kb * kBK, tile.a_row);
-          ptx::tma_load_2d(smem_b + s * kStageBytesB, &map_b, full_bar + s * 8, kb * kBK, tile.b_row);
+          if constexpr (kCluster == 1) {
+            ptx::tma_load_2d(smem_b + s * kStageBytesB, &map_b, full_bar + s * 8, kb * kBK, tile.b_row);
+          } else {
+            // This block's share of B's rows, into the same place in every block of the pair.
+            constexpr int kShare = kBN / kCluster;
+            ptx::tma_load_2d_multicast(smem_b + s * kStageBytesB + rank * kShare * kRowBytes, &map_b, full_bar + s * 8,
+                                       kb * kBK, tile.b_row + rank * kShare, (1u << kCluster) - 1u);
+          }
         }
       }
     }
@@ -198,8 +250,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptx::setmaxnreg_inc<232>();
     const int consumer = warpgroup - 1;  // rows consumer*64 .. +63 of the tile
     int ring = 0;                        // k blocks consumed so far, over this block's tiles
-    for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x)) {
-      const BlockTile tile = scheduler.tile(index);
+    for (int index = first_index; index < tiles; index += index_step) {
+      const BlockTile tile = tile_at(scheduler, index, rank);
       const int kb_begin = tile.k_block_begin;
       const int kb_end = min(k_blocks, tile.k_block_end);
       float acc[kAcc];
@@ -231,12 +283,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::wgmma_commit();
         // Keep this stage's group in flight; the previous one is then complete and its stage free.
         ptx::wgmma_wait<1>();
-        if (kb > kb_begin) ptx::mbarrier_arrive(empty_bar + ((i - 1) % kStages) * 8);
+        if (kb > kb_begin) release((i - 1) % kStages);
       }
       ptx::wgmma_wait<0>();
       ptx::fence_registers(acc);
       ring += kb_end - kb_begin;
-      if (kb_end > kb_begin) ptx::mbarrier_arrive(empty_bar + ((ring - 1) % kStages) * 8);  // the last stage
+      if (kb_end > kb_begin) release((ring - 1) % kStages);  // the last stage
       if constexpr (Scheduler::kSplitK) {
         const SplitK& split = scheduler.split;
         if (split.splits > 1) {
@@ -297,6 +349,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   }
+  // A block leaves only when its peer is done: the peer's last arrivals and multicasts reach this
+  // block's shared memory.
+  if constexpr (kCluster > 1) ptx::cluster_sync();
 #else
   // Built without sm_90a code: the host never launches this (gemm_kernel_supported is false);
   // if it does, fail loudly instead of returning garbage.
@@ -320,15 +375,41 @@ template <typename T, typename Scheduler>
 void launch(StorageFormat type, const void* a, long long a_rows, const void* b, long long b_rows, void* c, int n, int k,
             long long blocks, Scheduler scheduler, Epilogue<T> epilogue, cudaStream_t stream) {
   constexpr int smem_bytes = Ring<Scheduler::kBN>::kSmemBytes;
+  constexpr int cluster = cluster_m_of<Scheduler>();
+  const auto kernel = gemm_wgmma_kernel<T, Scheduler>;
   const CUtensorMap map_a = make_map(type, a, a_rows, k, kBM);
-  const CUtensorMap map_b = make_map(type, b, b_rows, k, Scheduler::kBN);
-  ROOFLINE_CUDA_CHECK(
-      cudaFuncSetAttribute(gemm_wgmma_kernel<T, Scheduler>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  // In pairs each block loads its half of the tile's B rows.
+  const CUtensorMap map_b = make_map(type, b, b_rows, k, Scheduler::kBN / cluster);
+  ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   require(blocks >= 1 && blocks <= 0x7fffffff, "gemm wgmma: the tile count must be in 1 .. 2^31 - 1");
-  // Persistent: one block per SM (the shared memory allows no more) takes every gridDim.x-th tile.
-  const long long grid = std::min<long long>(blocks, current_device_sms());
-  gemm_wgmma_kernel<T, Scheduler><<<static_cast<unsigned>(grid), kThreads, smem_bytes, stream>>>(
-      map_a, map_b, static_cast<typename Epilogue<T>::Out*>(c), n, k, scheduler, epilogue, static_cast<int>(blocks));
+  auto* out = static_cast<typename Epilogue<T>::Out*>(c);
+  if constexpr (cluster == 1) {
+    // Persistent: one block per SM (the shared memory allows no more) takes every gridDim.x-th tile.
+    const long long grid = std::min<long long>(blocks, current_device_sms());
+    kernel<<<static_cast<unsigned>(grid), kThreads, smem_bytes, stream>>>(map_a, map_b, out, n, k, scheduler, epilogue,
+                                                                          static_cast<int>(blocks));
+  } else {
+    // `blocks` counts pair tiles here. As many pairs as can be resident at once (the GPCs' SM counts
+    // decide; at most half the SMs), each taking every (pairs)-th pair tile.
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.blockDim = dim3(kThreads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    config.gridDim = dim3(static_cast<unsigned>(current_device_sms() / cluster * cluster));
+    int resident = 0;
+    ROOFLINE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
+    require(resident >= 1, "gemm wgmma: no pair of blocks fits on this GPU");
+    config.gridDim = dim3(static_cast<unsigned>(std::min<long long>(blocks, resident) * cluster));
+    ROOFLINE_CUDA_CHECK(
+        cudaLaunchKernelEx(&config, kernel, map_a, map_b, out, n, k, scheduler, epilogue, static_cast<int>(blocks)));
+  }
   ROOFLINE_CHECK_LAUNCH("gemm_wgmma_kernel");
 }
 
