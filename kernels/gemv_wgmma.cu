@@ -18,6 +18,10 @@
 // in split order, so that the result does not depend on which block came last, writes y and resets
 // the ticket for the next launch.
 //
+// Vector groups: where a small W leaves SMs idle at batches of 17-64, the plain GEMV first gives each
+// 64-row tile two blocks, each with half the batch (N / 2 vectors), and splits k only if SMs are still
+// idle: the tile's second block reads W from L2, and no partials are added.
+//
 // How many splits, and when two blocks share an SM: kernel_tiles::gemv_wgmma_split, where the
 // measurements that set the rule are, and the unit tests (tests/unit/test_bench.cpp).
 #include <cuda.h>
@@ -80,14 +84,18 @@ struct Stages {
 
 using Plan = kernel_tiles::GemvWgmmaSplit;
 
-// Tickets first (one per tile, padded to 256 bytes), then the partial tiles (rows x N fp32 each:
-// every epilogue thread's accumulators, tile_n / 2 of them, as float4s accumulator-major).
+// The outputs a plan's blocks are split over: each row tile's vector groups.
+std::size_t output_tiles(const Plan& plan) {
+  return static_cast<std::size_t>(plan.tiles) * static_cast<std::size_t>(plan.vector_groups);
+}
+// Tickets first (one per output tile, padded to 256 bytes), then the partial tiles (rows x N fp32
+// each: every epilogue thread's accumulators, tile_n / 2 of them, as float4s accumulator-major).
 std::size_t ticket_bytes(const Plan& plan) {
-  return (static_cast<std::size_t>(plan.tiles) * sizeof(unsigned) + 255) / 256 * 256;
+  return (output_tiles(plan) * sizeof(unsigned) + 255) / 256 * 256;
 }
 std::size_t partial_bytes(const Plan& plan) {
   if (plan.splits == 1) return 0;
-  return static_cast<std::size_t>(plan.tiles) * plan.splits * plan.rows * plan.tile_n * sizeof(float);
+  return output_tiles(plan) * plan.splits * plan.rows * plan.tile_n * sizeof(float);
 }
 
 }  // namespace gemv_wgmma_layout
@@ -136,10 +144,11 @@ struct ExpertRows {
 struct GemvWgmmaProblem {
   int ld = 0;  // rows of the output's rows: m (plain), n (grouped); output (v, r) at y[(x_row + v) * ld + r]
   int k = 0;
+  int vector_groups = 1;  // of tile_n vectors each: blocks per row tile, before the splits
   int splits = 1;
   int k_blocks_per_split = 0;
   unsigned* tickets = nullptr;
-  float* partials = nullptr;        // [tile][split][BN / 8][epilogue thread] float4s
+  float* partials = nullptr;        // [output tile][split][BN / 8][epilogue thread] float4s
   const float* a_scale = nullptr;   // 8-bit operands: x's scale (one float) ...
   const float* b_scales = nullptr;  // ... and each expert's weight scale
 };
@@ -170,13 +179,19 @@ __global__ void __launch_bounds__(kThreads, BPS)
   const uint32_t full_bar = smem_x + S::count * S::bytes_x;
   const uint32_t empty_bar = full_bar + S::count * 8;
 
-  const int tile = static_cast<int>(blockIdx.x) / p.splits;
+  // Blocks in the order (row tile, vector group, split): those sharing W rows run side by side.
+  const int tile = static_cast<int>(blockIdx.x) / p.splits;  // the output tile: row tile x vector group
   const int split = static_cast<int>(blockIdx.x) % p.splits;
   constexpr int kBK = kRowBytes / static_cast<int>(sizeof(T));  // elements of k per stage
   const int k_blocks = (p.k + kBK - 1) / kBK;
   const int kb_begin = split * p.k_blocks_per_split;
   const int kb_end = min(k_blocks, kb_begin + p.k_blocks_per_split);
-  const GemvTile at = rows_of.tile(tile, ROWS);
+  GemvTile at = rows_of.tile(tile / p.vector_groups, ROWS);
+  if (p.vector_groups > 1) {
+    const int group = tile % p.vector_groups;
+    at.x_row += group * BN;
+    at.vectors = min(BN, at.vectors - group * BN);
+  }
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < S::count; ++s) {
@@ -340,11 +355,12 @@ cudaError_t launch_rows(const CUtensorMap& map_w, const CUtensorMap& map_x, void
                                                      cudaFuncAttributeMaxDynamicSharedMemorySize, S::smem);
   if (attribute != cudaSuccess) return attribute;
   auto* bytes = static_cast<unsigned char*>(workspace);
+  problem.vector_groups = plan.vector_groups;
   problem.splits = plan.splits;
   problem.k_blocks_per_split = plan.k_blocks_per_split;
   problem.tickets = reinterpret_cast<unsigned*>(bytes);
   problem.partials = reinterpret_cast<float*>(bytes + ticket_bytes(plan));
-  const unsigned blocks = static_cast<unsigned>(plan.tiles) * static_cast<unsigned>(plan.splits);
+  const unsigned blocks = static_cast<unsigned>(output_tiles(plan)) * static_cast<unsigned>(plan.splits);
   gemv_wgmma_kernel<T, BN, BPS, ROWS, Rows>
       <<<blocks, kThreads, S::smem, stream>>>(map_w, map_x, static_cast<GemvOut<T>*>(y), rows, problem);
   return cudaGetLastError();

@@ -138,17 +138,18 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // kernels without the read floor = 23
   // + W8A8 GEMV at 4 shapes: mma at 7 batches, stag and pdl at batches 1 .. 16 (2 x 5) = 17; and the
   // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8
-  // + latent attention (2 head counts x 4 batches x 3 contexts, and the ragged 24 and 96 heads x 1000 keys).
+  // + latent attention (2 head counts x 4 batches x 3 contexts, and the ragged 24 and 96 heads x 1000 keys)
+  // + the wgmma GEMV's ragged 1000 x 1104 at batches 24 and 40 (wgmma, cuBLAS) = 4.
   CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 5 + 29 * 36 +
-                                    8 * (28 + 23) + 4 * 17 + 8 + 2 * 4 * 3 + 2);
+                                    8 * (28 + 23) + 4 * 17 + 8 + 2 * 4 * 3 + 2 + 4);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
   // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
   // 8192^2 batch 1: mma, stag, simt for fp8 and int4, and fp8's read floor; the bf16 wgmma GEMV at
   // 8192^2 batches 8 and 64; W8A8 at 8192^2 (mma, stag, pdl at batch 1; mma at 16 and 64) and every
   // ragged case (8); latent attention at 1024 keys for 16 and 128 heads at batch 1, 128 heads at
-  // batch 8, and the two ragged cases (5).
-  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 5 + 8 + 5);
+  // batch 8, and the two ragged cases (5); the wgmma GEMV's ragged cases (4).
+  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 2 + 5 + 8 + 5 + 4);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -418,9 +419,9 @@ TEST_CASE("bf16 GEMV decode shapes: LLaMA-3-8B and 70B's decode linears at TP 1,
     CHECK(suite.contains({m, k}));
   }
   // 32 linears, 3 of them (8192^2, 8192 x 28672, 28672 x 8192 = 70B gate_up at TP 2) in gemv_shapes;
-  // 16384^2 is gemv_shapes' own.
+  // 16384^2 is gemv_shapes' own, and 1000 x 1104 the wgmma GEMV's ragged shape.
   CHECK(described.size() == 32);
-  CHECK(suite.size() == 29 + 4);
+  CHECK(suite.size() == 29 + 4 + 1);
   // Hand-derived: LLaMA-3-8B qkv at TP 8 is (32 + 2 x 8) x 128 / 8 = 768 rows of 4096.
   CHECK(described.contains({768, 4096}));
 }
@@ -525,6 +526,17 @@ TEST_CASE("W8A8 GEMV cases: ids, quick subset, bytes with 1-byte x and a bf16 y,
   CHECK(memory::gemv_w8a8_ragged_shape.m % 16 != 0);
   CHECK(memory::gemv_w8a8_ragged_shape.k % 16 == 0);
   CHECK(memory::gemv_w8a8_ragged_shape.k % 64 != 0);
+  // The wgmma GEMV's ragged shape likewise: m off its 64-row tiles, k off its 64-element blocks, and
+  // its batches fill the second of two vector groups partly (24 = 16 + 8, 40 = 32 + 8).
+  CHECK(memory::gemv_wgmma_ragged_shape.m % 64 != 0);
+  CHECK(memory::gemv_wgmma_ragged_shape.k % 64 != 0);
+  for (std::int64_t batch : memory::gemv_wgmma_ragged_batches) {
+    const kernel_tiles::GemvWgmmaSplit plan = kernel_tiles::gemv_wgmma_split(
+        memory::gemv_wgmma_ragged_shape.m, memory::gemv_wgmma_ragged_shape.k, batch, 132);
+    CHECK(plan.vector_groups == 2);
+    CHECK(batch % plan.tile_n != 0);
+    CHECK(plan.splits == 4);
+  }
 
   const BenchmarkResult r = memory::make_result(b16, h200);
   CHECK(r.group == "gemv_w8a8");
@@ -691,12 +703,12 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 77 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
+  // --quick: 81 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
-  // attention), 94 + 38 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention; 38 grouped GEMMs) + 8 FP8
-  // attention, 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma) and 5 + 4
-  // layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 77 + 94 + 38 + 8 + 8 + 5 + 4 + 36);
+  // attention; the wgmma GEMV's 4 ragged cases), 94 + 38 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention; 38
+  // grouped GEMMs) + 8 FP8 attention, 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma)
+  // and 5 + 4 layer cases (bf16 + FP8).
+  CHECK(list.tables.front().rows.size() == 81 + 94 + 38 + 8 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -1536,13 +1548,35 @@ TEST_CASE("the wgmma GEMV: 64-row tiles where they fit one per SM, split k towar
   CHECK(qkv8.splits == 4);
   CHECK(qkv8.k_blocks_per_split == 32);
   CHECK(qkv8.blocks_per_sm == 1);
-  // k = 512 is 8 blocks: at most 8 / 4 = 2 splits, whatever the target (768 rows, 12 tiles, want 11).
-  // 3072 x 4096 at batch 64: 48 tiles, 132 / 48 = 2 splits (rounded down: 3 would be 144 blocks,
-  // more than the SMs), 96 blocks, one per SM.
+  // Vector groups before splits. 3072 x 4096 at batch 64: 48 tiles of 64 rows, twice that (96) fits
+  // 132 SMs, so two groups of 32 vectors (N 32), 96 blocks; 132 / 96 = 1 split, one block per SM.
   const kernel_tiles::GemvWgmmaSplit qkv8b = kernel_tiles::gemv_wgmma_split(3072, 4096, 64, 132);
-  CHECK(qkv8b.splits == 2);
+  CHECK(qkv8b.tile_n == 32);
+  CHECK(qkv8b.vector_groups == 2);
+  CHECK(qkv8b.splits == 1);
   CHECK(qkv8b.blocks_per_sm == 1);
-  CHECK(kernel_tiles::gemv_wgmma_split(768, 512, 64, 132).splits == 2);
+  // 4096 x 1024 at batch 32: 64 tiles, two groups of 16 vectors: 128 blocks over all 16 k blocks.
+  const kernel_tiles::GemvWgmmaSplit small = kernel_tiles::gemv_wgmma_split(4096, 1024, 32, 132);
+  CHECK(small.tile_n == 16);
+  CHECK(small.vector_groups == 2);
+  CHECK(small.splits == 1);
+  CHECK(small.k_blocks_per_split == 16);
+  // A group of 33 vectors is still two groups of 32 (the second holds one vector).
+  CHECK(kernel_tiles::gemv_wgmma_split(3072, 4096, 33, 132).vector_groups == 2);
+  // k = 512 is 8 blocks: at most 8 / 4 = 2 splits, whatever the target (768 rows, 12 tiles in two
+  // groups: 24 row blocks, want 132 / 24 = 5).
+  const kernel_tiles::GemvWgmmaSplit short_k = kernel_tiles::gemv_wgmma_split(768, 512, 64, 132);
+  CHECK(short_k.vector_groups == 2);
+  CHECK(short_k.splits == 2);
+  // Batch 16 (N 16 has no half) and grids that twice the tiles would overfill keep one group:
+  // 8192 rows (128 tiles; 256 > 132) at batch 64.
+  CHECK(kernel_tiles::gemv_wgmma_split(4096, 4096, 16, 132).vector_groups == 1);
+  CHECK(o_proj.vector_groups == 1);
+  // The grouped GEMM of experts never groups vectors (an expert's tokens are its batch): DeepSeek's
+  // gate_up at TP 8 over 4 experts of 64 tokens keeps N 64.
+  const kernel_tiles::GemvWgmmaSplit experts = kernel_tiles::grouped_gemv_wgmma_split(4, 512, 7168, 2, 64, 132);
+  CHECK(experts.tile_n == 64);
+  CHECK(experts.vector_groups == 1);
   // 28672 x 8192 at batch 32: 448 tiles of 64 do not fit; 224 of 128 outnumber the SMs: no split,
   // two blocks per SM (one wave).
   const kernel_tiles::GemvWgmmaSplit gate_up = kernel_tiles::gemv_wgmma_split(28672, 8192, 32, 132);

@@ -175,6 +175,11 @@ inline constexpr DType gemv_w8a8_output = DType::bf16;      // y
 inline constexpr std::array<std::int64_t, 3> gemv_w8a8_quick_batches{1, 16, 64};
 inline constexpr GemvShapeMK gemv_w8a8_ragged_shape{9000, 1104};
 inline constexpr std::array<std::int64_t, 4> gemv_w8a8_ragged_batches{5, 13, 24, 40};
+// A ragged shape for the wgmma GEMV's edges, bf16, beside cuBLAS, for --quick: m not a multiple of 64,
+// k not of 64, and batches whose second vector group is partly filled (kernel_tiles::gemv_wgmma_split:
+// 16 tiles of 64 rows x 2 groups x 4 splits of k).
+inline constexpr GemvShapeMK gemv_wgmma_ragged_shape{1000, 1104};
+inline constexpr std::array<std::int64_t, 2> gemv_wgmma_ragged_batches{24, 40};
 inline constexpr GemvShapeMK gemv_quick_shape{8192, 8192};
 // The tuned tensor-core variants run up to this batch (one or two n-tiles of 8 vectors).
 inline constexpr std::int64_t gemv_tuned_max_batch = 16;
@@ -279,6 +284,11 @@ constexpr void for_each_case(F&& f) {
           f(gemv(Variant::read));
         }
       }
+    }
+  }
+  for (std::int64_t batch : gemv_wgmma_ragged_batches) {
+    for (Variant v : {Variant::wgmma, Variant::cublas}) {
+      f(gemv_case(v, gemv_wgmma_ragged_shape, batch, DType::bf16, DType::bf16, true));
     }
   }
   // The decode shapes in bf16: the project's tensor-core kernels and cuBLAS (the CUDA-core kernel and

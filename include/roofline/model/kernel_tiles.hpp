@@ -135,6 +135,10 @@ inline constexpr GemmTiling gemm_swapab{256, 128, 64, 4, 288};
 // two-block variant, a shorter ring each) only where N <= 64 and the grid has more blocks than SMs,
 // so that it is one wave. 64-row tiles are taken only where they fit one block per SM: 10240 rows,
 // 160 tiles of 64, ran slower as two per SM (48.3 us at batch 64) than as 80 tiles of 128 (45.9 us).
+// Vector groups (the plain GEMV, batches of 17-64): where twice the 64-row tiles still fit one block
+// per SM, the batch is cut in two groups of N / 2 vectors, one block each, before k is split: the two
+// blocks of a tile read its W rows together (the second from L2) and neither has partials to add --
+// cuBLAS's choice on these shapes (64-row x 32-vector tiles, unsplit).
 struct GemvWgmmaSplit {
   int tile_n = 16;  // wgmma's N
   int rows = 128;   // rows of W per block (64: the two warpgroups share them, alternate k blocks)
@@ -142,6 +146,7 @@ struct GemvWgmmaSplit {
   int splits = 1;
   int k_blocks_per_split = 0;
   int blocks_per_sm = 1;
+  int vector_groups = 1;  // blocks per tile over the batch (tile_n vectors each), before the splits
 };
 constexpr int gemv_wgmma_tile_n(long long batch) {
   return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
@@ -149,7 +154,7 @@ constexpr int gemv_wgmma_tile_n(long long batch) {
 // The rule over a grid given as its tiles of 64 and of 128 rows, k in 128-byte blocks: the plain
 // GEMV's m rows, or the grouped one's experts x n rows each (grouped_gemv_wgmma_split).
 constexpr GemvWgmmaSplit gemv_wgmma_split_of(long long tiles_of_64, long long tiles_of_128, long long k_bytes,
-                                             long long batch, int sms) {
+                                             long long batch, int sms, bool vector_groups_allowed = false) {
   constexpr int min_k_blocks_per_split = 4;
   constexpr int max_splits_of_64_rows = 4;
   constexpr long long k_block_bytes = 2LL * gemm_swapab.tile_k;
@@ -158,6 +163,11 @@ constexpr GemvWgmmaSplit gemv_wgmma_split_of(long long tiles_of_64, long long ti
   s.tile_n = gemv_wgmma_tile_n(batch);
   s.rows = s.tile_n <= 64 && tiles_of_64 <= sm_count ? gemm_swapab.tile_n / 2 : gemm_swapab.tile_n;
   s.tiles = static_cast<int>(s.rows == 64 ? tiles_of_64 : tiles_of_128);
+  if (vector_groups_allowed && s.rows == 64 && (s.tile_n == 32 || s.tile_n == 64) && 2 * tiles_of_64 <= sm_count) {
+    s.tile_n /= 2;
+    s.vector_groups = 2;
+  }
+  const long long row_blocks = static_cast<long long>(s.tiles) * s.vector_groups;
   // 64-row tiles aim at every SM, at most 4 splits; 128-row tiles at half the SMs (N <= 64) or all.
   const int target_blocks = s.rows == 64 || s.tile_n > 64 ? sm_count : sm_count / 2;
   const int k_blocks = static_cast<int>((k_bytes + k_block_bytes - 1) / k_block_bytes);
@@ -165,17 +175,19 @@ constexpr GemvWgmmaSplit gemv_wgmma_split_of(long long tiles_of_64, long long ti
   if (s.rows == 64 && most_splits > max_splits_of_64_rows) most_splits = max_splits_of_64_rows;
   // Rounded to the nearest for 128-row tiles; down for 64-row ones, which run one block per SM only
   // (3072 rows, 48 tiles, ran 3 splits as two blocks per SM at 19.0 us against 9.6 for cuBLAS).
-  int splits = s.tiles <= 0 ? 1 : s.rows == 64 ? target_blocks / s.tiles : (target_blocks + s.tiles / 2) / s.tiles;
+  int splits = row_blocks <= 0 ? 1
+               : s.rows == 64  ? static_cast<int>(target_blocks / row_blocks)
+                               : static_cast<int>((target_blocks + row_blocks / 2) / row_blocks);
   splits = splits < 1 ? 1 : (splits > most_splits ? most_splits : splits);
   s.k_blocks_per_split = (k_blocks + splits - 1) / splits;
   s.splits = s.k_blocks_per_split > 0 ? (k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split : 1;
-  s.blocks_per_sm = s.tile_n <= 64 && static_cast<long long>(s.tiles) * s.splits > sm_count ? 2 : 1;
+  s.blocks_per_sm = s.tile_n <= 64 && row_blocks * s.splits > sm_count ? 2 : 1;
   return s;
 }
 
 constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long batch, int sms) {
   const long long rows = gemm_swapab.tile_n;
-  return gemv_wgmma_split_of((m + rows / 2 - 1) / (rows / 2), (m + rows - 1) / rows, 2 * k, batch, sms);
+  return gemv_wgmma_split_of((m + rows / 2 - 1) / (rows / 2), (m + rows - 1) / rows, 2 * k, batch, sms, true);
 }
 
 // The experts with tokens that one launch of the grouped GEMV carries in its parameters (8 bytes
