@@ -1548,21 +1548,32 @@ TEST_CASE("the wgmma GEMV: 64-row tiles where they fit one per SM, split k towar
   CHECK(qkv8.splits == 4);
   CHECK(qkv8.k_blocks_per_split == 32);
   CHECK(qkv8.blocks_per_sm == 1);
-  // Vector groups before splits. 3072 x 4096 at batch 64: 48 tiles of 64 rows, twice that (96) fits
-  // 132 SMs, so two groups of 32 vectors (N 32), 96 blocks; 132 / 96 = 1 split, one block per SM.
+  // 3072 x 4096 at batch 64: 48 tiles, 132 / 48 = 2 splits (rounded down: 3 would be 144 blocks,
+  // more than the SMs), 96 blocks, one per SM. Two vector groups would give the same 96 blocks over the
+  // whole of a long k (4096 > 2048): one group.
   const kernel_tiles::GemvWgmmaSplit qkv8b = kernel_tiles::gemv_wgmma_split(3072, 4096, 64, 132);
-  CHECK(qkv8b.tile_n == 32);
-  CHECK(qkv8b.vector_groups == 2);
-  CHECK(qkv8b.splits == 1);
+  CHECK(qkv8b.tile_n == 64);
+  CHECK(qkv8b.vector_groups == 1);
+  CHECK(qkv8b.splits == 2);
   CHECK(qkv8b.blocks_per_sm == 1);
-  // 4096 x 1024 at batch 32: 64 tiles, two groups of 16 vectors: 128 blocks over all 16 k blocks.
+  // A short k (1024 <= 2048) takes two groups: 4096 x 1024 at batch 32 is 64 tiles x 2 groups of 16
+  // vectors, 128 blocks over all 16 k blocks, where one group would split k in 2.
   const kernel_tiles::GemvWgmmaSplit small = kernel_tiles::gemv_wgmma_split(4096, 1024, 32, 132);
   CHECK(small.tile_n == 16);
   CHECK(small.vector_groups == 2);
   CHECK(small.splits == 1);
   CHECK(small.k_blocks_per_split == 16);
-  // A group of 33 vectors is still two groups of 32 (the second holds one vector).
-  CHECK(kernel_tiles::gemv_wgmma_split(3072, 4096, 33, 132).vector_groups == 2);
+  // A batch of 33 is two groups of 32 (the second holds one vector).
+  const kernel_tiles::GemvWgmmaSplit odd = kernel_tiles::gemv_wgmma_split(3072, 2048, 33, 132);
+  CHECK(odd.vector_groups == 2);
+  CHECK(odd.tile_n == 32);
+  // A long k takes two groups where the splits alone leave more than half the SMs idle: 768 x 4096 at
+  // batch 64 is 12 tiles x 4 splits (the most) = 48 < 66 blocks; in groups 24 x 4 = 96. 1280 x 8192 is
+  // 20 x 4 = 80 >= 66: one group.
+  const kernel_tiles::GemvWgmmaSplit qkv8_8b = kernel_tiles::gemv_wgmma_split(768, 4096, 64, 132);
+  CHECK(qkv8_8b.vector_groups == 2);
+  CHECK(qkv8_8b.splits == 4);
+  CHECK(kernel_tiles::gemv_wgmma_split(1280, 8192, 64, 132).vector_groups == 1);
   // k = 512 is 8 blocks: at most 8 / 4 = 2 splits, whatever the target (768 rows, 12 tiles in two
   // groups: 24 row blocks, want 132 / 24 = 5).
   const kernel_tiles::GemvWgmmaSplit short_k = kernel_tiles::gemv_wgmma_split(768, 512, 64, 132);
@@ -1570,7 +1581,7 @@ TEST_CASE("the wgmma GEMV: 64-row tiles where they fit one per SM, split k towar
   CHECK(short_k.splits == 2);
   // Batch 16 (N 16 has no half) and grids that twice the tiles would overfill keep one group:
   // 8192 rows (128 tiles; 256 > 132) at batch 64.
-  CHECK(kernel_tiles::gemv_wgmma_split(4096, 4096, 16, 132).vector_groups == 1);
+  CHECK(kernel_tiles::gemv_wgmma_split(4096, 1024, 16, 132).vector_groups == 1);
   CHECK(o_proj.vector_groups == 1);
   // The grouped GEMM of experts never groups vectors (an expert's tokens are its batch): DeepSeek's
   // gate_up at TP 8 over 4 experts of 64 tokens keeps N 64.

@@ -135,10 +135,10 @@ inline constexpr GemmTiling gemm_swapab{256, 128, 64, 4, 288};
 // two-block variant, a shorter ring each) only where N <= 64 and the grid has more blocks than SMs,
 // so that it is one wave. 64-row tiles are taken only where they fit one block per SM: 10240 rows,
 // 160 tiles of 64, ran slower as two per SM (48.3 us at batch 64) than as 80 tiles of 128 (45.9 us).
-// Vector groups (the plain GEMV, batches of 17-64): where twice the 64-row tiles still fit one block
-// per SM, the batch is cut in two groups of N / 2 vectors, one block each, before k is split: the two
-// blocks of a tile read its W rows together (the second from L2) and neither has partials to add --
-// cuBLAS's choice on these shapes (64-row x 32-vector tiles, unsplit).
+// Vector groups (the plain GEMV, batches of 17-64; gemv_wgmma_split says where): the batch cut in two
+// groups of N / 2 vectors, one block each, before k is split: the two blocks of a tile read its W rows
+// together (the second from L2) and neither has partials to add -- cuBLAS's choice on the small shapes
+// (64-row x 32-vector tiles, unsplit).
 struct GemvWgmmaSplit {
   int tile_n = 16;  // wgmma's N
   int rows = 128;   // rows of W per block (64: the two warpgroups share them, alternate k blocks)
@@ -152,21 +152,19 @@ constexpr int gemv_wgmma_tile_n(long long batch) {
   return batch <= 16 ? 16 : batch <= 32 ? 32 : batch <= 64 ? 64 : batch <= 128 ? 128 : 256;
 }
 // The rule over a grid given as its tiles of 64 and of 128 rows, k in 128-byte blocks: the plain
-// GEMV's m rows, or the grouped one's experts x n rows each (grouped_gemv_wgmma_split).
-constexpr GemvWgmmaSplit gemv_wgmma_split_of(long long tiles_of_64, long long tiles_of_128, long long k_bytes,
-                                             long long batch, int sms, bool vector_groups_allowed = false) {
+// GEMV's m rows, or the grouped one's experts x n rows each (grouped_gemv_wgmma_split), the batch in
+// `vector_groups` groups (1 or 2).
+constexpr GemvWgmmaSplit gemv_wgmma_split_in_groups(long long tiles_of_64, long long tiles_of_128, long long k_bytes,
+                                                    long long batch, int sms, int vector_groups) {
   constexpr int min_k_blocks_per_split = 4;
   constexpr int max_splits_of_64_rows = 4;
   constexpr long long k_block_bytes = 2LL * gemm_swapab.tile_k;
   const int sm_count = known_sms(sms);
   GemvWgmmaSplit s;
-  s.tile_n = gemv_wgmma_tile_n(batch);
-  s.rows = s.tile_n <= 64 && tiles_of_64 <= sm_count ? gemm_swapab.tile_n / 2 : gemm_swapab.tile_n;
+  s.vector_groups = vector_groups;
+  s.tile_n = gemv_wgmma_tile_n((batch + vector_groups - 1) / vector_groups);
+  s.rows = s.tile_n <= 64 && tiles_of_64 * vector_groups <= sm_count ? gemm_swapab.tile_n / 2 : gemm_swapab.tile_n;
   s.tiles = static_cast<int>(s.rows == 64 ? tiles_of_64 : tiles_of_128);
-  if (vector_groups_allowed && s.rows == 64 && (s.tile_n == 32 || s.tile_n == 64) && 2 * tiles_of_64 <= sm_count) {
-    s.tile_n /= 2;
-    s.vector_groups = 2;
-  }
   const long long row_blocks = static_cast<long long>(s.tiles) * s.vector_groups;
   // 64-row tiles aim at every SM, at most 4 splits; 128-row tiles at half the SMs (N <= 64) or all.
   const int target_blocks = s.rows == 64 || s.tile_n > 64 ? sm_count : sm_count / 2;
@@ -184,10 +182,26 @@ constexpr GemvWgmmaSplit gemv_wgmma_split_of(long long tiles_of_64, long long ti
   s.blocks_per_sm = s.tile_n <= 64 && row_blocks * s.splits > sm_count ? 2 : 1;
   return s;
 }
+constexpr GemvWgmmaSplit gemv_wgmma_split_of(long long tiles_of_64, long long tiles_of_128, long long k_bytes,
+                                             long long batch, int sms) {
+  return gemv_wgmma_split_in_groups(tiles_of_64, tiles_of_128, k_bytes, batch, sms, 1);
+}
 
 constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long batch, int sms) {
+  // Two vector groups (batches of 17-64, 64-row tiles that still fit one block per SM when doubled)
+  // where k is short (at most 2048: the call is a fixed cost that the split's partial round trip
+  // doubles), or where the splits alone, held to 4, leave more than half the SMs idle. Measured on the
+  // H200 (docs/results/2026-12-04-h200-gemm-pairs-gemv-groups): 4096 x 512 and 4096 x 1024 1.18-1.52x,
+  // 768 x 4096 1.06-1.13x; where they merely trade a split for a group over a long k, 0.73-0.89x
+  // (each block streams 1.5x the bytes: its half of the batch is half of x, but all of W's k).
   const long long rows = gemm_swapab.tile_n;
-  return gemv_wgmma_split_of((m + rows / 2 - 1) / (rows / 2), (m + rows - 1) / rows, 2 * k, batch, sms, true);
+  const long long tiles_of_64 = (m + rows / 2 - 1) / (rows / 2);
+  const long long tiles_of_128 = (m + rows - 1) / rows;
+  const GemvWgmmaSplit alone = gemv_wgmma_split_of(tiles_of_64, tiles_of_128, 2 * k, batch, sms);
+  if (alone.rows != 64 || batch <= 16 || batch > 64 || 2 * tiles_of_64 > known_sms(sms)) return alone;
+  const bool short_k = k <= 2048;
+  const bool idle_half = static_cast<long long>(alone.tiles) * alone.splits < known_sms(sms) / 2;
+  return short_k || idle_half ? gemv_wgmma_split_in_groups(tiles_of_64, tiles_of_128, 2 * k, batch, sms, 2) : alone;
 }
 
 // The experts with tokens that one launch of the grouped GEMV carries in its parameters (8 bytes
