@@ -187,14 +187,16 @@ __device__ __forceinline__ uint32_t cluster_ctarank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
   return rank;
 }
-// Arrives on the mbarrier at offset `bar` of CTA `cta` of this cluster (release at cluster scope:
-// this thread's completed reads of shared memory happen before the arrival is seen).
-__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, uint32_t cta) {
+// Arrives on the mbarrier at offset `bar` of CTA `cta` of this cluster, with mbarrier.arrive's default
+// (release, CTA scope) semantics, as a pipeline's consumer releases a stage that a peer's TMA refills.
+// (With .release.cluster instead, the paired GEMM took 1.5x its unpaired time on the H200: 4096^3 bf16
+// 314 against 203 us; with the default, 191.)
+__device__ __forceinline__ void mbarrier_arrive_remote(uint32_t bar, uint32_t cta) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(bar),
       "r"(cta)
       : "memory");

@@ -1,7 +1,7 @@
 // Hopper GEMM (sm_90a): the wgmma kernel of wgmma_gemm.cuh over one matrix, for 16-bit operands and
 // for FP8. Consecutive blocks sweep kGroupM tile rows together (grouped_tile), so that the blocks
-// resident at one time share A and B strips in L2; where there are two tile rows or more, blocks run
-// in pairs that multicast B (PairScheduler).
+// resident at one time share A and B strips in L2; where there are two tile rows or more and a wave of
+// pairs at least, blocks run in pairs that multicast B (PairScheduler).
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -89,10 +89,13 @@ void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, in
                    cudaStream_t stream) {
   const long long tiles_m = (m + kBM - 1) / kBM;
   const long long tiles_n = (n + BN - 1) / BN;
+  // Pairs where they fill at least a wave of pairs: below that the cluster launch's fixed cost and the
+  // pair's lockstep outweigh the L2 reads saved (512^3 to 2048^3 and 256 x 8192 x 8192 ran 1-8% slower
+  // paired; docs/results/2026-12-04-h200-gemm-pairs-gemv-groups).
   if constexpr (BN == kBN) {
-    if (tiles_m >= 2) {
-      launch<T>(type, a, m, b, n, c, n, k, (tiles_m + 1) / 2 * tiles_n, PairScheduler<BN>{.m = m, .n = n}, epilogue,
-                stream);
+    const long long pairs = (tiles_m + 1) / 2 * tiles_n;
+    if (tiles_m >= 2 && pairs >= current_device_sms() / 2) {
+      launch<T>(type, a, m, b, n, c, n, k, pairs, PairScheduler<BN>{.m = m, .n = n}, epilogue, stream);
       return;
     }
   }

@@ -34,6 +34,8 @@
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -215,8 +217,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kCluster == 1) {
       ptx::mbarrier_arrive(empty_bar + stage * 8);
     } else if (threadIdx.x % 32 == 0) {
+      ptx::mbarrier_arrive(empty_bar + stage * 8);
 #pragma unroll
-      for (int cta = 0; cta < kCluster; ++cta) ptx::mbarrier_arrive_cluster(empty_bar + stage * 8, cta);
+      for (int peer = 1; peer < kCluster; ++peer) {
+        ptx::mbarrier_arrive_remote(empty_bar + stage * 8, static_cast<uint32_t>((rank + peer) % kCluster));
+      }
     }
   };
 
@@ -402,10 +407,18 @@ void launch(StorageFormat type, const void* a, long long a_rows, const void* b, 
     config.stream = stream;
     config.attrs = &attribute;
     config.numAttrs = 1;
-    config.gridDim = dim3(static_cast<unsigned>(current_device_sms() / cluster * cluster));
-    int resident = 0;
-    ROOFLINE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
-    require(resident >= 1, "gemm wgmma: no pair of blocks fits on this GPU");
+    // Asked once per device (the query costs microseconds of host time, as much as a small GEMM).
+    static std::array<std::atomic<int>, 64> resident_on{};
+    int device = 0;
+    ROOFLINE_CUDA_CHECK(cudaGetDevice(&device));
+    require(device >= 0 && device < static_cast<int>(resident_on.size()), "gemm wgmma: device index out of range");
+    int resident = resident_on[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+    if (resident == 0) {
+      config.gridDim = dim3(static_cast<unsigned>(current_device_sms() / cluster * cluster));
+      ROOFLINE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
+      require(resident >= 1, "gemm wgmma: no pair of blocks fits on this GPU");
+      resident_on[static_cast<std::size_t>(device)].store(resident, std::memory_order_relaxed);
+    }
     config.gridDim = dim3(static_cast<unsigned>(std::min<long long>(blocks, resident) * cluster));
     ROOFLINE_CUDA_CHECK(
         cudaLaunchKernelEx(&config, kernel, map_a, map_b, out, n, k, scheduler, epilogue, static_cast<int>(blocks)));
