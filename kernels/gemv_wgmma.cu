@@ -20,9 +20,7 @@
 //
 // Vector groups: where a small W leaves SMs idle at batches of 17-64, the plain GEMV first gives each
 // 64-row tile two blocks, each with half the batch (N / 2 vectors), and splits k only if SMs are still
-// idle. The two blocks are a cluster: each loads half of every W stage and the TMA unit multicasts it
-// into both (W is read from L2 once per tile), a stage is refilled once both blocks' consumers are done
-// with it, and neither block has partials to add where k is not split.
+// idle: the tile's second block reads W from L2, and no partials are added.
 //
 // How many splits, and when two blocks share an SM: kernel_tiles::gemv_wgmma_split, where the
 // measurements that set the rule are, and the unit tests (tests/unit/test_bench.cpp).
@@ -164,8 +162,7 @@ using namespace gemv_wgmma_layout;
 template <typename T>
 using GemvOut = std::conditional_t<TraitsOf<T>::bits == 8, __nv_bfloat16, T>;
 
-// PAIR: the block is one of a cluster of two, the two vector groups of one tile, sharing its W stages.
-template <typename T, int BN, int BPS, int ROWS, typename Rows, bool PAIR = false>
+template <typename T, int BN, int BPS, int ROWS, typename Rows>
 __global__ void __launch_bounds__(kThreads, BPS)
     gemv_wgmma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                       GemvOut<T>* __restrict__ y, const __grid_constant__ Rows rows_of, GemvWgmmaProblem p) {
@@ -174,10 +171,6 @@ __global__ void __launch_bounds__(kThreads, BPS)
   constexpr bool kScaled = TraitsOf<T>::bits == 8;
   constexpr int kAcc = BN / 2;
   constexpr bool kShared = ROWS == 64;  // both warpgroups on the same rows, alternate k blocks
-  static_assert(!PAIR || (kShared && BPS == 1), "pairs of vector groups run 64-row tiles, a block per SM");
-  // A stage's consumers: one warpgroup at 64 rows, both at 128. Alone, each of their threads arrives on
-  // the stage's empty barrier; in a pair, one lane of each of their warps, in both blocks.
-  constexpr int kStageConsumers = kShared ? 128 : kConsumerThreads;
   extern __shared__ unsigned char smem_raw[];
   __shared__ bool last_of_tile;
   const uint32_t smem = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -186,18 +179,16 @@ __global__ void __launch_bounds__(kThreads, BPS)
   const uint32_t full_bar = smem_x + S::count * S::bytes_x;
   const uint32_t empty_bar = full_bar + S::count * 8;
 
-  // Blocks in the order (row tile, split, vector group): the groups of a tile's split are neighbours
-  // (in a pair, one cluster; rank = group).
-  const int group = static_cast<int>(blockIdx.x) % p.vector_groups;
-  const int split = static_cast<int>(blockIdx.x) / p.vector_groups % p.splits;
-  const int row_tile = static_cast<int>(blockIdx.x) / p.vector_groups / p.splits;
-  const int tile = row_tile * p.vector_groups + group;          // the output tile, for its ticket and partials
+  // Blocks in the order (row tile, vector group, split): those sharing W rows run side by side.
+  const int tile = static_cast<int>(blockIdx.x) / p.splits;  // the output tile: row tile x vector group
+  const int split = static_cast<int>(blockIdx.x) % p.splits;
   constexpr int kBK = kRowBytes / static_cast<int>(sizeof(T));  // elements of k per stage
   const int k_blocks = (p.k + kBK - 1) / kBK;
   const int kb_begin = split * p.k_blocks_per_split;
   const int kb_end = min(k_blocks, kb_begin + p.k_blocks_per_split);
-  GemvTile at = rows_of.tile(row_tile, ROWS);
+  GemvTile at = rows_of.tile(tile / p.vector_groups, ROWS);
   if (p.vector_groups > 1) {
+    const int group = tile % p.vector_groups;
     at.x_row += group * BN;
     at.vectors = min(BN, at.vectors - group * BN);
   }
@@ -205,33 +196,11 @@ __global__ void __launch_bounds__(kThreads, BPS)
   if (threadIdx.x == 0) {
     for (int s = 0; s < S::count; ++s) {
       ptx::mbarrier_init(full_bar + s * 8, 1);
-      ptx::mbarrier_init(empty_bar + s * 8, PAIR ? 2 * kStageConsumers / 32 : kStageConsumers);
+      ptx::mbarrier_init(empty_bar + s * 8, kShared ? 128 : kConsumerThreads);
     }
     ptx::fence_mbarrier_init();
   }
-  // In a pair, the peer's barriers are initialised before anything reaches them; and a block leaves
-  // (`leave`) only after every thread of both has arrived past its last access to the other's
-  // shared memory (its consumers' arrivals on the peer's barriers; the peer's multicasts into this
-  // block's stages all land before its own consumers finish).
-  const uint32_t rank = PAIR ? ptx::cluster_ctarank() : 0u;
-  if constexpr (PAIR) {
-    ptx::cluster_sync();
-  } else {
-    __syncthreads();
-  }
-  const auto leave = [] {
-    if constexpr (PAIR) ptx::cluster_wait();
-  };
-  const auto release = [&](int stage) {
-    if constexpr (PAIR) {
-      if (threadIdx.x % 32 == 0) {
-        ptx::mbarrier_arrive(empty_bar + stage * 8);
-        ptx::mbarrier_arrive_remote(empty_bar + stage * 8, rank ^ 1u);
-      }
-    } else {
-      ptx::mbarrier_arrive(empty_bar + stage * 8);
-    }
-  };
+  __syncthreads();
 
   if (threadIdx.x >= kConsumerThreads) {
     if (threadIdx.x == kConsumerThreads) {
@@ -242,19 +211,10 @@ __global__ void __launch_bounds__(kThreads, BPS)
         // A fresh barrier counts as having completed the phase before phase 0.
         ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
         ptx::mbarrier_arrive_expect_tx(full_bar + s * 8, S::bytes);
-        if constexpr (PAIR) {
-          // This block's half of the tile's W rows, into the same place in both blocks.
-          constexpr int kHalf = ROWS / 2;
-          ptx::tma_load_2d_multicast(smem_w + s * S::bytes_w + rank * kHalf * kRowBytes, &map_w, full_bar + s * 8,
-                                     kb * kBK, at.w_row + static_cast<int>(rank) * kHalf, 0x3);
-        } else {
-          ptx::tma_load_2d(smem_w + s * S::bytes_w, &map_w, full_bar + s * 8, kb * kBK, at.w_row);
-        }
+        ptx::tma_load_2d(smem_w + s * S::bytes_w, &map_w, full_bar + s * 8, kb * kBK, at.w_row);
         ptx::tma_load_2d(smem_x + s * S::bytes_x, &map_x, full_bar + s * 8, kb * kBK, at.x_row);
       }
     }
-    if constexpr (PAIR) ptx::cluster_arrive();
-    leave();
     return;  // the consumers sync among themselves from here on (named barrier 1)
   }
 
@@ -288,11 +248,10 @@ __global__ void __launch_bounds__(kThreads, BPS)
     ptx::wgmma_commit();
     // Keep this stage's group in flight; this warpgroup's one before is complete, and its stage free.
     ptx::wgmma_wait<1>();
-    if (i >= step) release((i - step) % S::count);
+    if (i >= step) ptx::mbarrier_arrive(empty_bar + ((i - step) % S::count) * 8);
   }
   ptx::wgmma_wait<0>();
   ptx::fence_registers(acc);
-  if constexpr (PAIR) ptx::cluster_arrive();  // past this block's last arrival on the peer's barriers
   if constexpr (kShared) {
     // The second warpgroup's sums into the first's, through the (now idle) W stages: every TMA load
     // has landed (each was waited for) and both warpgroups' wgmmas are complete past the barrier.
@@ -304,10 +263,7 @@ __global__ void __launch_bounds__(kThreads, BPS)
       for (int i = 0; i < kAcc; ++i) scratch[i * 128 + t] = acc[i];
     }
     ptx::named_barrier_sync(1, kConsumerThreads);
-    if (consumer == 1) {
-      leave();
-      return;
-    }
+    if (consumer == 1) return;
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] += scratch[i * 128 + t];
   }
@@ -329,10 +285,7 @@ __global__ void __launch_bounds__(kThreads, BPS)
     ptx::named_barrier_sync(1, S::epilogue_threads);
     if (threadIdx.x == 0) last_of_tile = atomicAdd(p.tickets + tile, 1u) == static_cast<unsigned>(p.splits - 1);
     ptx::named_barrier_sync(1, S::epilogue_threads);
-    if (!last_of_tile) {
-      leave();
-      return;
-    }
+    if (!last_of_tile) return;
     __threadfence();
     // The sum in split order, this block's own partial read back like the others': the same
     // result whichever block arrived last. Unrolled so that several splits' loads are in flight at
@@ -376,7 +329,6 @@ __global__ void __launch_bounds__(kThreads, BPS)
       if (row + 8 < p.ld) out[row + 8] = TraitsOf<GemvOut<T>>::from_float(scale * acc[4 * j + 2 + c]);
     }
   }
-  leave();
 #else
   // Built without sm_90a code: the host never launches this (gemv_kernel_supported is false).
   __trap();
@@ -394,14 +346,13 @@ CUtensorMap k_major_map(StorageFormat format, const void* base, std::int64_t row
   return make_tensor_map_sw128(format, base, 2, dims, strides, box, what);
 }
 
-// One launch of plan.tiles x plan.vector_groups x plan.splits blocks (in clusters of two where PAIR);
-// `problem` without its workspace pointers.
-template <typename T, int BN, int BPS, int ROWS, typename Rows, bool PAIR = false>
+// One launch of plan.tiles x plan.splits blocks; `problem` without its workspace pointers.
+template <typename T, int BN, int BPS, int ROWS, typename Rows>
 cudaError_t launch_rows(const CUtensorMap& map_w, const CUtensorMap& map_x, void* y, const Rows& rows,
                         GemvWgmmaProblem problem, const Plan& plan, void* workspace, cudaStream_t stream) {
   using S = Stages<BN, BPS, ROWS>;
-  const auto kernel = gemv_wgmma_kernel<T, BN, BPS, ROWS, Rows, PAIR>;
-  const cudaError_t attribute = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::smem);
+  const cudaError_t attribute = cudaFuncSetAttribute(gemv_wgmma_kernel<T, BN, BPS, ROWS, Rows>,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, S::smem);
   if (attribute != cudaSuccess) return attribute;
   auto* bytes = static_cast<unsigned char*>(workspace);
   problem.vector_groups = plan.vector_groups;
@@ -410,48 +361,23 @@ cudaError_t launch_rows(const CUtensorMap& map_w, const CUtensorMap& map_x, void
   problem.tickets = reinterpret_cast<unsigned*>(bytes);
   problem.partials = reinterpret_cast<float*>(bytes + ticket_bytes(plan));
   const unsigned blocks = static_cast<unsigned>(output_tiles(plan)) * static_cast<unsigned>(plan.splits);
-  auto* out = static_cast<GemvOut<T>*>(y);
-  if constexpr (!PAIR) {
-    kernel<<<blocks, kThreads, S::smem, stream>>>(map_w, map_x, out, rows, problem);
-    return cudaGetLastError();
-  } else {
-    if (plan.vector_groups != 2) return cudaErrorInvalidValue;
-    cudaLaunchAttribute cluster{};
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 2;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(blocks);
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = S::smem;
-    config.stream = stream;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, kernel, map_w, map_x, out, rows, problem);
-  }
+  gemv_wgmma_kernel<T, BN, BPS, ROWS, Rows>
+      <<<blocks, kThreads, S::smem, stream>>>(map_w, map_x, static_cast<GemvOut<T>*>(y), rows, problem);
+  return cudaGetLastError();
 }
 
-template <typename T, int BN, int BPS, int ROWS, bool PAIR = false>
+template <typename T, int BN, int BPS, int ROWS>
 cudaError_t launch_tile_n(const GemvArgs& a, const Plan& plan, cudaStream_t stream) {
-  // In a pair each block loads half of a tile's W rows.
-  const CUtensorMap map_w = k_major_map(a.weights, a.w, a.m, a.k, PAIR ? ROWS / 2 : ROWS, "gemv wgmma W");
+  const CUtensorMap map_w = k_major_map(a.weights, a.w, a.m, a.k, ROWS, "gemv wgmma W");
   const CUtensorMap map_x = k_major_map(a.activations, a.x, a.batch, a.k, BN, "gemv wgmma x");
   const GemvWgmmaProblem problem{.ld = static_cast<int>(a.m), .k = static_cast<int>(a.k)};
-  return launch_rows<T, BN, BPS, ROWS, PlainRows, PAIR>(
-      map_w, map_x, a.y, PlainRows{.batch = static_cast<int>(a.batch)}, problem, plan, a.workspace, stream);
+  return launch_rows<T, BN, BPS, ROWS>(map_w, map_x, a.y, PlainRows{.batch = static_cast<int>(a.batch)}, problem, plan,
+                                       a.workspace, stream);
 }
 
-// N <= 64 (decode batches): blocks per SM (1 or 2) x rows per block (128 or 64); the two vector
-// groups of a 64-row tile (N 16 or 32, one block per SM) in pairs.
+// N <= 64 (decode batches): blocks per SM (1 or 2) x rows per block (128 or 64).
 template <typename T, int BN>
 cudaError_t launch_decode_n(const GemvArgs& a, const Plan& plan, cudaStream_t stream) {
-  if constexpr (BN <= 32) {
-    if (plan.vector_groups == 2) {
-      if (plan.rows != 64 || plan.blocks_per_sm != 1) return cudaErrorInvalidValue;
-      return launch_tile_n<T, BN, 1, 64, true>(a, plan, stream);
-    }
-  }
   if (plan.rows == 64) {
     return plan.blocks_per_sm == 2 ? launch_tile_n<T, BN, 2, 64>(a, plan, stream)
                                    : launch_tile_n<T, BN, 1, 64>(a, plan, stream);

@@ -203,15 +203,8 @@ __device__ __forceinline__ void mbarrier_arrive_remote(uint32_t bar, uint32_t ct
 }
 // Every thread of every CTA of the cluster arrives, then waits for all the others: the peers' shared
 // memory (barriers, stages) is initialised before, and stays alive until after, any access to it.
-__device__ __forceinline__ void cluster_arrive() {
-  asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() {
-  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
-}
 __device__ __forceinline__ void cluster_sync() {
-  cluster_arrive();
-  cluster_wait();
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 // 3-D variant (c0 innermost).
