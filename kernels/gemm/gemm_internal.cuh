@@ -2,7 +2,8 @@
 
 // What the GEMM translation units share: each kernel's tiling (written once, in
 // roofline/kernel_tiles.hpp: the kernels size themselves from it, gemm_tiling() reports it and the
-// benchmarks hand it to the model), the per-kernel launchers, and the block rasterisation.
+// benchmarks hand it to the model), the per-kernel launchers, and the block rasterisation
+// (tile_order.hpp).
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -12,6 +13,7 @@
 #include "../cuda_check.cuh"
 #include "../gemm.hpp"
 #include "roofline/model/kernel_tiles.hpp"
+#include "tile_order.hpp"
 
 namespace roofline::kernels::detail {
 
@@ -40,19 +42,6 @@ inline void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw KernelError(std::string(what) + " failed: cuBLAS status " + std::to_string(static_cast<int>(status)));
   }
-}
-
-// Maps a linear block index to an output tile so that consecutive blocks sweep `group` tile rows
-// together: the blocks resident at one time then share A and B strips in L2 instead of each wave
-// streaming all of B.
-__device__ __forceinline__ void grouped_tile(int linear, int tiles_m, int tiles_n, int group, int& tile_m,
-                                             int& tile_n) {
-  const int per_group = group * tiles_n;
-  const int first_m = (linear / per_group) * group;
-  const int rows = min(tiles_m - first_m, group);
-  const int in_group = linear % per_group;
-  tile_m = first_m + in_group % rows;
-  tile_n = in_group / rows;
 }
 
 }  // namespace roofline::kernels::detail

@@ -47,12 +47,9 @@ struct PairScheduler {
   int n = 0;
   __device__ wgmma_gemm::BlockTile tile(int pair, int rank) const {
     using wgmma_gemm::kBM;
-    const int pairs_m = ((m + kBM - 1) / kBM + 1) / 2;
-    const int tiles_n = (n + BN - 1) / BN;
-    int pair_m = 0;
+    int tile_m = 0;
     int tile_n = 0;
-    grouped_tile(pair, pairs_m, tiles_n, wgmma_gemm::kGroupM / 2, pair_m, tile_n);
-    const int tile_m = 2 * pair_m + rank;
+    paired_tile(pair, rank, (m + kBM - 1) / kBM, (n + BN - 1) / BN, wgmma_gemm::kGroupM, tile_m, tile_n);
     return wgmma_gemm::BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * BN, .n0 = tile_n * BN, .row_end = m};
   }
 };
@@ -93,7 +90,7 @@ void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, in
   // pair's lockstep outweigh the L2 reads saved (512^3 to 2048^3 and 256 x 8192 x 8192 ran 1-8% slower
   // paired; docs/results/2026-12-04-h200-gemm-pairs-gemv-groups).
   if constexpr (BN == kBN) {
-    const long long pairs = (tiles_m + 1) / 2 * tiles_n;
+    const long long pairs = pair_count(static_cast<int>(tiles_m), static_cast<int>(tiles_n));
     if (tiles_m >= 2 && pairs >= current_device_sms() / 2) {
       launch<T>(type, a, m, b, n, c, n, k, pairs, PairScheduler<BN>{.m = m, .n = n}, epilogue, stream);
       return;
