@@ -86,12 +86,10 @@ void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, in
                    cudaStream_t stream) {
   const long long tiles_m = (m + kBM - 1) / kBM;
   const long long tiles_n = (n + BN - 1) / BN;
-  // Pairs where they fill at least a wave of pairs: below that the cluster launch's fixed cost and the
-  // pair's lockstep outweigh the L2 reads saved (512^3 to 2048^3 and 256 x 8192 x 8192 ran 1-8% slower
-  // paired; docs/results/2026-12-04-h200-gemm-pairs-gemv-groups).
+  // In pairs where kernel_tiles::gemm_wgmma_pairs says (two tile rows or more, a wave of pairs).
   if constexpr (BN == kBN) {
-    const long long pairs = pair_count(static_cast<int>(tiles_m), static_cast<int>(tiles_n));
-    if (tiles_m >= 2 && pairs >= current_device_sms() / 2) {
+    const long long pairs = kernel_tiles::gemm_wgmma_pairs(m, n, current_device_sms());
+    if (pairs > 0) {
       launch<T>(type, a, m, b, n, c, n, k, pairs, PairScheduler<BN>{.m = m, .n = n}, epilogue, stream);
       return;
     }

@@ -21,13 +21,11 @@ ROOFLINE_HOST_DEVICE constexpr void grouped_tile(int linear, int tiles_m, int ti
   tile_n = in_group / rows;
 }
 
-// Vertical pairs of tiles (the wgmma GEMM's clusters of two, which share B): pair `pair` is a pair
+// Vertical pairs of tiles (the wgmma GEMM's clusters of two, which share B; how many:
+// kernel_tiles::gemm_wgmma_pairs): pair `pair` is a pair
 // row of grouped_tile over (tiles_m + 1) / 2 pair rows, `group` / 2 pair rows a group (the same rows
 // of A as `group` single tile rows), and `rank` 0 or 1 its upper or lower tile. With an odd tiles_m
 // the last pair row's lower tile is row tiles_m, below the matrix.
-ROOFLINE_HOST_DEVICE constexpr int pair_count(int tiles_m, int tiles_n) {
-  return (tiles_m + 1) / 2 * tiles_n;
-}
 ROOFLINE_HOST_DEVICE constexpr void paired_tile(int pair, int rank, int tiles_m, int tiles_n, int group, int& tile_m,
                                                 int& tile_n) {
   int pair_m = 0;

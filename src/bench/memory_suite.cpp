@@ -9,6 +9,7 @@
 
 #include "roofline/basis/calibration_tables.hpp"
 #include "roofline/bench/layer_suite.hpp"
+#include "roofline/model/kernel_tiles.hpp"
 
 namespace roofline::bench::memory {
 namespace {
@@ -473,6 +474,15 @@ std::string_view variant_name(Variant v) {
     case Variant::flashdecode: return "flashdecode";
   }
   return "?";
+}
+
+std::string gemv_wgmma_plan_note(std::int64_t m, std::int64_t k, std::int64_t batch, int sms) {
+  const kernel_tiles::GemvWgmmaSplit plan = kernel_tiles::gemv_wgmma_split(m, k, batch, sms);
+  return fmt::format(
+      "; {} tiles of {} rows x {} vector group{} of N {}, k in {} split{} of {} blocks, {} block{} per SM on {} SMs",
+      plan.tiles, plan.rows, plan.vector_groups, plan.vector_groups == 1 ? "" : "s", plan.tile_n, plan.splits,
+      plan.splits == 1 ? "" : "s", plan.k_blocks_per_split, plan.blocks_per_sm, plan.blocks_per_sm == 1 ? "" : "s",
+      kernel_tiles::known_sms(sms));
 }
 
 std::string case_id(const Case& c) {

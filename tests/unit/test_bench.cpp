@@ -705,10 +705,10 @@ TEST_CASE("case list report and suite selection") {
   CHECK(list.kind == "bench-cases");
   // --quick: 81 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
-  // attention; the wgmma GEMV's 4 ragged cases), 94 + 38 compute (3 probes, 28 GEMMs, 7 FP8 GEMMs, 56 attention; 38
+  // attention; the wgmma GEMV's 4 ragged cases), 97 + 38 compute (3 probes, 31 GEMMs, 7 FP8 GEMMs, 56 attention; 38
   // grouped GEMMs) + 8 FP8 attention, 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma)
   // and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 81 + 94 + 38 + 8 + 8 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 81 + 97 + 38 + 8 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -834,8 +834,9 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // those with o_proj (8192^2) at m = 256 x 4 (mma.sync, wgmma, swapped, cuBLAS), at m = 512 x 3;
   // and the wgmma GEMM's skinny plan where it differs from the plain one on 132 SMs (narrow tiles
   // or a split k): 512^3, 1024^3, fp16 256x512x1024 and the ragged shape (quick), 64 and 128 x 8192 x
-  // 8192, qkv (10240 x 8192) and down (8192 x 28672) at m = 64 and 128, o_proj and down at m = 256.
-  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 12);
+  // 8192, qkv (10240 x 8192) and down (8192 x 28672) at m = 64 and 128, o_proj and down at m = 256;
+  // the paired kernel's odd tile rows, 2100 x 2000 x 200 (mma.sync, wgmma, cuBLAS; quick).
+  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 12 + 3);
   // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
   // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
   // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 32
@@ -853,7 +854,7 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
         4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1) + 2 * (5 + 1 + 3 + 4) + 2 * (5 + 3 + 2 + 4));
   // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call; FP8 attention's 8 small shapes;
   // MLA expanded's 8.
-  CHECK(quick == 3 + 28 + 7 + 56 + 8 + 8);
+  CHECK(quick == 3 + 31 + 7 + 56 + 8 + 8);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
@@ -1606,6 +1607,37 @@ TEST_CASE("the wgmma GEMV: 64-row tiles where they fit one per SM, split k towar
   CHECK(skinny.blocks_per_sm == 1);
   // An unknown SM count is taken as the H200's 132.
   CHECK(kernel_tiles::gemv_wgmma_split(1280, 8192, 16, 0).splits == 4);
+  // What a result's detail says of the plan: 4096 x 1024 at batch 64 is 64 tiles x 2 groups of N 32
+  // over all 16 k blocks; 8192^2 at batch 64 one group of N 64 over 128 k blocks.
+  CHECK(memory::gemv_wgmma_plan_note(4096, 1024, 64, 132) ==
+        "; 64 tiles of 64 rows x 2 vector groups of N 32, k in 1 split of 16 blocks, 1 block per SM on 132 SMs");
+  CHECK(memory::gemv_wgmma_plan_note(8192, 8192, 64, 132) ==
+        "; 128 tiles of 64 rows x 1 vector group of N 64, k in 1 split of 128 blocks, 1 block per SM on 132 SMs");
+}
+
+TEST_CASE("the wgmma GEMM in pairs: two tile rows or more, at least a wave of pair tiles") {
+  // 132 SMs, 128 x 256 tiles; a wave of pairs is 66. 4096^3: 32 x 16 tiles, 16 x 16 = 256 pair tiles.
+  CHECK(kernel_tiles::gemm_wgmma_pairs(4096, 4096, 132) == 256);
+  // 8192^3: 64 x 32 tiles, 32 x 32 = 1024.
+  CHECK(kernel_tiles::gemm_wgmma_pairs(8192, 8192, 132) == 1024);
+  // 2048^3: 16 x 8 tiles, 8 x 8 = 64 < 66: alone. 512^3: 2 x 2 = 4: alone.
+  CHECK(kernel_tiles::gemm_wgmma_pairs(2048, 2048, 132) == 0);
+  CHECK(kernel_tiles::gemm_wgmma_pairs(512, 512, 132) == 0);
+  // 256 x 8192 x 8192: 2 x 32 tiles, 1 x 32 = 32 pair tiles: alone. 512 x 10240: 4 x 40 tiles, 2 x 40
+  // = 80: paired. 128 rows are one tile row: alone whatever n.
+  CHECK(kernel_tiles::gemm_wgmma_pairs(256, 8192, 132) == 0);
+  CHECK(kernel_tiles::gemm_wgmma_pairs(512, 10240, 132) == 80);
+  CHECK(kernel_tiles::gemm_wgmma_pairs(128, 57344, 132) == 0);
+  // An odd tile-row count rounds up: 2100 rows are 17 tile rows, 9 pair rows; 2000 columns are 8
+  // tiles: 72 pair tiles.
+  CHECK(kernel_tiles::gemm_wgmma_pairs(2100, 2000, 132) == 72);
+  // An unknown SM count is taken as the H200's 132.
+  CHECK(kernel_tiles::gemm_wgmma_pairs(2048, 2048, 0) == 0);
+  // What a result's detail says of it: 2048^3 is 16 x 8 = 128 tiles, a block each.
+  CHECK(compute::gemm_wgmma_plan_note(4096, 4096, 132) ==
+        "; 256 pair tiles of 2 x 128 x 256 (clusters of two blocks multicasting B) on 132 SMs");
+  CHECK(compute::gemm_wgmma_plan_note(2048, 2048, 132) ==
+        "; 128 tiles of 128 x 256, a block each (persistent) on 132 SMs");
 }
 
 TEST_CASE("the split-K wgmma GEMM: one wave of blocks, splits of at least 8 k blocks, at most 8") {

@@ -10,7 +10,6 @@
 #include "kernels/gemm/tile_order.hpp"
 
 using roofline::kernels::detail::grouped_tile;
-using roofline::kernels::detail::pair_count;
 using roofline::kernels::detail::paired_tile;
 
 namespace {
@@ -19,6 +18,10 @@ std::pair<int, int> grouped(int linear, int tiles_m, int tiles_n, int group) {
   int n = -1;
   grouped_tile(linear, tiles_m, tiles_n, group, m, n);
   return {m, n};
+}
+// Pair tiles: tile rows rounded up to even, halved, times the columns.
+int pair_count(int tiles_m, int tiles_n) {
+  return (tiles_m + 1) / 2 * tiles_n;
 }
 std::pair<int, int> paired(int pair, int rank, int tiles_m, int tiles_n, int group) {
   int m = -1;

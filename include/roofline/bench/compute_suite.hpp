@@ -251,6 +251,10 @@ constexpr void for_each_gemm_case(F&& f) {
   }
   // Ragged edges in m, n and k.
   all({333, 264, 200}, DType::bf16, true, true, true);
+  // The wgmma kernel in pairs (kernel_tiles::gemm_wgmma_pairs) over an odd count of tile rows: 17 rows
+  // x 8 columns of 128 x 256 tiles are 9 x 8 = 72 pair tiles, a wave on 132 SMs, and the last pair
+  // row's lower tile lies below m; n off 256, k off 64.
+  all({2100, 2000, 200}, DType::bf16, true, false, false);
 }
 
 template <typename F>
@@ -423,6 +427,9 @@ inline constexpr auto attention_cases = [] {
 [[nodiscard]] std::string case_id(const GemmCase& c);        // gemm.bf16.8192x8192x8192.wgmma
 [[nodiscard]] std::string case_id(const AttentionCase& c);   // attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma
 [[nodiscard]] std::string case_id(PeakImpl impl);            // peak.wgmma.bf16
+// How the wgmma GEMM covers an m x n output on `sms` SMs (kernel_tiles::gemm_wgmma_pairs), for a
+// result's detail: "; 256 pair tiles of 2 x 128 x 256 (clusters of two blocks multicasting B) on 132 SMs".
+[[nodiscard]] std::string gemm_wgmma_plan_note(std::int64_t m, std::int64_t n, int sms);
 
 // The block tile of a GEMM kernel (nullopt for cuBLAS, whose tiles are its own); splitk's depends on
 // the shape: tiling_of(case) gives a case's (its plan on gemm_split_k_listed_sms SMs).

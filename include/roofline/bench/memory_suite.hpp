@@ -457,6 +457,10 @@ inline constexpr double latent_attention_softmax_scale = 0.07216878364870323;
 [[nodiscard]] bool w8a8_gemv(const Case& c);
 
 [[nodiscard]] std::string case_id(const Case& c);
+// How the wgmma GEMV cuts an m x k W at a batch on `sms` SMs (kernel_tiles::gemv_wgmma_split), for a
+// result's detail: "; 64 tiles of 64 rows x 2 vector groups of N 16, k in 1 split of 16 blocks, 1 block
+// per SM on 132 SMs".
+[[nodiscard]] std::string gemv_wgmma_plan_note(std::int64_t m, std::int64_t k, std::int64_t batch, int sms);
 [[nodiscard]] std::string_view group_of(const Case& c);
 [[nodiscard]] std::string_view implementation_of(const Case& c);
 [[nodiscard]] std::string_view kernel_name(Kernel k);

@@ -85,6 +85,20 @@ constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, i
   return wide;
 }
 
+// The plain wgmma GEMM's 128 x 256 tiles in vertical pairs of blocks, clusters of two that each load
+// half of B's tile rows and multicast them to both (kernels/gemm/gemm_wgmma.cu, PairScheduler): the
+// pair tiles (tiles_m rounded up to even, over 2, times tiles_n) where A has two tile rows or more and
+// they fill at least a wave of pairs (half the SMs); 0 where the blocks run alone. Below a wave the
+// cluster launch's fixed cost (about a microsecond) and the pair's lockstep outweighed the L2 reads
+// saved: 512^3-2048^3 and 256 x 8192 x 8192 ran 0.89-0.99x paired on the H200, 4096^3 1.06x
+// (docs/results/2026-12-04-h200-gemm-pairs-gemv-groups).
+constexpr long long gemm_wgmma_pairs(long long m, long long n, int sms) {
+  const long long tiles_m = (m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m;
+  const long long tiles_n = (n + gemm_wgmma.tile_n - 1) / gemm_wgmma.tile_n;
+  const long long pairs = (tiles_m + 1) / 2 * tiles_n;
+  return tiles_m >= 2 && pairs >= known_sms(sms) / 2 ? pairs : 0;
+}
+
 // The grouped GEMM of MoE experts with k split (kernels/gemm/gemm_grouped.cu,
 // gemm_grouped_split_k): the wgmma kernel's 128 x 256 tiles over every expert's rows (`tiles` of them,
 // grouped_gemm_schedule's last entry), each cut along k into `splits` ranges of k_blocks_per_split

@@ -172,6 +172,7 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
     }
     const bool is_library = c->impl == GemmImpl::cublaslt;
     Launch launch;
+    std::string plan_note;  // how the wgmma kernel covers the output
     if (is_library) {
       if (lt == nullptr) {
         record_not(recorder, std::move(result), Disposition::failed, reference.problem);
@@ -191,6 +192,7 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
         kernels::gemm_fp8(kernels::GemmKernel::wgmma, call, s);
         return cudaSuccess;
       };
+      plan_note = compute::gemm_wgmma_plan_note(c->m, c->n, ctx.device().sms);
     }
     const auto verify = [&]() -> std::string {
       fill_check_operands();
@@ -220,8 +222,8 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
       fill_timing_operands();
       return fmt::format(
           "{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}; timed on uniform random "
-          "operands)",
-          samples.positions.size(), host, versus, fp8_gemm_tolerance);
+          "operands){}",
+          samples.positions.size(), host, versus, fp8_gemm_tolerance, plan_note);
     };
     recorder.record(run_case(ctx, std::move(result), verify, launch));
   }
@@ -327,6 +329,7 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
                    "not built for this device (wgmma needs sm_90a code and a compute capability 9.0 device)");
         continue;
       }
+      if (kernel == kernels::GemmKernel::wgmma) plan_note = compute::gemm_wgmma_plan_note(m, n, ctx.device().sms);
       launch = [&, kernel](cudaStream_t s, int) {
         kernels::gemm(kernel, type, a.get(), b.get(), c_out.get(), m, n, k, s);
         return cudaSuccess;

@@ -401,6 +401,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
         continue;
       }
       Launch launch;
+      std::string plan_note;   // how the wgmma GEMV cuts the problem
       DeviceBuffer workspace;  // the wgmma kernel's partial sums and tickets, zeroed once
       if (c->variant == Variant::read) {
         // W's bytes as 4-byte words, summed: the same rotated copies, nothing else read or written.
@@ -512,6 +513,8 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
           workspace = ctx.allocate(bytes);
           check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
         }
+        if (kernel == kernels::GemvKernel::wgmma)
+          plan_note = memory::gemv_wgmma_plan_note(m, k, batch, ctx.device().sms);
         launch = [&, args](cudaStream_t s, int iteration) {
           kernels::GemvArgs a = args;
           a.w = w_copy(iteration % copies);
@@ -527,7 +530,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
         if (!reference) {
           reference = gemv_reference(image, x_levels, m, batch, seed_of(seed, Stream::gemv_x, 1000 + batch));
         }
-        return check_gemv(y, *reference, m, batch, format);
+        return check_gemv(y, *reference, m, batch, format) + plan_note;
       };
       const TimingMode mode = c->variant == Variant::cublasdirect ? TimingMode::direct : TimingMode::graph;
       recorder.record(run_case(ctx, std::move(result), verify, launch, copies, mode));
