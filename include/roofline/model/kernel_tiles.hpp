@@ -206,7 +206,7 @@ constexpr GemvWgmmaSplit gemv_wgmma_split(long long m, long long k, long long ba
   // where k is short (at most 2048: the call is a fixed cost that the split's partial round trip
   // doubles), or where the splits alone, held to 4, leave more than half the SMs idle. Measured on the
   // H200 (docs/results/2026-12-04-h200-gemm-pairs-gemv-groups): 4096 x 512 and 4096 x 1024 1.18-1.52x,
-  // 768 x 4096 1.06-1.13x; where they merely trade a split for a group over a long k, 0.73-0.89x
+  // 768 x 4096 1.06-1.12x; where they merely trade a split for a group over a long k, 0.73-0.89x
   // (each block streams 1.5x the bytes: its half of the batch is half of x, but all of W's k).
   const long long rows = gemm_swapab.tile_n;
   const long long tiles_of_64 = (m + rows / 2 - 1) / (rows / 2);
