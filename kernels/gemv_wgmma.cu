@@ -18,9 +18,10 @@
 // in split order, so that the result does not depend on which block came last, writes y and resets
 // the ticket for the next launch.
 //
-// Vector groups: where a small W leaves SMs idle at batches of 17-64, the plain GEMV first gives each
-// 64-row tile two blocks, each with half the batch (N / 2 vectors), and splits k only if SMs are still
-// idle: the tile's second block reads W from L2, and no partials are added.
+// Vector groups: at batches of 17-64 on a small W with a short k (kernel_tiles::gemv_wgmma_split says
+// where), the plain GEMV first gives each 64-row tile two blocks, each with half the batch (N / 2
+// vectors), and splits k only if SMs are still idle: the tile's second block reads W from L2, and no
+// partials are added.
 //
 // How many splits, and when two blocks share an SM: kernel_tiles::gemv_wgmma_split, where the
 // measurements that set the rule are, and the unit tests (tests/unit/test_bench.cpp).
