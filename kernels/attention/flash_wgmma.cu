@@ -110,7 +110,10 @@ constexpr uint32_t kConsumerRegisters = 240;
 constexpr long long kL2SectionBytes = 32ll << 20;
 // Persistent blocks where a query tile reads at most this many keys on average (N <= 1024, causal
 // or not): at 128-key tiles they ran 0.75-0.93x the time of a block per tile, while at N >= 4096
-// causal they ran 1.08-1.14x (static striding balances the uneven causal tiles worse).
+// causal they ran 1.08-1.14x (static striding balances the uneven causal tiles worse). Full masks
+// have equal tiles, which a fixed stride balances exactly: persistent at every length (N 2048-8192
+// ran 0.92-0.97x the time of a block per tile, 16k-32k 0.99-1.00x; the runs of calls 3 and 4 of
+// docs/results/2026-12-02-h200-flash-fa3).
 constexpr double kPersistentMaxKeys = 1024.0;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -520,14 +523,14 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, float 
   const int group = shape.heads / shape.kv_heads;
   const long long kv_head_bytes = 1ll * shape.seq * (D + DV) * S::kElementBytes;
   const long long section_rows = std::min(rows, std::max(1ll, kL2SectionBytes / kv_head_bytes) * group);
-  // Persistent (one block per SM, the most the shared memory allows) where a query tile is short
-  // work -- at most kPersistentMaxKeys keys on average -- and its start and end are a large share
-  // of it; longer tiles get a block each, and the hardware's block scheduler hands the next
-  // (lighter) tile to whichever SM frees first, which balanced causal work better than a fixed
-  // stride (docs/results/2026-12-02-h200-flash-fa3).
+  // Persistent (one block per SM, the most the shared memory allows) where the query tiles are equal
+  // work (a full mask) or short work -- at most kPersistentMaxKeys keys on average, where a tile's
+  // start and end are a large share of it; longer causal tiles get a block each, and the hardware's
+  // block scheduler hands the next (lighter) tile to whichever SM frees first, which balanced causal
+  // work better than a fixed stride (docs/results/2026-12-02-h200-flash-fa3).
   const long long tiles = rows * q_tiles;
   long long blocks = tiles;
-  if (mean_kv_keys<T, D, DV>(shape.seq, shape.causal) <= kPersistentMaxKeys)
+  if (!shape.causal || mean_kv_keys<T, D, DV>(shape.seq, shape.causal) <= kPersistentMaxKeys)
     blocks = std::min<long long>(tiles, current_device_sms());
   flash_wgmma_kernel<T, D, DV><<<static_cast<unsigned>(blocks), S::kThreads, S::kSmemBytes, stream>>>(
       map_q, map_k, map_v, static_cast<OutputOf<T>*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
