@@ -395,7 +395,7 @@ __global__ void __launch_bounds__(kDecodeD)
     float batch_top = top;
 #pragma unroll
     for (int u = 0; u < kCombineLoads; ++u) batch_top = fmaxf(batch_top, ml[u].x);
-    if (batch_top == -INFINITY) continue;  // no split so far saw a key
+    if (batch_top == -INFINITY) continue;          // no split so far saw a key
     const float rescale = exp2f(top - batch_top);  // 0 while top is still -inf
     o *= rescale;
     l *= rescale;
