@@ -4,7 +4,11 @@
 // lets the last block of a grid combine the partial results of all blocks (no second launch,
 // no memset between launches: the arrival counter resets itself).
 
+#include <cuda_runtime.h>
+
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace roofline::kernels::device {
 
@@ -100,6 +104,26 @@ __device__ __forceinline__ void grid_dependency_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
+}
+
+// Launches `kernel` as the programmatic dependent of the stream's previous kernel: it may be
+// scheduled once that kernel's blocks have all called grid_dependency_launch() (or ended), and must
+// call grid_dependency_wait() before it reads what that kernel wrote. Returns the launch's error.
+template <typename... Params, typename... Args>
+cudaError_t launch_programmatic_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem_bytes,
+                                          cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  return status != cudaSuccess ? status : cudaGetLastError();
 }
 
 }  // namespace roofline::kernels::device

@@ -592,18 +592,7 @@ cudaError_t launch_tuned_kernel(const GemvArgs& a, cudaStream_t stream) {
   const int k = static_cast<int>(a.k);
   const int batch = static_cast<int>(a.batch);
   if constexpr (Pdl) {
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(blocks);
-    config.blockDim = dim3(kTunedThreads);
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    const cudaError_t status = cudaLaunchKernelEx(&config, kernel, op, m, k, batch);
-    return status != cudaSuccess ? status : cudaGetLastError();
+    return device::launch_programmatic_dependent(kernel, dim3(blocks), dim3(kTunedThreads), 0, stream, op, m, k, batch);
   } else {
     kernel<<<blocks, kTunedThreads, 0, stream>>>(op, m, k, batch);
     return cudaGetLastError();

@@ -499,18 +499,10 @@ void decode_attention(StorageFormat type, const void* qkv, const KvCache& cache,
     }
     ROOFLINE_CHECK_LAUNCH("decode_attention_kernel");
     if (plan.splits == 1) return;  // the attention kernel wrote the output
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(batch * layout.heads));
-    config.blockDim = dim3(kDecodeD);
-    config.stream = stream;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    ROOFLINE_CUDA_CHECK(cudaLaunchKernelEx(&config, decode_combine_kernel<T>, static_cast<const float*>(part_o),
-                                           static_cast<const float2*>(static_cast<void*>(part_ml)),
-                                           static_cast<T*>(out), layout.heads, plan.splits));
+    ROOFLINE_CUDA_CHECK(device::launch_programmatic_dependent(
+        decode_combine_kernel<T>, dim3(static_cast<unsigned>(batch * layout.heads)), dim3(kDecodeD), 0, stream,
+        static_cast<const float*>(part_o), static_cast<const float2*>(static_cast<void*>(part_ml)),
+        static_cast<T*>(out), layout.heads, plan.splits));
     ROOFLINE_CHECK_LAUNCH("decode_combine_kernel");
   });
 }
