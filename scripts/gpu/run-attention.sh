@@ -21,9 +21,12 @@
 #
 # Needs the binary of scripts/gpu/run.sh build (build/gpu-run/roofline). Each command runs under
 # `timeout` (ROOFLINE_ATTENTION_TIMEOUT_S, default 200 s) so that a hung kernel costs one part, not
-# the call. Writes into build/gpu-results/attention/ and copies to $OUT: flash.json, torch-flash.json,
-# fp8.json, torch-fp8-attention.json, cudnn-fp8-attention.json, decode.json, torch-decode.json,
-# latent.json, torch-latent.json, mla.json, torch-mla.json and attention.log (every command's stderr).
+# the call. Writes into build/gpu-results/attention/: flash.json, torch-flash.json, fp8.json,
+# torch-fp8-attention.json, cudnn-fp8-attention.json, decode.json, torch-decode.json, latent.json,
+# torch-latent.json, mla.json, torch-mla.json and attention.log (every command's stderr); and packs
+# that folder into one file, $OUT/attention.tgz, after every part (a device call returns at most 8
+# files from $OUT, alphabetically the first: copied one by one, two parts' files and run.sh's log
+# already crowded out the library side's JSONs). Unpack with `tar xzf attention.tgz`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${ROOFLINE_BIN:-$PWD/build/gpu-run/roofline}
@@ -92,6 +95,6 @@ for part in "${PARTS[@]}"; do
       ;;
     *) echo "$0: unknown part '$part' (flash, mla, fp8, decode, latent)" >&2; exit 2 ;;
   esac
-  cp -f "$RESULTS"/*.json "$LOG" "$OUT/" 2>/dev/null
+  tar czf "$OUT/attention.tgz" -C "$RESULTS" . || rc=1
 done
 exit $rc
