@@ -19,6 +19,12 @@
 // O is divided by the row sum once at the end. The two consumers take turns issuing (ping-pong on
 // two named barriers), so that one's softmax also runs under the other's products.
 //
+// Persistent blocks (one per SM; full masks, and causal up to N 2048) run their query tiles as one
+// stream: a tile's last P V is issued with the next tile's first S, so that the softmax of that S --
+// which has no P V of its own to hide under -- runs under it, and the finished O is stored while the
+// other consumer's products run; Q has two stages where they fit (head dims 64 and 128, FP8), so
+// that the next tile's Q is loaded before the current tile's last S.
+//
 // FP8 (e4m3 Q, K, V, bf16 O; head dims 128 and 256): the same kernel with both products on the 8-bit
 // wgmma (k = 32). 8-bit wgmma reads B K-major only, so V arrives transposed (a pre-pass writes V^T,
 // its keys of each 32 in the order the P registers hold them: fp8_p_key), and P is packed from S's
@@ -60,6 +66,7 @@ struct Tiles {
   static constexpr int kBM = tiling.block_m;
   static constexpr int kBN = tiling.block_n;
   static constexpr int kStages = tiling.kv_stages;
+  static constexpr int kQStages = tiling.q_stages;
   static constexpr int kThreads = tiling.warps * 32;
   static_assert((kFp8 ? kernel_tiles::flash_wgmma_fp8_runs(D) && DV == D : kernel_tiles::flash_wgmma_runs(D, DV)) &&
                     kBM == 128 && kThreads == 384 && kBM % kBN == 0,
@@ -78,8 +85,9 @@ struct Tiles {
   // k steps of the products: 32 bytes of k (16 elements of 16 bits, 32 of 8) per wgmma.
   static constexpr int kQkSteps = D * kElementBytes / 32;
   static constexpr int kPvSteps = kBN * kElementBytes / 32;
-  static constexpr int kBarriers = 2 + 4 * kStages;  // Q full and empty; K full, K empty, V full, V empty per stage
-  static constexpr int kSmemBytes = kQBytes + kStages * (kTileBytes + kVTileBytes) + 8 * kBarriers + 1024;
+  // Q full and empty per Q stage; K full, K empty, V full, V empty per K/V stage
+  static constexpr int kBarriers = 2 * kQStages + 4 * kStages;
+  static constexpr int kSmemBytes = kQStages * kQBytes + kStages * (kTileBytes + kVTileBytes) + 8 * kBarriers + 1024;
   static_assert(kSmemBytes == tiling.smem_bytes);
 };
 
@@ -108,13 +116,15 @@ constexpr uint32_t kProducerRegisters = 24;
 constexpr uint32_t kConsumerRegisters = 240;
 // The share of L2 the K and V of one section of heads may take (FA3 takes 32 MB of H100's 50).
 constexpr long long kL2SectionBytes = 32ll << 20;
-// Persistent blocks where a query tile reads at most this many keys on average (N <= 1024, causal
-// or not): at 128-key tiles they ran 0.75-0.93x the time of a block per tile, while at N >= 4096
-// causal they ran 1.08-1.14x (static striding balances the uneven causal tiles worse). Full masks
-// have equal tiles, which a fixed stride balances exactly: persistent at every length (N 2048-8192
-// ran 0.92-0.97x the time of a block per tile, 16k-32k 0.99-1.00x; the runs of calls 3 and 4 of
-// docs/results/2026-12-02-h200-flash-fa3).
-constexpr double kPersistentMaxKeys = 1024.0;
+// Persistent blocks where a query tile reads at most this many keys on average (N <= 2048 causal, 12
+// tiles of 128 keys; full masks at every length). At 128-key tiles they ran N <= 1024 in 0.75-0.93x
+// the time of a block per tile, while at N >= 4096 causal they ran 1.08-1.14x (static striding
+// balances the uneven causal tiles worse; docs/results/2026-12-02-h200-flash-fa3). Causal N 2048,
+// once tiles were chained and Q double-buffered, ran 0.89-1.01x (median of six interleaved runs
+// each; docs/results/2026-12-04-h200-flash-chained-tiles). Full masks have equal tiles, which a
+// fixed stride balances exactly: persistent at every length (N 2048-8192 ran 0.92-0.97x the time
+// of a block per tile, 16k-32k 0.99-1.00x).
+constexpr double kPersistentMaxKeys = 1536.0;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Issues S = Q K^T for one K tile as one wgmma group (not waited for).
@@ -227,11 +237,11 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
   const uint32_t raw = ptx::smem_addr(smem_raw);
   const uint32_t smem = (raw + 1023u) & ~1023u;
   const uint32_t smem_q = smem;
-  const uint32_t smem_k = smem_q + S::kQBytes;
+  const uint32_t smem_k = smem_q + S::kQStages * S::kQBytes;
   const uint32_t smem_v = smem_k + kStages * kTileBytes;
   const uint32_t q_full = smem_v + kStages * kVTileBytes;
-  const uint32_t q_empty = q_full + 8;
-  const uint32_t k_full = q_empty + 8;
+  const uint32_t q_empty = q_full + 8 * S::kQStages;
+  const uint32_t k_full = q_empty + 8 * S::kQStages;
   const uint32_t k_empty = k_full + 8 * kStages;
   const uint32_t v_full = k_empty + 8 * kStages;
   const uint32_t v_empty = v_full + 8 * kStages;
@@ -245,8 +255,10 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
 
   if (threadIdx.x == 0) {
-    ptx::mbarrier_init(q_full, 1);
-    ptx::mbarrier_init(q_empty, kConsumerThreads);
+    for (int s = 0; s < S::kQStages; ++s) {
+      ptx::mbarrier_init(q_full + 8 * s, 1);
+      ptx::mbarrier_init(q_empty + 8 * s, kConsumerThreads);
+    }
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(k_full + 8 * s, 1);
       ptx::mbarrier_init(k_empty + 8 * s, kConsumerThreads);
@@ -259,6 +271,9 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
 
   auto stage = [](int j) { return static_cast<uint32_t>(j % kStages); };
   auto parity = [](int j) { return static_cast<uint32_t>(j / kStages) & 1u; };
+  // The Q ring: query tile `count` of this block in stage count % kQStages.
+  auto q_stage = [](int count) { return static_cast<uint32_t>(count % S::kQStages); };
+  auto q_parity = [](int count) { return static_cast<uint32_t>(count / S::kQStages) & 1u; };
 
   if (warpgroup == 0) {
     ptx::setmaxnreg_dec<kProducerRegisters>();
@@ -283,11 +298,13 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
       int count = 0;
       for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
         const QueryTile t = query_tile<T, D, DV>(index, heads, group, seq, rows, section_rows, causal);
-        ptx::mbarrier_wait(q_empty, (static_cast<uint32_t>(count) & 1u) ^ 1u);
-        ptx::mbarrier_arrive_expect_tx(q_full, S::kQBytes);
+        const uint32_t full = q_full + 8 * q_stage(count);
+        ptx::mbarrier_wait(q_empty + 8 * q_stage(count), q_parity(count) ^ 1u);
+        ptx::mbarrier_arrive_expect_tx(full, S::kQBytes);
 #pragma unroll
         for (int box = 0; box < S::kBoxes; ++box) {
-          ptx::tma_load_3d(smem_q + box * S::kQBoxBytes, &map_q, q_full, S::kBoxElements * box, t.q0, t.bh);
+          ptx::tma_load_3d(smem_q + q_stage(count) * S::kQBytes + box * S::kQBoxBytes, &map_q, full,
+                           S::kBoxElements * box, t.q0, t.bh);
         }
         // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
         for (int j = 0; j < t.kv_tiles; ++j) {
@@ -300,7 +317,8 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
       // The consumers wait without a watchdog (mbarrier_wait_untimed); the producer's own waits
       // cover every load but the last ones, which it waits for here: a load that never lands
       // then traps instead of hanging the GPU.
-      if (count > 0) ptx::mbarrier_wait(q_full, static_cast<uint32_t>(count - 1) & 1u);
+      for (int c = max(0, count - S::kQStages); c < count; ++c)
+        ptx::mbarrier_wait(q_full + 8 * q_stage(c), q_parity(c));
       for (int j = max(0, ring - kStages); j < ring; ++j) {
         ptx::mbarrier_wait(k_full + 8 * stage(j), parity(j));
         ptx::mbarrier_wait(v_full + 8 * stage(j), parity(j));
@@ -329,6 +347,45 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
     const int their_turn = 2 - consumer;
     if (consumer == 1) ptx::named_barrier_arrive(their_turn, kConsumerThreads);
 
+    // The output of a finished query tile: O / l of this thread's rows row0 and row0 + 8.
+    auto store_o = [&](const float(&o_acc)[DV / 2], const float(&sum)[2], int bh, int row0) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float total = sum[h];
+        total += __shfl_xor_sync(0xffffffffu, total, 1);
+        total += __shfl_xor_sync(0xffffffffu, total, 2);
+        const float inv = total > 0.0f ? out_scale / total : 0.0f;
+        const int row = row0 + 8 * h;
+        if (row >= seq) continue;
+        OutputOf<T>* out_row = o + (static_cast<std::size_t>(bh) * seq + row) * DV;
+#pragma unroll
+        for (int n8 = 0; n8 < DV / 8; ++n8) {
+          *reinterpret_cast<uint32_t*>(out_row + n8 * 8 + (lane % 4) * 2) =
+              OutTraits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
+        }
+      }
+    };
+
+    float o_acc[DV / 2];
+#pragma unroll
+    for (int i = 0; i < DV / 2; ++i) o_acc[i] = 0.0f;
+    ptx::fence_registers(o_acc);
+    float row_max[2] = {-INFINITY, -INFINITY};
+    float row_sum[2] = {0.0f, 0.0f};
+    float alpha[2] = {1.0f, 1.0f};
+    uint32_t p[S::kPvSteps][4];
+    float s_acc[kBN / 2];
+    // Chained query tiles: a persistent block's last P V of one query tile is issued with the next
+    // tile's first S, in the same turn, so that the softmax of that first S (which has no P V of its
+    // own to hide under) runs under the last P V, and the finished tile's O is stored while the
+    // other consumer's products run. `pending`: P (of K/V tile pending_v) still waits for its P V;
+    // the tile it belongs to is (done_bh, done_row0), its row sums done_sum.
+    bool pending = false;
+    int pending_v = 0;
+    int done_bh = 0;
+    int done_row0 = 0;
+    float done_sum[2] = {0.0f, 0.0f};
+
     int ring = 0;
     int count = 0;
     for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
@@ -339,33 +396,56 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
       // releases the block's remaining tiles, in order, so that both warpgroups' arrivals stay in step).
       const int wg_tiles = consumer_tiles_of<T, D, DV>(tile.q0, tile.kv_tiles, consumer, causal != 0);
       const int turns = consumer_tiles_of<T, D, DV>(tile.q0, tile.kv_tiles, 1, causal != 0);
-
-      float o_acc[DV / 2];
+      const uint32_t q_tile = smem_q + q_stage(count) * S::kQBytes;
+      const uint32_t q_release = q_empty + 8 * q_stage(count);
+      // The previous tile's row sums go with its pending P V; this tile's softmax starts afresh.
 #pragma unroll
-      for (int i = 0; i < DV / 2; ++i) o_acc[i] = 0.0f;
-      ptx::fence_registers(o_acc);
-      float row_max[2] = {-INFINITY, -INFINITY};
-      float row_sum[2] = {0.0f, 0.0f};
-      float alpha[2];
-      uint32_t p[S::kPvSteps][4];
-      float s_acc[kBN / 2];
+      for (int h = 0; h < 2; ++h) {
+        done_sum[h] = row_sum[h];
+        row_max[h] = -INFINITY;
+        row_sum[h] = 0.0f;
+      }
 
-      ptx::mbarrier_wait_untimed(q_full, static_cast<uint32_t>(count) & 1u);
+      ptx::mbarrier_wait_untimed(q_full + 8 * q_stage(count), q_parity(count));
       ptx::named_barrier_sync(my_turn, kConsumerThreads);
       wait_k(ring);
-      issue_qk<T, D, DV>(s_acc, smem_q, k_tile(ring), consumer);
-      ptx::named_barrier_arrive(their_turn, kConsumerThreads);
-      ptx::wgmma_wait<0>();
-      ptx::fence_registers(s_acc);
-      release_k(ring);
-      if (wg_tiles == 1) ptx::mbarrier_arrive(q_empty);  // Q's last use: the next tile's Q may load
-      softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2,
-                          kExpOffset<T>);
-      pack_p<T, kBN>(s_acc, p);
+      // Each branch issues and waits for its own products: ptxas serialises wgmma whose waits it
+      // cannot match to their issues across a branch (C7514).
+      if (pending) {  // S_0 with the previous tile's last P V
+        issue_qk<T, D, DV>(s_acc, q_tile, k_tile(ring), consumer);
+        wait_v(pending_v);  // (O was rescaled for this P V when the previous tile ended)
+        issue_pv<T, D, DV>(o_acc, p, v_tile(pending_v), v_leading_bytes, v_stride_bytes);
+        ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+        ptx::wgmma_wait<1>();
+        ptx::fence_registers(s_acc);
+        release_k(ring);
+        if (wg_tiles == 1) ptx::mbarrier_arrive(q_release);  // Q's last use: a later tile's Q may load
+        softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2,
+                            kExpOffset<T>);
+        ptx::wgmma_wait<0>();
+        ptx::fence_registers(o_acc);
+        fence_words(p);
+        release_v(pending_v);
+        pack_p<T, kBN>(s_acc, p);
+        store_o(o_acc, done_sum, done_bh, done_row0);  // the previous tile is complete
+#pragma unroll
+        for (int i = 0; i < DV / 2; ++i) o_acc[i] = 0.0f;
+        ptx::fence_registers(o_acc);
+      } else {
+        issue_qk<T, D, DV>(s_acc, q_tile, k_tile(ring), consumer);
+        ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+        ptx::wgmma_wait<0>();
+        ptx::fence_registers(s_acc);
+        release_k(ring);
+        if (wg_tiles == 1) ptx::mbarrier_arrive(q_release);
+        softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, 0, row0, first_row, lane, seq, causal, scale_log2,
+                            kExpOffset<T>);
+        pack_p<T, kBN>(s_acc, p);
+      }
       for (int j = 1; j < wg_tiles; ++j) {
         ptx::named_barrier_sync(my_turn, kConsumerThreads);
         wait_k(ring + j);
-        issue_qk<T, D, DV>(s_acc, smem_q, k_tile(ring + j), consumer);
+        issue_qk<T, D, DV>(s_acc, q_tile, k_tile(ring + j), consumer);
         rescale<DV>(o_acc, alpha);  // to the running max of P_{j-1}, under S_j's product
         wait_v(ring + j - 1);
         issue_pv<T, D, DV>(o_acc, p, v_tile(ring + j - 1), v_leading_bytes, v_stride_bytes);
@@ -373,7 +453,7 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
         ptx::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
         ptx::fence_registers(s_acc);
         release_k(ring + j);
-        if (j == wg_tiles - 1) ptx::mbarrier_arrive(q_empty);
+        if (j == wg_tiles - 1) ptx::mbarrier_arrive(q_release);
         softmax_scores<kBN>(s_acc, row_max, row_sum, alpha, j * kBN, row0, first_row, lane, seq, causal, scale_log2,
                             kExpOffset<T>);
         ptx::wgmma_wait<0>();
@@ -382,17 +462,31 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
         release_v(ring + j - 1);
         pack_p<T, kBN>(s_acc, p);
       }
-      rescale<DV>(o_acc, alpha);
-      wait_v(ring + wg_tiles - 1);
-      issue_pv<T, D, DV>(o_acc, p, v_tile(ring + wg_tiles - 1), v_leading_bytes, v_stride_bytes);
-      for (int j = wg_tiles; j < turns; ++j) {  // consumer 0's empty turns (see the ping-pong above)
-        ptx::named_barrier_sync(my_turn, kConsumerThreads);
-        ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+      // Chain into the next tile where this block has one and this warpgroup computes every K/V tile
+      // of this one (no skipped tiles to wait through while a V stage is held, and no empty turns).
+      pending = index + static_cast<int>(gridDim.x) < tiles && wg_tiles == tile.kv_tiles;
+      if (pending) {
+        rescale<DV>(o_acc, alpha);  // here, with no product in flight, rather than under S_0
+        pending_v = ring + wg_tiles - 1;
+        done_bh = tile.bh;
+        done_row0 = row0;
+      } else {
+        rescale<DV>(o_acc, alpha);
+        wait_v(ring + wg_tiles - 1);
+        issue_pv<T, D, DV>(o_acc, p, v_tile(ring + wg_tiles - 1), v_leading_bytes, v_stride_bytes);
+        for (int j = wg_tiles; j < turns; ++j) {  // consumer 0's empty turns (see the ping-pong above)
+          ptx::named_barrier_sync(my_turn, kConsumerThreads);
+          ptx::named_barrier_arrive(their_turn, kConsumerThreads);
+        }
+        ptx::wgmma_wait<0>();
+        ptx::fence_registers(o_acc);
+        fence_words(p);
+        release_v(ring + wg_tiles - 1);
+        store_o(o_acc, row_sum, tile.bh, row0);
+#pragma unroll
+        for (int i = 0; i < DV / 2; ++i) o_acc[i] = 0.0f;
+        ptx::fence_registers(o_acc);
       }
-      ptx::wgmma_wait<0>();
-      ptx::fence_registers(o_acc);
-      fence_words(p);
-      release_v(ring + wg_tiles - 1);
       for (int j = wg_tiles; j < tile.kv_tiles; ++j) {
         wait_k(ring + j);
         release_k(ring + j);
@@ -400,23 +494,6 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
         release_v(ring + j);
       }
       ring += tile.kv_tiles;
-
-      // ---- O / row sum ----
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float total = row_sum[h];
-        total += __shfl_xor_sync(0xffffffffu, total, 1);
-        total += __shfl_xor_sync(0xffffffffu, total, 2);
-        const float inv = total > 0.0f ? out_scale / total : 0.0f;
-        const int row = row0 + 8 * h;
-        if (row >= seq) continue;
-        OutputOf<T>* out_row = o + (static_cast<std::size_t>(tile.bh) * seq + row) * DV;
-#pragma unroll
-        for (int n8 = 0; n8 < DV / 8; ++n8) {
-          *reinterpret_cast<uint32_t*>(out_row + n8 * 8 + (lane % 4) * 2) =
-              OutTraits::pack(o_acc[4 * n8 + 2 * h] * inv, o_acc[4 * n8 + 2 * h + 1] * inv);
-        }
-      }
     }
   }
 #else

@@ -705,10 +705,11 @@ TEST_CASE("case list report and suite selection") {
   CHECK(list.kind == "bench-cases");
   // --quick: 81 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
-  // attention; the wgmma GEMV's 4 ragged cases), 97 + 38 compute (3 probes, 31 GEMMs, 7 FP8 GEMMs, 56 attention; 38
-  // grouped GEMMs) + 8 FP8 attention, 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma)
+  // attention; the wgmma GEMV's 4 ragged cases), 103 + 38 compute (3 probes, 31 GEMMs, 7 FP8 GEMMs, 62 attention:
+  // 56 + the Hopper kernel's 6 of several query tiles a block; 38 grouped GEMMs) + 12 FP8 attention (8 + 4 of
+  // several tiles a block), 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma)
   // and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 81 + 97 + 38 + 8 + 8 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 81 + 103 + 38 + 12 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -1190,20 +1191,25 @@ TEST_CASE("attention cases count FLOPs and HBM bytes with the model's functions"
   // The tiles: 32-key tiles for two m16 tiles per warp at d = 128.
   CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.flashw4r32"))->block_n == 32);
   CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d64.b4h32kv32.n4096.flashw4r32"))->block_n == 64);
-  // The Hopper kernel: Q 128 x d + 2 stages x (K + V) of block_n x d, 2 bytes an element, + 10
-  // mbarriers of 8 bytes + 1024 of slack. d 128: 32768 + 131072 + 1104 = 164944; d 64 (128-key
-  // tiles): 16384 + 65536 + 1104 = 83024; d 256 (64-key tiles): 65536 + 131072 + 1104 = 197712.
-  CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma"))->smem_bytes == 164944);
-  CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d64.b4h32kv32.n4096.flashwgmma"))->smem_bytes == 83024);
+  // The Hopper kernel: q_stages x Q (128 x d) + 2 stages x (K + V) of block_n x d, 2 bytes an
+  // element, + (2 q_stages + 8) mbarriers of 8 bytes + 1024 of slack; two Q stages where that stays
+  // within 232448 bytes (227 KB). d 128: 2 x 32768 + 131072 + 96 + 1024 = 197728; d 64 (128-key
+  // tiles): 2 x 16384 + 65536 + 1120 = 99424; d 256 (64-key tiles): two Q stages would be 2 x 65536
+  // + 131072 + 1120 = 263264, too many, so one: 65536 + 131072 + 80 + 1024 = 197712.
+  const compute::AttentionCase& d128 = attention_case("attn.bf16.causal.d128.b4h32kv32.n4096.flashwgmma");
+  CHECK(compute::tiling_of(d128)->smem_bytes == 197728);
+  CHECK(compute::tiling_of(d128)->q_stages == 2);
+  CHECK(compute::tiling_of(attention_case("attn.bf16.causal.d64.b4h32kv32.n4096.flashwgmma"))->smem_bytes == 99424);
   const compute::AttentionCase& d256 = attention_case("attn.bf16.causal.d256.b4h32kv32.n4096.flashwgmma");
   CHECK(compute::tiling_of(d256)->smem_bytes == 197712);
+  CHECK(compute::tiling_of(d256)->q_stages == 1);
   CHECK(compute::tiling_of(d256)->block_n == 64);
-  // FP8: 1 byte an element and 128-key tiles at both head dims. d 128: 16384 + 2 x 2 x 16384 + 1104
-  // = 83024 (d 64's bytes at 16 bits); d 256: 32768 + 2 x 2 x 32768 + 1104 = 164944.
+  // FP8: 1 byte an element and 128-key tiles at both head dims, two Q stages. d 128: 2 x 16384 + 2 x
+  // 2 x 16384 + 1120 = 99424 (d 64's bytes at 16 bits); d 256: 2 x 32768 + 2 x 2 x 32768 + 1120 = 197728.
   const compute::AttentionCase& fp8 = attention_case("attn.fp8_e4m3.causal.d128.b4h32kv32.n4096.flashwgmma");
-  CHECK(compute::tiling_of(fp8)->smem_bytes == 83024);
+  CHECK(compute::tiling_of(fp8)->smem_bytes == 99424);
   const compute::AttentionCase& fp8_d256 = attention_case("attn.fp8_e4m3.causal.d256.b4h32kv32.n4096.flashwgmma");
-  CHECK(compute::tiling_of(fp8_d256)->smem_bytes == 164944);
+  CHECK(compute::tiling_of(fp8_d256)->smem_bytes == 197728);
   CHECK(compute::tiling_of(fp8_d256)->block_n == 128);
   // Its reference is the bf16 kernel on the same problem; no FP8 ceiling is measured.
   const BenchmarkResult fp8_result = compute::make_result(fp8);

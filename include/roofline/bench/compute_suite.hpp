@@ -307,6 +307,9 @@ constexpr void for_each_attention_case(F&& f) {
     for (bool causal : {false, true}) {
       all(2, 4, 4, 256, d, causal, DType::bf16, true);
       all(2, 4, 2, 1000, d, causal, DType::bf16, true);
+      // The Hopper kernel's persistent blocks taking several query tiles each (512 tiles on one
+      // block an SM: its chained tiles and its second Q stage), ragged and GQA.
+      one(AttentionImpl::flash_wgmma, 2, 32, 8, 1000, d, causal, DType::bf16, true);
     }
   }
   all(1, 4, 4, 512, 128, true, DType::fp16, true);
@@ -348,6 +351,7 @@ constexpr void for_each_attention_case(F&& f) {
     for (std::int64_t d : {128, 256}) {
       fp8(2, 4, 4, 256, d, causal, true);
       fp8(2, 4, 2, 1000, d, causal, true);
+      fp8(2, 32, 8, 1000, d, causal, true);
     }
   }
 }

@@ -240,6 +240,7 @@ struct FlashTiling {
   int warps = 0;
   int kv_stages = 0;
   int smem_bytes = 0;  // dynamic shared memory per block
+  int q_stages = 1;    // Q tiles held at once: 2 lets a persistent block load its next tile's Q early
 };
 
 // The mma.sync kernels (kernels/attention/flash.cu): 8 warps x 16 rows or 4 warps x 32 rows; two m16
@@ -257,15 +258,28 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
 // warpgroup and two consumer warpgroups of 64 rows (persistent, a block per SM, at short
 // sequences). Keys per K/V tile: 128, but 64 at head dim 256, where a consumer's O (64 x 256 fp32)
 // already takes 128 of its 240 registers and a 128-key S would take 64 more. Shared memory: Q
-// (128 rows) + stages x (K + V tiles) at 2 bytes an element, + mbarriers (full and empty for Q, and
-// for K and V per stage) + 1024 bytes of alignment slack: 80, 161 and 193 KB.
+// (128 rows, in one or two stages) + stages x (K + V tiles) at 2 bytes an element, + mbarriers
+// (full and empty for each Q stage, and for K and V per stage) + 1024 bytes of alignment slack:
+// 97 and 193 KB at head dims 64 and 128 (two Q stages), 193 KB at 256 (one).
 // Two stages at every head dim: 4 at d 64 and 3 at d 128 (which fit) ran within the calls' noise of
 // 2 (median time 1.00x over the suite's shapes, docs/results/2026-12-02-h200-flash-headdims).
 // Q and K may be wider than V and O (`head_dim_v`; 0 means head_dim): the 16-bit kernel also runs
 // 192 with 128, DeepSeek's multi-head latent attention in its expanded (prefill) form (128 + 64
 // rotary wide scores, 128 wide values; FlashAttention-3 builds the same pair). Its K tile is 192
-// wide and its V tile 128: 209 KB.
+// wide and its V tile 128: 209 KB (one Q stage).
 inline constexpr int flash_wgmma_stages = 2;
+// The dynamic shared memory one Hopper block may take (227 KB).
+inline constexpr int flash_wgmma_max_smem = 232448;
+// Q in two stages where they fit beside the K/V ring (head dims 64 and 128, and FP8): a persistent
+// block's next Q then loads during its current tile rather than after the tile's last S.
+constexpr FlashTiling flash_wgmma_with_q_stages(int block_m, int block_n, int q_tile_bytes, int kv_stage_bytes) {
+  const int stages = flash_wgmma_stages;
+  const auto bytes = [&](int q_stages) {
+    return q_stages * q_tile_bytes + stages * kv_stage_bytes + 8 * (2 * q_stages + 4 * stages) + 1024;
+  };
+  const int q_stages = bytes(2) <= flash_wgmma_max_smem ? 2 : 1;
+  return {block_m, block_n, 12, stages, bytes(q_stages), q_stages};
+}
 constexpr bool flash_wgmma_runs(int head_dim, int head_dim_v = 0) {
   if (head_dim_v != 0 && head_dim_v != head_dim) return head_dim == 192 && head_dim_v == 128;
   return head_dim == 64 || head_dim == 128 || head_dim == 256;
@@ -274,25 +288,21 @@ constexpr FlashTiling flash_wgmma(int head_dim, int head_dim_v = 0) {
   const int value_dim = head_dim_v == 0 ? head_dim : head_dim_v;
   const int block_m = 128;
   const int block_n = head_dim == 256 ? 64 : 128;
-  const int stages = flash_wgmma_stages;
-  return {block_m, block_n, 12, stages,
-          block_m * head_dim * 2 + stages * block_n * (head_dim + value_dim) * 2 + 8 * (2 + 4 * stages) + 1024};
+  return flash_wgmma_with_q_stages(block_m, block_n, block_m * head_dim * 2, block_n * (head_dim + value_dim) * 2);
 }
 
 // The same kernel on e4m3 Q, K and V (both products on the 8-bit wgmma, k = 32), head dims 128 and
 // 256: every K tile row and every row of the transposed V tile (one head-dim row of 128 keys) is
 // one 128-byte swizzled row. Keys per tile: 128 at both head dims (8-bit P takes half the registers
-// of 16-bit P, so a 128-key S fits beside d 256's O). Shared memory at 1 byte an element: 82 and
-// 148 KB. Head dim 64 (64-byte rows, another swizzle) is not built.
+// of 16-bit P, so a 128-key S fits beside d 256's O). Shared memory at 1 byte an element, two Q
+// stages: 97 and 193 KB. Head dim 64 (64-byte rows, another swizzle) is not built.
 constexpr bool flash_wgmma_fp8_runs(int head_dim) {
   return head_dim == 128 || head_dim == 256;
 }
 constexpr FlashTiling flash_wgmma_fp8(int head_dim) {
   const int block_m = 128;
   const int block_n = 128;
-  const int stages = flash_wgmma_stages;
-  return {block_m, block_n, 12, stages,
-          block_m * head_dim + stages * 2 * block_n * head_dim + 8 * (2 + 4 * stages) + 1024};
+  return flash_wgmma_with_q_stages(block_m, block_n, block_m * head_dim, 2 * block_n * head_dim);
 }
 
 // Decode attention (kernels/layer/decode_attention.cu): one block per (sequence, KV head, split of the context);
