@@ -114,8 +114,15 @@ constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2; warpgroup 0 is the
 // setmaxnreg: 24 x 128 + 240 x 256 = 64,512 of the SM's 65,536 registers.
 constexpr uint32_t kProducerRegisters = 24;
 constexpr uint32_t kConsumerRegisters = 240;
-// The share of L2 the K and V of one section of heads may take (FA3 takes 32 MB of H100's 50).
-constexpr long long kL2SectionBytes = 32ll << 20;
+// The share of L2 the K and V of one section of heads may take. FA3 takes 32 MB of H100's 50; on
+// the H200, six interleaved runs of each size (docs/results/2026-12-04-h200-flash-chained-tiles,
+// call 5) ran full masks 0.93-1.00x the time in 8 MB sections (Nsight Compute had shown the 32 MB
+// ones reading K and V from HBM about three times over: 1.6 GB at N 4096 against cuDNN's 0.53),
+// and causal grids with a block per tile (N >= 4096) 0.87-0.99x. Persistent causal grids keep 32
+// MB: their fixed stride balances the uneven tiles only with the heaviest of many heads first
+// (N 1024 ran 1.24x the time in 8 MB sections).
+constexpr long long kL2SectionBytes = 8ll << 20;
+constexpr long long kL2SectionBytesStridedCausal = 32ll << 20;
 // Persistent blocks where a query tile reads at most this many keys on average (N <= 2048 causal, 12
 // tiles of 128 keys; full masks at every length). At 128-key tiles they ran N <= 1024 in 0.75-0.93x
 // the time of a block per tile, while at N >= 4096 causal they ran 1.08-1.14x (static striding
@@ -595,20 +602,20 @@ void launch(StorageFormat type, const AttentionShape& shape, float scale, float 
   const long long rows = static_cast<long long>(shape.batch) * shape.heads;
   const long long q_tiles = (shape.seq + S::kBM - 1) / S::kBM;
   require(rows * q_tiles <= 0x7fffffff, "flash attention (wgmma): grid too large for this shape");
-  // Query heads per L2 section: as many KV heads' K and V as fit in the share, times the group
-  // (a KV head's query heads are consecutive rows), at least one group.
-  const int group = shape.heads / shape.kv_heads;
-  const long long kv_head_bytes = 1ll * shape.seq * (D + DV) * S::kElementBytes;
-  const long long section_rows = std::min(rows, std::max(1ll, kL2SectionBytes / kv_head_bytes) * group);
   // Persistent (one block per SM, the most the shared memory allows) where the query tiles are equal
   // work (a full mask) or short work -- at most kPersistentMaxKeys keys on average, where a tile's
   // start and end are a large share of it; longer causal tiles get a block each, and the hardware's
   // block scheduler hands the next (lighter) tile to whichever SM frees first, which balanced causal
   // work better than a fixed stride (docs/results/2026-12-02-h200-flash-fa3).
   const long long tiles = rows * q_tiles;
-  long long blocks = tiles;
-  if (!shape.causal || mean_kv_keys<T, D, DV>(shape.seq, shape.causal) <= kPersistentMaxKeys)
-    blocks = std::min<long long>(tiles, current_device_sms());
+  const bool persistent = !shape.causal || mean_kv_keys<T, D, DV>(shape.seq, shape.causal) <= kPersistentMaxKeys;
+  const long long blocks = persistent ? std::min<long long>(tiles, current_device_sms()) : tiles;
+  // Query heads per L2 section: as many KV heads' K and V as fit in the share, times the group
+  // (a KV head's query heads are consecutive rows), at least one group.
+  const int group = shape.heads / shape.kv_heads;
+  const long long kv_head_bytes = 1ll * shape.seq * (D + DV) * S::kElementBytes;
+  const long long section_bytes = persistent && shape.causal ? kL2SectionBytesStridedCausal : kL2SectionBytes;
+  const long long section_rows = std::min(rows, std::max(1ll, section_bytes / kv_head_bytes) * group);
   flash_wgmma_kernel<T, D, DV><<<static_cast<unsigned>(blocks), S::kThreads, S::kSmemBytes, stream>>>(
       map_q, map_k, map_v, static_cast<OutputOf<T>*>(o), shape.heads, group, shape.seq, static_cast<int>(rows),
       static_cast<int>(section_rows), scale * 1.4426950408889634f, out_scale, shape.causal ? 1 : 0,
