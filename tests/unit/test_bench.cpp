@@ -850,12 +850,14 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // N = 512; each with standard and the three flash kernels. FP8 (flash_wgmma alone), causal or not:
   // d 128 at B 4 and 5 lengths, GQA, d 256 at 3 lengths, and 2 small shapes at each head dim. MLA
   // expanded (d 192, V 128; standard and flash_wgmma): causal at 16 heads x 5 lengths and 128 heads x 3,
-  // full at one shape of each, and 2 small shapes x 2 masks (--quick).
+  // full at one shape of each, and 2 small shapes x 2 masks (--quick). The Hopper kernel alone on a
+  // shape of several query tiles a block (B 2, H 32, KV 8, N 1000): bf16 at 3 head dims x 2 masks,
+  // FP8 at 2 x 2 (--quick).
   CHECK(compute::attention_cases.size() ==
-        4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1) + 2 * (5 + 1 + 3 + 4) + 2 * (5 + 3 + 2 + 4));
-  // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call; FP8 attention's 8 small shapes;
-  // MLA expanded's 8.
-  CHECK(quick == 3 + 31 + 7 + 56 + 8 + 8);
+        4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1) + 2 * (5 + 1 + 3 + 4) + 2 * (5 + 3 + 2 + 4) + 3 * 2 + 2 * 2);
+  // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call; attention's 56 + 6 of several
+  // query tiles a block; FP8 attention's 8 small shapes + 4 of several tiles; MLA expanded's 8.
+  CHECK(quick == 3 + 31 + 7 + 62 + 12 + 8);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
