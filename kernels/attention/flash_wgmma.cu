@@ -115,7 +115,7 @@ constexpr int kConsumerThreads = 256;  // warpgroups 1 and 2; warpgroup 0 is the
 constexpr uint32_t kProducerRegisters = 24;
 constexpr uint32_t kConsumerRegisters = 240;
 // The share of L2 the K and V of one section of heads may take. FA3 takes 32 MB of H100's 50; on
-// the H200, six interleaved runs of each size (docs/results/2026-12-04-h200-flash-chained-tiles,
+// the H200, five interleaved runs of each size (docs/results/2026-12-04-h200-flash-chained-tiles,
 // call 5) ran full masks 0.93-1.00x the time in 8 MB sections (Nsight Compute had shown the 32 MB
 // ones reading K and V from HBM about three times over: 1.6 GB at N 4096 against cuDNN's 0.53),
 // and causal grids with a block per tile (N >= 4096) 0.87-0.99x. Persistent causal grids keep 32
