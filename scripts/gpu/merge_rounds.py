@@ -28,7 +28,7 @@ def case_key(row):
     if "id" in row:
         return row["id"]
     return tuple(sorted((k, v) for k, v in row.items()
-                        if isinstance(v, (str, int, bool)) and not isinstance(v, float) and k not in NOT_KEY))
+                        if isinstance(v, (str, int, bool)) and k not in NOT_KEY))
 
 
 def merge_rows(rounds_rows):

@@ -15,15 +15,15 @@ import re
 import statistics
 import sys
 
+from summarize_paired import rows_of
+
 
 def medians_of(path):
     with open(path) as f:
         report = json.load(f)
-    for table in report.get("results", {}).values():
-        if isinstance(table, list):
-            for row in table:
-                if isinstance(row, dict) and row.get("median_us") and "id" in row:
-                    yield row["id"], row["median_us"]
+    for row in rows_of(report):
+        if row["median_us"]:
+            yield row["id"], row["median_us"]
 
 
 def main(argv):
