@@ -22,8 +22,8 @@
 // Persistent blocks (one per SM; full masks, and causal up to N 2048) run their query tiles as one
 // stream: a tile's last P V is issued with the next tile's first S, so that the softmax of that S --
 // which has no P V of its own to hide under -- runs under it, and the finished O is stored while the
-// other consumer's products run; Q has two stages where they fit (head dims 64 and 128, FP8), so
-// that the next tile's Q is loaded before the current tile's last S.
+// other consumer's products run; Q has two stages where they fit (head dims 64 and 128, FP8), and
+// the producer loads the next tile's Q right after the current tile's first K.
 //
 // FP8 (e4m3 Q, K, V, bf16 O; head dims 128 and 256): the same kernel with both products on the 8-bit
 // wgmma (k = 32). 8-bit wgmma reads B K-major only, so V arrives transposed (a pre-pass writes V^T,
@@ -305,18 +305,32 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
       int count = 0;
       for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
         const QueryTile t = query_tile<T, D, DV>(index, heads, group, seq, rows, section_rows, causal);
-        const uint32_t full = q_full + 8 * q_stage(count);
-        ptx::mbarrier_wait(q_empty + 8 * q_stage(count), q_parity(count) ^ 1u);
-        ptx::mbarrier_arrive_expect_tx(full, S::kQBytes);
+        // Query tile `c` of this block (at `tile_index`) into its Q stage.
+        auto load_q = [&](int c, int tile_index) {
+          const QueryTile qt = query_tile<T, D, DV>(tile_index, heads, group, seq, rows, section_rows, causal);
+          const uint32_t full = q_full + 8 * q_stage(c);
+          ptx::mbarrier_wait(q_empty + 8 * q_stage(c), q_parity(c) ^ 1u);
+          ptx::mbarrier_arrive_expect_tx(full, S::kQBytes);
 #pragma unroll
-        for (int box = 0; box < S::kBoxes; ++box) {
-          ptx::tma_load_3d(smem_q + q_stage(count) * S::kQBytes + box * S::kQBoxBytes, &map_q, full,
-                           S::kBoxElements * box, t.q0, t.bh);
-        }
+          for (int box = 0; box < S::kBoxes; ++box) {
+            ptx::tma_load_3d(smem_q + q_stage(c) * S::kQBytes + box * S::kQBoxBytes, &map_q, full,
+                             S::kBoxElements * box, qt.q0, qt.bh);
+          }
+        };
+        // With two Q stages the next tile's Q is loaded right after this tile's first K (its stage
+        // was freed by the tile before this one). Loaded after this tile's last V, as it was until
+        // 2026-12-04, it was often still in flight when the consumers chained into the next tile:
+        // Nsight Compute sampled them waiting on Q at 1.3% of all samples at N 1024
+        // (docs/results/2026-12-04-h200-flash-early-q).
+        if (S::kQStages == 1 || count == 0) load_q(count, index);
         // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
-        for (int j = 0; j < t.kv_tiles; ++j) {
+        load(k_full, k_empty, smem_k, &map_k, ring, 0, t.kv_index, false, S::kBoxes);
+        if (S::kQStages > 1 && index + static_cast<int>(gridDim.x) < tiles) {
+          load_q(count + 1, index + static_cast<int>(gridDim.x));
+        }
+        for (int j = 1; j < t.kv_tiles; ++j) {
           load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index, false, S::kBoxes);
-          if (j > 0) load(v_full, v_empty, smem_v, &map_v, ring + j - 1, j - 1, t.kv_index, S::kFp8, S::kVBoxes);
+          load(v_full, v_empty, smem_v, &map_v, ring + j - 1, j - 1, t.kv_index, S::kFp8, S::kVBoxes);
         }
         load(v_full, v_empty, smem_v, &map_v, ring + t.kv_tiles - 1, t.kv_tiles - 1, t.kv_index, S::kFp8, S::kVBoxes);
         ring += t.kv_tiles;
