@@ -53,7 +53,7 @@ struct LatentBlock {
   static constexpr int p_bytes = rows * kPRowBytes;
   static constexpr int smem_bytes = q_bytes + kStages * kTileBytes + p_bytes + key_groups * rows * 4;
   static_assert(smem_bytes == kernel_tiles::latent_attention_smem_bytes(M));
-  static_assert(smem_bytes <= 227 * 1024, "one block per SM");
+  static_assert(smem_bytes <= kernel_tiles::sm90_max_block_smem, "one block per SM");
 };
 
 // Chunk c of row r: the 16-byte chunks of each aligned group of 8 permuted by r & 7, so that the 8

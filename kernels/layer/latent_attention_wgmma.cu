@@ -81,7 +81,7 @@ constexpr int kRightBoxes = kBoxes - kHalfBoxes;
 constexpr int kScoreStepsLeft = kLeftBoxes * 4;
 constexpr int kBarriers = 1 + 4 * kStages;  // Q full; per stage left/right full, left/right empty
 constexpr int kSmemBytes = kQBytes + kStages * kTileBytes + kPBytes + 2 * kRows * 4 + 8 * kBarriers + 1024;
-static_assert(kSmemBytes <= 227 * 1024, "one block per SM");
+static_assert(kSmemBytes <= kernel_tiles::sm90_max_block_smem, "one block per SM");
 static_assert(kRank % (2 * kBoxElements) == 0 && kDim % kBoxElements == 0);
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -268,8 +268,8 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
 // rotary wide scores, 128 wide values; FlashAttention-3 builds the same pair). Its K tile is 192
 // wide and its V tile 128: 209 KB (one Q stage).
 inline constexpr int flash_wgmma_stages = 2;
-// The dynamic shared memory one Hopper block may take (227 KB).
-inline constexpr int flash_wgmma_max_smem = 232448;
+// The dynamic shared memory one Hopper (sm_90) block may take: 227 KB of the SM's 228.
+inline constexpr int sm90_max_block_smem = 227 * 1024;
 // Q in two stages where they fit beside the K/V ring (head dims 64 and 128, and FP8): a persistent
 // block's next Q then loads during its current tile rather than after the tile's last S.
 constexpr FlashTiling flash_wgmma_with_q_stages(int block_m, int block_n, int q_tile_bytes, int kv_stage_bytes) {
@@ -277,7 +277,7 @@ constexpr FlashTiling flash_wgmma_with_q_stages(int block_m, int block_n, int q_
   const auto bytes = [&](int q_stages) {
     return q_stages * q_tile_bytes + stages * kv_stage_bytes + 8 * (2 * q_stages + 4 * stages) + 1024;
   };
-  const int q_stages = bytes(2) <= flash_wgmma_max_smem ? 2 : 1;
+  const int q_stages = bytes(2) <= sm90_max_block_smem ? 2 : 1;
   return {block_m, block_n, 12, stages, bytes(q_stages), q_stages};
 }
 constexpr bool flash_wgmma_runs(int head_dim, int head_dim_v = 0) {
