@@ -13,7 +13,7 @@
 #   VARIANT        extra nvcc arguments, one quoted string a variant ("" for none, "-DFLASH_SOFTMAX=1")
 #
 # Compile flags: those of build/gpu-run (scripts/gpu/run.sh build, Release) where it is configured,
-# else the Release flags for sm_90a. Writes build/gpu-results/sass-variants/vN.{order,ptxas}.txt and
+# else the Release flags for sm_90a. Writes build/gpu-results/sass-variants/vN.{order,loops,ptxas}.txt and
 # variants.txt (which arguments each vN had), and packs the folder into $OUT/sass-variants.tgz.
 # Needs nvcc and cuobjdump (CUDA_HOME, default /usr/local/cuda; CUOBJDUMP overrides the latter).
 set -uo pipefail
@@ -59,6 +59,7 @@ for variant in "$@"; do
       { echo "v$n: cuobjdump failed" >&2; exit 1; }
     python3 scripts/gpu/sass_order.py "$RESULTS/v$n.sass" "$FRAGMENT" > "$RESULTS/v$n.order.txt" 2>&1 ||
       { echo "v$n: $(cat "$RESULTS/v$n.order.txt")" >&2; exit 1; }
+    python3 scripts/gpu/sass_order.py "$RESULTS/v$n.sass" "$FRAGMENT" --loops > "$RESULTS/v$n.loops.txt" 2>&1
     rm -f "$RESULTS/v$n.o" "$RESULTS/v$n.sass"
   ) &
   pids+=($!)
