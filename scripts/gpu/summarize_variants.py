@@ -5,7 +5,8 @@ variant, the median and range of those ratios over the cases.
 
   python3 scripts/gpu/summarize_variants.py RESULTS_DIR NAME VALUE [VALUE ...]
 
-The first VALUE is the reference (the committed behaviour).
+The first VALUE is the reference (the committed behaviour). Bad input (no such files, one that is
+not JSON): one line on stderr, exit 2.
 """
 import collections
 import glob
@@ -18,9 +19,19 @@ import sys
 from summarize_paired import rows_of
 
 
+def fail(message):
+    print(f"summarize_variants.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def medians_of(path):
-    with open(path) as f:
-        report = json.load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError) as error:
+        fail(f"{path}: {error}")
+    if not isinstance(report, dict):
+        fail(f"{path}: not a bench report")
     for row in rows_of(report):
         if row["median_us"]:
             yield row["id"], row["median_us"]
@@ -28,7 +39,8 @@ def medians_of(path):
 
 def main(argv):
     if len(argv) < 5:
-        sys.exit("usage: summarize_variants.py RESULTS_DIR NAME VALUE VALUE [VALUE ...]")
+        print("usage: summarize_variants.py RESULTS_DIR NAME VALUE VALUE [VALUE ...]", file=sys.stderr)
+        sys.exit(2)
     folder, name, values = argv[1], argv[2], argv[3:]
     times = collections.defaultdict(lambda: collections.defaultdict(list))
     pattern = re.compile(re.escape(name) + r"-r(\d+)-v(.+)\.json$")
@@ -38,7 +50,7 @@ def main(argv):
             for case, us in medians_of(path):
                 times[case][match.group(2)].append(us)
     if not times:
-        sys.exit(f"summarize_variants.py: no {name}-rROUND-vVALUE.json files of these values in {folder}")
+        fail(f"no {name}-rROUND-vVALUE.json files of these values in {folder}")
     reference = values[0]
     print("| case | " + " | ".join(f"{v}: median (min-max) us" for v in values) + " | " +
           " | ".join(f"{v} / {reference}" for v in values[1:]) + " |")
