@@ -8,7 +8,8 @@ with --mla for the 192/128 ones).
 
 Times in us (medians), TFLOP/s by the model's FLOP count (both sides count the same), the SM clock
 each side ran at (roofline: the sample's; SDPA: before and after), and cuDNN's time over ours
-(>= 1: ours is faster); where cuDNN does not run a shape, the best backend that does, named.
+(>= 1: ours is faster); where cuDNN does not run a shape, the best backend that does, named. Bad
+input (a file missing, not JSON, or not of its kind): one line on stderr, exit 2.
 """
 import json
 import sys
@@ -16,14 +17,28 @@ import sys
 from summarize_paired import rows_of
 
 
+def fail(message):
+    print(f"flash_attention_table.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(path, kind):
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError) as error:
+        fail(f"{path}: {error}")
+    if not isinstance(report, dict) or not isinstance(report.get("results"), kind):
+        fail(f"{path}: not a {'roofline bench' if kind is dict else 'scripts/gpu/torch_attention.py'} report")
+    return report
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)
         sys.exit(2)
-    with open(sys.argv[1], encoding="utf-8") as f:
-        ours = {r["id"]: r for r in rows_of(json.load(f))}
-    with open(sys.argv[2], encoding="utf-8") as f:
-        torch_report = json.load(f)
+    ours = {r["id"]: r for r in rows_of(load(sys.argv[1], dict))}
+    torch_report = load(sys.argv[2], list)
     by_shape = {}
     for r in torch_report["results"]:
         head_dim = r.get("head_dim", 128)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The GPU machine's analysis scripts (scripts/gpu/) on hand-made inputs, with no GPU: the merge of a
 comparison's rounds that the calibration learns from (merge_rounds.py), the A/B summary of a kernel's
-variants (summarize_variants.py), and the SASS listing of where ptxas placed a kernel's waits
+variants (summarize_variants.py), the flash-attention table beside PyTorch's backends
+(flash_attention_table.py), and the SASS listing of where ptxas placed a kernel's waits
 (sass_order.py). Each expected number is derived by hand in the comment beside it.
 
   python3 tests/scripts/test_gpu_scripts.py PROJECT_SOURCE_DIR
@@ -132,6 +133,51 @@ class SummarizeVariants(unittest.TestCase):
             result = run("summarize_variants.py", folder, "flash", "0", "1")
             self.assertEqual(result.returncode, 2)
             self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+
+
+class FlashAttentionTable(unittest.TestCase):
+    def test_ratio_is_the_library_time_over_ours(self):
+        with tempfile.TemporaryDirectory() as folder:
+            # Causal d 128, B4 H32, N 1024: ours 100 us, cuDNN 90 us -> 90 / 100 = 0.90 (cuDNN faster).
+            # Full, N 2048: ours 200 us, cuDNN 220 -> 1.10. d 64 full N 512: cuDNN fails its check, so the
+            # faster of the backends that pass, FA2 at 50 us (efficient 70) -> 50 / 40 = 1.25, named.
+            def ours(mask, d, seq, us):
+                return {"id": f"attn.bf16.{mask}.d{d}.b4h32kv32.n{seq}.flashwgmma", "median_us": us,
+                        "status": "passed", "tflops": 1000.0 / us, "sm_clock_mhz": 1980.0}
+
+            def lib(backend, causal, d, seq, us, status="passed"):
+                return {"backend": backend, "causal": causal, "head_dim": d, "head_dim_v": d, "seq": seq, "batch": 4,
+                        "heads": 32, "kv_heads": 32, "median_us": us, "tflops": 1000.0 / us, "status": status,
+                        "sm_clock_mhz": [1980.0, 1965.0]}
+            bench = write_json(folder, "flash.json", {"results": {"attention": [
+                ours("causal", 128, 1024, 100.0), ours("full", 128, 2048, 200.0), ours("full", 64, 512, 40.0)]}})
+            torch = write_json(folder, "torch.json", {
+                "torch": "2.11", "cuda": "13.0", "cudnn": 91900, "device": "NVIDIA H200", "results": [
+                    lib("cudnn", True, 128, 1024, 90.0), lib("flash", True, 128, 1024, 150.0),
+                    lib("cudnn", False, 128, 2048, 220.0),
+                    lib("cudnn", False, 64, 512, 30.0, "failed"), lib("flash", False, 64, 512, 50.0),
+                    lib("efficient", False, 64, 512, 70.0)]})
+            result = run("flash_attention_table.py", bench, torch)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            rows = [line for line in result.stdout.splitlines() if line.startswith("| 128 ") or line.startswith("| 64 ")]
+            # d 128 first, causal before full, then d 64.
+            self.assertEqual(rows[0], "| 128 | causal | 1024 | 4 | 32 / 32 | 100.0 | 10 | 1980 | 90.0 | 11 | 1980-1965 "
+                                      "| 7 | - | 0.90 |")
+            self.assertEqual(rows[1], "| 128 | full | 2048 | 4 | 32 / 32 | 200.0 | 5 | 1980 | 220.0 | 5 | 1980-1965 "
+                                      "| - | - | 1.10 |")
+            self.assertEqual(rows[2], "| 64 | full | 512 | 4 | 32 / 32 | 40.0 | 25 | 1980 | - | - | - | 20 | 14 "
+                                      "| 1.25 (flash) |")
+            self.assertIn("Head dim 128: 1 of 2 shapes at or above the library; library / roofline 0.90 - 1.10.",
+                          result.stdout.splitlines())
+
+    def test_bad_input(self):
+        with tempfile.TemporaryDirectory() as folder:
+            bench = write_json(folder, "flash.json", {"results": {"attention": []}})
+            torch = write_json(folder, "torch.json", {"results": []})
+            for args in ((bench, os.path.join(folder, "missing.json")), (torch, bench), (bench,)):
+                result = run("flash_attention_table.py", *args)
+                self.assertEqual(result.returncode, 2, args)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
 
 
 # A cuobjdump -sass listing of one function, cut to what the script reads: a loop from 0x0020 to
