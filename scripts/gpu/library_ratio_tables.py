@@ -2,14 +2,16 @@
 """The project's GEMM or GEMV kernels beside the library in one run, and beside an earlier run
 (markdown on stdout; docs/results/2026-12-04-h200-gemm-pairs-gemv-groups).
 
-  library_ratio_tables.py gemm BENCH.json [BEFORE.json ...]   wgmma GEMMs against cuBLAS (16-bit) and
-                                                              cuBLASLt (FP8); "before" from the
-                                                              earlier runs' wgmma cases
+  library_ratio_tables.py gemm BENCH.json [BEFORE.json ...]   the tensor-core GEMMs (wgmma, and where
+                                                              listed splitk, streamk, swapab) against
+                                                              cuBLAS (16-bit) and cuBLASLt (FP8);
+                                                              "before" from the earlier runs' same ids
   library_ratio_tables.py gemv BENCH.json [BEFORE.json ...]   wgmma GEMVs against cuBLAS, sorted by
                                                               batch and ratio, with counts per batch
 
 Times are each case's lowest sample (us, the `min_us` the suites record); a ratio is the library's
 time over ours (>= 1: ours is faster); "before / now" is the earlier run's time over this one's.
+Bad input (a file missing, not JSON, not a bench report): one line on stderr, exit 2.
 """
 import json
 import statistics
@@ -17,8 +19,16 @@ import sys
 
 
 def results(path, tables):
-    with open(path, encoding="utf-8") as f:
-        report = json.load(f)["results"]
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError) as error:
+        print(f"library_ratio_tables.py: {path}: {error}", file=sys.stderr)
+        sys.exit(2)
+    if not isinstance(report, dict) or not isinstance(report.get("results"), dict):
+        print(f"library_ratio_tables.py: {path}: not a roofline bench report", file=sys.stderr)
+        sys.exit(2)
+    report = report["results"]
     return {r["id"]: r for t in tables for r in report.get(t, []) if r.get("min_us")}
 
 
@@ -29,24 +39,35 @@ def earlier(paths, tables):
     return out
 
 
+# The project's tensor-core GEMMs a shape may list, in the order the table shows them.
+GEMM_IMPLS = ("wgmma", "splitk", "streamk", "swapab")
+
+
 def gemm(bench, before_paths):
     for table, library in (("gemm", "cublas"), ("gemm_fp8", "cublaslt")):
         rows = results(bench, (table,))
         before = earlier(before_paths, (table,))
-        print(f"| case | ours us | TFLOP/s | SM MHz | {library} us | TFLOP/s | SM MHz | {library} / ours "
+        print(f"| case | kernel | ours us | TFLOP/s | SM MHz | {library} us | TFLOP/s | SM MHz | {library} / ours "
               "| before us | before / now |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        for case, ours in rows.items():
-            if not case.endswith(".wgmma"):
-                continue
-            lib = rows.get(case[: -len("wgmma")] + library)
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        shapes = []
+        for case in rows:
+            shape, impl = case.rsplit(".", 1)
+            if impl in GEMM_IMPLS and shape not in shapes:
+                shapes.append(shape)
+        for shape in shapes:
+            lib = rows.get(f"{shape}.{library}")
             if lib is None:
                 continue
-            b = before.get(case)
-            then = f"{b['min_us']:.1f} | {b['min_us'] / ours['min_us']:.2f}" if b else "- | -"
-            print(f"| {case[: -len('.wgmma')]} | {ours['min_us']:.1f} | {ours['tflops']:.0f} | "
-                  f"{ours['sm_clock_mhz']:.0f} | {lib['min_us']:.1f} | {lib['tflops']:.0f} | {lib['sm_clock_mhz']:.0f} | "
-                  f"{lib['min_us'] / ours['min_us']:.2f} | {then} |")
+            for impl in GEMM_IMPLS:
+                ours = rows.get(f"{shape}.{impl}")
+                if ours is None:
+                    continue
+                b = before.get(f"{shape}.{impl}")
+                then = f"{b['min_us']:.1f} | {b['min_us'] / ours['min_us']:.2f}" if b else "- | -"
+                print(f"| {shape} | {impl} | {ours['min_us']:.1f} | {ours['tflops']:.0f} | "
+                      f"{ours['sm_clock_mhz']:.0f} | {lib['min_us']:.1f} | {lib['tflops']:.0f} | "
+                      f"{lib['sm_clock_mhz']:.0f} | {lib['min_us'] / ours['min_us']:.2f} | {then} |")
         print()
 
 

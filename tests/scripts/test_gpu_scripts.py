@@ -2,7 +2,8 @@
 """The GPU machine's analysis scripts (scripts/gpu/) on hand-made inputs, with no GPU: the merge of a
 comparison's rounds that the calibration learns from (merge_rounds.py), the A/B summary of a kernel's
 variants (summarize_variants.py), the flash-attention table beside PyTorch's backends
-(flash_attention_table.py), and the SASS listing of where ptxas placed a kernel's waits
+(flash_attention_table.py), the GEMM kernels beside cuBLAS (library_ratio_tables.py), and the SASS
+listing of where ptxas placed a kernel's waits
 (sass_order.py). Each expected number is derived by hand in the comment beside it.
 
   python3 tests/scripts/test_gpu_scripts.py PROJECT_SOURCE_DIR
@@ -176,6 +177,36 @@ class FlashAttentionTable(unittest.TestCase):
             torch = write_json(folder, "torch.json", {"results": []})
             for args in ((bench, os.path.join(folder, "missing.json")), (torch, bench), (bench,)):
                 result = run("flash_attention_table.py", *args)
+                self.assertEqual(result.returncode, 2, args)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+
+
+class LibraryRatioTables(unittest.TestCase):
+    def test_every_listed_kernel_beside_the_library(self):
+        with tempfile.TemporaryDirectory() as folder:
+            # 256 x 10240 x 8192: wgmma 100 us, streamk 70 us, cuBLAS 63 us -> 63 / 100 = 0.63 and
+            # 63 / 70 = 0.90; an earlier run's streamk at 84 us -> 84 / 70 = 1.20. A shape without
+            # cuBLAS is left out; a ragged id's dots in the shape are kept whole.
+            def row(case, us):
+                return {"id": case, "min_us": us, "tflops": 100.0 / us, "sm_clock_mhz": 1980.0}
+            now = write_json(folder, "now.json", {"results": {"gemm": [
+                row("gemm.bf16.256x10240x8192.wgmma", 100.0), row("gemm.bf16.256x10240x8192.streamk", 70.0),
+                row("gemm.bf16.256x10240x8192.cublas", 63.0), row("gemm.bf16.64x64x64.wgmma", 5.0)]}})
+            before = write_json(folder, "before.json", {"results": {"gemm": [
+                row("gemm.bf16.256x10240x8192.streamk", 84.0)]}})
+            result = run("library_ratio_tables.py", "gemm", now, before)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            rows = [line for line in result.stdout.splitlines() if line.startswith("| gemm.")]
+            self.assertEqual(rows, [
+                "| gemm.bf16.256x10240x8192 | wgmma | 100.0 | 1 | 1980 | 63.0 | 2 | 1980 | 0.63 | - | - |",
+                "| gemm.bf16.256x10240x8192 | streamk | 70.0 | 1 | 1980 | 63.0 | 2 | 1980 | 0.90 | 84.0 | 1.20 |",
+            ])
+
+    def test_bad_input(self):
+        with tempfile.TemporaryDirectory() as folder:
+            library_list = write_json(folder, "torch.json", {"results": []})
+            for args in (("gemm", os.path.join(folder, "missing.json")), ("gemm", library_list), ("gemx", library_list)):
+                result = run("library_ratio_tables.py", *args)
                 self.assertEqual(result.returncode, 2, args)
                 self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
 
