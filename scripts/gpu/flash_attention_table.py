@@ -11,34 +11,17 @@ each side ran at (roofline: the sample's; SDPA: before and after), and cuDNN's t
 (>= 1: ours is faster); where cuDNN does not run a shape, the best backend that does, named. Bad
 input (a file missing, not JSON, or not of its kind): one line on stderr, exit 2.
 """
-import json
 import sys
 
-from summarize_paired import rows_of
-
-
-def fail(message):
-    print(f"flash_attention_table.py: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def load(path, kind):
-    try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except (OSError, ValueError) as error:
-        fail(f"{path}: {error}")
-    if not isinstance(report, dict) or not isinstance(report.get("results"), kind):
-        fail(f"{path}: not a {'roofline bench' if kind is dict else 'scripts/gpu/torch_attention.py'} report")
-    return report
+from summarize_paired import load_report, rows_of
 
 
 def main():
     if len(sys.argv) != 3:
         print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)
         sys.exit(2)
-    ours = {r["id"]: r for r in rows_of(load(sys.argv[1], dict))}
-    torch_report = load(sys.argv[2], list)
+    ours = {r["id"]: r for r in rows_of(load_report(sys.argv[1], "flash_attention_table.py"))}
+    torch_report = load_report(sys.argv[2], "flash_attention_table.py", list)
     by_shape = {}
     for r in torch_report["results"]:
         head_dim = r.get("head_dim", 128)

@@ -13,22 +13,14 @@ Times are each case's lowest sample (us, the `min_us` the suites record); a rati
 time over ours (>= 1: ours is faster); "before / now" is the earlier run's time over this one's.
 Bad input (a file missing, not JSON, not a bench report): one line on stderr, exit 2.
 """
-import json
 import statistics
 import sys
 
+from summarize_paired import load_report
+
 
 def results(path, tables):
-    try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except (OSError, ValueError) as error:
-        print(f"library_ratio_tables.py: {path}: {error}", file=sys.stderr)
-        sys.exit(2)
-    if not isinstance(report, dict) or not isinstance(report.get("results"), dict):
-        print(f"library_ratio_tables.py: {path}: not a roofline bench report", file=sys.stderr)
-        sys.exit(2)
-    report = report["results"]
+    report = load_report(path, "library_ratio_tables.py")["results"]
     return {r["id"]: r for t in tables for r in report.get(t, []) if r.get("min_us")}
 
 

@@ -14,6 +14,23 @@ import statistics
 import sys
 
 
+def load_report(path, script, kind=dict):
+    """A report's JSON: a roofline bench report (results: tables by name, kind dict) or a library
+    script's (results: one list of rows, kind list). Bad input -- the file missing, not JSON, or not
+    of that kind -- is one line on stderr naming `script`, and exit 2."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError) as error:
+        print(f"{script}: {path}: {error}", file=sys.stderr)
+        sys.exit(2)
+    if not isinstance(report, dict) or not isinstance(report.get("results"), kind):
+        what = "roofline bench" if kind is dict else "library script's"
+        print(f"{script}: {path}: not a {what} report", file=sys.stderr)
+        sys.exit(2)
+    return report
+
+
 def rows_of(report):
     for table in report.get("results", {}).values():
         if isinstance(table, list):

@@ -10,13 +10,12 @@ not JSON): one line on stderr, exit 2.
 """
 import collections
 import glob
-import json
 import os
 import re
 import statistics
 import sys
 
-from summarize_paired import rows_of
+from summarize_paired import load_report, rows_of
 
 
 def fail(message):
@@ -25,14 +24,7 @@ def fail(message):
 
 
 def medians_of(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-    except (OSError, ValueError) as error:
-        fail(f"{path}: {error}")
-    if not isinstance(report, dict):
-        fail(f"{path}: not a bench report")
-    for row in rows_of(report):
+    for row in rows_of(load_report(path, "summarize_variants.py")):
         if row["median_us"]:
             yield row["id"], row["median_us"]
 
