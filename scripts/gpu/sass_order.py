@@ -66,16 +66,14 @@ def main():
     if len(args) != 2:
         print(__doc__.strip().splitlines()[3].strip(), file=sys.stderr)
         sys.exit(2)
-    sys.argv[1:] = args
+    path, fragment = args
     try:
-        with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().split("\n")
     except OSError as error:
-        print(f"{sys.argv[1]}: {error}", file=sys.stderr)
+        print(f"{path}: {error}", file=sys.stderr)
         sys.exit(2)
-    fragment = sys.argv[2]
     name = None
-    picked = []
     everything = []
     for line in lines:
         if "Function :" in line:
@@ -91,10 +89,8 @@ def main():
         if not m:
             continue
         everything.append((int(m.group(1), 16), m.group(2).strip()))
-        if KEPT.search(line):
-            picked.append((m.group(1), m.group(2).strip()))
     if name is None:
-        print(f"{sys.argv[1]}: no function whose name contains {fragment}", file=sys.stderr)
+        print(f"{path}: no function whose name contains {fragment}", file=sys.stderr)
         sys.exit(2)
     print(name)
     if loops:
@@ -106,7 +102,9 @@ def main():
         if run_length > 1:
             print(f"      ... {run_length} x {run_opcode} in all")
 
-    for address, text in picked:
+    for address, text in everything:
+        if not KEPT.search(text):
+            continue
         opcode = opcode_of(text)
         family = next((f for f in FOLDED if opcode.startswith(f)), None)
         if family is not None and family == run_opcode:
@@ -114,7 +112,7 @@ def main():
             continue
         flush()
         run_opcode, run_length = family, 1
-        print(f"{address} {text[:72]}")
+        print(f"{address:04x} {text[:72]}")
     flush()
 
 
