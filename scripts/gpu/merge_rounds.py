@@ -9,10 +9,13 @@ Per case (a roofline bench row by its `id`; a library row by its shape and backe
 is a string, an integer or a boolean, but its status and launch count), the merged row is the round
 whose median time is the median over the rounds (the lower middle one for an even count), whole, so
 its rate, clock and check stay together; `median_us_rounds` lists every round's median. A case that
-failed in any round is that failed row. Cases missing from some rounds keep the rounds that have them.
-Everything else (the device, the run table, the versions) comes from the first round's report, which
-gains `merged_rounds`: the files merged, in order. A missing or unreadable round is bad input: one
-line on stderr, exit 2, nothing written.
+failed in any round is that failed row. Cases missing from some rounds keep the rounds that have them,
+and a timed table missing from some rounds (a round run with another filter) keeps the rounds that
+have it. A table without times (a summary a suite derives from its rows) cannot be merged: it is the
+first round's that has it, and `untimed_tables_from` names that round per table, so that a reader
+knows it summarises one round, not the merged rows. Everything else (the device, the run table, the
+versions) comes from the first round's report, which gains `merged_rounds`: the files merged, in
+order. A missing or unreadable round is bad input: one line on stderr, exit 2, nothing written.
 """
 import json
 import os
@@ -76,14 +79,20 @@ def main(argv):
             print(f"merge_rounds.py: {path}: not a report with results", file=sys.stderr)
             return 2
     merged = dict(reports[0])
-    first = reports[0]["results"]
-    if isinstance(first, list):  # a library script's report: one list of rows
+    if isinstance(reports[0]["results"], list):  # a library script's report: one list of rows
         merged["results"] = merge_rows([r["results"] for r in reports])
-    else:  # a roofline bench report: tables by name
-        merged["results"] = dict(first)
-        for name, rows in first.items():
-            if is_timed_table(rows):
-                merged["results"][name] = merge_rows([r["results"].get(name, []) for r in reports])
+    else:  # a roofline bench report: tables by name, in the order the rounds first list them
+        names = list(dict.fromkeys(name for report in reports for name in report["results"]))
+        merged["results"], untimed_from = {}, {}
+        for name in names:
+            tables = [report["results"].get(name) for report in reports]
+            if any(is_timed_table(t) for t in tables):
+                merged["results"][name] = merge_rows([t for t in tables if isinstance(t, list)])
+            else:
+                first_with = next(i for i, t in enumerate(tables) if t is not None)
+                merged["results"][name] = tables[first_with]
+                untimed_from[name] = os.path.basename(inputs[first_with])
+        merged["untimed_tables_from"] = untimed_from
     merged["merged_rounds"] = [os.path.basename(p) for p in inputs]
     folder = os.path.dirname(os.path.abspath(out))
     with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp", encoding="utf-8") as f:

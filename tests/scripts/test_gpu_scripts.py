@@ -68,10 +68,33 @@ class MergeRounds(unittest.TestCase):
             self.assertNotIn("median_us_rounds", rows["b"])
             self.assertEqual(rows["c"]["median_us"], 7.0)
             self.assertEqual(rows["c"]["median_us_rounds"], [9.0, 7.0])
-            # Everything but the timed tables is the first round's.
+            # Everything but the timed tables is the first round's, and the untimed table says so.
             self.assertEqual(merged["device"]["sm_clock_mhz"], 1980)
             self.assertEqual(merged["results"]["attention_by_n"], r1["results"]["attention_by_n"])
+            self.assertEqual(merged["untimed_tables_from"], {"attention_by_n": "flash-r1.json"})
             self.assertEqual(merged["merged_rounds"], ["flash-r1.json", "flash-r2.json", "flash-r3.json"])
+
+    def test_tables_some_rounds_lack_are_kept(self):
+        with tempfile.TemporaryDirectory() as folder:
+            # Round 1 ran attention only; rounds 2 and 3 also gemm (3.0 and 2.0 us -> the lower middle,
+            # 2.0) and a summary table of their own, which comes from round 2, the first that has it.
+            r1 = bench_report([{"id": "a", "median_us": 10.0, "status": "passed"}], 1980)
+            r2 = bench_report([{"id": "a", "median_us": 12.0, "status": "passed"}], 1970)
+            r3 = bench_report([{"id": "a", "median_us": 11.0, "status": "passed"}], 1960)
+            for report, us in ((r2, 3.0), (r3, 2.0)):
+                report["results"]["gemm"] = [{"id": "g", "median_us": us, "status": "passed"}]
+                report["results"]["gemm_summary"] = {"note": f"{us}"}
+            paths = [write_json(folder, f"r{i}.json", r) for i, r in enumerate((r1, r2, r3), 1)]
+            out = os.path.join(folder, "merged.json")
+            result = run("merge_rounds.py", out, *paths)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(out, encoding="utf-8") as f:
+                merged = json.load(f)
+            self.assertEqual(list(merged["results"]), ["attention", "attention_by_n", "gemm", "gemm_summary"])
+            self.assertEqual(merged["results"]["gemm"][0]["median_us"], 2.0)
+            self.assertEqual(merged["results"]["gemm"][0]["median_us_rounds"], [3.0, 2.0])
+            self.assertEqual(merged["results"]["gemm_summary"], {"note": "3.0"})
+            self.assertEqual(merged["untimed_tables_from"], {"attention_by_n": "r1.json", "gemm_summary": "r2.json"})
 
     def test_library_rounds_match_rows_by_shape_and_backend(self):
         with tempfile.TemporaryDirectory() as folder:
