@@ -7,7 +7,7 @@
 //   m64n256k32    the same for 8-bit operands (e4m3, e5m2: the FP8 GEMM). 8-bit wgmma reads both
 //                 operands K-major only, so the instruction has no transpose operands;
 //   m64n256k16_ss_trans_b  A K-major, B N-major (imm-trans-b = 1): O += P V with P in shared memory;
-//   m64nNk16_ss   the same for N = 16, 32, 64 and 128 (S = Q K^T in flash attention: Q and K rows
+//   m64nNk16_ss   the same for N = 16, 32, 64, 80 and 128 (S = Q K^T in flash attention: Q and K rows
 //                 are d-contiguous; the skinny GEMV, N = its batch);
 //   m64nNk16_rs   A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
 //                 N-major (imm-trans-b = 1: O += P V with V stored [key][d], d contiguous), for
@@ -41,6 +41,15 @@ namespace roofline::kernels::ptx {
       "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
       "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
       "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define ROOFLINE_WGMMA_D40                                                                                          \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
+  "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, "
+#define ROOFLINE_WGMMA_ACC40                                                                                  \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), \
+      "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
 #define ROOFLINE_WGMMA_D64                                                                                          \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
   "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "  \
@@ -128,6 +137,8 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS("m64n32k16", TYPE, ROOFLINE_WGMMA_D16, ROOFLINE_WGMMA_ACC16, "16", "17", "18")
 #define ROOFLINE_WGMMA_M64N64K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n64k16", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34")
+#define ROOFLINE_WGMMA_M64N80K16_SS(TYPE) \
+  ROOFLINE_WGMMA_SS("m64n80k16", TYPE, ROOFLINE_WGMMA_D40, ROOFLINE_WGMMA_ACC40, "40", "41", "42")
 #define ROOFLINE_WGMMA_M64N128K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n128k16", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
 // A from registers, B from shared memory N-major: the accumulators are operands 0 .. N/2 - 1, then
@@ -213,10 +224,12 @@ __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t de
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N32K16_SS);
   } else if constexpr (N == 64) {
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N64K16_SS);
+  } else if constexpr (N == 80) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N80K16_SS);
   } else if constexpr (N == 128) {
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K16_SS);
   } else {
-    static_assert(N == 256, "wgmma_m64nNk16_ss is written for N = 16, 32, 64, 128 and 256");
+    static_assert(N == 256, "wgmma_m64nNk16_ss is written for N = 16, 32, 64, 80, 128 and 256");
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16);
   }
 }

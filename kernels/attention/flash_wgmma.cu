@@ -69,7 +69,7 @@ struct Tiles {
   static constexpr int kQStages = tiling.q_stages;
   static constexpr int kThreads = tiling.warps * 32;
   static_assert((kFp8 ? kernel_tiles::flash_wgmma_fp8_runs(D) && DV == D : kernel_tiles::flash_wgmma_runs(D, DV)) &&
-                    kBM == 128 && kThreads == 384 && kBM % kBN == 0,
+                    kBM == 128 && kThreads == 384 && kBN % 16 == 0,
                 "a producer warpgroup + two 64-row consumer warpgroups; d in boxes of 128 bytes");
   static constexpr int kElementBytes = TraitsOf<T>::bits / 8;
   static constexpr int kBoxElements = 128 / kElementBytes;  // one 128-byte row (the 128-byte swizzle)

@@ -256,11 +256,12 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
 
 // The Hopper kernel (kernels/attention/flash_wgmma.cu, head dims 64, 128 and 256): a producer
 // warpgroup and two consumer warpgroups of 64 rows (persistent, a block per SM, at short
-// sequences). Keys per K/V tile: 128, but 64 at head dim 256, where a consumer's O (64 x 256 fp32)
-// already takes 128 of its 240 registers and a 128-key S would take 64 more. Shared memory: Q
-// (128 rows, in one or two stages) + stages x (K + V tiles) at 2 bytes an element, + mbarriers
-// (full and empty for each Q stage, and for K and V per stage) + 1024 bytes of alignment slack:
-// 97 and 193 KB at head dims 64 and 128 (two Q stages), 193 KB at 256 (one).
+// sequences). Keys per K/V tile: 128, but 80 at head dim 256 (FlashAttention-3's choice there), where
+// a consumer's O (64 x 256 fp32) already takes 128 of its 240 registers and a 128-key S would take 64
+// more (80 keys: S 40, P 20; ptxas: no spills), and two stages of 80-key K and V tiles are what fits
+// beside Q. Shared memory: Q (128 rows, in one or two stages) + stages x (K + V tiles) at 2 bytes an
+// element, + mbarriers (full and empty for each Q stage, and for K and V per stage) + 1024 bytes of
+// alignment slack: 97 and 193 KB at head dims 64 and 128 (two Q stages), 225 KB at 256 (one).
 // Two stages at every head dim: 4 at d 64 and 3 at d 128 (which fit) ran within the calls' noise of
 // 2 (median time 1.00x over the suite's shapes, docs/results/2026-12-02-h200-flash-headdims).
 // Q and K may be wider than V and O (`head_dim_v`; 0 means head_dim): the 16-bit kernel also runs
@@ -287,7 +288,7 @@ constexpr bool flash_wgmma_runs(int head_dim, int head_dim_v = 0) {
 constexpr FlashTiling flash_wgmma(int head_dim, int head_dim_v = 0) {
   const int value_dim = head_dim_v == 0 ? head_dim : head_dim_v;
   const int block_m = 128;
-  const int block_n = head_dim == 256 ? 64 : 128;
+  const int block_n = head_dim == 256 ? 80 : 128;
   return flash_wgmma_with_q_stages(block_m, block_n, block_m * head_dim * 2, block_n * (head_dim + value_dim) * 2);
 }
 
