@@ -259,9 +259,11 @@ constexpr FlashTiling flash_mma_sync(int head_dim, int warps) {
 // sequences). Keys per K/V tile: 128, but 80 at head dim 256 (FlashAttention-3's choice there), where
 // a consumer's O (64 x 256 fp32) already takes 128 of its 240 registers and a 128-key S would take 64
 // more (80 keys: S 40, P 20; ptxas: no spills), and two stages of 80-key K and V tiles are what fits
-// beside Q. Shared memory: Q (128 rows, in one or two stages) + stages x (K + V tiles) at 2 bytes an
-// element, + mbarriers (full and empty for each Q stage, and for K and V per stage) + 1024 bytes of
-// alignment slack: 97 and 193 KB at head dims 64 and 128 (two Q stages), 225 KB at 256 (one).
+// beside Q (3.4% faster than 64-key tiles, median of four shapes, five interleaved rounds on the H200:
+// docs/results/2026-12-05-h200-prepared-kernels). Shared memory: Q (128 rows, in one or two stages) +
+// stages x (K + V tiles) at 2 bytes an element, + mbarriers (full and empty for each Q stage, and for K
+// and V per stage) + 1024 bytes of alignment slack: 97 and 193 KB at head dims 64 and 128 (two Q
+// stages), 225 KB at 256 (one).
 // Two stages at every head dim: 4 at d 64 and 3 at d 128 (which fit) ran within the calls' noise of
 // 2 (median time 1.00x over the suite's shapes, docs/results/2026-12-02-h200-flash-headdims).
 // Q and K may be wider than V and O (`head_dim_v`; 0 means head_dim): the 16-bit kernel also runs
