@@ -7,8 +7,8 @@
 //   m64n256k32    the same for 8-bit operands (e4m3, e5m2: the FP8 GEMM). 8-bit wgmma reads both
 //                 operands K-major only, so the instruction has no transpose operands;
 //   m64n256k16_ss_trans_b  A K-major, B N-major (imm-trans-b = 1): O += P V with P in shared memory;
-//   m64nNk16_ss   the same for N = 16, 32, 64, 80 and 128 (S = Q K^T in flash attention: Q and K rows
-//                 are d-contiguous; the skinny GEMV, N = its batch);
+//   m64nNk16_ss   the same for N = 16, 32, 64, 80, 128 and 160 (S = Q K^T in flash attention: Q and K
+//                 rows are d-contiguous; the skinny GEMV, N = its batch; the GEMM's narrower tiles);
 //   m64nNk16_rs   A from registers (the m16n8k16 A-fragment layout per warp), B from shared memory
 //                 N-major (imm-trans-b = 1: O += P V with V stored [key][d], d contiguous), for
 //                 N = 64, 128 and 256 (the head dims of flash attention);
@@ -63,6 +63,22 @@ namespace roofline::kernels::ptx {
       "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
       "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
       "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define ROOFLINE_WGMMA_D80                                                                                          \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
+  "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "  \
+  "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, "  \
+  "%68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
+#define ROOFLINE_WGMMA_ACC80                                                                                  \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), \
+      "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), \
+      "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
+      "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
+      "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), \
+      "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), \
+      "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
 #define ROOFLINE_WGMMA_D128                                                                                         \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
   "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "  \
@@ -139,6 +155,8 @@ namespace roofline::kernels::ptx {
   ROOFLINE_WGMMA_SS("m64n64k16", TYPE, ROOFLINE_WGMMA_D32, ROOFLINE_WGMMA_ACC32, "32", "33", "34")
 #define ROOFLINE_WGMMA_M64N80K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n80k16", TYPE, ROOFLINE_WGMMA_D40, ROOFLINE_WGMMA_ACC40, "40", "41", "42")
+#define ROOFLINE_WGMMA_M64N160K16_SS(TYPE) \
+  ROOFLINE_WGMMA_SS("m64n160k16", TYPE, ROOFLINE_WGMMA_D80, ROOFLINE_WGMMA_ACC80, "80", "81", "82")
 #define ROOFLINE_WGMMA_M64N128K16_SS(TYPE) \
   ROOFLINE_WGMMA_SS("m64n128k16", TYPE, ROOFLINE_WGMMA_D64, ROOFLINE_WGMMA_ACC64, "64", "65", "66")
 // A from registers, B from shared memory N-major: the accumulators are operands 0 .. N/2 - 1, then
@@ -228,8 +246,10 @@ __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t de
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N80K16_SS);
   } else if constexpr (N == 128) {
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N128K16_SS);
+  } else if constexpr (N == 160) {
+    ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N160K16_SS);
   } else {
-    static_assert(N == 256, "wgmma_m64nNk16_ss is written for N = 16, 32, 64, 80, 128 and 256");
+    static_assert(N == 256, "wgmma_m64nNk16_ss is written for N = 16, 32, 64, 80, 128, 160 and 256");
     ROOFLINE_WITH_PTX_TYPE(T, ROOFLINE_WGMMA_M64N256K16);
   }
 }

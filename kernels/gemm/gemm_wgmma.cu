@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 #include <type_traits>
 
 #include "gemm_internal.cuh"
@@ -54,6 +55,28 @@ struct PairScheduler {
   }
 };
 
+// The 128 x BN tiles in horizontal pairs (clusters of two blocks multicasting A): pair tile p covers
+// tile columns 2 c' and 2 c' + 1 of one tile row, rasterised like MatrixScheduler's tiles with pairs
+// for tile columns (row_paired_tile); rank r of the pair takes tile column 2 c' + r. A last pair over
+// an odd tile column count has a rank-1 tile right of n: TMA fills its B with zeros and its C is not
+// stored, but it still loads its half of A for rank 0.
+template <int BN>
+struct RowPairScheduler {
+  static constexpr bool kSplitK = false;
+  static constexpr bool kSharedRows = false;
+  static constexpr int kBN = BN;
+  static constexpr int kClusterN = 2;
+  int m = 0;
+  int n = 0;
+  __device__ wgmma_gemm::BlockTile tile(int pair, int rank) const {
+    using wgmma_gemm::kBM;
+    int tile_m = 0;
+    int tile_n = 0;
+    row_paired_tile(pair, rank, (m + kBM - 1) / kBM, (n + BN - 1) / BN, wgmma_gemm::kGroupM, tile_m, tile_n);
+    return wgmma_gemm::BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * BN, .n0 = tile_n * BN, .row_end = m};
+  }
+};
+
 // The tiles of MatrixScheduler<BN>, each cut along k into split.splits ranges: blocks s * splits ..
 // s * splits + splits - 1 are output tile s's splits.
 template <int BN>
@@ -97,38 +120,73 @@ void launch_matrix(StorageFormat type, const void* a, const void* b, void* c, in
   launch<T>(type, a, m, b, n, c, n, k, tiles_m * tiles_n, MatrixScheduler<BN>{.m = m, .n = n}, epilogue, stream);
 }
 
+// A skinny plan (kernel_tiles::gemm_wgmma_skinny_plan) at its compile-time tile width BN.
 template <typename T, int BN>
-void launch_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
-                    const kernel_tiles::GemmSplitK& plan, void* workspace, cudaStream_t stream) {
-  if (plan.splits == 1) {
-    launch_matrix<T, BN>(type, a, b, c, m, n, k, Epilogue<T>{}, stream);
-    return;
+void launch_skinny(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k,
+                   const kernel_tiles::GemmSplitK& plan, void* workspace, cudaStream_t stream) {
+  const long long blocks = kernel_tiles::gemm_plan_blocks(plan, m, n);
+  switch (plan.pairing) {
+    case kernel_tiles::GemmPairing::share_b:
+      if constexpr (BN == 256 || BN == 160 || BN == 128) {
+        launch<T>(type, a, m, b, n, c, n, k, blocks / 2, PairScheduler<BN>{.m = m, .n = n}, Epilogue<T>{}, stream);
+        return;
+      }
+      break;
+    case kernel_tiles::GemmPairing::share_a:
+      if constexpr (BN == 128 || BN == 80 || BN == 64) {
+        launch<T>(type, a, m, b, n, c, n, k, blocks / 2, RowPairScheduler<BN>{.m = m, .n = n}, Epilogue<T>{}, stream);
+        return;
+      }
+      break;
+    case kernel_tiles::GemmPairing::none:
+      if constexpr (BN == 256 || BN == 128) {
+        if (plan.splits == 1) {
+          launch<T>(type, a, m, b, n, c, n, k, blocks, MatrixScheduler<BN>{.m = m, .n = n}, Epilogue<T>{}, stream);
+          return;
+        }
+        require(workspace != nullptr, "gemm wgmma split-K: no workspace (gemm_split_k_workspace_bytes, zeroed once)");
+        const SplitKScheduler<BN> scheduler{
+            .m = m, .n = n, .k_blocks_per_split = plan.k_blocks_per_split, .split = split_k_over(plan, workspace)};
+        launch<T>(type, a, m, b, n, c, n, k, blocks, scheduler, Epilogue<T>{}, stream);
+        return;
+      }
+      break;
   }
-  require(workspace != nullptr, "gemm wgmma split-K: no workspace (gemm_split_k_workspace_bytes, zeroed once)");
-  const SplitKScheduler<BN> scheduler{
-      .m = m, .n = n, .k_blocks_per_split = plan.k_blocks_per_split, .split = split_k_over(plan, workspace)};
-  launch<T>(type, a, m, b, n, c, n, k, static_cast<long long>(plan.tiles) * plan.splits, scheduler, Epilogue<T>{},
-            stream);
+  throw KernelError("gemm wgmma: no kernel built for a plan of 128 x " + std::to_string(BN) +
+                    " tiles with this pairing (kernel_tiles::gemm_wgmma_shapes)");
+}
+
+// Calls f with the plan's tile width as a compile-time constant.
+template <typename F>
+void with_tile_n(int tile_n, F&& f) {
+  switch (tile_n) {
+    case 256: f(std::integral_constant<int, 256>{}); return;
+    case 160: f(std::integral_constant<int, 160>{}); return;
+    case 128: f(std::integral_constant<int, 128>{}); return;
+    case 80: f(std::integral_constant<int, 80>{}); return;
+    case 64: f(std::integral_constant<int, 64>{}); return;
+    default: throw KernelError("gemm wgmma: no kernel built for tiles 128 x " + std::to_string(tile_n));
+  }
 }
 
 }  // namespace
 
 std::size_t gemm_wgmma_split_k_workspace_bytes(int m, int n, int k, int sms) {
-  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
-  return plan.tile_n == kBN ? split_k_workspace_bytes<kBN>(plan)
-                            : split_k_workspace_bytes<kernel_tiles::gemm_wgmma_narrow.tile_n>(plan);
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_skinny_plan(m, n, k, sms);
+  if (plan.splits == 1) return 0;
+  std::size_t bytes = 0;
+  with_tile_n(plan.tile_n, [&](auto bn) { bytes = split_k_workspace_bytes<decltype(bn)::value>(plan); });
+  return bytes;
 }
 
 void gemm_wgmma_split_k(StorageFormat type, const void* a, const void* b, void* c, int m, int n, int k, int sms,
                         void* workspace, cudaStream_t stream) {
-  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_skinny_plan(m, n, k, sms);
   dispatch_storage<gemm_formats>(type, [&](auto traits) {
     using T = typename decltype(traits)::Element;
-    if (plan.tile_n == kBN) {
-      launch_split_k<T, kBN>(type, a, b, c, m, n, k, plan, workspace, stream);
-    } else {
-      launch_split_k<T, kernel_tiles::gemm_wgmma_narrow.tile_n>(type, a, b, c, m, n, k, plan, workspace, stream);
-    }
+    with_tile_n(plan.tile_n, [&](auto bn) {
+      launch_skinny<T, decltype(bn)::value>(type, a, b, c, m, n, k, plan, workspace, stream);
+    });
   });
 }
 

@@ -33,4 +33,15 @@ ROOFLINE_HOST_DEVICE constexpr void paired_tile(int pair, int rank, int tiles_m,
   tile_m = 2 * pair_m + rank;
 }
 
+// Horizontal pairs of tiles (clusters of two sharing A: kernel_tiles::GemmPairing::share_a): pair
+// `pair` is tile row tile_m and pair column pair_n of grouped_tile over (tiles_n + 1) / 2 pair
+// columns, and `rank` 0 or 1 its left or right tile. With an odd tiles_n the last pair column's
+// right tile is column tiles_n, right of the matrix.
+ROOFLINE_HOST_DEVICE constexpr void row_paired_tile(int pair, int rank, int tiles_m, int tiles_n, int group,
+                                                    int& tile_m, int& tile_n) {
+  int pair_n = 0;
+  grouped_tile(pair, tiles_m, (tiles_n + 1) / 2, group, tile_m, pair_n);
+  tile_n = 2 * pair_n + rank;
+}
+
 }  // namespace roofline::kernels::detail

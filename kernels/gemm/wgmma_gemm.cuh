@@ -3,9 +3,10 @@
 // The Hopper GEMM kernel (sm_90a), shared by the plain GEMM (gemm_wgmma.cu) and the grouped GEMM of
 // MoE experts (gemm_grouped.cu): warp-specialised, TMA-fed wgmma, for 16-bit operands and for FP8.
 //
-// Block tile 128 x BN (BN = 256; the split-K GEMM of skinny products also runs BN = 128), k staged
-// 128 bytes at a time (64 16-bit or 128 8-bit elements: one row of the 128-byte swizzle) in a ring
-// of shared-memory stages (4 of 48 KB at BN = 256, 6 of 32 KB at 128). Warpgroup 0 is the
+// Block tile 128 x BN (BN = 256; the skinny plans also run 160, 128, 80 and 64:
+// kernel_tiles::gemm_wgmma_shapes), k staged 128 bytes at a time (64 16-bit or 128 8-bit elements:
+// one row of the 128-byte swizzle) in a ring of shared-memory stages (4 of 48 KB at BN = 256, 6 of
+// 32 KB at 128: kernel_tiles::gemm_wgmma_stages). Warpgroup 0 is the
 // producer: one thread issues two TMA tensor copies per stage (A 128 rows and B BN rows of 128
 // bytes, written in the 128-byte swizzle that wgmma reads) and counts them on the stage's "full"
 // mbarrier. Warpgroups 1 and 2 are consumers: each owns 64 rows of the tile and issues four wgmma
@@ -60,11 +61,12 @@ static_assert(kBM == 128 && kBN == 256 && wgmma_tiling.tile_k * 2 == kRowBytes &
 inline constexpr int kConsumerThreads = kThreads - 128;
 inline constexpr int kGroupM = 8;
 
-// The ring of a 128 x BN tile: kernel_tiles::gemm_wgmma (BN 256) or gemm_wgmma_narrow (BN 128).
+// The ring of a 128 x BN tile, kernel_tiles::gemm_wgmma_stages(BN) deep.
 template <int BN>
 struct Ring {
-  static_assert(BN == 256 || BN == 128, "tiles 128 x 256 or 128 x 128");
-  static constexpr int kStages = BN == 256 ? wgmma_tiling.stages : kernel_tiles::gemm_wgmma_narrow.stages;
+  static_assert(BN == 256 || BN == 160 || BN == 128 || BN == 80 || BN == 64,
+                "the tile widths of kernel_tiles::gemm_wgmma_shapes");
+  static constexpr int kStages = kernel_tiles::gemm_wgmma_stages(BN);
   static constexpr int kStageBytesA = kBM * kRowBytes;
   static constexpr int kStageBytesB = BN * kRowBytes;
   static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
@@ -132,23 +134,33 @@ inline SplitK split_k_over(const kernel_tiles::GemmSplitK& plan, void* workspace
           .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))};
 }
 
-// Clusters of two blocks on vertically adjacent tiles (a Scheduler with kClusterM = 2, whose
-// tile(pair, rank) gives rank r of the pair tile rows 2p + r): both multiply the same BN rows of B, so
-// each block loads half of them and the TMA unit multicasts that half into both blocks' stages -- B is
-// read from L2 once per pair instead of twice, a third of the L2 reads of a 128 x 256 tile. A stage is
-// then refilled only when the consumers of both blocks are done with it: every consumer warp arrives on
-// the "empty" barrier of both blocks. Other schedulers run a block on its own.
+// Clusters of two blocks on adjacent tiles, whose tile(pair, rank) gives rank r of the pair its tile.
+// Vertically adjacent (a Scheduler with kClusterM = 2: tile rows 2p + r of one column), both multiply
+// the same BN rows of B, so each block loads half of them and the TMA unit multicasts that half into
+// both blocks' stages -- B is read from L2 once per pair instead of twice, a third of the L2 reads of
+// a 128 x 256 tile. Horizontally adjacent (kClusterN = 2: tile columns 2p + r of one row), they share
+// A's 128 rows the same way: the narrow tiles of a skinny product, whose loads are mostly A's. A
+// stage is then refilled only when the consumers of both blocks are done with it: every consumer warp
+// arrives on the "empty" barrier of both blocks. Other schedulers run a block on its own.
 template <typename Scheduler>
-__host__ __device__ constexpr int cluster_m_of() {
+__host__ __device__ constexpr bool shares_a() {
+  return requires {
+    Scheduler::kClusterN;
+  };
+}
+template <typename Scheduler>
+__host__ __device__ constexpr int cluster_of() {
   if constexpr (requires { Scheduler::kClusterM; }) {
     return Scheduler::kClusterM;
+  } else if constexpr (shares_a<Scheduler>()) {
+    return Scheduler::kClusterN;
   } else {
     return 1;
   }
 }
 template <typename Scheduler>
 __device__ __forceinline__ BlockTile tile_at(const Scheduler& scheduler, int index, int rank) {
-  if constexpr (cluster_m_of<Scheduler>() > 1) {
+  if constexpr (cluster_of<Scheduler>() > 1) {
     return scheduler.tile(index, rank);
   } else {
     (void)rank;
@@ -170,10 +182,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStageBytesB = R::kStageBytesB;
   constexpr int kStageBytes = R::kStageBytes;
   constexpr std::size_t kPartialTileFloats = R::kPartialTileFloats;
-  constexpr int kCluster = cluster_m_of<Scheduler>();
+  constexpr int kCluster = cluster_of<Scheduler>();
+  constexpr bool kSharesA = shares_a<Scheduler>();
   static_assert(kBN == 256 || TraitsOf<T>::bits == 16, "8-bit operands run 128 x 256 tiles");
   static_assert(kCluster == 1 || (kCluster == 2 && !Scheduler::kSplitK && !Scheduler::kSharedRows),
-                "pairs of blocks multicast B for whole tiles only");
+                "pairs of blocks multicast A or B for whole tiles only");
   // Shared rows: both consumers multiply the tile's first 64 rows, each over half its columns (a
   // tile whose C has at most 64 rows, a decode step's expert). Otherwise consumer c takes rows
   // 64 c .. 64 c + 63 over all the columns.
@@ -239,14 +252,22 @@ __global__ void __launch_bounds__(kThreads, 1)
           // through the ring (waiting on parity 1) does not block.
           ptx::mbarrier_wait(empty_bar + s * 8, phase ^ 1u);
           ptx::mbarrier_arrive_expect_tx(full_bar + s * 8, kStageBytes);
-          ptx::tma_load_2d(smem_a + s * kStageBytesA, &map_a, full_bar + s * 8, kb * kBK, tile.a_row);
+          [[maybe_unused]] constexpr uint16_t kPair = (1u << kCluster) - 1u;
           if constexpr (kCluster == 1) {
+            ptx::tma_load_2d(smem_a + s * kStageBytesA, &map_a, full_bar + s * 8, kb * kBK, tile.a_row);
+            ptx::tma_load_2d(smem_b + s * kStageBytesB, &map_b, full_bar + s * 8, kb * kBK, tile.b_row);
+          } else if constexpr (kSharesA) {
+            // This block's share of A's rows, into the same place in every block of the pair.
+            constexpr int kShare = kBM / kCluster;
+            ptx::tma_load_2d_multicast(smem_a + s * kStageBytesA + rank * kShare * kRowBytes, &map_a, full_bar + s * 8,
+                                       kb * kBK, tile.a_row + rank * kShare, kPair);
             ptx::tma_load_2d(smem_b + s * kStageBytesB, &map_b, full_bar + s * 8, kb * kBK, tile.b_row);
           } else {
-            // This block's share of B's rows, into the same place in every block of the pair.
+            // The same with B's rows.
             constexpr int kShare = kBN / kCluster;
+            ptx::tma_load_2d(smem_a + s * kStageBytesA, &map_a, full_bar + s * 8, kb * kBK, tile.a_row);
             ptx::tma_load_2d_multicast(smem_b + s * kStageBytesB + rank * kShare * kRowBytes, &map_b, full_bar + s * 8,
-                                       kb * kBK, tile.b_row + rank * kShare, (1u << kCluster) - 1u);
+                                       kb * kBK, tile.b_row + rank * kShare, kPair);
           }
         }
       }
@@ -380,11 +401,12 @@ template <typename T, typename Scheduler>
 void launch(StorageFormat type, const void* a, long long a_rows, const void* b, long long b_rows, void* c, int n, int k,
             long long blocks, Scheduler scheduler, Epilogue<T> epilogue, cudaStream_t stream) {
   constexpr int smem_bytes = Ring<Scheduler::kBN>::kSmemBytes;
-  constexpr int cluster = cluster_m_of<Scheduler>();
+  constexpr int cluster = cluster_of<Scheduler>();
+  constexpr bool pair_shares_a = shares_a<Scheduler>();
   const auto kernel = gemm_wgmma_kernel<T, Scheduler>;
-  const CUtensorMap map_a = make_map(type, a, a_rows, k, kBM);
-  // In pairs each block loads its half of the tile's B rows.
-  const CUtensorMap map_b = make_map(type, b, b_rows, k, Scheduler::kBN / cluster);
+  // In pairs each block loads its half of the shared operand's tile rows.
+  const CUtensorMap map_a = make_map(type, a, a_rows, k, pair_shares_a ? kBM / cluster : kBM);
+  const CUtensorMap map_b = make_map(type, b, b_rows, k, pair_shares_a ? Scheduler::kBN : Scheduler::kBN / cluster);
   ROOFLINE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   require(blocks >= 1 && blocks <= 0x7fffffff, "gemm wgmma: the tile count must be in 1 .. 2^31 - 1");
   auto* out = static_cast<typename Epilogue<T>::Out*>(c);

@@ -457,6 +457,26 @@ std::string gemm_wgmma_plan_note(std::int64_t m, std::int64_t n, int sms) {
                      kernel_tiles::known_sms(sms));
 }
 
+std::string gemm_skinny_plan_note(const kernel_tiles::GemmSplitK& plan, std::int64_t m, std::int64_t n, int sms) {
+  const long long blocks = kernel_tiles::gemm_plan_blocks(plan, m, n);
+  const int sm_count = kernel_tiles::known_sms(sms);
+  switch (plan.pairing) {
+    case kernel_tiles::GemmPairing::share_b:
+      return fmt::format("; {} pair tiles of 2 x 128 x {} (clusters of two blocks multicasting B) on {} SMs",
+                         blocks / 2, plan.tile_n, sm_count);
+    case kernel_tiles::GemmPairing::share_a:
+      return fmt::format("; {} pair tiles of 128 x 2 x {} (clusters of two blocks multicasting A) on {} SMs",
+                         blocks / 2, plan.tile_n, sm_count);
+    case kernel_tiles::GemmPairing::none: break;
+  }
+  if (plan.splits == 1) {
+    return fmt::format("; {} tiles of 128 x {}, a block each (persistent) on {} SMs", plan.tiles, plan.tile_n,
+                       sm_count);
+  }
+  return fmt::format("; {} tiles of 128 x {}, k split {} ways ({} blocks of 64 each) on {} SMs", plan.tiles,
+                     plan.tile_n, plan.splits, plan.k_blocks_per_split, sm_count);
+}
+
 std::string case_id(PeakImpl impl) {
   switch (impl) {
     case PeakImpl::fma_fp32: return std::string(fma_peak_id);
@@ -514,8 +534,11 @@ AttentionShape model_shape(const AttentionCase& c) {
 
 std::optional<kernel_tiles::GemmTiling> tiling_of(const GemmCase& c) {
   if (c.impl != GemmImpl::splitk) return tiling_of(c.impl);
-  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(c.m, c.n, c.k, gemm_split_k_listed_sms);
-  return plan.tile_n == kernel_tiles::gemm_wgmma.tile_n ? kernel_tiles::gemm_wgmma : kernel_tiles::gemm_wgmma_narrow;
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_skinny_plan(c.m, c.n, c.k, gemm_split_k_listed_sms);
+  kernel_tiles::GemmTiling t = kernel_tiles::gemm_wgmma;
+  t.tile_n = plan.tile_n;
+  t.stages = kernel_tiles::gemm_wgmma_stages(plan.tile_n);
+  return t;
 }
 
 OpCost case_cost(const GemmCase& c) {

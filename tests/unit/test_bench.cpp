@@ -705,11 +705,11 @@ TEST_CASE("case list report and suite selection") {
   CHECK(list.kind == "bench-cases");
   // --quick: 81 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, fp8-KV
   // decode attention, the bf16 wgmma GEMV at batches 8 and 64: 59; the W8A8 GEMV's 13; 5 latent
-  // attention; the wgmma GEMV's 4 ragged cases), 103 + 38 compute (3 probes, 31 GEMMs, 7 FP8 GEMMs, 62 attention:
+  // attention; the wgmma GEMV's 4 ragged cases), 104 + 38 compute (3 probes, 32 GEMMs, 7 FP8 GEMMs, 62 attention:
   // 56 + the Hopper kernel's 6 of several query tiles a block; 38 grouped GEMMs) + 12 FP8 attention (8 + 4 of
   // several tiles a block), 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma)
   // and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 81 + 103 + 38 + 12 + 8 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 81 + 104 + 38 + 12 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));
@@ -833,11 +833,12 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // 256x512x1024 x 5 + the swapped GEMV (m <= 256), 4 skinny shapes x 3 + the swapped GEMV at
   // m = 64 and 128, the ragged shape x 5; LLaMA-3 70B's qkv, gate_up and down at m = 64 and 128 and
   // those with o_proj (8192^2) at m = 256 x 4 (mma.sync, wgmma, swapped, cuBLAS), at m = 512 x 3;
-  // and the wgmma GEMM's skinny plan where it differs from the plain one on 132 SMs (narrow tiles
-  // or a split k): 512^3, 1024^3, fp16 256x512x1024 and the ragged shape (quick), 64 and 128 x 8192 x
-  // 8192, qkv (10240 x 8192) and down (8192 x 28672) at m = 64 and 128, o_proj and down at m = 256;
-  // the paired kernel's odd tile rows, 2100 x 2000 x 200 (mma.sync, wgmma, cuBLAS; quick).
-  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 12 + 3);
+  // and the wgmma GEMM's skinny plan where it differs from the plain one on 132 SMs (other tile
+  // widths, pairs, or a split k): 512^3, 1024^3, fp16 256x512x1024, the ragged shape and 2100 x 2000 x
+  // 200 (quick), 2048^3, 64 and 128 x 8192 x 8192, qkv (10240 x 8192) and down (8192 x 28672) at m =
+  // 64 and 128, o_proj, qkv and down at m = 256 and 512 (18); the paired kernel's odd tile rows, 2100
+  // x 2000 x 200 (mma.sync, wgmma, cuBLAS; quick).
+  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 18 + 3);
   // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
   // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
   // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 32
@@ -857,7 +858,7 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
         4 * (28 + 2 + 2 + 1 + 9 + 10 + 4 + 12 + 1) + 2 * (5 + 1 + 3 + 4) + 2 * (5 + 3 + 2 + 4) + 3 * 2 + 2 * 2);
   // FP8 --quick: 3 problems x 2 implementations, 1 padded decode call; attention's 56 + 6 of several
   // query tiles a block; FP8 attention's 8 small shapes + 4 of several tiles; MLA expanded's 8.
-  CHECK(quick == 3 + 31 + 7 + 62 + 12 + 8);
+  CHECK(quick == 3 + 32 + 7 + 62 + 12 + 8);
   for (std::string_view id :
        {"gemm.bf16.8192x8192x8192.naive", "gemm.bf16.8192x8192x8192.smemtiled", "gemm.bf16.8192x8192x8192.mmasync",
         "gemm.bf16.8192x8192x8192.wgmma", "gemm.bf16.8192x8192x8192.cublas", "gemm.bf16.64x8192x8192.wgmma",
@@ -1661,54 +1662,124 @@ TEST_CASE("the split-K wgmma GEMM: one wave of blocks, splits of at least 8 k bl
   CHECK(narrow.tiles == 64);
   CHECK(narrow.splits == 2);
   CHECK(narrow.k_blocks_per_split == 64);
-  // Both keep 128 / 132 of the SMs busy in their one wave; the plan takes the fewer splits.
-  CHECK(kernel_tiles::gemm_split_k_fill(wide, 132) == Approx(128.0 / 132));
-  const kernel_tiles::GemmSplitK square = kernel_tiles::gemm_wgmma_split_k(128, 8192, 8192, 132);
-  CHECK(square.tile_n == 128);
-  CHECK(square.splits == 2);
-  // m = 64 is one 128-row tile too: the same plan.
-  CHECK(kernel_tiles::gemm_wgmma_split_k(64, 8192, 8192, 132).splits == 2);
-  // qkv at m = 128: wide, 10240 / 256 = 40 tiles; 132 / 40 = 3 splits: ceil(128 / 3) = 43 k blocks,
-  // so ceil(128 / 43) = 3 splits (43, 43, 42), 120 blocks (120 / 132 busy). Narrow: 80 tiles, 132 / 80
-  // = 1 split, 80 blocks (80 / 132): the wide plan.
-  const kernel_tiles::GemmSplitK qkv = kernel_tiles::gemm_wgmma_split_k(128, 10240, 8192, 132);
-  CHECK(qkv.tile_n == 256);
-  CHECK(qkv.tiles == 40);
+  // qkv at m = 128, wide: 10240 / 256 = 40 tiles; 132 / 40 = 3 splits: ceil(128 / 3) = 43 k blocks,
+  // so ceil(128 / 43) = 3 splits (43, 43, 42).
+  const kernel_tiles::GemmSplitK qkv = kernel_tiles::gemm_wgmma_split_k(128, 10240, 8192, 132, 256);
   CHECK(qkv.splits == 3);
   CHECK(qkv.k_blocks_per_split == 43);
-  // m = 256 x 8192 x 8192: wide 2 x 32 = 64 tiles x 2 splits, narrow 2 x 64 = 128 tiles unsplit:
-  // both 128 blocks; the narrow plan has no split.
-  const kernel_tiles::GemmSplitK o_proj = kernel_tiles::gemm_wgmma_split_k(256, 8192, 8192, 132);
-  CHECK(o_proj.tile_n == 128);
-  CHECK(o_proj.splits == 1);
-  // m = 512: wide 4 x 32 = 128 tiles fill the SMs (132 / 128 = 1): no split; narrow 256 tiles in two
-  // waves keep the same 256 / 264 busy: the wide plan.
-  CHECK(kernel_tiles::gemm_wgmma_split_k(512, 8192, 8192, 132).splits == 1);
-  CHECK(kernel_tiles::gemm_wgmma_split_k(512, 8192, 8192, 132).tile_n == 256);
-  // 512 x 10240 x 8192: wide 4 x 40 = 160 tiles fill the SMs (160 / 264 busy over 2 waves): the wide
-  // plan, although narrow tiles would keep 320 / 396 busy over 3.
-  CHECK(kernel_tiles::gemm_wgmma_split_k(512, 10240, 8192, 132).tile_n == 256);
-  // A short k caps it: 256 x 512 x 1024, wide: 2 x 2 = 4 tiles (132 / 4 = 33) but 16 k blocks, at most
-  // 16 / 8 = 2 splits of 8 (8 blocks); narrow: 2 x 4 = 8 tiles, 2 splits (16 blocks): narrow.
-  const kernel_tiles::GemmSplitK short_k = kernel_tiles::gemm_wgmma_split_k(256, 512, 1024, 132);
-  CHECK(short_k.tile_n == 128);
+  // A short k caps it: 256 x 512 x 1024 wide is 2 x 2 = 4 tiles (132 / 4 = 33) but 16 k blocks, at
+  // most 16 / 8 = 2 splits of 8.
+  const kernel_tiles::GemmSplitK short_k = kernel_tiles::gemm_wgmma_split_k(256, 512, 1024, 132, 256);
   CHECK(short_k.splits == 2);
   CHECK(short_k.k_blocks_per_split == 8);
-  // Long k and few tiles: 128 x 256 x 65536 is 1 wide tile (2 narrow), 1024 k blocks: capped at 8
-  // splits of 128 either way; the narrow plan's 16 blocks.
-  const kernel_tiles::GemmSplitK capped = kernel_tiles::gemm_wgmma_split_k(128, 256, 65536, 132);
-  CHECK(capped.tile_n == 128);
+  // Long k and few tiles: 128 x 256 x 65536 narrow is 2 tiles, 1024 k blocks: capped at 8 splits of 128.
+  const kernel_tiles::GemmSplitK capped = kernel_tiles::gemm_wgmma_split_k(128, 256, 65536, 132, 128);
   CHECK(capped.splits == 8);
   CHECK(capped.k_blocks_per_split == 128);
-  // Squares keep the wide tiles: 4096^3 is 512 wide tiles (4 waves, 512 / 528 busy), 1024 narrow
-  // ones (8 waves, 1024 / 1056): the same share, the same (no) split.
-  CHECK(kernel_tiles::gemm_wgmma_split_k(4096, 4096, 4096, 132).tile_n == 256);
-  // The suite lists the case where the plan differs from the plain wgmma GEMM on 132 SMs.
+}
+
+TEST_CASE("the skinny wgmma GEMM plan: the tile width and pairing whose busiest SM finishes first") {
+  // A k block's cost, in the time an SM reads one 128-byte row from L2: max(1.27 x tile_n for the
+  // MMAs, A's rows + B's rows, the shared one halved in a pair).
+  using kernel_tiles::GemmPairing;
+  CHECK(kernel_tiles::gemm_k_block_cost(256, GemmPairing::none, 4096) == Approx(384));        // 128 + 256 > 325.12
+  CHECK(kernel_tiles::gemm_k_block_cost(256, GemmPairing::share_b, 4096) == Approx(325.12));  // 128 + 128 < 325.12
+  CHECK(kernel_tiles::gemm_k_block_cost(160, GemmPairing::share_b, 256) == Approx(208));      // 128 + 80 > 203.2
+  CHECK(kernel_tiles::gemm_k_block_cost(64, GemmPairing::share_a, 128) == Approx(128));       // 64 + 64 > 81.28
+  // m = 64: TMA reads A's 64 rows only: 32 + 64 = 96.
+  CHECK(kernel_tiles::gemm_k_block_cost(64, GemmPairing::share_a, 64) == Approx(96));
+
+  // HBM's floor, the same rows: 2 bytes x (m k + n k + m n) / 128 x 2.06 / 132 SMs. 128 x 8192 x
+  // 8192: 138,412,032 bytes, 16875.52.
+  CHECK(kernel_tiles::gemm_hbm_cost(128, 8192, 8192, 132) == Approx(16875.52));
+
+  // 128 x 8192 x 8192 (128 k blocks) on 132 SMs. Wide tiles, 4 splits of 32 (128 blocks, one wave):
+  // 32 x 384 + partials 4 x 256 x (1 + 4) = 12288 + 5120 = 17408. Narrow, 2 splits of 64: 64 x 256 +
+  // 4 x 128 x 3 = 17920. 128 x 64 tiles in 64 horizontal pairs (128 blocks in 66 pair slots): 128 x
+  // 128 = 16384, under HBM's 16875.52: 3% under the wide plan, the plan (cuBLAS's for this shape).
+  const kernel_tiles::GemmSplitK o_proj_128 = kernel_tiles::gemm_wgmma_skinny_plan(128, 8192, 8192, 132);
+  CHECK(o_proj_128.tile_n == 64);
+  CHECK(o_proj_128.pairing == GemmPairing::share_a);
+  CHECK(o_proj_128.splits == 1);
+  CHECK(o_proj_128.tiles == 128);
+  CHECK(kernel_tiles::gemm_plan_l2_cost(o_proj_128, 128, 8192, 8192, 132) == Approx(16384));
+  CHECK(kernel_tiles::gemm_plan_cost(o_proj_128, 128, 8192, 8192, 132) == Approx(16875.52));
+  CHECK(kernel_tiles::gemm_plan_cost(
+            kernel_tiles::gemm_wgmma_plan_of({256, GemmPairing::none, true}, 128, 8192, 8192, 132), 128, 8192, 8192,
+            132) == Approx(17408));
+  // qkv at m = 128: 10240 / 80 = 128 tiles of 128 x 80, 64 pairs: 128 x max(101.6, 64 + 80) = 18432;
+  // wide 40 tiles x 3 splits: 43 x 384 + 4 x 256 x 4 = 16512 + 4096 = 20608. Both under HBM's 2 x
+  // 86,245,376 bytes / 128 x 2.06 / 132 = 21030.4: a tie, and the pairs have no split.
+  const kernel_tiles::GemmSplitK qkv_128 = kernel_tiles::gemm_wgmma_skinny_plan(128, 10240, 8192, 132);
+  CHECK(qkv_128.tile_n == 80);
+  CHECK(qkv_128.pairing == GemmPairing::share_a);
+  CHECK(kernel_tiles::gemm_plan_l2_cost(qkv_128, 128, 10240, 8192, 132) == Approx(18432));
+  CHECK(kernel_tiles::gemm_plan_cost(qkv_128, 128, 10240, 8192, 132) == Approx(21030.4));
+  // qkv at m = 256: wide tiles are 2 x 40 = 80 (52 SMs idle): 128 x 384 = 49152. 128 x 160 tiles, 2 x
+  // 64 = 128 in 64 vertical pairs: 128 x max(203.2, 128 + 80) = 26624.
+  const kernel_tiles::GemmSplitK qkv_256 = kernel_tiles::gemm_wgmma_skinny_plan(256, 10240, 8192, 132);
+  CHECK(qkv_256.tile_n == 160);
+  CHECK(qkv_256.pairing == GemmPairing::share_b);
+  CHECK(kernel_tiles::gemm_plan_blocks(qkv_256, 256, 10240) == 128);
+  CHECK(kernel_tiles::gemm_plan_cost(qkv_256, 256, 10240, 8192, 132) == Approx(26624));
+  // qkv at m = 512: wide 4 x 40 = 160 tiles, under two waves (264): the planner's. 128 x 160: 4 x 64 =
+  // 256 tiles, 128 pairs, two waves of 66 pair slots: 2 x 26624 = 53248; wide pairs: 80 pairs, two
+  // waves of 128 x 325.12: 83230.72.
+  const kernel_tiles::GemmSplitK qkv_512 = kernel_tiles::gemm_wgmma_skinny_plan(512, 10240, 8192, 132);
+  CHECK(qkv_512.tile_n == 160);
+  CHECK(kernel_tiles::gemm_plan_cost(qkv_512, 512, 10240, 8192, 132) == Approx(53248));
+  // o_proj at m = 256: 128 x 128 tiles in 64 vertical pairs, 128 x max(162.56, 128 + 64) = 24576,
+  // against 128 narrow tiles alone (128 x 256 = 32768) and 128 x 64 in pairs sharing A (2 x 128 = 256
+  // tiles, 128 pairs, two waves of 128 x 128 = 32768).
+  const kernel_tiles::GemmSplitK o_proj_256 = kernel_tiles::gemm_wgmma_skinny_plan(256, 8192, 8192, 132);
+  CHECK(o_proj_256.tile_n == 128);
+  CHECK(o_proj_256.pairing == GemmPairing::share_b);
+  // m = 64 takes the same tiles as m = 128, its A half as many rows: 128 x 96 = 12288.
+  CHECK(kernel_tiles::gemm_wgmma_skinny_plan(64, 8192, 8192, 132).tile_n == 64);
+  // down at m = 128 (k = 28672, 448 k blocks) is HBM's: 2 x 239,599,616 bytes / 128 x 2.06 / 132 =
+  // 58425.3. Under it or within 1%: wide, 4 splits of 112 (112 x 384 + 5120 = 48128), narrow, 2
+  // splits of 224 (224 x 256 + 1536 = 58880), 128 x 64 pairs unsplit (448 x 128 = 57344); of the
+  // unsplit ones (80-wide pairs: 448 x 144 = 64512, over), the pairs of 64.
+  const kernel_tiles::GemmSplitK down_128 = kernel_tiles::gemm_wgmma_skinny_plan(128, 8192, 28672, 132);
+  CHECK(kernel_tiles::gemm_hbm_cost(128, 8192, 28672, 132) == Approx(58425.3));
+  CHECK(down_128.tile_n == 64);
+  CHECK(down_128.splits == 1);
+  // From two waves of wide tiles on, the plain kernel's plan: 256 x 57344 x 8192 is 448 wide tiles,
+  // 224 pairs (a wave of pairs or more: paired); 4096^3 512 tiles, 256 pairs.
+  const kernel_tiles::GemmSplitK gate_up = kernel_tiles::gemm_wgmma_skinny_plan(256, 57344, 8192, 132);
+  CHECK(gate_up.tile_n == 256);
+  CHECK(gate_up.splits == 1);
+  CHECK(gate_up.pairing == GemmPairing::share_b);
+  CHECK(kernel_tiles::gemm_wgmma_skinny_plan(4096, 4096, 4096, 132).pairing == GemmPairing::share_b);
+  // Long k and few tiles: 128 x 256 x 65536 (1024 k blocks). Narrow, 2 tiles x 8 splits of 128: 128
+  // x 256 + 4 x 128 x 9 = 37376; wide, 1 tile x 8: 128 x 384 + 4 x 256 x 9 = 58368; 128 x 64 in 2
+  // pairs, k whole: 1024 x 128 = 131072.
+  const kernel_tiles::GemmSplitK capped = kernel_tiles::gemm_wgmma_skinny_plan(128, 256, 65536, 132);
+  CHECK(capped.tile_n == 128);
+  CHECK(capped.splits == 8);
+  CHECK(capped.pairing == GemmPairing::none);
+  // An odd tile column count pairs up to a spare tile: 333 x 264 at 128 x 64 is 3 x 5 tiles, 3 x 3
+  // pairs, 18 blocks.
+  const kernel_tiles::GemmSplitK ragged = kernel_tiles::gemm_wgmma_skinny_plan(333, 264, 200, 132);
+  CHECK(ragged.pairing == GemmPairing::share_a);
+  CHECK(kernel_tiles::gemm_plan_blocks(ragged, 333, 264) == 18);
+  // The suite lists the case where the plan differs from the plain wgmma GEMM on 132 SMs: 512 x 8192 x
+  // 8192's wide tiles are 64 pairs, under the plain kernel's wave of pairs (66), so the plain kernel
+  // runs them alone and the skinny plan in pairs.
   CHECK(compute::gemm_split_k_listed(128, 8192, 8192));
   CHECK(compute::gemm_split_k_listed(256, 8192, 8192));
-  CHECK_FALSE(compute::gemm_split_k_listed(512, 8192, 8192));
-  CHECK(compute::tiling_of(compute::GemmCase{.impl = compute::GemmImpl::splitk, .m = 256, .n = 8192, .k = 8192})
-            ->tile_n == 128);
+  CHECK(compute::gemm_split_k_listed(512, 8192, 8192));
+  CHECK_FALSE(compute::gemm_split_k_listed(256, 57344, 8192));
+  CHECK_FALSE(compute::gemm_split_k_listed(4096, 4096, 4096));
+  CHECK(compute::tiling_of(compute::GemmCase{.impl = compute::GemmImpl::splitk, .m = 256, .n = 10240, .k = 8192})
+            ->tile_n == 160);
+  // What a result's detail says of the plan.
+  CHECK(compute::gemm_skinny_plan_note(o_proj_128, 128, 8192, 132) ==
+        "; 64 pair tiles of 128 x 2 x 64 (clusters of two blocks multicasting A) on 132 SMs");
+  CHECK(compute::gemm_skinny_plan_note(qkv_256, 256, 10240, 132) ==
+        "; 64 pair tiles of 2 x 128 x 160 (clusters of two blocks multicasting B) on 132 SMs");
+  CHECK(compute::gemm_skinny_plan_note(capped, 128, 256, 132) ==
+        "; 2 tiles of 128 x 128, k split 8 ways (128 blocks of 64 each) on 132 SMs");
 }
 
 TEST_CASE("the memcpy ceiling is reported as measured, and flagged when a copy kernel beats it") {

@@ -1,7 +1,8 @@
 // The GEMM kernels' tile order (kernels/gemm/tile_order.hpp: the kernels call these functions).
 // grouped_tile walks `group` tile rows down, then across: per group of rows, linear index i is row
 // first_m + i % rows, column i / rows. paired_tile does the same over pair rows (group / 2 of them a
-// group), and rank r of pair row p is tile row 2p + r.
+// group), and rank r of pair row p is tile row 2p + r. row_paired_tile walks pair columns like
+// grouped_tile's columns, and rank r of pair column q is tile column 2q + r.
 #include <set>
 #include <tuple>
 #include <utility>
@@ -11,6 +12,7 @@
 
 using roofline::kernels::detail::grouped_tile;
 using roofline::kernels::detail::paired_tile;
+using roofline::kernels::detail::row_paired_tile;
 
 namespace {
 std::pair<int, int> grouped(int linear, int tiles_m, int tiles_n, int group) {
@@ -27,6 +29,12 @@ std::pair<int, int> paired(int pair, int rank, int tiles_m, int tiles_n, int gro
   int m = -1;
   int n = -1;
   paired_tile(pair, rank, tiles_m, tiles_n, group, m, n);
+  return {m, n};
+}
+std::pair<int, int> row_paired(int pair, int rank, int tiles_m, int tiles_n, int group) {
+  int m = -1;
+  int n = -1;
+  row_paired_tile(pair, rank, tiles_m, tiles_n, group, m, n);
   return {m, n};
 }
 }  // namespace
@@ -92,4 +100,33 @@ TEST_CASE("GEMM tile order: vertical pairs share a column, cover every tile once
   }
   CHECK(inside.size() == 6);
   CHECK(below == 2);
+}
+
+TEST_CASE("GEMM tile order: horizontal pairs share a row, cover every tile once") {
+  // 128 x 8192 at 128 x 64: 1 x 128 tiles, 64 pairs; pair q is columns 2q and 2q + 1 of row 0 (a
+  // group of 8 rows holds the one row, so pairs walk across it).
+  CHECK(row_paired(0, 0, 1, 128, 8) == std::pair{0, 0});
+  CHECK(row_paired(0, 1, 1, 128, 8) == std::pair{0, 1});
+  CHECK(row_paired(63, 1, 1, 128, 8) == std::pair{0, 127});
+  // 2 x 6 tiles, 2 x 3 pairs in one group of rows: down then across, as grouped_tile: pair 1 is row
+  // 1's columns 0 and 1, pair 2 row 0's columns 2 and 3.
+  CHECK(row_paired(1, 0, 2, 6, 8) == std::pair{1, 0});
+  CHECK(row_paired(2, 1, 2, 6, 8) == std::pair{0, 3});
+  for (const auto& [tiles_m, tiles_n] : {std::pair{1, 128}, std::pair{1, 160}, std::pair{2, 64}, std::pair{8, 16}}) {
+    std::set<std::pair<int, int>> seen;
+    for (int p = 0; p < tiles_m * tiles_n / 2; ++p) {
+      const auto left = row_paired(p, 0, tiles_m, tiles_n, 8);
+      const auto right = row_paired(p, 1, tiles_m, tiles_n, 8);
+      CHECK(left.first == right.first);
+      CHECK(right.second == left.second + 1);
+      CHECK(left.second % 2 == 0);
+      seen.insert(left);
+      seen.insert(right);
+    }
+    CHECK(static_cast<int>(seen.size()) == tiles_m * tiles_n);
+  }
+  // An odd column count (264 columns at 64: 5 tile columns, 3 pair columns): the right tile of the
+  // last pair is column 5, right of the matrix (its C is not stored).
+  CHECK(row_paired(2, 0, 1, 5, 8) == std::pair{0, 4});
+  CHECK(row_paired(2, 1, 1, 5, 8) == std::pair{0, 5});
 }

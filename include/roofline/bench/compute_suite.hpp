@@ -30,16 +30,20 @@ namespace roofline::bench::compute {
 // 16-bit operands (C in their type), or e4m3 operands with per-tensor scales and a bf16 C (FP8).
 
 // swapab: a skinny GEMM (m <= gemm_swapab_max_m) run as the wgmma GEMV with A and B swapped.
-// splitk: the wgmma kernel's plan for skinny products (kernel_tiles::gemm_wgmma_split_k: 128 x 128
-// tiles and/or k split), listed where that plan differs from the plain wgmma GEMM's 128 x 256 tiles
-// over the whole k on a GPU of gemm_split_k_listed_sms multiprocessors (an H100 or H200); the run
-// applies the rule to its own GPU's SMs.
+// splitk: the wgmma kernel's plan for skinny products (kernel_tiles::gemm_wgmma_skinny_plan: tiles of
+// 128 x 256, 160, 128, 80 or 64, alone with k split or in clusters of two sharing A or B), listed
+// where that plan differs from the plain wgmma GEMM's (128 x 256 over the whole k, paired where
+// kernel_tiles::gemm_wgmma_pairs says) on a GPU of gemm_split_k_listed_sms multiprocessors (an H100
+// or H200); the run applies the rule to its own GPU's SMs. (The id keeps its first plan's name.)
 enum class GemmImpl : std::uint8_t { cublas, naive, smem_tiled, mma_sync, wgmma, cublaslt, swapab, splitk };
 inline constexpr std::int64_t gemm_swapab_max_m = 256;
 inline constexpr int gemm_split_k_listed_sms = 132;
 [[nodiscard]] constexpr bool gemm_split_k_listed(std::int64_t m, std::int64_t n, std::int64_t k) {
-  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, gemm_split_k_listed_sms);
-  return plan.splits > 1 || plan.tile_n != kernel_tiles::gemm_wgmma.tile_n;
+  const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_skinny_plan(m, n, k, gemm_split_k_listed_sms);
+  const kernel_tiles::GemmPairing plain = kernel_tiles::gemm_wgmma_pairs(m, n, gemm_split_k_listed_sms) > 0
+                                              ? kernel_tiles::GemmPairing::share_b
+                                              : kernel_tiles::GemmPairing::none;
+  return plan.splits > 1 || plan.tile_n != kernel_tiles::gemm_wgmma.tile_n || plan.pairing != plain;
 }
 inline constexpr std::array<GemmImpl, 5> gemm_ladder{GemmImpl::naive, GemmImpl::smem_tiled, GemmImpl::mma_sync,
                                                      GemmImpl::wgmma, GemmImpl::cublas};
@@ -434,6 +438,10 @@ inline constexpr auto attention_cases = [] {
 // How the wgmma GEMM covers an m x n output on `sms` SMs (kernel_tiles::gemm_wgmma_pairs), for a
 // result's detail: "; 256 pair tiles of 2 x 128 x 256 (clusters of two blocks multicasting B) on 132 SMs".
 [[nodiscard]] std::string gemm_wgmma_plan_note(std::int64_t m, std::int64_t n, int sms);
+// The same for a skinny plan: "; 64 pair tiles of 128 x 2 x 64 (clusters of two blocks multicasting
+// A) on 132 SMs", "; 40 tiles of 128 x 256, k split 3 ways (43 blocks of 64 each) on 132 SMs".
+[[nodiscard]] std::string gemm_skinny_plan_note(const kernel_tiles::GemmSplitK& plan, std::int64_t m, std::int64_t n,
+                                                int sms);
 
 // The block tile of a GEMM kernel (nullopt for cuBLAS, whose tiles are its own); splitk's depends on
 // the shape: tiling_of(case) gives a case's (its plan on gemm_split_k_listed_sms SMs).

@@ -30,26 +30,48 @@ inline constexpr GemmTiling gemm_wgmma{128, 256, 64, 4, 384};
 // ring 6 stages of 32 KB deep (the shared memory of 4 wide stages buys more loads in flight).
 inline constexpr GemmTiling gemm_wgmma_narrow{128, 128, 64, 6, 384};
 
-// The wgmma GEMM with k split (kernels/gemm/gemm_wgmma.cu, gemm_wgmma_split_k), for skinny
-// products whose tiles are fewer than the SMs: each output tile's k cut into `splits` ranges of
-// k_blocks_per_split blocks of 64, one thread block each. Per tile width (256, and the narrow 128):
-// as many splits as keep the grid to one wave (SMs / tiles, rounded down), each at least 8 k blocks
-// (512 of k: twice the 4-stage ring), at most 8; 1 where the tiles fill the SMs. Where the wide
-// tiles are fewer than the SMs, the plan takes the width whose blocks keep the larger share of the
-// SMs busy over the waves they take, then the one with fewer splits (each split is a partial tile
-// through L2 and a serial sum at the end), then 256; elsewhere the wide tiles. So 128 x 8192 x 8192
-// runs 64 narrow tiles x 2 splits where it ran 32 wide tiles x 4 (51.2 -> 45.2 us on the H200) and
-// 256 x 8192 x 8192 128 narrow tiles unsplit where it ran 64 x 2 (63.8 -> 58.8 us). Past one wave
-// of wide tiles the narrow ones lost: 256 x 57344 x 8192 ran 474.9 us on 896 narrow tiles against
-// 396.8 on 448 wide ones (docs/results/2026-12-02-h200-skinny-narrow). cuBLAS runs such shapes
-// unsplit with 128 x 64 tiles in pairs sharing A (TMA multicast): docs/results/2026-12-02-h200-flash-fa3,
-// the ncu profile of 128 x 8192 x 8192.
+// How the blocks of a wgmma GEMM share their loads: alone, or in clusters of two whose TMA unit
+// multicasts one operand's tile rows into both (each block loads half of them). share_b: vertical
+// pairs (tile rows 2r and 2r + 1 of one tile column) share B; share_a: horizontal pairs (tile
+// columns 2c and 2c + 1 of one tile row) share A.
+enum class GemmPairing : unsigned char { none, share_b, share_a };
+
+// The wgmma GEMM's plan for a skinny product (kernels/gemm/gemm_wgmma.cu, gemm_wgmma_skinny): tiles
+// of 128 x tile_n, `tiles` of them over C, each one block's (pairing none: each tile's k may be cut
+// into `splits` ranges of k_blocks_per_split blocks of 64, one block each) or two tiles a cluster.
 struct GemmSplitK {
   int tile_n = 256;
   int tiles = 0;
   int splits = 1;
   int k_blocks_per_split = 0;
+  GemmPairing pairing = GemmPairing::none;
 };
+
+// The tile widths and pairings the wgmma GEMM kernel is built for (kernels/gemm/gemm_wgmma.cu
+// instantiates exactly these), with the depth of each width's ring of 128-byte k stages (A's 128
+// rows and B's tile_n rows: 48 KB at 256, 36 at 160, 32 at 128, 26 at 80, 24 at 64; as deep as
+// the 227 KB of shared memory allows, at most 8). Only the unpaired 256 and 128 also split k.
+struct GemmWgmmaShape {
+  int tile_n = 0;
+  GemmPairing pairing = GemmPairing::none;
+  bool splits_k = false;
+};
+inline constexpr GemmWgmmaShape gemm_wgmma_shapes[] = {
+    {256, GemmPairing::none, true},    {256, GemmPairing::share_b, false}, {160, GemmPairing::share_b, false},
+    {128, GemmPairing::none, true},    {128, GemmPairing::share_b, false}, {128, GemmPairing::share_a, false},
+    {80, GemmPairing::share_a, false}, {64, GemmPairing::share_a, false}};
+constexpr int gemm_wgmma_stages(int tile_n) {
+  switch (tile_n) {
+    case 256: return gemm_wgmma.stages;
+    case 160: return 6;
+    case 128: return gemm_wgmma_narrow.stages;
+    default: return 8;  // 80 and 64
+  }
+}
+
+// One tile width's k split (pairing none): as many splits as keep the grid to one wave (SMs /
+// tiles, rounded down), each at least 8 k blocks (512 of k: twice the 4-stage ring), at most 8; 1
+// where the tiles fill the SMs.
 constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms, int tile_n) {
   constexpr int min_k_blocks_per_split = 8;
   constexpr int max_splits = 8;
@@ -66,23 +88,81 @@ constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, i
   s.splits = s.k_blocks_per_split > 0 ? (k_blocks + s.k_blocks_per_split - 1) / s.k_blocks_per_split : 1;
   return s;
 }
-// The share of the SMs a plan's blocks keep busy over the waves they take (1: every SM in every wave).
-constexpr double gemm_split_k_fill(const GemmSplitK& plan, int sms) {
-  const long long sm_count = known_sms(sms);
-  const long long blocks = static_cast<long long>(plan.tiles) * plan.splits;
-  const long long waves = (blocks + sm_count - 1) / sm_count;
-  return waves > 0 ? static_cast<double>(blocks) / static_cast<double>(waves * sm_count) : 0.0;
+
+// The thread blocks of a plan: a block per tile and split, or two per pair of tiles (an odd tile
+// row or column count rounds up: the spare tile lies outside C, loads its half of the shared
+// operand and stores nothing).
+constexpr long long gemm_plan_blocks(const GemmSplitK& plan, long long m, long long n) {
+  const long long tiles_m = (m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m;
+  const long long tiles_n = (n + plan.tile_n - 1) / plan.tile_n;
+  switch (plan.pairing) {
+    case GemmPairing::share_b: return 2 * ((tiles_m + 1) / 2) * tiles_n;
+    case GemmPairing::share_a: return 2 * tiles_m * ((tiles_n + 1) / 2);
+    default: return static_cast<long long>(plan.tiles) * plan.splits;
+  }
 }
-constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, int sms) {
-  const GemmSplitK wide = gemm_wgmma_split_k(m, n, k, sms, gemm_wgmma.tile_n);
-  if (wide.tiles >= known_sms(sms)) return wide;  // narrow tiles only where wide ones leave SMs idle
-  const GemmSplitK narrow = gemm_wgmma_split_k(m, n, k, sms, gemm_wgmma_narrow.tile_n);
-  const double wide_fill = gemm_split_k_fill(wide, sms);
-  const double narrow_fill = gemm_split_k_fill(narrow, sms);
-  constexpr double same = 1e-9;
-  if (narrow_fill > wide_fill + same) return narrow;
-  if (narrow_fill > wide_fill - same && narrow.splits < wide.splits) return narrow;
-  return wide;
+
+// What a k block of 64 costs one block, in the time its SM takes to read one 128-byte row from L2
+// while every SM reads: its MMAs (128 x tile_n x 64) or its loads (A's rows, B's tile_n rows, each
+// halved where a pair shares it), whichever is longer. On the H200 a column of the MMAs (16,384
+// FLOP) takes as long as 1.27 rows: wgmma bf16 912.4 TFLOP/s against an L2 read of 9.08 TB/s, both
+// measured (docs/results/2026-11-30-h200-run2). So unpaired 128 x 256 tiles are bound by their
+// loads (384 rows against 325), paired ones by their MMAs (256 rows), and a 128 x 128 tile reads
+// 1.57 times what its MMAs take -- measured 1.37 times the wide tile's time per output element
+// (docs/results/2026-12-02-h200-skinny-narrow).
+inline constexpr double gemm_l2_rows_per_mma_column = 1.27;
+constexpr double gemm_k_block_cost(int tile_n, GemmPairing pairing, long long m) {
+  const double a_rows = static_cast<double>(m < gemm_wgmma.tile_m ? m : gemm_wgmma.tile_m);  // TMA reads no rows past m
+  const double rows =
+      (pairing == GemmPairing::share_a ? a_rows / 2 : a_rows) + (pairing == GemmPairing::share_b ? tile_n / 2 : tile_n);
+  const double mma = gemm_l2_rows_per_mma_column * tile_n;
+  return rows > mma ? rows : mma;
+}
+
+// The busiest SM's time for a plan's loads and MMAs, in the rows of gemm_k_block_cost: the tiles it
+// takes one after another (the blocks over the SMs, or over half of them for pairs, rounded up)
+// times a tile's k blocks, plus for split k the partial tiles through L2 (a fp32 tile is 4 x tile_n
+// rows: each block writes its own, the last reads all of them).
+constexpr double gemm_plan_l2_cost(const GemmSplitK& plan, long long m, long long n, long long k, int sms) {
+  const long long slots = plan.pairing == GemmPairing::none ? known_sms(sms) : known_sms(sms) / 2 * 2;
+  const long long blocks = gemm_plan_blocks(plan, m, n);
+  const long long waves = (blocks + slots - 1) / slots;
+  const long long k_blocks =
+      plan.splits > 1 ? plan.k_blocks_per_split : (k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k;
+  const double partials = plan.splits > 1 ? 4.0 * plan.tile_n * (1 + plan.splits) : 0.0;
+  return static_cast<double>(waves) *
+         (static_cast<double>(k_blocks) * gemm_k_block_cost(plan.tile_n, plan.pairing, m) + partials);
+}
+// Whatever the plan, A, B and C cross HBM once (16-bit elements): in the same rows, HBM's 4.40 TB/s
+// (stream dot, docs/results/2026-11-30-h200-run2) is 2.06 times slower than the L2 read, shared by
+// all SMs. A skinny product with a wide matrix is bound by it: 128 x 8192 x 28672 reads 470 MB of B.
+inline constexpr double gemm_l2_over_hbm = 2.06;
+constexpr double gemm_hbm_cost(long long m, long long n, long long k, int sms) {
+  const double bytes = 2.0 * static_cast<double>(m * k + n * k + m * n);
+  return bytes / 128.0 * gemm_l2_over_hbm / known_sms(sms);
+}
+// A plan's time: its loads and MMAs, or HBM's, whichever is longer.
+constexpr double gemm_plan_cost(const GemmSplitK& plan, long long m, long long n, long long k, int sms) {
+  const double l2 = gemm_plan_l2_cost(plan, m, n, k, sms);
+  const double hbm = gemm_hbm_cost(m, n, k, sms);
+  return l2 > hbm ? l2 : hbm;
+}
+
+// The plan of one shape of gemm_wgmma_shapes for m x n x k, or tiles = 0 where it cannot run
+// (pairs need two tile rows, or columns, to pair).
+constexpr GemmSplitK gemm_wgmma_plan_of(const GemmWgmmaShape& shape, long long m, long long n, long long k, int sms) {
+  GemmSplitK plan = shape.splits_k ? gemm_wgmma_split_k(m, n, k, sms, shape.tile_n) : GemmSplitK{};
+  plan.tile_n = shape.tile_n;
+  plan.pairing = shape.pairing;
+  const long long tiles_m = (m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m;
+  const long long tiles_n = (n + shape.tile_n - 1) / shape.tile_n;
+  plan.tiles = static_cast<int>(tiles_m * tiles_n);
+  if (!shape.splits_k) plan.k_blocks_per_split = static_cast<int>((k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k);
+  if ((shape.pairing == GemmPairing::share_b && tiles_m < 2) ||
+      (shape.pairing == GemmPairing::share_a && tiles_n < 2)) {
+    plan.tiles = 0;
+  }
+  return plan;
 }
 
 // The plain wgmma GEMM's 128 x 256 tiles in vertical pairs of blocks, clusters of two that each load
@@ -97,6 +177,46 @@ constexpr long long gemm_wgmma_pairs(long long m, long long n, int sms) {
   const long long tiles_n = (n + gemm_wgmma.tile_n - 1) / gemm_wgmma.tile_n;
   const long long pairs = (tiles_m + 1) / 2 * tiles_n;
   return tiles_m >= 2 && pairs >= known_sms(sms) / 2 ? pairs : 0;
+}
+
+// The skinny plan: of gemm_wgmma_shapes, the one that finishes first by gemm_plan_cost; within 1%
+// (the model's tie, as where HBM bounds them all) the one with fewer splits (a partial tile through
+// L2 and a serial sum at the end), then the one with the smaller load-and-MMA time (the most slack
+// under HBM), then the earlier shape. Skinny products leave SMs idle or a last wave ragged with 128 x
+// 256 tiles: 256 x 10240 x 8192 is 80 wide tiles (52 SMs idle), or 64 vertical pairs of 128 x 160
+// on 128 SMs; 128 x 8192 x 8192 is 128 tiles of 128 x 64 in 64 horizontal pairs sharing A, cuBLAS's
+// plan for it (docs/results/2026-12-02-h200-flash-fa3, call 3). From two waves of wide tiles on,
+// that quantisation is small and the plan is the plain kernel's: 128 x 256, paired where
+// gemm_wgmma_pairs says, k whole.
+constexpr GemmSplitK gemm_wgmma_skinny_plan(long long m, long long n, long long k, int sms) {
+  const GemmSplitK wide = gemm_wgmma_plan_of(gemm_wgmma_shapes[0], m, n, k, sms);
+  if (wide.tiles >= 2LL * known_sms(sms)) {
+    GemmSplitK plain = wide;
+    plain.splits = 1;
+    plain.k_blocks_per_split = static_cast<int>((k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k);
+    if (gemm_wgmma_pairs(m, n, sms) > 0) plain.pairing = GemmPairing::share_b;
+    return plain;
+  }
+  constexpr double tie = 0.01;
+  GemmSplitK best = wide;
+  double best_cost = gemm_plan_cost(wide, m, n, k, sms);
+  double best_l2 = gemm_plan_l2_cost(wide, m, n, k, sms);
+  for (const GemmWgmmaShape& shape : gemm_wgmma_shapes) {
+    const GemmSplitK plan = gemm_wgmma_plan_of(shape, m, n, k, sms);
+    if (plan.tiles == 0) continue;
+    const double cost = gemm_plan_cost(plan, m, n, k, sms);
+    const double l2 = gemm_plan_l2_cost(plan, m, n, k, sms);
+    bool better = cost < best_cost * (1 - tie);
+    if (cost <= best_cost * (1 + tie) && !better) {  // a tie
+      better = plan.splits < best.splits || (plan.splits == best.splits && l2 < best_l2 * (1 - tie));
+    }
+    if (better) {
+      best = plan;
+      best_cost = cost;
+      best_l2 = l2;
+    }
+  }
+  return best;
 }
 
 // The grouped GEMM of MoE experts with k split (kernels/gemm/gemm_grouped.cu,

@@ -302,9 +302,7 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
         continue;
       }
       const int sms = ctx.device().sms;
-      const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_split_k(m, n, k, sms);
-      plan_note = fmt::format("; {} tiles of 128 x {}, k split {} ways ({} blocks of 64 each) on {} SMs", plan.tiles,
-                              plan.tile_n, plan.splits, plan.k_blocks_per_split, sms);
+      plan_note = compute::gemm_skinny_plan_note(kernel_tiles::gemm_wgmma_skinny_plan(m, n, k, sms), m, n, sms);
       if (const std::size_t bytes = kernels::gemm_split_k_workspace_bytes(m, n, k, sms); bytes > 0) {
         workspace = ctx.allocate(bytes);
         check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
