@@ -149,7 +149,7 @@ constexpr double gemm_plan_cost(const GemmSplitK& plan, long long m, long long n
 }
 
 // The plan of one shape of gemm_wgmma_shapes for m x n x k, or tiles = 0 where it cannot run
-// (pairs need two tile rows, or columns, to pair).
+// (pairs need two tile rows, or columns, to pair) or is not to.
 constexpr GemmSplitK gemm_wgmma_plan_of(const GemmWgmmaShape& shape, long long m, long long n, long long k, int sms) {
   GemmSplitK plan = shape.splits_k ? gemm_wgmma_split_k(m, n, k, sms, shape.tile_n) : GemmSplitK{};
   plan.tile_n = shape.tile_n;
@@ -162,6 +162,10 @@ constexpr GemmSplitK gemm_wgmma_plan_of(const GemmWgmmaShape& shape, long long m
       (shape.pairing == GemmPairing::share_a && tiles_n < 2)) {
     plan.tiles = 0;
   }
+  // Pairs sharing A where it has 64 rows or fewer: the second block's half of A lies wholly past m
+  // (TMA fills it with zeros), and on the H200 such pairs ran twice the time of the same plan at m =
+  // 128 (64 x 8192 x 8192: 78.0 us against 42.6; docs/results/2026-12-05-h200-skinny-widths).
+  if (shape.pairing == GemmPairing::share_a && m <= gemm_wgmma.tile_m / 2) plan.tiles = 0;
   return plan;
 }
 
