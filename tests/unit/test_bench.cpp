@@ -835,10 +835,10 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // those with o_proj (8192^2) at m = 256 x 4 (mma.sync, wgmma, swapped, cuBLAS), at m = 512 x 3;
   // and the wgmma GEMM's skinny plan where it differs from the plain one on 132 SMs (other tile
   // widths, pairs, or a split k): 512^3, 1024^3, fp16 256x512x1024, the ragged shape and 2100 x 2000 x
-  // 200 (quick), 2048^3, 64 and 128 x 8192 x 8192, qkv (10240 x 8192) and down (8192 x 28672) at m =
-  // 64 and 128, o_proj, qkv and down at m = 256 and 512 (18); the paired kernel's odd tile rows, 2100
+  // 200 (quick), 64 and 128 x 8192 x 8192, qkv (10240 x 8192) and down (8192 x 28672) at m = 64 and
+  // 128, o_proj, qkv and down at m = 256, qkv at m = 512 (15); the paired kernel's odd tile rows, 2100
   // x 2000 x 200 (mma.sync, wgmma, cuBLAS; quick).
-  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 18 + 3);
+  CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 15 + 3);
   // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
   // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
   // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 32
@@ -1734,8 +1734,6 @@ TEST_CASE("the skinny wgmma GEMM plan: the tile width and pairing whose busiest 
   const kernel_tiles::GemmSplitK o_proj_256 = kernel_tiles::gemm_wgmma_skinny_plan(256, 8192, 8192, 132);
   CHECK(o_proj_256.tile_n == 128);
   CHECK(o_proj_256.pairing == GemmPairing::share_b);
-  // m = 64 takes the same tiles as m = 128, its A half as many rows: 128 x 96 = 12288.
-  CHECK(kernel_tiles::gemm_wgmma_skinny_plan(64, 8192, 8192, 132).tile_n == 64);
   // down at m = 128 (k = 28672, 448 k blocks) is HBM's: 2 x 239,599,616 bytes / 128 x 2.06 / 132 =
   // 58425.3. Under it or within 1%: wide, 4 splits of 112 (112 x 384 + 5120 = 48128), narrow, 2
   // splits of 224 (224 x 256 + 1536 = 58880), 128 x 64 pairs unsplit (448 x 128 = 57344); of the
@@ -1763,12 +1761,24 @@ TEST_CASE("the skinny wgmma GEMM plan: the tile width and pairing whose busiest 
   const kernel_tiles::GemmSplitK ragged = kernel_tiles::gemm_wgmma_skinny_plan(333, 264, 200, 132);
   CHECK(ragged.pairing == GemmPairing::share_a);
   CHECK(kernel_tiles::gemm_plan_blocks(ragged, 333, 264) == 18);
-  // The suite lists the case where the plan differs from the plain wgmma GEMM on 132 SMs: 512 x 8192 x
-  // 8192's wide tiles are 64 pairs, under the plain kernel's wave of pairs (66), so the plain kernel
-  // runs them alone and the skinny plan in pairs.
+  // Wide tiles pair only from a wave of pairs, as in the plain kernel: 512 x 8192 x 8192 is 4 x 32 =
+  // 128 wide tiles, 64 pairs (under 66): alone, one wave of 128 x 384 = 49152, tied with 128 x 128
+  // tiles in 128 vertical pairs (two waves of 128 x 192): the earlier shape, the plain kernel's plan.
+  CHECK(kernel_tiles::gemm_wgmma_plan_of({256, GemmPairing::share_b, false}, 512, 8192, 8192, 132).tiles == 0);
+  const kernel_tiles::GemmSplitK o_proj_512 = kernel_tiles::gemm_wgmma_skinny_plan(512, 8192, 8192, 132);
+  CHECK(o_proj_512.tile_n == 256);
+  CHECK(o_proj_512.pairing == GemmPairing::none);
+  CHECK(o_proj_512.splits == 1);
+  // Nor pairs sharing A where A has 64 rows or fewer: 64 x 8192 x 8192 keeps the narrow split plan
+  // (64 x 192 + 1536 = 13824 under HBM's 16620, the fewer splits of the tie).
+  const kernel_tiles::GemmSplitK o_proj_64 = kernel_tiles::gemm_wgmma_skinny_plan(64, 8192, 8192, 132);
+  CHECK(o_proj_64.tile_n == 128);
+  CHECK(o_proj_64.splits == 2);
+  CHECK(o_proj_64.pairing == GemmPairing::none);
+  // The suite lists the case where the plan differs from the plain wgmma GEMM on 132 SMs.
   CHECK(compute::gemm_split_k_listed(128, 8192, 8192));
   CHECK(compute::gemm_split_k_listed(256, 8192, 8192));
-  CHECK(compute::gemm_split_k_listed(512, 8192, 8192));
+  CHECK_FALSE(compute::gemm_split_k_listed(512, 8192, 8192));
   CHECK_FALSE(compute::gemm_split_k_listed(256, 57344, 8192));
   CHECK_FALSE(compute::gemm_split_k_listed(4096, 4096, 4096));
   CHECK(compute::tiling_of(compute::GemmCase{.impl = compute::GemmImpl::splitk, .m = 256, .n = 10240, .k = 8192})

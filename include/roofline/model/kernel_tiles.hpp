@@ -47,6 +47,20 @@ struct GemmSplitK {
   GemmPairing pairing = GemmPairing::none;
 };
 
+// The plain wgmma GEMM's 128 x 256 tiles in vertical pairs of blocks, clusters of two that each load
+// half of B's tile rows and multicast them to both (kernels/gemm/gemm_wgmma.cu, PairScheduler): the
+// pair tiles (tiles_m rounded up to even, over 2, times tiles_n) where A has two tile rows or more and
+// they fill at least a wave of pairs (half the SMs); 0 where the blocks run alone. Below a wave the
+// cluster launch's fixed cost (about a microsecond) and the pair's lockstep outweighed the L2 reads
+// saved: 512^3-2048^3 and 256 x 8192 x 8192 ran 0.89-0.99x paired on the H200, 4096^3 1.06x
+// (docs/results/2026-12-04-h200-gemm-pairs-gemv-groups).
+constexpr long long gemm_wgmma_pairs(long long m, long long n, int sms) {
+  const long long tiles_m = (m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m;
+  const long long tiles_n = (n + gemm_wgmma.tile_n - 1) / gemm_wgmma.tile_n;
+  const long long pairs = (tiles_m + 1) / 2 * tiles_n;
+  return tiles_m >= 2 && pairs >= known_sms(sms) / 2 ? pairs : 0;
+}
+
 // The tile widths and pairings the wgmma GEMM kernel is built for (kernels/gemm/gemm_wgmma.cu
 // instantiates exactly these), with the depth of each width's ring of 128-byte k stages (A's 128
 // rows and B's tile_n rows: 48 KB at 256, 36 at 160, 32 at 128, 26 at 80, 24 at 64; as deep as
@@ -162,25 +176,17 @@ constexpr GemmSplitK gemm_wgmma_plan_of(const GemmWgmmaShape& shape, long long m
       (shape.pairing == GemmPairing::share_a && tiles_n < 2)) {
     plan.tiles = 0;
   }
+  // 128 x 256 tiles in pairs below a wave of pairs: the plain kernel's rule (gemm_wgmma_pairs), met
+  // again by the skinny plan's runs on the H200 (512 x 8192 x 8192 as 64 pairs 103.4 us, alone 100.2;
+  // 2048^3 29.3 against 28.8; docs/results/2026-12-05-h200-skinny-widths).
+  if (shape.pairing == GemmPairing::share_b && shape.tile_n == gemm_wgmma.tile_n && gemm_wgmma_pairs(m, n, sms) == 0) {
+    plan.tiles = 0;
+  }
   // Pairs sharing A where it has 64 rows or fewer: the second block's half of A lies wholly past m
   // (TMA fills it with zeros), and on the H200 such pairs ran twice the time of the same plan at m =
   // 128 (64 x 8192 x 8192: 78.0 us against 42.6; docs/results/2026-12-05-h200-skinny-widths).
   if (shape.pairing == GemmPairing::share_a && m <= gemm_wgmma.tile_m / 2) plan.tiles = 0;
   return plan;
-}
-
-// The plain wgmma GEMM's 128 x 256 tiles in vertical pairs of blocks, clusters of two that each load
-// half of B's tile rows and multicast them to both (kernels/gemm/gemm_wgmma.cu, PairScheduler): the
-// pair tiles (tiles_m rounded up to even, over 2, times tiles_n) where A has two tile rows or more and
-// they fill at least a wave of pairs (half the SMs); 0 where the blocks run alone. Below a wave the
-// cluster launch's fixed cost (about a microsecond) and the pair's lockstep outweighed the L2 reads
-// saved: 512^3-2048^3 and 256 x 8192 x 8192 ran 0.89-0.99x paired on the H200, 4096^3 1.06x
-// (docs/results/2026-12-04-h200-gemm-pairs-gemv-groups).
-constexpr long long gemm_wgmma_pairs(long long m, long long n, int sms) {
-  const long long tiles_m = (m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m;
-  const long long tiles_n = (n + gemm_wgmma.tile_n - 1) / gemm_wgmma.tile_n;
-  const long long pairs = (tiles_m + 1) / 2 * tiles_n;
-  return tiles_m >= 2 && pairs >= known_sms(sms) / 2 ? pairs : 0;
 }
 
 // The skinny plan: of gemm_wgmma_shapes, the one that finishes first by gemm_plan_cost; within 1%
