@@ -33,46 +33,33 @@ struct MatrixScheduler {
   }
 };
 
-// The 128 x BN tiles in vertical pairs (clusters of two blocks multicasting B; wgmma_gemm.cuh): pair
-// tile p covers tile rows 2 r' and 2 r' + 1 of one tile column, rasterised like MatrixScheduler's
-// tiles with pairs for tile rows (kGroupM / 2 pairs: the same rows of A in a group); rank r of the pair
-// takes the tile row 2 r' + r. A last pair over an odd tile row count has a rank-1 tile below m: TMA
-// fills its A with zeros and its C is not stored, but it still loads its half of B for rank 0.
-template <int BN>
+// The 128 x BN tiles in pairs, clusters of two blocks (wgmma_gemm.cuh). Vertical pairs (SharesA
+// false) multicast B: pair tile p covers tile rows 2 r' and 2 r' + 1 of one tile column, rasterised
+// like MatrixScheduler's tiles with pairs for tile rows (paired_tile: kGroupM / 2 pairs, the same rows
+// of A in a group), rank r taking tile row 2 r' + r. Horizontal pairs (SharesA true) multicast A: tile
+// columns 2 c' and 2 c' + 1 of one tile row (row_paired_tile), rank r taking column 2 c' + r. A last
+// pair over an odd tile row (column) count has a rank-1 tile outside C: TMA fills its A (B) with zeros
+// and its C is not stored, but it still loads its half of the shared operand for rank 0.
+template <int BN, bool SharesA = false>
 struct PairScheduler {
   static constexpr bool kSplitK = false;
   static constexpr bool kSharedRows = false;
   static constexpr int kBN = BN;
-  static constexpr int kClusterM = 2;
+  static constexpr int kCluster = 2;
+  static constexpr bool kSharesA = SharesA;
   int m = 0;
   int n = 0;
   __device__ wgmma_gemm::BlockTile tile(int pair, int rank) const {
     using wgmma_gemm::kBM;
+    const int tiles_m = (m + kBM - 1) / kBM;
+    const int tiles_n = (n + BN - 1) / BN;
     int tile_m = 0;
     int tile_n = 0;
-    paired_tile(pair, rank, (m + kBM - 1) / kBM, (n + BN - 1) / BN, wgmma_gemm::kGroupM, tile_m, tile_n);
-    return wgmma_gemm::BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * BN, .n0 = tile_n * BN, .row_end = m};
-  }
-};
-
-// The 128 x BN tiles in horizontal pairs (clusters of two blocks multicasting A): pair tile p covers
-// tile columns 2 c' and 2 c' + 1 of one tile row, rasterised like MatrixScheduler's tiles with pairs
-// for tile columns (row_paired_tile); rank r of the pair takes tile column 2 c' + r. A last pair over
-// an odd tile column count has a rank-1 tile right of n: TMA fills its B with zeros and its C is not
-// stored, but it still loads its half of A for rank 0.
-template <int BN>
-struct RowPairScheduler {
-  static constexpr bool kSplitK = false;
-  static constexpr bool kSharedRows = false;
-  static constexpr int kBN = BN;
-  static constexpr int kClusterN = 2;
-  int m = 0;
-  int n = 0;
-  __device__ wgmma_gemm::BlockTile tile(int pair, int rank) const {
-    using wgmma_gemm::kBM;
-    int tile_m = 0;
-    int tile_n = 0;
-    row_paired_tile(pair, rank, (m + kBM - 1) / kBM, (n + BN - 1) / BN, wgmma_gemm::kGroupM, tile_m, tile_n);
+    if constexpr (SharesA) {
+      row_paired_tile(pair, rank, tiles_m, tiles_n, wgmma_gemm::kGroupM, tile_m, tile_n);
+    } else {
+      paired_tile(pair, rank, tiles_m, tiles_n, wgmma_gemm::kGroupM, tile_m, tile_n);
+    }
     return wgmma_gemm::BlockTile{.a_row = tile_m * kBM, .b_row = tile_n * BN, .n0 = tile_n * BN, .row_end = m};
   }
 };
@@ -134,7 +121,8 @@ void launch_skinny(StorageFormat type, const void* a, const void* b, void* c, in
       break;
     case kernel_tiles::GemmPairing::share_a:
       if constexpr (BN == 128 || BN == 80 || BN == 64) {
-        launch<T>(type, a, m, b, n, c, n, k, blocks / 2, RowPairScheduler<BN>{.m = m, .n = n}, Epilogue<T>{}, stream);
+        launch<T>(type, a, m, b, n, c, n, k, blocks / 2, PairScheduler<BN, true>{.m = m, .n = n}, Epilogue<T>{},
+                  stream);
         return;
       }
       break;

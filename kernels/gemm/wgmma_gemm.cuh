@@ -134,28 +134,28 @@ inline SplitK split_k_over(const kernel_tiles::GemmSplitK& plan, void* workspace
           .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))};
 }
 
-// Clusters of two blocks on adjacent tiles, whose tile(pair, rank) gives rank r of the pair its tile.
-// Vertically adjacent (a Scheduler with kClusterM = 2: tile rows 2p + r of one column), both multiply
-// the same BN rows of B, so each block loads half of them and the TMA unit multicasts that half into
-// both blocks' stages -- B is read from L2 once per pair instead of twice, a third of the L2 reads of
-// a 128 x 256 tile. Horizontally adjacent (kClusterN = 2: tile columns 2p + r of one row), they share
-// A's 128 rows the same way: the narrow tiles of a skinny product, whose loads are mostly A's. A
+// Clusters of two blocks on adjacent tiles (a Scheduler with kCluster = 2, whose tile(pair, rank)
+// gives rank r of the pair its tile). Vertically adjacent (tile rows 2p + r of one column), both
+// multiply the same BN rows of B, so each block loads half of them and the TMA unit multicasts that
+// half into both blocks' stages -- B is read from L2 once per pair instead of twice, a third of the
+// L2 reads of a 128 x 256 tile. Horizontally adjacent (kSharesA: tile columns 2p + r of one row), they
+// share A's 128 rows the same way: the narrow tiles of a skinny product, whose loads are mostly A's. A
 // stage is then refilled only when the consumers of both blocks are done with it: every consumer warp
 // arrives on the "empty" barrier of both blocks. Other schedulers run a block on its own.
 template <typename Scheduler>
-__host__ __device__ constexpr bool shares_a() {
-  return requires {
-    Scheduler::kClusterN;
-  };
-}
-template <typename Scheduler>
 __host__ __device__ constexpr int cluster_of() {
-  if constexpr (requires { Scheduler::kClusterM; }) {
-    return Scheduler::kClusterM;
-  } else if constexpr (shares_a<Scheduler>()) {
-    return Scheduler::kClusterN;
+  if constexpr (requires { Scheduler::kCluster; }) {
+    return Scheduler::kCluster;
   } else {
     return 1;
+  }
+}
+template <typename Scheduler>
+__host__ __device__ constexpr bool shares_a() {
+  if constexpr (requires { Scheduler::kSharesA; }) {
+    return Scheduler::kSharesA;
+  } else {
+    return false;
   }
 }
 template <typename Scheduler>
