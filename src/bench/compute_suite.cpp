@@ -446,15 +446,9 @@ std::string case_id(const AttentionCase& c) {
 }
 
 std::string gemm_wgmma_plan_note(std::int64_t m, std::int64_t n, int sms) {
-  const long long pairs = kernel_tiles::gemm_wgmma_pairs(m, n, sms);
-  if (pairs > 0) {
-    return fmt::format("; {} pair tiles of 2 x 128 x 256 (clusters of two blocks multicasting B) on {} SMs", pairs,
-                       kernel_tiles::known_sms(sms));
-  }
-  const long long tiles = (m + kernel_tiles::gemm_wgmma.tile_m - 1) / kernel_tiles::gemm_wgmma.tile_m *
-                          ((n + kernel_tiles::gemm_wgmma.tile_n - 1) / kernel_tiles::gemm_wgmma.tile_n);
-  return fmt::format("; {} tiles of 128 x 256, a block each (persistent) on {} SMs", tiles,
-                     kernel_tiles::known_sms(sms));
+  // k does not enter the note: the plain plan's k is whole.
+  return gemm_skinny_plan_note(kernel_tiles::gemm_wgmma_plain_plan(m, n, kernel_tiles::gemm_wgmma.tile_k, sms), m, n,
+                               sms);
 }
 
 std::string gemm_skinny_plan_note(const kernel_tiles::GemmSplitK& plan, std::int64_t m, std::int64_t n, int sms) {

@@ -40,10 +40,8 @@ inline constexpr std::int64_t gemm_swapab_max_m = 256;
 inline constexpr int gemm_split_k_listed_sms = 132;
 [[nodiscard]] constexpr bool gemm_split_k_listed(std::int64_t m, std::int64_t n, std::int64_t k) {
   const kernel_tiles::GemmSplitK plan = kernel_tiles::gemm_wgmma_skinny_plan(m, n, k, gemm_split_k_listed_sms);
-  const kernel_tiles::GemmPairing plain = kernel_tiles::gemm_wgmma_pairs(m, n, gemm_split_k_listed_sms) > 0
-                                              ? kernel_tiles::GemmPairing::share_b
-                                              : kernel_tiles::GemmPairing::none;
-  return plan.splits > 1 || plan.tile_n != kernel_tiles::gemm_wgmma.tile_n || plan.pairing != plain;
+  const kernel_tiles::GemmSplitK plain = kernel_tiles::gemm_wgmma_plain_plan(m, n, k, gemm_split_k_listed_sms);
+  return plan.splits != plain.splits || plan.tile_n != plain.tile_n || plan.pairing != plain.pairing;
 }
 inline constexpr std::array<GemmImpl, 5> gemm_ladder{GemmImpl::naive, GemmImpl::smem_tiled, GemmImpl::mma_sync,
                                                      GemmImpl::wgmma, GemmImpl::cublas};
@@ -435,10 +433,10 @@ inline constexpr auto attention_cases = [] {
 [[nodiscard]] std::string case_id(const GemmCase& c);        // gemm.bf16.8192x8192x8192.wgmma
 [[nodiscard]] std::string case_id(const AttentionCase& c);   // attn.bf16.causal.d128.b4h32kv8.n4096.flashwgmma
 [[nodiscard]] std::string case_id(PeakImpl impl);            // peak.wgmma.bf16
-// How the wgmma GEMM covers an m x n output on `sms` SMs (kernel_tiles::gemm_wgmma_pairs), for a
+// How the wgmma GEMM covers an m x n output on `sms` SMs (kernel_tiles::gemm_wgmma_plain_plan), for a
 // result's detail: "; 256 pair tiles of 2 x 128 x 256 (clusters of two blocks multicasting B) on 132 SMs".
 [[nodiscard]] std::string gemm_wgmma_plan_note(std::int64_t m, std::int64_t n, int sms);
-// The same for a skinny plan: "; 64 pair tiles of 128 x 2 x 64 (clusters of two blocks multicasting
+// The same for any plan (the skinny plan's): "; 64 pair tiles of 128 x 2 x 64 (clusters of two blocks multicasting
 // A) on 132 SMs", "; 40 tiles of 128 x 256, k split 3 ways (43 blocks of 64 each) on 132 SMs".
 [[nodiscard]] std::string gemm_skinny_plan_note(const kernel_tiles::GemmSplitK& plan, std::int64_t m, std::int64_t n,
                                                 int sms);

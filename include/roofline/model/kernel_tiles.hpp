@@ -83,6 +83,11 @@ constexpr int gemm_wgmma_stages(int tile_n) {
   }
 }
 
+// The k blocks of 64 a tile's k loop runs.
+constexpr long long gemm_k_blocks(long long k) {
+  return (k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k;
+}
+
 // One tile width's k split (pairing none): as many splits as keep the grid to one wave (SMs /
 // tiles, rounded down), each at least 8 k blocks (512 of k: twice the 4-stage ring), at most 8; 1
 // where the tiles fill the SMs.
@@ -93,7 +98,7 @@ constexpr GemmSplitK gemm_wgmma_split_k(long long m, long long n, long long k, i
   GemmSplitK s;
   s.tile_n = tile_n;
   s.tiles = static_cast<int>(((m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m) * ((n + tile_n - 1) / tile_n));
-  const int k_blocks = static_cast<int>((k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k);
+  const int k_blocks = static_cast<int>(gemm_k_blocks(k));
   int splits = s.tiles > 0 ? sm_count / s.tiles : 1;
   if (splits > k_blocks / min_k_blocks_per_split) splits = k_blocks / min_k_blocks_per_split;
   if (splits > max_splits) splits = max_splits;
@@ -126,7 +131,8 @@ constexpr long long gemm_plan_blocks(const GemmSplitK& plan, long long m, long l
 // (docs/results/2026-12-02-h200-skinny-narrow).
 inline constexpr double gemm_l2_rows_per_mma_column = 1.27;
 constexpr double gemm_k_block_cost(int tile_n, GemmPairing pairing, long long m) {
-  const double a_rows = static_cast<double>(m < gemm_wgmma.tile_m ? m : gemm_wgmma.tile_m);  // TMA reads no rows past m
+  // TMA reads no rows past m; what its zero fill costs is in gemm_wgmma_plan_of's rule on A pairs.
+  const double a_rows = static_cast<double>(m < gemm_wgmma.tile_m ? m : gemm_wgmma.tile_m);
   const double rows =
       (pairing == GemmPairing::share_a ? a_rows / 2 : a_rows) + (pairing == GemmPairing::share_b ? tile_n / 2 : tile_n);
   const double mma = gemm_l2_rows_per_mma_column * tile_n;
@@ -141,8 +147,7 @@ constexpr double gemm_plan_l2_cost(const GemmSplitK& plan, long long m, long lon
   const long long slots = plan.pairing == GemmPairing::none ? known_sms(sms) : known_sms(sms) / 2 * 2;
   const long long blocks = gemm_plan_blocks(plan, m, n);
   const long long waves = (blocks + slots - 1) / slots;
-  const long long k_blocks =
-      plan.splits > 1 ? plan.k_blocks_per_split : (k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k;
+  const long long k_blocks = plan.splits > 1 ? plan.k_blocks_per_split : gemm_k_blocks(k);
   const double partials = plan.splits > 1 ? 4.0 * plan.tile_n * (1 + plan.splits) : 0.0;
   return static_cast<double>(waves) *
          (static_cast<double>(k_blocks) * gemm_k_block_cost(plan.tile_n, plan.pairing, m) + partials);
@@ -171,7 +176,7 @@ constexpr GemmSplitK gemm_wgmma_plan_of(const GemmWgmmaShape& shape, long long m
   const long long tiles_m = (m + gemm_wgmma.tile_m - 1) / gemm_wgmma.tile_m;
   const long long tiles_n = (n + shape.tile_n - 1) / shape.tile_n;
   plan.tiles = static_cast<int>(tiles_m * tiles_n);
-  if (!shape.splits_k) plan.k_blocks_per_split = static_cast<int>((k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k);
+  if (!shape.splits_k) plan.k_blocks_per_split = static_cast<int>(gemm_k_blocks(k));
   if ((shape.pairing == GemmPairing::share_b && tiles_m < 2) ||
       (shape.pairing == GemmPairing::share_a && tiles_n < 2)) {
     plan.tiles = 0;
@@ -189,6 +194,14 @@ constexpr GemmSplitK gemm_wgmma_plan_of(const GemmWgmmaShape& shape, long long m
   return plan;
 }
 
+// The plain wgmma GEMM's plan: 128 x 256 tiles over the whole k, in vertical pairs where
+// gemm_wgmma_pairs says.
+constexpr GemmSplitK gemm_wgmma_plain_plan(long long m, long long n, long long k, int sms) {
+  GemmSplitK plan = gemm_wgmma_plan_of({gemm_wgmma.tile_n, GemmPairing::none, false}, m, n, k, sms);
+  if (gemm_wgmma_pairs(m, n, sms) > 0) plan.pairing = GemmPairing::share_b;
+  return plan;
+}
+
 // The skinny plan: of gemm_wgmma_shapes, the one that finishes first by gemm_plan_cost; within 1%
 // (the model's tie, as where HBM bounds them all) the one with fewer splits (a partial tile through
 // L2 and a serial sum at the end), then the one with the smaller load-and-MMA time (the most slack
@@ -196,26 +209,20 @@ constexpr GemmSplitK gemm_wgmma_plan_of(const GemmWgmmaShape& shape, long long m
 // 256 tiles: 256 x 10240 x 8192 is 80 wide tiles (52 SMs idle), or 64 vertical pairs of 128 x 160
 // on 128 SMs; 128 x 8192 x 8192 is 128 tiles of 128 x 64 in 64 horizontal pairs sharing A, cuBLAS's
 // plan for it (docs/results/2026-12-02-h200-flash-fa3, call 3). From two waves of wide tiles on,
-// that quantisation is small and the plan is the plain kernel's: 128 x 256, paired where
-// gemm_wgmma_pairs says, k whole.
+// that quantisation is small and the plan is the plain kernel's (gemm_wgmma_plain_plan).
 constexpr GemmSplitK gemm_wgmma_skinny_plan(long long m, long long n, long long k, int sms) {
   const GemmSplitK wide = gemm_wgmma_plan_of(gemm_wgmma_shapes[0], m, n, k, sms);
-  if (wide.tiles >= 2LL * known_sms(sms)) {
-    GemmSplitK plain = wide;
-    plain.splits = 1;
-    plain.k_blocks_per_split = static_cast<int>((k + gemm_wgmma.tile_k - 1) / gemm_wgmma.tile_k);
-    if (gemm_wgmma_pairs(m, n, sms) > 0) plain.pairing = GemmPairing::share_b;
-    return plain;
-  }
+  if (wide.tiles >= 2LL * known_sms(sms)) return gemm_wgmma_plain_plan(m, n, k, sms);
   constexpr double tie = 0.01;
+  const double hbm = gemm_hbm_cost(m, n, k, sms);
   GemmSplitK best = wide;
-  double best_cost = gemm_plan_cost(wide, m, n, k, sms);
   double best_l2 = gemm_plan_l2_cost(wide, m, n, k, sms);
+  double best_cost = best_l2 > hbm ? best_l2 : hbm;
   for (const GemmWgmmaShape& shape : gemm_wgmma_shapes) {
     const GemmSplitK plan = gemm_wgmma_plan_of(shape, m, n, k, sms);
     if (plan.tiles == 0) continue;
-    const double cost = gemm_plan_cost(plan, m, n, k, sms);
     const double l2 = gemm_plan_l2_cost(plan, m, n, k, sms);
+    const double cost = l2 > hbm ? l2 : hbm;
     bool better = cost < best_cost * (1 - tie);
     if (cost <= best_cost * (1 + tie) && !better) {  // a tie
       better = plan.splits < best.splits || (plan.splits == best.splits && l2 < best_l2 * (1 - tie));
