@@ -366,6 +366,13 @@ using Mma2 = MmaConfig<2, 1, 4, 4, 4>;
 // Larger batches: two m-tiles per block so that each vector piece loaded from L2 feeds two mma.
 using Mma4 = MmaConfig<4, 2, 4, 2, 3>;
 using Mma8 = MmaConfig<8, 2, 4, 1, 2>;
+// Group-scaled (int4) W at batches 17-64: each chunk's four decoded pieces a row beside the x pieces
+// of every vector tile are more than Mma4's and Mma8's budgets hold (ptxas spilt 244 and 392 bytes
+// a thread, CUDA 13.0). Mma4's shape at two blocks per SM takes 236 registers; eight vector tiles
+// on one m-tile, 220; neither spills. (Holding one vector tile's x at a time instead, or one piece,
+// left ptxas hoisting the loads and spilling still: 236 and 160 bytes.)
+using Mma4Grouped = MmaConfig<4, 2, 4, 2, 2>;
+using Mma8Grouped = MmaConfig<8, 1, 4, 1, 2>;
 
 template <typename TX>
 GemvOperands<TX> operands_of(const GemvArgs& a) {
@@ -388,8 +395,12 @@ cudaError_t launch_mma_for_batch(const GemvArgs& a, cudaStream_t stream) {
     return one_wave_at_four ? launch_mma<TX, Codec, Mma1Deep>(a, stream) : launch_mma<TX, Codec, Mma1>(a, stream);
   }
   if (a.batch <= 16) return launch_mma<TX, Codec, Mma2>(a, stream);
-  if (a.batch <= 32) return launch_mma<TX, Codec, Mma4>(a, stream);
-  return launch_mma<TX, Codec, Mma8>(a, stream);
+  if constexpr (Codec::group_scaled) {
+    return a.batch <= 32 ? launch_mma<TX, Codec, Mma4Grouped>(a, stream)
+                         : launch_mma<TX, Codec, Mma8Grouped>(a, stream);
+  } else {
+    return a.batch <= 32 ? launch_mma<TX, Codec, Mma4>(a, stream) : launch_mma<TX, Codec, Mma8>(a, stream);
+  }
 }
 
 std::int64_t mma_rows(std::int64_t batch) {

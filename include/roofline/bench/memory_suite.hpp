@@ -149,8 +149,9 @@ inline constexpr std::array<GemvShapeMK, 8> gemv_quantised_shapes{{
 }};
 // The quantised weight formats, each with its batches: fp8 up to 256 (the batches an FP8 engine
 // decodes at; above the tensor-core kernel's 64 no project kernel runs, and the result says so:
-// the compute suite measures cuBLASLt's FP8 GEMM at those M), int4 up to 16 (its tensor-core
-// kernel's register budget).
+// the compute suite measures cuBLASLt's FP8 GEMM at those M), int4 up to 64 (at 32 and 64 on
+// tensor-core shapes of their own that hold its decoded pieces without spilling: kernels/gemv.cu,
+// Mma4Grouped and Mma8Grouped).
 struct GemvQuantisedFormat {
   DType weights;
   std::array<std::int64_t, 9> batches;  // 0: unused
@@ -158,7 +159,7 @@ struct GemvQuantisedFormat {
 };
 inline constexpr std::array<GemvQuantisedFormat, 2> gemv_quantised_formats{{
     {.weights = DType::fp8_e4m3, .batches = {1, 2, 4, 8, 16, 32, 64, 128, 256}, .read_floor = true},
-    {.weights = DType::int4_g128, .batches = {1, 2, 4, 8, 16, 0, 0, 0, 0}, .read_floor = false},
+    {.weights = DType::int4_g128, .batches = {1, 2, 4, 8, 16, 32, 64, 0, 0}, .read_floor = false},
 }};
 inline constexpr DType gemv_quantised_activations = DType::bf16;
 // W8A8 GEMV (fp8 e4m3 W and x with per-tensor scales, bf16 y: FP8 checkpoints as TensorRT-LLM and vLLM
@@ -308,15 +309,16 @@ constexpr void for_each_case(F&& f) {
     for (const GemvShapeMK& shape : gemv_quantised_shapes) {
       for (std::int64_t batch : format.batches) {
         if (batch == 0) continue;
-        const bool quick_shape = shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k && batch == 1;
+        const bool quick_shape = shape.m == gemv_quick_shape.m && shape.k == gemv_quick_shape.k;
         const auto gemv = [&](Variant v, bool quick) {
           return gemv_case(v, shape, batch, gemv_quantised_activations, format.weights, quick_shape && quick);
         };
-        f(gemv(Variant::mma, true));
+        // --quick: batch 1's kernels, and the tensor-core kernel's shapes for batches above 16.
+        f(gemv(Variant::mma, batch == 1 || batch == 32 || batch == 64));
         if (batch <= gemv_tuned_max_batch) {
-          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv(v, v == Variant::stag));
+          for (Variant v : {Variant::stag, Variant::pipe, Variant::pdl}) f(gemv(v, batch == 1 && v == Variant::stag));
         }
-        if (batch <= 4) f(gemv(Variant::simt, true));
+        if (batch <= 4) f(gemv(Variant::simt, batch == 1));
         if (format.read_floor && batch == 1) f(gemv(Variant::read, true));
       }
     }
