@@ -70,28 +70,6 @@ struct ExpertScheduler {
   }
 };
 
-// ExpertScheduler's tiles, each cut along k into split.splits ranges: blocks s * splits .. s * splits +
-// splits - 1 are output tile s's splits (kernel_tiles::grouped_gemm_split_k).
-template <bool SharedRows>
-struct ExpertSplitKScheduler {
-  static constexpr bool kSplitK = true;
-  static constexpr bool kSharedRows = SharedRows;
-  static constexpr int kBN = wgmma_gemm::kBN;
-  ExpertScheduler<SharedRows> experts;
-  int k_blocks_per_split = 0;
-  wgmma_gemm::SplitK split;
-  __device__ wgmma_gemm::BlockTile tile(int block) const {
-    const int output_tile = block / split.splits;
-    const int part = block % split.splits;
-    wgmma_gemm::BlockTile t = experts.tile(output_tile);
-    t.k_block_begin = part * k_blocks_per_split;
-    t.k_block_end = t.k_block_begin + k_blocks_per_split;
-    t.output_tile = output_tile;
-    t.split = part;
-    return t;
-  }
-};
-
 namespace {
 
 using namespace wgmma_gemm;
@@ -124,8 +102,8 @@ void launch_grouped_rows(const GroupedGemmArgs& args, Epilogue<T> epilogue, cons
   }
   require(workspace != nullptr,
           "grouped gemm split-K: no workspace (grouped_gemm_split_k_workspace_bytes, zeroed once)");
-  const ExpertSplitKScheduler<SharedRows> split{
-      .experts = scheduler, .k_blocks_per_split = plan->k_blocks_per_split, .split = split_k_over(*plan, workspace)};
+  const wgmma_gemm::SplitKScheduler<ExpertScheduler<SharedRows>> split{
+      .tiles = scheduler, .k_blocks_per_split = plan->k_blocks_per_split, .split = split_k_over(*plan, workspace)};
   launch<T>(args.operands, args.a, total_rows, args.b, b_rows, args.c, args.n, args.k, tiles * plan->splits, split,
             epilogue, stream);
 }

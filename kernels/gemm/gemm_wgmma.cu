@@ -64,29 +64,6 @@ struct PairScheduler {
   }
 };
 
-// The tiles of MatrixScheduler<BN>, each cut along k into split.splits ranges: blocks s * splits ..
-// s * splits + splits - 1 are output tile s's splits.
-template <int BN>
-struct SplitKScheduler {
-  static constexpr bool kSplitK = true;
-  static constexpr bool kSharedRows = false;
-  static constexpr int kBN = BN;
-  int m = 0;
-  int n = 0;
-  int k_blocks_per_split = 0;
-  wgmma_gemm::SplitK split;
-  __device__ wgmma_gemm::BlockTile tile(int block) const {
-    const int output_tile = block / split.splits;
-    const int part = block % split.splits;
-    wgmma_gemm::BlockTile t = MatrixScheduler<BN>{.m = m, .n = n}.tile(output_tile);
-    t.k_block_begin = part * k_blocks_per_split;
-    t.k_block_end = t.k_block_begin + k_blocks_per_split;
-    t.output_tile = output_tile;
-    t.split = part;
-    return t;
-  }
-};
-
 namespace {
 
 using namespace wgmma_gemm;
@@ -133,8 +110,9 @@ void launch_skinny(StorageFormat type, const void* a, const void* b, void* c, in
           return;
         }
         require(workspace != nullptr, "gemm wgmma split-K: no workspace (gemm_split_k_workspace_bytes, zeroed once)");
-        const SplitKScheduler<BN> scheduler{
-            .m = m, .n = n, .k_blocks_per_split = plan.k_blocks_per_split, .split = split_k_over(plan, workspace)};
+        const wgmma_gemm::SplitKScheduler<MatrixScheduler<BN>> scheduler{.tiles = {.m = m, .n = n},
+                                                                         .k_blocks_per_split = plan.k_blocks_per_split,
+                                                                         .split = split_k_over(plan, workspace)};
         launch<T>(type, a, m, b, n, c, n, k, blocks, scheduler, Epilogue<T>{}, stream);
         return;
       }

@@ -134,6 +134,29 @@ inline SplitK split_k_over(const kernel_tiles::GemmSplitK& plan, void* workspace
           .partials = reinterpret_cast<float*>(bytes + split_k_ticket_bytes(plan))};
 }
 
+// A Scheduler's output tiles (one block a tile) each cut along k into split.splits ranges of
+// k_blocks_per_split k blocks: blocks s * splits .. s * splits + splits - 1 are output tile s's
+// splits, in order. The plain GEMM's (MatrixScheduler) and the grouped GEMM's (ExpertScheduler).
+template <typename Tiles>
+struct SplitKScheduler {
+  static constexpr bool kSplitK = true;
+  static constexpr bool kSharedRows = Tiles::kSharedRows;
+  static constexpr int kBN = Tiles::kBN;
+  Tiles tiles;
+  int k_blocks_per_split = 0;
+  SplitK split;
+  __device__ BlockTile tile(int block) const {
+    const int output_tile = block / split.splits;
+    const int part = block % split.splits;
+    BlockTile t = tiles.tile(output_tile);
+    t.k_block_begin = part * k_blocks_per_split;
+    t.k_block_end = t.k_block_begin + k_blocks_per_split;
+    t.output_tile = output_tile;
+    t.split = part;
+    return t;
+  }
+};
+
 // Clusters of two blocks on adjacent tiles (a Scheduler with kCluster = 2, whose tile(pair, rank)
 // gives rank r of the pair its tile). Vertically adjacent (tile rows 2p + r of one column), both
 // multiply the same BN rows of B, so each block loads half of them and the TMA unit multicasts that
