@@ -86,6 +86,26 @@ template <typename Run, typename SampledError>
   return reference;
 }
 
+// The second half of a matrix product's check, after its sampled entries against the float64 host
+// (their normwise error `host_error`): the whole output against the reference library's where that
+// passed its own check and the case is not the library's own, otherwise every output finite. Throws
+// VerificationFailed on a non-finite output or an error past the tolerance; returns the note of
+// both halves ("48 sampled entries vs float64 host 1.2e-03; whole output vs cuBLAS 3.4e-03").
+struct WholeOutputCheck {
+  kernels::StorageFormat format;    // of the output
+  const void* output = nullptr;     // the case's
+  const void* reference = nullptr;  // the library's
+  std::size_t elements = 0;         // compared with the reference
+  std::size_t finite_elements = 0;  // checked finite where there is no comparison
+  bool compare = false;             // the reference passed its check and the case is not the library's
+  std::string versus;               // "whole output vs cuBLAS": the comparison's note, before its error
+  std::string otherwise;            // the note without a comparison: the reference's problem, or what the
+                                    // library's own case checked ("every output finite")
+  double tolerance = 0;
+};
+[[nodiscard]] std::string check_whole_output(Context& ctx, const WholeOutputCheck& check, std::size_t samples,
+                                             double host_error);
+
 // The cases of one GEMM problem (dtype, m, n, k), in table order.
 void run_gemm_problem(Context& ctx, std::span<const compute::GemmCase* const> cases, bool quick, std::uint64_t seed,
                       Recorder& recorder);

@@ -13,11 +13,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
 #include "compute_family.hpp"
 #include "kernels/peak.hpp"
+#include "kernels/verify.hpp"
 #include "roofline/bench/testdata.hpp"
 #include "storage_formats.hpp"
 
@@ -43,6 +45,28 @@ void record_not(Recorder& recorder, BenchmarkResult result, Disposition disposit
   result.disposition = disposition;
   result.detail = std::move(detail);
   recorder.record(std::move(result));
+}
+
+std::string check_whole_output(Context& ctx, const WholeOutputCheck& check, std::size_t samples, double host_error) {
+  std::string versus = check.otherwise;
+  double error = host_error;
+  std::uint64_t nonfinite = 0;
+  if (check.compare) {
+    const kernels::Comparison cmp =
+        kernels::compare(check.format, check.output, check.reference, check.elements, ctx.stream());
+    const double whole = std::sqrt(cmp.sum_sq_diff / std::max(cmp.sum_sq_ref, 1e-300));
+    nonfinite = cmp.nonfinite;
+    error = std::max(error, whole);
+    versus = fmt::format("{} {:.2e}", check.versus, whole);
+  } else {
+    nonfinite = kernels::count_nonfinite(check.format, check.output, check.finite_elements, ctx.stream());
+  }
+  if (nonfinite != 0 || !(error <= check.tolerance)) {
+    throw VerificationFailed(
+        fmt::format("{} non-finite outputs; {} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})",
+                    nonfinite, samples, host_error, versus, check.tolerance));
+  }
+  return fmt::format("{} sampled entries vs float64 host {:.2e}; {}", samples, host_error, versus);
 }
 
 }  // namespace compute_family

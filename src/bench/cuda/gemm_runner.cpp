@@ -199,31 +199,22 @@ void run_fp8_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, 
       ctx.poison(c_out);
       check(launch(ctx.stream(), 0), "fp8 gemm");
       ctx.wait("fp8 gemm");
-      const double host = sampled_gemm_error(ctx, output, *c, samples, c_out);
-      std::string versus = "no whole-output comparison (" + reference.problem + ")";
-      double error = host;
-      std::uint64_t nonfinite = 0;
-      if (!is_library && reference.error) {
-        const kernels::Comparison cmp =
-            kernels::compare(output, c_out.get(), c_ref.get(), as_size(c->m * c->n), ctx.stream());
-        const double whole = std::sqrt(cmp.sum_sq_diff / std::max(cmp.sum_sq_ref, 1e-300));
-        nonfinite = cmp.nonfinite;
-        error = std::max(error, whole);
-        versus = fmt::format("whole output vs cuBLASLt {:.2e}", whole);
-      } else {
-        nonfinite = kernels::count_nonfinite(output, c_out.get(), as_size(c->rows_run() * c->n), ctx.stream());
-        if (is_library) versus = fmt::format("every output of the {} rows run finite", c->rows_run());
-      }
-      if (nonfinite != 0 || !(error <= fp8_gemm_tolerance)) {
-        throw VerificationFailed(
-            fmt::format("{} non-finite outputs; {} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})",
-                        nonfinite, samples.positions.size(), host, versus, fp8_gemm_tolerance));
-      }
+      const std::string checked = check_whole_output(
+          ctx,
+          {.format = output,
+           .output = c_out.get(),
+           .reference = c_ref.get(),
+           .elements = as_size(c->m * c->n),
+           .finite_elements = as_size(c->rows_run() * c->n),
+           .compare = !is_library && reference.error.has_value(),
+           .versus = "whole output vs cuBLASLt",
+           .otherwise = is_library ? fmt::format("every output of the {} rows run finite", c->rows_run())
+                                   : "no whole-output comparison (" + reference.problem + ")",
+           .tolerance = fp8_gemm_tolerance},
+          samples.positions.size(), sampled_gemm_error(ctx, output, *c, samples, c_out));
       fill_timing_operands();
-      return fmt::format(
-          "{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}; timed on uniform random "
-          "operands){}",
-          samples.positions.size(), host, versus, fp8_gemm_tolerance, plan_note);
+      return fmt::format("{} (tolerance {:.0e}; timed on uniform random operands){}", checked, fp8_gemm_tolerance,
+                         plan_note);
     };
     recorder.record(run_case(ctx, std::move(result), verify, launch));
   }
@@ -338,29 +329,20 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
       ctx.poison(c_out);
       check(launch(ctx.stream(), 0), "gemm");
       ctx.wait("gemm");
-      const double host = sampled_gemm_error(ctx, type, *c, samples, c_out);
-      std::string versus = "no whole-output comparison (" + reference.problem + ")";
-      double error = host;
-      std::uint64_t nonfinite = 0;
-      if (!is_cublas && reference.error) {
-        const kernels::Comparison cmp =
-            kernels::compare(type, c_out.get(), c_ref.get(), as_size(p.m * p.n), ctx.stream());
-        const double whole = std::sqrt(cmp.sum_sq_diff / std::max(cmp.sum_sq_ref, 1e-300));
-        nonfinite = cmp.nonfinite;
-        error = std::max(error, whole);
-        versus = fmt::format("whole output vs cuBLAS {:.2e}", whole);
-      } else {
-        nonfinite = kernels::count_nonfinite(type, c_out.get(), as_size(p.m * p.n), ctx.stream());
-        if (is_cublas) versus = "every output finite";
-      }
-      if (nonfinite != 0 || !(error <= tolerance)) {
-        throw VerificationFailed(
-            fmt::format("{} non-finite outputs; {} sampled entries vs float64 host {:.2e}; {} "
-                        "(tolerance {:.0e})",
-                        nonfinite, samples.positions.size(), host, versus, tolerance));
-      }
-      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}){}", samples.positions.size(),
-                         host, versus, tolerance, plan_note);
+      const std::string checked =
+          check_whole_output(ctx,
+                             {.format = type,
+                              .output = c_out.get(),
+                              .reference = c_ref.get(),
+                              .elements = as_size(p.m * p.n),
+                              .finite_elements = as_size(p.m * p.n),
+                              .compare = !is_cublas && reference.error.has_value(),
+                              .versus = "whole output vs cuBLAS",
+                              .otherwise = is_cublas ? std::string("every output finite")
+                                                     : "no whole-output comparison (" + reference.problem + ")",
+                              .tolerance = tolerance},
+                             samples.positions.size(), sampled_gemm_error(ctx, type, *c, samples, c_out));
+      return fmt::format("{} (tolerance {:.0e}){}", checked, tolerance, plan_note);
     };
     recorder.record(run_case(ctx, std::move(result), verify, launch));
   }

@@ -341,29 +341,22 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
       ctx.poison(c_out);
       check(launch(ctx.stream(), 0), "grouped gemm");
       ctx.wait("grouped gemm");
-      const double host = sampled_error(ctx, samples, n, c_out);
-      std::string versus = "no whole-output comparison (" + reference_problem + ")";
-      double error = host;
-      std::uint64_t nonfinite = 0;
       const std::size_t outputs = as_size(total) * as_size(n);
-      if (!is_reference_call && reference_error) {
-        const kernels::Comparison cmp = kernels::compare(output, c_out.get(), c_ref.get(), outputs, ctx.stream());
-        const double whole = std::sqrt(cmp.sum_sq_diff / std::max(cmp.sum_sq_ref, 1e-300));
-        nonfinite = cmp.nonfinite;
-        error = std::max(error, whole);
-        versus = fmt::format("whole output vs {} per expert {:.2e}", library, whole);
-      } else {
-        nonfinite = kernels::count_nonfinite(output, c_out.get(), outputs, ctx.stream());
-        if (is_reference_call) versus = fmt::format("every output of the {} rows finite", total);
-      }
-      if (nonfinite != 0 || !(error <= tolerance)) {
-        throw VerificationFailed(
-            fmt::format("{} non-finite outputs; {} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e})",
-                        nonfinite, samples.size(), host, versus, tolerance));
-      }
+      const std::string checked =
+          check_whole_output(ctx,
+                             {.format = output,
+                              .output = c_out.get(),
+                              .reference = c_ref.get(),
+                              .elements = outputs,
+                              .finite_elements = outputs,
+                              .compare = !is_reference_call && reference_error.has_value(),
+                              .versus = fmt::format("whole output vs {} per expert", library),
+                              .otherwise = is_reference_call ? fmt::format("every output of the {} rows finite", total)
+                                                             : "no whole-output comparison (" + reference_problem + ")",
+                              .tolerance = tolerance},
+                             samples.size(), sampled_error(ctx, samples, n, c_out));
       if (fp8) fill_random();
-      return fmt::format("{} sampled entries vs float64 host {:.2e}; {} (tolerance {:.0e}{}){}", samples.size(), host,
-                         versus, tolerance,
+      return fmt::format("{} (tolerance {:.0e}{}){}", checked, tolerance,
                          fp8 ? "; a per-tensor activation scale and a weight scale per expert (0.5 .. 3); timed on "
                                "uniform random operands"
                              : "",
