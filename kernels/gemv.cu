@@ -369,8 +369,9 @@ using Mma8 = MmaConfig<8, 2, 4, 1, 2>;
 // Group-scaled (int4) W at batches 17-64: each chunk's four decoded pieces a row beside the x pieces
 // of every vector tile are more than Mma4's and Mma8's budgets hold (ptxas spilt 244 and 392 bytes
 // a thread, CUDA 13.0). Mma4's shape at two blocks per SM takes 236 registers; eight vector tiles
-// on one m-tile, 220; neither spills. (Holding one vector tile's x at a time instead, or one piece,
-// left ptxas hoisting the loads and spilling still: 236 and 160 bytes.)
+// on one m-tile, 220; neither spills. (Keeping Mma4 and Mma8 and holding less x at a time spilt
+// still, ptxas hoisting the loads back: one piece of every vector tile 108 and 208 bytes, one vector
+// tile's pieces 236 and 160.)
 using Mma4Grouped = MmaConfig<4, 2, 4, 2, 2>;
 using Mma8Grouped = MmaConfig<8, 1, 4, 1, 2>;
 
