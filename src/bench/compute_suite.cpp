@@ -10,6 +10,8 @@
 
 #include "roofline/basis/calibration_tables.hpp"
 #include "roofline/core/error.hpp"
+#include "roofline/llm/decoder_step.hpp"
+#include "roofline/llm/deployment.hpp"
 #include "roofline/llm/model_presets.hpp"
 
 namespace roofline::bench::compute {
@@ -736,38 +738,49 @@ std::vector<GemmCase> build_gemm_cases() {
   // model shape, and a padded decode call.
   add(1024, 1024, 1024, true, true);
   add(333, 272, 208, true, true);
-  const LinearShape small_qkv = dense_linears("llama-3.1-8b", 1)[0];
+  const LinearShape small_qkv = w8a8_linears("llama-3.1-8b", 1).front();
   add(128, small_qkv.n, small_qkv.k, true, true);
-  const std::array<LinearShape, 4> decode = dense_linears(fp8_decode_model, 1);
-  add(4, decode[1].n, decode[1].k, false, true);
+  const LinearShape o_proj = w8a8_linears("llama-3.1-70b", 1).at(1);
+  add(4, o_proj.n, o_proj.k, false, true);
   for (std::int64_t size : {1024, 2048, 4096, 8192}) add(size, size, size, true, false);
-  for (const Fp8Deployment& d : fp8_prefill_deployments) {
-    for (std::int64_t tp : d.tp) {
-      if (tp == 0) continue;
-      for (const LinearShape& linear : dense_linears(d.model, tp)) {
-        for (std::int64_t m : prefill_tokens) add(m, linear.n, linear.k, true, false);
+  const auto each_linear = [](const auto& deployments, const auto& take) {
+    for (const Fp8Deployment& d : deployments) {
+      for (std::int64_t tp : d.tp) {
+        if (tp == 0) continue;
+        for (const LinearShape& linear : w8a8_linears(d.model, tp)) take(linear);
       }
     }
-  }
-  for (const LinearShape& linear : decode) {
+  };
+  each_linear(fp8_prefill_deployments, [&](const LinearShape& linear) {
+    for (std::int64_t m : prefill_tokens) add(m, linear.n, linear.k, true, false);
+  });
+  each_linear(fp8_decode_deployments, [&](const LinearShape& linear) {
     for (std::int64_t m : decode_tokens) add(m, linear.n, linear.k, false, false);
-  }
+  });
   return cases;
 }
 
 }  // namespace
 
-std::array<LinearShape, 4> dense_linears(std::string_view model_id, std::int64_t tp) {
+std::vector<LinearShape> w8a8_linears(std::string_view model_id, std::int64_t tp) {
   const ModelSpec& model = bundled_model(model_id);
-  const AttentionSpec& a = model.attention;
-  if (tp < 1 || a.kv_heads % tp != 0 || model.ffn.intermediate % tp != 0) {
-    throw InputError(fmt::format("{} at TP {}: the KV heads ({}) and the FFN width ({}) must split evenly", model_id,
-                                 tp, a.kv_heads, model.ffn.intermediate));
+  const Sharding sharding = shard(model, static_cast<int>(tp), 1);
+  StepFormats formats;
+  formats.weights = DType::fp8_e4m3;
+  formats.matmul = DType::fp8_e4m3;
+  const StepShape step{.phase = StepPhase::decode, .tokens = 2 * w8a16_gemv_max_batch, .context = 1024};
+  std::vector<LinearShape> out;
+  for (const DecoderLayer& layer :
+       describe_step(model, sharding, formats, step, DescribeOptions{.text = false, .kernels = {}})) {
+    for (const DecoderOp& op : layer.ops) {
+      const auto* gemm = std::get_if<GemmShape>(&op.shape);
+      if (op.kind != OpKind::linear || !gemm || gemm->batch != 1 || gemm->a != formats.matmul) continue;
+      const bool seen =
+          std::any_of(out.begin(), out.end(), [&](const LinearShape& l) { return l.n == gemm->n && l.k == gemm->k; });
+      if (!seen) out.push_back({op.name, gemm->n, gemm->k});
+    }
   }
-  return {{{"qkv", (a.heads + 2 * a.kv_heads) * a.head_dim / tp, model.hidden},
-           {"o_proj", model.hidden, a.heads * a.head_dim / tp},
-           {"gate_up", 2 * model.ffn.intermediate / tp, model.hidden},
-           {"down", model.hidden, model.ffn.intermediate / tp}}};
+  return out;
 }
 
 const std::vector<GemmCase>& all_gemm_cases() {

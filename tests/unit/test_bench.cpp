@@ -843,10 +843,11 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 15 + 3);
   // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
   // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
-  // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 32
-  // decode-only ones (cuBLASLt): the --quick 4x8192x8192, and 70B's 4 projections x 9 token counts
-  // less the 4 at m = 128 (prefill shapes) and the --quick one.
-  CHECK(compute::all_gemm_cases().size() == compute::gemm_cases.size() + 164 * 2 + 32);
+  // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 136
+  // decode-only ones (cuBLASLt): the --quick 4x8192x8192, 70B's 4 projections x 9 token counts at
+  // TP 1 less the 4 at m = 128 (prefill shapes) and the --quick one (32), the same at TP 8 less its
+  // 4 at m = 128 (32), and DeepSeek-V3's 8 projections at TP 8 x 9 token counts (72).
+  CHECK(compute::all_gemm_cases().size() == compute::gemm_cases.size() + 164 * 2 + 32 + 32 + 72);
   // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4,
   // B = 4 at N 1k, 2k, 8k, 16k (causal and full) and full 32k, head dim 256 x causal or not x 5
   // lengths, GQA at d 64 and 256 x causal or not, and 3 head dims x 2 x 2 small shapes and fp16
@@ -931,24 +932,48 @@ TEST_CASE("GEMM cases count HBM bytes with the kernel's own tile") {
   CHECK(compute::make_result(gemm_case("gemm.bf16.8192x8192x8192.cublas")).reference_id.empty());
 }
 
-TEST_CASE("FP8 GEMM cases: the projections of the bundled LLaMA-3 presets, and the bytes of e4m3 operands") {
+TEST_CASE(
+    "FP8 GEMM cases: the projections of the bundled presets as llm describes them, and the bytes of e4m3 operands") {
+  const auto shapes = [](std::string_view model, std::int64_t tp) {
+    std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> out;
+    for (const compute::LinearShape& l : compute::w8a8_linears(model, tp)) out.emplace_back(l.name, l.n, l.k);
+    return out;
+  };
+  using Shapes = std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>;
   // LLaMA-3.1 70B (hidden 8192, 64 heads, 8 KV heads, head_dim 128, FFN 28672) at TP 1:
   // qkv (64 + 2 x 8) x 128 = 10240 outputs; o_proj 64 x 128 = 8192 inputs; gate_up 2 x 28672.
-  const std::array<compute::LinearShape, 4> tp1 = compute::dense_linears("llama-3.1-70b", 1);
-  CHECK(tp1[0].n == 10240);
-  CHECK(tp1[0].k == 8192);
-  CHECK(tp1[1].n == 8192);
-  CHECK(tp1[1].k == 8192);
-  CHECK(tp1[2].n == 57344);
-  CHECK(tp1[3].k == 28672);
+  CHECK(shapes("llama-3.1-70b", 1) == Shapes{{"qkv_proj", 10240, 8192},
+                                             {"o_proj", 8192, 8192},
+                                             {"ffn_gate_up", 57344, 8192},
+                                             {"ffn_down", 8192, 28672}});
+  // At TP 8: qkv (8 + 2 x 1) x 128 = 1280, o_proj 8 x 128 = 1024 inputs, gate_up 57344 / 8 = 7168,
+  // down 28672 / 8 = 3584 inputs.
+  CHECK(
+      shapes("llama-3.1-70b", 8) ==
+      Shapes{{"qkv_proj", 1280, 8192}, {"o_proj", 8192, 1024}, {"ffn_gate_up", 7168, 8192}, {"ffn_down", 8192, 3584}});
   // 405B (hidden 16384, 128 heads, 8 KV heads, FFN 53248) at TP 8: qkv 144 x 128 / 8 = 2304, down
   // 53248 / 8 = 6656 inputs.
-  const std::array<compute::LinearShape, 4> tp8 = compute::dense_linears("llama-3.1-405b", 8);
+  const std::vector<compute::LinearShape> tp8 = compute::w8a8_linears("llama-3.1-405b", 8);
+  REQUIRE(tp8.size() == 4);
   CHECK(tp8[0].n == 2304);
   CHECK(tp8[0].k == 16384);
   CHECK(tp8[3].n == 16384);
   CHECK(tp8[3].k == 6656);
-  CHECK_THROWS_AS(compute::dense_linears("llama-3.1-70b", 16), InputError);  // 8 KV heads do not split 16 ways
+  // DeepSeek-V3 (hidden 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512, rope 64, nope 128,
+  // v 128, dense FFN 18432, one shared expert of 2048) at TP 8, 16 heads a GPU: q_down 1536 x 7168,
+  // q_up 16 x (128 + 64) = 3072 outputs of 1536, kv_down 512 + 64 = 576 outputs, o_proj 16 x 128 =
+  // 2048 inputs; the three dense layers' gate_up 2 x 18432 / 8 = 4608 and down 2304 inputs; the
+  // shared expert's gate_up 2 x 2048 / 8 = 512 and down 256 inputs. Not W8A8: the absorbed q_absorb
+  // and v_up (per-head, 16-bit), the router (16-bit inputs), the routed experts (a grouped GEMM).
+  CHECK(shapes("deepseek-v3", 8) == Shapes{{"q_down", 1536, 7168},
+                                           {"q_up", 3072, 1536},
+                                           {"kv_down", 576, 7168},
+                                           {"o_proj", 7168, 2048},
+                                           {"ffn_gate_up", 4608, 7168},
+                                           {"ffn_down", 7168, 2304},
+                                           {"shared_gate_up", 512, 7168},
+                                           {"shared_down", 7168, 256}});
+  CHECK_THROWS_AS(compute::w8a8_linears("llama-3.1-70b", 3), InputError);  // 64 heads do not split 3 ways
 
   // 70B gate_up at 8192 tokens, both implementations; decode sizes through cuBLASLt only.
   CHECK(gemm_case("gemm.fp8e4m3.8192x57344x8192.wgmma").dtype == DType::fp8_e4m3);

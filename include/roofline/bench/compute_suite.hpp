@@ -376,12 +376,14 @@ inline constexpr auto gemm_cases = [] {
   return table;
 }();
 
-// The FP8 cases (fp8_e4m3 operands, bf16 C), derived from the bundled model presets:
-//   prefill: m in prefill_tokens at the qkv, o_proj, gate_up and down projections of each model of
-//     fp8_prefill_deployments at each of its tensor-parallel degrees (one case per distinct shape),
-//     both implementations;
-//   decode: m in decode_tokens at the four projections of LLaMA-3.1 70B (TP 1), cuBLASLt only
-//     (cuBLASLt pads m to 16; the project's FP8 decode path is the GEMV of the memory suite);
+// The FP8 cases (fp8_e4m3 operands, bf16 C), derived from the bundled model presets through the
+// projections llm describes for them (w8a8_linears):
+//   prefill: m in prefill_tokens at the projections of each model of fp8_prefill_deployments at each
+//     of its tensor-parallel degrees (one case per distinct shape), both implementations;
+//   decode: m in decode_tokens at the projections of each model of fp8_decode_deployments at each of
+//     its degrees, cuBLASLt only (cuBLASLt pads m to 16; the project's FP8 decode path is the GEMV of
+//     the memory suite): LLaMA-3.1 70B at TP 1 and 8, and DeepSeek-V3's at TP 8, whose 0.3-3 us
+//     projections are smaller than any prefill case;
 //   squares 1024..8192, both implementations;
 //   --quick: 1024^3, a ragged 333x272x208 (m, n and k off the wgmma tile, m off cuBLASLt's 16; n
 //     and k multiples of 16, which cuBLASLt's FP8 kernels need), LLaMA-3.1 8B's qkv at
@@ -396,21 +398,26 @@ inline constexpr std::array<Fp8Deployment, 3> fp8_prefill_deployments{{
     {"llama-3.1-70b", {1, 2, 4, 8}},
     {"llama-3.1-405b", {4, 8, 0, 0}},
 }};
+inline constexpr std::array<Fp8Deployment, 2> fp8_decode_deployments{{
+    {"llama-3.1-70b", {1, 8, 0, 0}},
+    {"deepseek-v3", {8, 0, 0, 0}},
+}};
 inline constexpr std::array<std::int64_t, 5> prefill_tokens{128, 512, 2048, 8192, 16384};
 inline constexpr std::array<std::int64_t, 9> decode_tokens{1, 2, 4, 8, 16, 32, 64, 128, 256};
-inline constexpr std::string_view fp8_decode_model = "llama-3.1-70b";
 
-// A linear layer of a dense decoder layer under tensor parallelism: C[tokens x n] = X[tokens x k] W^T.
+// A projection C[tokens x n] = X[tokens x k] W^T of a decoder layer on one GPU.
 struct LinearShape {
-  std::string_view name;  // "qkv", "o_proj", "gate_up", "down"
+  std::string_view name;  // the op's name in llm's step: "qkv_proj", "o_proj", "ffn_gate_up", "q_down", ...
   std::int64_t n = 0;
   std::int64_t k = 0;
 };
-// The four projections of a dense GQA model at tensor-parallel degree tp (Megatron split: qkv and
-// gate_up by columns, o_proj and down by rows): qkv n = (heads + 2 kv_heads) head_dim / tp, k =
-// hidden; o_proj n = hidden, k = heads head_dim / tp; gate_up n = 2 ffn / tp, k = hidden; down n =
-// hidden, k = ffn / tp. Throws InputError when tp does not divide the heads or the FFN width.
-[[nodiscard]] std::array<LinearShape, 4> dense_linears(std::string_view model, std::int64_t tp);
+// The distinct projections that run as W8A8 GEMMs in a decode step of `model` at tensor-parallel
+// degree tp with FP8 weights, in the step's order, as llm describes them (describe_step at a batch
+// above w8a16_gemv_max_batch, where every FP8 projection of the blocks is W8A8; the 16-bit output
+// head, the router and the absorbed per-head products are not): a dense GQA model's qkv_proj,
+// o_proj, ffn_gate_up and ffn_down; DeepSeek-V3's q_down, q_up, kv_down, o_proj, then its dense
+// layers' and shared expert's gate_up and down. Throws InputError where tp does not divide the model.
+[[nodiscard]] std::vector<LinearShape> w8a8_linears(std::string_view model, std::int64_t tp);
 
 // Every GEMM case: the ladder (gemm_cases), then the FP8 cases.
 [[nodiscard]] const std::vector<GemmCase>& all_gemm_cases();
