@@ -305,9 +305,8 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
       int count = 0;
       for (int index = static_cast<int>(blockIdx.x); index < tiles; index += static_cast<int>(gridDim.x), ++count) {
         const QueryTile t = query_tile<T, D, DV>(index, heads, group, seq, rows, section_rows, causal);
-        // Query tile `c` of this block (at `tile_index`) into its Q stage.
-        auto load_q = [&](int c, int tile_index) {
-          const QueryTile qt = query_tile<T, D, DV>(tile_index, heads, group, seq, rows, section_rows, causal);
+        // Query tile `c` of this block (`qt`) into its Q stage.
+        auto load_q = [&](int c, const QueryTile& qt) {
           const uint32_t full = q_full + 8 * q_stage(c);
           ptx::mbarrier_wait(q_empty + 8 * q_stage(c), q_parity(c) ^ 1u);
           ptx::mbarrier_arrive_expect_tx(full, S::kQBytes);
@@ -322,11 +321,12 @@ __global__ void __launch_bounds__(Tiles<T, D, DV>::kThreads, 1)
         // 2026-12-04, it was often still in flight when the consumers chained into the next tile:
         // Nsight Compute sampled them waiting on Q at 1.3% of all samples at N 1024
         // (docs/results/2026-12-04-h200-flash-early-q).
-        if (S::kQStages == 1 || count == 0) load_q(count, index);
+        if (S::kQStages == 1 || count == 0) load_q(count, t);
         // K runs one tile ahead of V: a consumer needs K_j and V_{j-1} together.
         load(k_full, k_empty, smem_k, &map_k, ring, 0, t.kv_index, false, S::kBoxes);
         if (S::kQStages > 1 && index + static_cast<int>(gridDim.x) < tiles) {
-          load_q(count + 1, index + static_cast<int>(gridDim.x));
+          load_q(count + 1, query_tile<T, D, DV>(index + static_cast<int>(gridDim.x), heads, group, seq, rows,
+                                                 section_rows, causal));
         }
         for (int j = 1; j < t.kv_tiles; ++j) {
           load(k_full, k_empty, smem_k, &map_k, ring + j, j, t.kv_index, false, S::kBoxes);
