@@ -937,13 +937,51 @@ TEST_CASE("calibrate drops a GEMM table's k axis where the size alone predicts i
   CHECK(table->series_name.empty());
   for (const CalibrationPoint& p : table->points) CHECK_FALSE(p.series);
   REQUIRE(notes.size() == 2);  // the implementation's table and the best table, which holds the same points
+  // Means: with k (75 + 37.5 + 128.6) / 3 = 80.4%; by size alone B lies at 0.666 of the way from A to C
+  // in log(x) (ln 16.0 / ln 64.0), 0.600, -16.7%: (60 + 16.7 + 60) / 3 = 45.6%.
   CHECK_THAT(notes.front(), Contains("gemm.bf16: learnt by size alone, without its k axis") &&
-                                Contains("median |error| 60.0% against 75.0% with it"));
+                                Contains("median |error| 60.0% against 75.0% with it, mean 45.6% against 80.4%"));
   // The file's points then carry no series, and a query's k is ignored.
   const CalibratedOrNot t =
       calibrated_time(cal, gemm_basis({4096, 4096, 4096, 1, DType::bf16, DType::bf16, DType::bf16}), roofs);
   REQUIRE(std::holds_alternative<CalibratedTime>(t));
   CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.5));
+}
+
+TEST_CASE("calibrate drops a GEMM table's k axis where it ties on the median |error| but raises the mean") {
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
+  // The efficiency follows the size alone, 0.1 + 0.05 log2(x / U) (U: 2048 x 2048 x 1024, 2^34 FLOP),
+  // and every GEMM here is compute-bound (the least intense, 1024 x 1024 x 16384, 496 FLOP/B).
+  //   k = 1024:  m x n = 2048^2 .. 16384^2 in steps of 2: x = U .. 64 U, 0.10 .. 0.40 (7 points);
+  //   k = 16384: 1024 x 1024, 2048 x 1024, 2048 x 2048: x = 4 U, 8 U, 16 U, 0.20, 0.25, 0.30.
+  // With k, each interior point is predicted exactly (log-linear between its neighbours); the ends
+  // clamp to their neighbour: k = 1024's x = U at 0.15 (-33.3%) and 64 U at 0.35 (+14.3%), k =
+  // 16384's 4 U and 16 U at 0.25 (-20%, +20%). Ten points: median 0, mean 87.6 / 10 = 8.76%.
+  // By size alone k = 16384's ends read k = 1024's equal sizes, exactly: only x = U and 64 U miss
+  // (the same -33.3% and +14.3%): median 0, mean 47.6 / 10 = 4.76%. The medians tie, which by the
+  // median alone kept k; the mean is higher with it, so the axis is dropped.
+  std::vector<Measurement> results;
+  int step = 0;
+  for (const auto& [m, n] : {std::pair<std::int64_t, std::int64_t>{2048, 2048},
+                             {4096, 2048},
+                             {4096, 4096},
+                             {8192, 4096},
+                             {8192, 8192},
+                             {16384, 8192},
+                             {16384, 16384}}) {
+    results.push_back(gemm_at(m, n, 1024, 0.1 + 0.05 * step++, roofs));
+  }
+  results.push_back(gemm_at(1024, 1024, 16384, 0.20, roofs));
+  results.push_back(gemm_at(2048, 1024, 16384, 0.25, roofs));
+  results.push_back(gemm_at(2048, 2048, 16384, 0.30, roofs));
+  std::vector<std::string> notes;
+  const Calibration cal = calibration_of(results, &notes);
+  const CalibrationTable* table = cal.table("gemm.bf16.wgmma");
+  REQUIRE(table != nullptr);
+  CHECK(table->series_name.empty());
+  REQUIRE(notes.size() == 2);  // the implementation's table and the best table
+  CHECK_THAT(notes.front(), Contains("learnt by size alone, without its k axis") &&
+                                Contains("median |error| 0.0% against 0.0% with it, mean 4.8% against 8.8%"));
 }
 
 TEST_CASE("a grouped GEMM's efficiency is read at its own depth k, not at a shallower problem of its size") {
