@@ -4,14 +4,15 @@
 # --layers 2 and a --layers 1 run (the embedding and head, once per step, cancel), against the layer
 # suite's measured times. Decode: TPOT of a 2-token request whose prompt leaves CONTEXT tokens cached
 # at its one decode step; prefill: TTFT of an N-token prompt.
-#   docs/results/serve-layer-check.sh build/dev/roofline
+#   docs/results/serve-layer-check.sh build/dev/roofline [CALIBRATION (default calibrations/h200-sxm.json)]
 set -euo pipefail
-binary=${1:?usage: serve-layer-check.sh ROOFLINE}
+binary=${1:?usage: serve-layer-check.sh ROOFLINE [CALIBRATION]}
+calibration=${2:-calibrations/h200-sxm.json}
 fp8=docs/results/2026-12-01-h200-fp8kv-attention/bench-layer.json
 bf16=docs/results/2026-12-01-h200-fp8kv-attention/bench-layer.json
 layer() {  # weights kv prompt output layers metric
   "$binary" serve --model llama-3.1-70b --gpu h200 --weights "$1" --kv "$2" --prompt-tokens "$3" --output-tokens "$4" \
-    --requests 1 --layers "$5" --calibration calibrations/h200-sxm.json --format json 2>/dev/null |
+    --requests 1 --layers "$5" --calibration "$calibration" --format json 2>/dev/null |
     python3 -c "import json,sys; print(json.load(sys.stdin)['results']['$6']['mean'] * 1e3)"
 }
 measured() {  # file id
