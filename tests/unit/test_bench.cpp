@@ -841,13 +841,14 @@ TEST_CASE("compute cases: unique ids, the whole ladder per square size, a quick 
   // 128, o_proj, qkv and down at m = 256, qkv at m = 512 (15); the paired kernel's odd tile rows, 2100
   // x 2000 x 200 (mma.sync, wgmma, cuBLAS; quick).
   CHECK(compute::gemm_cases.size() == 25 + 6 + 6 + 14 + 5 + 2 * 3 * 4 + 4 * 4 + 4 * 3 + 15 + 3);
-  // FP8: 164 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, and
-  // the 160 prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's qkv
-  // at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square) -- and 136
-  // decode-only ones (cuBLASLt): the --quick 4x8192x8192, 70B's 4 projections x 9 token counts at
-  // TP 1 less the 4 at m = 128 (prefill shapes) and the --quick one (32), the same at TP 8 less its
-  // 4 at m = 128 (32), and DeepSeek-V3's 8 projections at TP 8 x 9 token counts (72).
-  CHECK(compute::all_gemm_cases().size() == compute::gemm_cases.size() + 164 * 2 + 32 + 32 + 72);
+  // FP8: 204 problems with both implementations -- the 3 --quick ones, the squares 2048..8192, the
+  // 160 LLaMA prefill shapes (8 deployments x 4 projections x 5 token counts) less LLaMA-3.1 8B's
+  // qkv at m = 128 (a --quick one) and 70B's o_proj at m = 8192 (the 8192^3 square), and
+  // DeepSeek-V3's 8 projections at TP 8 x 5 token counts (40) -- and 128 decode-only ones
+  // (cuBLASLt): the --quick 4x8192x8192, 70B's 4 projections x 9 token counts at TP 1 less the 4 at
+  // m = 128 (prefill shapes) and the --quick one (32), the same at TP 8 less its 4 at m = 128 (32),
+  // and DeepSeek-V3's 8 x 9 less its 8 at m = 128 (64).
+  CHECK(compute::all_gemm_cases().size() == compute::gemm_cases.size() + 204 * 2 + 32 + 32 + 64);
   // Attention: 2 head dims x causal or not x 7 lengths, GQA x 2, fp16 x 2, N = 32768 with B = 4,
   // B = 4 at N 1k, 2k, 8k, 16k (causal and full) and full 32k, head dim 256 x causal or not x 5
   // lengths, GQA at d 64 and 256 x causal or not, and 3 head dims x 2 x 2 small shapes and fp16
@@ -981,6 +982,10 @@ TEST_CASE(
   const compute::GemmCase& decode = gemm_case("gemm.fp8e4m3.1x8192x28672.cublaslt");
   CHECK(decode.rows_run() == 16);  // cuBLASLt's FP8 GEMM runs m in multiples of 16
   CHECK_THROWS_AS(gemm_case("gemm.fp8e4m3.1x8192x28672.wgmma"), std::invalid_argument);
+  // DeepSeek-V3's q_up (3072 outputs of 1536) at TP 8: prefill sizes with both implementations.
+  CHECK(gemm_case("gemm.fp8e4m3.2048x3072x1536.wgmma").k == 1536);
+  CHECK(gemm_case("gemm.fp8e4m3.128x3072x1536.cublaslt").m == 128);
+  CHECK_THROWS_AS(gemm_case("gemm.fp8e4m3.64x3072x1536.wgmma"), std::invalid_argument);
   CHECK(gemm_case("gemm.fp8e4m3.333x272x208.wgmma").quick);
   CHECK(gemm_case("gemm.fp8e4m3.333x272x208.cublaslt").rows_run() == 336);
   CHECK(gemm_case("gemm.fp8e4m3.333x272x208.wgmma").rows_run() == 333);

@@ -379,7 +379,9 @@ inline constexpr auto gemm_cases = [] {
 // The FP8 cases (fp8_e4m3 operands, bf16 C), derived from the bundled model presets through the
 // projections llm describes for them (w8a8_linears):
 //   prefill: m in prefill_tokens at the projections of each model of fp8_prefill_deployments at each
-//     of its tensor-parallel degrees (one case per distinct shape), both implementations;
+//     of its tensor-parallel degrees (one case per distinct shape), both implementations; DeepSeek-V3's
+//     eight at TP 8 have k of 256 to 2304, which no LLaMA shape has: measured at decode sizes alone,
+//     a k says nothing of its prefill problems;
 //   decode: m in decode_tokens at the projections of each model of fp8_decode_deployments at each of
 //     its degrees, cuBLASLt only (cuBLASLt pads m to 16; the project's FP8 decode path is the GEMV of
 //     the memory suite): LLaMA-3.1 70B at TP 1 and 8, and DeepSeek-V3's at TP 8, whose 0.3-3 us
@@ -393,10 +395,11 @@ struct Fp8Deployment {
   std::string_view model;            // a bundled preset's id
   std::array<std::int64_t, 4> tp{};  // tensor-parallel degrees (0: none)
 };
-inline constexpr std::array<Fp8Deployment, 3> fp8_prefill_deployments{{
+inline constexpr std::array<Fp8Deployment, 4> fp8_prefill_deployments{{
     {"llama-3.1-8b", {1, 2, 0, 0}},
     {"llama-3.1-70b", {1, 2, 4, 8}},
     {"llama-3.1-405b", {4, 8, 0, 0}},
+    {"deepseek-v3", {8, 0, 0, 0}},
 }};
 inline constexpr std::array<Fp8Deployment, 2> fp8_decode_deployments{{
     {"llama-3.1-70b", {1, 8, 0, 0}},
