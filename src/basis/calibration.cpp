@@ -116,6 +116,11 @@ struct CurveBuilder {
   }
 };
 
+// Whether a curve measured sizes on both sides of `at`, or one within clamp_slack of it.
+bool covers(const Curve& c, double at) {
+  return at >= c.x.front() * (1 - clamp_slack) && at <= c.x.back() * (1 + clamp_slack);
+}
+
 bool has_series(const CalibrationTable& table) {
   return !table.series_name.empty();
 }
@@ -310,6 +315,42 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
       out.detail += fmt::format(" ({} {} measured at one size only: left out)", table.series_name, skipped);
     }
   };
+  // A series that measured no problem of this size says little of one: the FP8 GEMM's k 1536,
+  // measured at decode sizes alone (m <= 256, x up to 1.4 us), would hold its 0.32 efficiency to a
+  // 9.8 us prefill problem of that k, where k 1024 and 2048 run about twice as efficiently as at
+  // 1.4 us. Where the table chose it, the series' end value is carried on by the trend of the
+  // nearest series on each side that measured both its end and the query's size: times their
+  // efficiency here over theirs at the end (continuous at the end, which an outright switch to the
+  // neighbours is not: 5% past the end of the grouped FP8 GEMM's k 4096 it moved an expert GEMM 39%).
+  const auto own = std::find_if(values.begin(), values.end(), [s](double v) { return same(v, s); });
+  if (table.neighbours_outside_range && own != values.end() && !covers(curve_of(*own), ideal_s)) {
+    const Curve& mine = curve_of(*own);
+    const bool past_top = ideal_s > mine.x.back();
+    const double end = past_top ? mine.x.back() : mine.x.front();
+    std::optional<double> below;
+    std::optional<double> above;
+    for (const double v : values) {
+      if (same(v, s) || !covers(curve_of(v), ideal_s) || !covers(curve_of(v), end)) continue;
+      if (v < s) below = v;
+      if (v > s && !above) above = v;
+    }
+    if (below && above) {
+      bool unused = false;
+      const auto neighbours_at = [&](double at) {
+        return log_linear(s, *below, evaluate(curve_of(*below), at, unused, nullptr, "x", true), *above,
+                          evaluate(curve_of(*above), at, unused, nullptr, "x", true));
+      };
+      const double held = past_top ? mine.y.back() : mine.y.front();
+      out.efficiency = held * neighbours_at(ideal_s) / neighbours_at(end);
+      out.clamped = true;
+      if (explained) {
+        out.detail = fmt::format("x {} beyond {} {}'s measured {}: its value there times the trend of {} {} and {}",
+                                 us(ideal_s), table.series_name, number_text(s), us(end), table.series_name,
+                                 number_text(*below), number_text(*above));
+      }
+      return out;
+    }
+  }
   if (s <= values.front() || s >= values.back() || values.size() == 1) {
     const double end = s <= values.front() ? values.front() : values.back();
     out.efficiency = at_series(end);
@@ -429,6 +470,7 @@ json to_json(const Calibration& c) {
     }
     json t = {{"pattern", table.pattern}, {"best", table.best}, {"points", std::move(points)}};
     if (has_series(table)) t["series"] = table.series_name;
+    if (table.neighbours_outside_range) t["outside_series_range"] = "neighbour_series";
     tables[name] = std::move(t);
   }
   json sources = json::array();
@@ -453,7 +495,9 @@ json to_json(const Calibration& c) {
       {"roofs", {{"bandwidth_tbps", c.roofs.bandwidth / 1e12}, {"peak_tflops", peaks_to_json(c.roofs.peaks)}}},
       {"interpolation",
        "efficiency = roofline time / measured median time; x = the roofline time on these roofs; linear in log(x) "
-       "between measured x (equal x averaged) and in log(series) between series; clamped at the ends"},
+       "between measured x (equal x averaged) and in log(series) between series; clamped at the ends, or where a table "
+       "says outside_series_range: neighbour_series and the query's series did not measure its x, between the "
+       "nearest series on each side that did"},
       {"sources", std::move(sources)},
       {"ceilings", std::move(ceilings)},
       {"tables", std::move(tables)}};
@@ -550,6 +594,11 @@ Calibration calibration_from_json(const json& document, const std::string& name)
     table.pattern = t["pattern"].get<std::string>();
     table.best = t["best"].get<bool>();
     if (t.contains("series")) table.series_name = t["series"].get<std::string>();
+    table.neighbours_outside_range = t.value("outside_series_range", "own_series") == "neighbour_series";
+    if (table.neighbours_outside_range && !has_series(table)) {
+      throw InputError(fmt::format("{}: /tables/{}/outside_series_range is not allowed: the table has no series axis",
+                                   name, table_name));
+    }
     const json& points = t["points"];
     for (std::size_t i = 0; i < points.size(); ++i) {
       const json& p = points[i];

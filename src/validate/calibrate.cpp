@@ -82,6 +82,34 @@ std::optional<LooErrors> loo_errors(const CalibrationTable& table) {
   return out;
 }
 
+// What a table reads where a query's series measured no problem of its size: its own series' end
+// (the default) or the nearest series on each side that did (CalibrationTable::
+// neighbours_outside_range). Neither is right everywhere: the FP8 GEMM's k series measured at
+// decode sizes alone held a prefill problem at 0.3 of the roofline where the k series around it
+// ran at 0.6, but the grouped cuBLASLt GEMM, a loop over experts whose time follows its size at any
+// k, is predicted best by its own series a little outside its range. So each table takes the
+// neighbours only where leave-one-out says they predict its own points better: neither the median
+// nor the mean |error| higher, and one of them lower (where the rule never applies, nothing moves).
+// Returns a note where it does; the table's points carry the leave-one-out errors of its choice.
+std::optional<std::string> choose_outside_range(CalibrationTable& table) {
+  CalibrationTable neighbours = table;
+  neighbours.neighbours_outside_range = true;
+  sort_points(neighbours);
+  leave_one_out(neighbours);
+  const std::optional<LooErrors> own = loo_errors(table);
+  const std::optional<LooErrors> read = loo_errors(neighbours);
+  if (!own || !read || read->median > own->median || read->mean > own->mean ||
+      (read->median == own->median && read->mean == own->mean)) {
+    return std::nullopt;
+  }
+  std::string note = fmt::format(
+      "{}: outside a {} series' measured sizes, the nearest series on each side that measured the size "
+      "(leave-one-out median |error| {:.1f}% against {:.1f}% holding the series' end, mean {:.1f}% against {:.1f}%)",
+      table.name, table.series_name, read->median * 100, own->median * 100, read->mean * 100, own->mean * 100);
+  table = std::move(neighbours);
+  return note;
+}
+
 // An optional second axis (Basis::series_optional: a GEMM's k) is kept only where it predicts the
 // table's own points better than the size alone, judged by leave-one-out: a table measured at few
 // values of the axis (the bf16 GEMM ladder: squares and a few skinny shapes) interpolates across
@@ -91,18 +119,24 @@ std::optional<LooErrors> loo_errors(const CalibrationTable& table) {
 // sparse series, got far worse, and a problem smaller than its series' smallest then held that
 // size's efficiency (the H200's FP8 GEMM tables with the skinny GEMM run of 2026-12-05: median 3.72%
 // with k against 3.81%, mean 7.24% against 6.33%; docs/results/2026-12-05-validations-calibration-0840.md).
-// Returns a note where the axis was dropped; the table's points get their leave-one-out errors either way.
-std::optional<std::string> choose_axes(CalibrationTable& table, bool axis_optional) {
+// The table first takes its rule outside a series' range (choose_outside_range), and the axis is
+// judged with it. Returns a note where the rule or the axis changed; the table's points get the
+// leave-one-out errors of what was kept.
+std::vector<std::string> choose_axes(CalibrationTable& table, bool axis_optional) {
+  std::vector<std::string> notes;
   leave_one_out(table);
-  if (table.series_name.empty() || !axis_optional) return std::nullopt;
+  if (table.series_name.empty()) return notes;
+  if (std::optional<std::string> outside = choose_outside_range(table)) notes.push_back(std::move(*outside));
+  if (!axis_optional) return notes;
   CalibrationTable flat = table;
   flat.series_name.clear();
+  flat.neighbours_outside_range = false;
   for (CalibrationPoint& p : flat.points) p.series.reset();
   sort_points(flat);
   leave_one_out(flat);
   const std::optional<LooErrors> with = loo_errors(table);
   const std::optional<LooErrors> without = loo_errors(flat);
-  if (!without || (with && with->median <= without->median && with->mean <= without->mean)) return std::nullopt;
+  if (!without || (with && with->median <= without->median && with->mean <= without->mean)) return notes;
   std::string note = fmt::format(
       "{}: learnt by size alone, without its {} axis (leave-one-out median |error| {:.1f}% against {} with it, "
       "mean {:.1f}% against {})",
@@ -110,7 +144,9 @@ std::optional<std::string> choose_axes(CalibrationTable& table, bool axis_option
       with ? fmt::format("{:.1f}%", with->median * 100) : std::string("none"), without->mean * 100,
       with ? fmt::format("{:.1f}%", with->mean * 100) : std::string("none"));
   table = std::move(flat);
-  return note;
+  notes.clear();  // without the axis no series is read outside its range
+  notes.push_back(std::move(note));
+  return notes;
 }
 
 // For each benchmark id timed in more than one run, the run whose measurement calibrate learns:
@@ -256,7 +292,7 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
   }
   for (auto& [name, table] : cal.tables) {
     sort_points(table);
-    if (auto note = choose_axes(table, optional_axes.contains(name))) out.notes.push_back(std::move(*note));
+    for (std::string& note : choose_axes(table, optional_axes.contains(name))) out.notes.push_back(std::move(note));
   }
   return out;
 }

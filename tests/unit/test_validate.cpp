@@ -241,6 +241,37 @@ TEST_CASE("interpolation: linear in log(x), across series in log(series), clampe
   CHECK_FALSE(interpolate(empty, 1e-5, std::nullopt).has_value());
 }
 
+TEST_CASE("interpolation: outside its series' sizes, a table marked so follows the trend of the neighbours") {
+  // k 2000 was measured at 1 and 2 us only (decode sizes); k 1000 and 4000 from 1 to 100 us.
+  CalibrationTable t;
+  t.name = "gemm.t";
+  t.series_name = "k";
+  t.points = {{1e-6, 1000.0, 0.2, "a", 0, 0, {}}, {1e-4, 1000.0, 0.6, "b", 0, 0, {}},
+              {1e-6, 2000.0, 0.1, "c", 0, 0, {}}, {2e-6, 2000.0, 0.12, "d", 0, 0, {}},
+              {1e-6, 4000.0, 0.1, "e", 0, 0, {}}, {1e-4, 4000.0, 0.5, "f", 0, 0, {}}};
+  sort_points(t);
+  // Held: k 2000 at 10 us takes its end value at 2 us.
+  auto e = interpolate(t, 1e-5, 2000.0);
+  CHECK(e->efficiency == Approx(0.12));
+  CHECK(e->clamped);
+  CHECK_THAT(e->detail, Contains("x 10 us clamped to 2 us; k 2000 (measured)"));
+  // Marked: the end value times the neighbours' ratio between 10 us and 2 us. In log(x) from 1 to
+  // 100 us, 10 us lies at 0.5 and 2 us at log 2 / log 100 = 0.150515: k 1000 reads 0.2 + 0.4 x 0.5 = 0.4
+  // and 0.260206, k 4000 0.3 and 0.160206; k 2000 is halfway from 1000 to 4000 in log(k): 0.35 and
+  // 0.210206. So 0.12 x 0.35 / 0.210206 = 0.199804.
+  t.neighbours_outside_range = true;
+  e = interpolate(t, 1e-5, 2000.0);
+  CHECK(e->efficiency == Approx(0.199804).epsilon(1e-5));
+  CHECK(e->clamped);
+  CHECK_THAT(e->detail, Contains("x 10 us beyond k 2000's measured 2 us: its value there times the trend of k 1000 "
+                                 "and 4000"));
+  // Inside its own sizes, or where no neighbour measured the query's size (0.5 us: none did), the
+  // series reads as before.
+  CHECK(interpolate(t, 1.5e-6, 2000.0)->efficiency == Approx(0.1 + 0.02 * std::log(1.5) / std::log(2.0)));
+  CHECK(interpolate(t, 5e-7, 2000.0)->efficiency == Approx(0.1));
+  CHECK(interpolate(t, 1e-5, 1000.0)->efficiency == Approx(0.4));
+}
+
 TEST_CASE("interpolation: sort_points prepares the curves, a changed table is read from its points") {
   CalibrationTable s;
   s.name = "s";
@@ -982,6 +1013,51 @@ TEST_CASE("calibrate drops a GEMM table's k axis where it ties on the median |er
   REQUIRE(notes.size() == 2);  // the implementation's table and the best table
   CHECK_THAT(notes.front(), Contains("learnt by size alone, without its k axis") &&
                                 Contains("median |error| 0.0% against 0.0% with it, mean 4.8% against 8.8%"));
+}
+
+TEST_CASE("calibrate reads the neighbour series outside a k series' sizes where leave-one-out says they do better") {
+  const Roofs roofs = Roofs::of(fixture::gpus().find("h200"));
+  // Efficiency c_k f(x): f = 1 + 0.25 log2(x / U) (U = 2048 x 2048 x 1024's roofline time, every
+  // GEMM here compute-bound, the least intense 512 x 512 x 16384 at 252 FLOP/B), c = 0.2 at
+  // k = 1024, 0.3 at 4096, 0.4 at 16384 (linear in log k). k = 1024 and 16384 are measured at
+  // x = U .. 16 U, k = 4096 at U .. 4 U only.
+  // Leave-one-out (predicted time / measured - 1 = true efficiency / predicted - 1): interior points
+  // are exact (f is linear in log x). The ends of k = 1024 and 16384 hold their neighbour either way
+  // (no series lies beyond them): x = U at 1.25 c for c, -20%; 16 U at 1.75 c for 2 c, +14.3%; each
+  // twice. k = 4096 without U or 4 U: held at 0.375, -20% (for 0.3) and +20% (for 0.45); read by the
+  // neighbours' trend, exact (0.375 x f(U) / f(2U) = 0.3, 0.375 x f(4U) / f(2U) = 0.45). Thirteen
+  // points, median 0 either way; means (4 x 20 + 2 x 14.29) / 13 = 8.35% held, (2 x 20 + 2 x 14.29)
+  // / 13 = 5.27% with the neighbours: the table reads the neighbours.
+  std::vector<Measurement> results;
+  const auto f = [](int doublings) { return 1 + 0.25 * doublings; };
+  const std::array<std::pair<std::int64_t, std::int64_t>, 5> k1024{
+      {{2048, 2048}, {4096, 2048}, {4096, 4096}, {8192, 4096}, {8192, 8192}}};
+  const std::array<std::pair<std::int64_t, std::int64_t>, 5> k16384{
+      {{512, 512}, {1024, 512}, {1024, 1024}, {2048, 1024}, {2048, 2048}}};
+  const std::array<std::pair<std::int64_t, std::int64_t>, 3> k4096{{{1024, 1024}, {2048, 1024}, {2048, 2048}}};
+  for (int i = 0; i < 5; ++i) results.push_back(gemm_at(k1024[i].first, k1024[i].second, 1024, 0.2 * f(i), roofs));
+  for (int i = 0; i < 5; ++i) results.push_back(gemm_at(k16384[i].first, k16384[i].second, 16384, 0.4 * f(i), roofs));
+  for (int i = 0; i < 3; ++i) results.push_back(gemm_at(k4096[i].first, k4096[i].second, 4096, 0.3 * f(i), roofs));
+  std::vector<std::string> notes;
+  const Calibration cal = calibration_of(results, &notes);
+  const CalibrationTable* table = cal.table("gemm.bf16.wgmma");
+  REQUIRE(table != nullptr);
+  CHECK(table->series_name == "k");
+  CHECK(table->neighbours_outside_range);
+  REQUIRE(notes.size() == 2);  // the implementation's table and the best table
+  CHECK_THAT(notes.front(),
+             Contains("gemm.bf16: outside a k series' measured sizes, the nearest series on each side") &&
+                 Contains("median |error| 0.0% against 0.0% holding the series' end, mean 5.3% against "
+                          "8.4%"));
+  // 4096^3 (16 U) at k = 4096: 0.45 at 4 U times f(16 U) / f(4 U) = 2 / 1.5: 0.6, where holding
+  // k = 4096's end would give 0.45. The file keeps the choice.
+  const CalibratedOrNot t =
+      calibrated_time(cal, gemm_basis({4096, 4096, 4096, 1, DType::bf16, DType::bf16, DType::bf16}), roofs);
+  REQUIRE(std::holds_alternative<CalibratedTime>(t));
+  CHECK(std::get<CalibratedTime>(t).efficiency == Approx(0.6));
+  const Calibration reread = calibration_from_json(to_json(cal), "reread.json");
+  CHECK(reread.table("gemm.bf16.wgmma")->neighbours_outside_range);
+  CHECK(to_json(cal)["tables"]["gemm.bf16.wgmma"]["outside_series_range"] == "neighbour_series");
 }
 
 TEST_CASE("a grouped GEMM's efficiency is read at its own depth k, not at a shallower problem of its size") {

@@ -57,7 +57,10 @@ constexpr std::array<ColumnOf<TableRow>, 12> table_columns{{
     {{"pattern", "pattern", 0}, [](const TableRow& r) { return Cell{r.table->pattern}; }},
     {{"best", "best impl", 0}, [](const TableRow& r) { return Cell{r.table->best}; }},
     {{"series", "series", 0},
-     [](const TableRow& r) { return r.table->series_name.empty() ? Cell{} : Cell{r.table->series_name}; }},
+     [](const TableRow& r) {
+       if (r.table->series_name.empty()) return Cell{};
+       return Cell{r.table->neighbours_outside_range ? r.table->series_name + " (neighbours)" : r.table->series_name};
+     }},
     {{"points", "points", 0},
      [](const TableRow& r) { return Cell{static_cast<std::int64_t>(r.table->points.size())}; }},
     {{"efficiency_min", "efficiency min", 3}, [](const TableRow& r) { return Cell{r.efficiency_min}; }},
@@ -184,7 +187,8 @@ CalibrateResult run_calibrate(const CalibrateOptions& options, std::span<const M
   report.notes.push_back(
       "x = the roofline time of the problem on the hardware file's roofs; efficiency is linear in log(x) between "
       "measured sizes (points of equal x averaged) and in log(series) between series (GEMV batch, access stride); "
-      "clamped to the end values outside the measured range");
+      "clamped to the end values outside the measured range (a table marked 'neighbours' reads, where its own series "
+      "measured no problem of the size, the nearest series on each side that did)");
   report.notes.push_back(
       "LOO: leave one out: each point predicted by its table without it; |err| is how far that prediction is from the "
       "measured time (the out-of-sample accuracy of the interpolation; empty where nothing else was measured)");
