@@ -322,8 +322,10 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
   // nearest series on each side that measured both its end and the query's size: times their
   // efficiency here over theirs at the end (continuous at the end, which an outright switch to the
   // neighbours is not: 5% past the end of the grouped FP8 GEMM's k 4096 it moved an expert GEMM 39%).
-  const auto own = std::find_if(values.begin(), values.end(), [s](double v) { return same(v, s); });
-  if (table.neighbours_outside_range && own != values.end() && !covers(curve_of(*own), ideal_s)) {
+  const auto own = table.neighbours_outside_range
+                       ? std::find_if(values.begin(), values.end(), [s](double v) { return same(v, s); })
+                       : values.end();
+  if (own != values.end() && !covers(curve_of(*own), ideal_s)) {
     const Curve& mine = curve_of(*own);
     const bool past_top = ideal_s > mine.x.back();
     const double end = past_top ? mine.x.back() : mine.x.front();
