@@ -152,6 +152,7 @@ Calibration transfer_calibration(const Calibration& source, const GpuSpec& sourc
     moved.pattern = table.pattern;
     moved.best = table.best;
     moved.series_name = table.series_name;
+    moved.neighbours_outside_range = table.neighbours_outside_range;  // the source's leave-one-out chose it
     for (const CalibrationPoint& p : table.points) {
       const std::optional<double> x = p.problem ? problem_time(*p.problem, out.roofs) : std::nullopt;
       if (!x || !(*x > 0)) {

@@ -125,6 +125,19 @@ TEST_CASE("transfer: onto the GPU it was measured on, every point is itself") {
   CHECK(find_point(same, "b").efficiency == Approx(0.8));
 }
 
+TEST_CASE("transfer: a table's rule past its series' ends comes along") {
+  const GpuSpec source = synthetic_gpu("src", 4, 1000, 2000);
+  Calibration original = source_calibration(source);
+  CalibrationTable& table = original.tables.at("gemm.bf16");
+  table.series_name = "k";
+  for (CalibrationPoint& p : table.points) p.series = 1024.0;
+  table.neighbours_outside_range = true;
+  sort_points(table);
+  const Calibration moved = transfer_calibration(original, source, synthetic_gpu("dst", 2, 500, 1600));
+  CHECK(moved.table("gemm.bf16")->series_name == "k");
+  CHECK(moved.table("gemm.bf16")->neighbours_outside_range);
+}
+
 TEST_CASE("transfer: a point whose peak the target does not state is dropped") {
   const GpuSpec source = synthetic_gpu("src", 4, 1000, 2000);
   GpuSpec no_bf16 = synthetic_gpu("dst", 2, 500, 1600);
