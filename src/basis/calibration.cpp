@@ -338,12 +338,17 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
     }
     if (below && above) {
       bool unused = false;
-      const auto neighbours_at = [&](double at) {
-        return log_linear(s, *below, evaluate(curve_of(*below), at, unused, nullptr, "x", true), *above,
-                          evaluate(curve_of(*above), at, unused, nullptr, "x", true));
-      };
+      const double below_here = evaluate(curve_of(*below), ideal_s, unused, nullptr, "x", true);
+      const double above_here = evaluate(curve_of(*above), ideal_s, unused, nullptr, "x", true);
+      const double below_end = evaluate(curve_of(*below), end, unused, nullptr, "x", true);
+      const double above_end = evaluate(curve_of(*above), end, unused, nullptr, "x", true);
       const double held = past_top ? mine.y.back() : mine.y.front();
-      out.efficiency = held * neighbours_at(ideal_s) / neighbours_at(end);
+      const double trend =
+          log_linear(s, *below, below_here, *above, above_here) / log_linear(s, *below, below_end, *above, above_end);
+      // Never beyond what was measured around it: an extrapolation that leaves the range of its own
+      // end and both neighbours at this size has only the ratio to go on.
+      out.efficiency =
+          std::clamp(held * trend, std::min({held, below_here, above_here}), std::max({held, below_here, above_here}));
       out.clamped = true;
       if (explained) {
         out.detail = fmt::format("x {} beyond {} {}'s measured {}: its value there times the trend of {} {} and {}",

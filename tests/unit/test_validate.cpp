@@ -265,6 +265,12 @@ TEST_CASE("interpolation: outside its series' sizes, a table marked so follows t
   CHECK(e->clamped);
   CHECK_THAT(e->detail, Contains("x 10 us beyond k 2000's measured 2 us: its value there times the trend of k 1000 "
                                  "and 4000"));
+  // Never beyond its own end and both neighbours at the query: with k 2000's 2 us point at 0.36 the
+  // ratio would give 0.36 x 1.66503 = 0.599; k 1000 reads 0.4 there, the most measured around it.
+  CalibrationTable high = t;
+  high.points[3].efficiency = 0.36;
+  sort_points(high);
+  CHECK(interpolate(high, 1e-5, 2000.0)->efficiency == Approx(0.4));
   // Inside its own sizes, or where no neighbour measured the query's size (0.5 us: none did), the
   // series reads as before.
   CHECK(interpolate(t, 1.5e-6, 2000.0)->efficiency == Approx(0.1 + 0.02 * std::log(1.5) / std::log(2.0)));
