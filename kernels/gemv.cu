@@ -372,8 +372,11 @@ using Mma8 = MmaConfig<8, 2, 4, 1, 2>;
 // on one m-tile, 220; neither spills. (Keeping Mma4 and Mma8 and holding less x at a time spilt
 // still, ptxas hoisting the loads back: one piece of every vector tile 108 and 208 bytes, one vector
 // tile's pieces 236 and 160.)
+// Mma8Grouped keeps two chunks in flight a warp (252 registers, no spill): with one (220) batch 64
+// took 1.05-1.15x as long on every quantised shape of the H200 suite
+// (docs/results/2026-12-05-h200-deepseek-fp8-prefill).
 using Mma4Grouped = MmaConfig<4, 2, 4, 2, 2>;
-using Mma8Grouped = MmaConfig<8, 1, 4, 1, 2>;
+using Mma8Grouped = MmaConfig<8, 1, 4, 2, 2>;
 
 template <typename TX>
 GemvOperands<TX> operands_of(const GemvArgs& a) {
