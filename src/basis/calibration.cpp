@@ -503,8 +503,8 @@ json to_json(const Calibration& c) {
       {"interpolation",
        "efficiency = roofline time / measured median time; x = the roofline time on these roofs; linear in log(x) "
        "between measured x (equal x averaged) and in log(series) between series; clamped at the ends, or where a table "
-       "says outside_series_range: neighbour_series and the query's series did not measure its x, between the "
-       "nearest series on each side that did"},
+       "says outside_series_range: neighbour_series and the query's series did not measure its x, the series' end "
+       "times the ratio of the nearest series on each side that did (at x over at the end), within their values"},
       {"sources", std::move(sources)},
       {"ceilings", std::move(ceilings)},
       {"tables", std::move(tables)}};

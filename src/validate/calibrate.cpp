@@ -83,13 +83,13 @@ std::optional<LooErrors> loo_errors(const CalibrationTable& table) {
 }
 
 // What a table reads where a query's series measured no problem of its size: its own series' end
-// (the default) or the nearest series on each side that did (CalibrationTable::
-// neighbours_outside_range). Neither is right everywhere: the FP8 GEMM's k series measured at
-// decode sizes alone held a prefill problem at 0.3 of the roofline where the k series around it
-// ran at 0.6, but the grouped cuBLASLt GEMM, a loop over experts whose time follows its size at any
-// k, is predicted best by its own series a little outside its range. So each table takes the
-// neighbours only where leave-one-out says they predict its own points better: neither the median
-// nor the mean |error| higher, and one of them lower (where the rule never applies, nothing moves).
+// (the default), or that end carried on by the trend of the nearest series on each side that did
+// (CalibrationTable::neighbours_outside_range). Neither is right everywhere: the FP8 GEMM's k series
+// measured at decode sizes alone held a prefill problem at 0.3 of the roofline where the k series
+// around it ran at 0.6, but decode attention's held-out ends are predicted better by their own
+// series than by their neighbours' trend. So each table takes the trend only where leave-one-out
+// says it predicts the table's own points better: neither the median nor the mean |error| higher,
+// and one of them lower (where the rule never applies, nothing moves).
 // Returns a note where it does; the table's points carry the leave-one-out errors of its choice.
 std::optional<std::string> choose_outside_range(CalibrationTable& table) {
   CalibrationTable neighbours = table;
@@ -103,7 +103,7 @@ std::optional<std::string> choose_outside_range(CalibrationTable& table) {
     return std::nullopt;
   }
   std::string note = fmt::format(
-      "{}: outside a {} series' measured sizes, the nearest series on each side that measured the size "
+      "{}: past a {} series' measured sizes, its end carried on by the trend of the nearest series on each side "
       "(leave-one-out median |error| {:.1f}% against {:.1f}% holding the series' end, mean {:.1f}% against {:.1f}%)",
       table.name, table.series_name, read->median * 100, own->median * 100, read->mean * 100, own->mean * 100);
   table = std::move(neighbours);

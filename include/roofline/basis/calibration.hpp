@@ -15,10 +15,10 @@
 // nearest measured x (points at the same x are averaged); across series, linear in log(series)
 // between the two nearest series (a series of one size is left out where others hold several: it
 // says nothing of how the efficiency moves with size). Outside the measured range it is clamped to the end value and
-// says so; a table whose series measured different ranges of x may instead read, where its own
-// series did not measure a query's size, the nearest series on each side that did
-// (CalibrationTable::neighbours_outside_range, which calibrate chooses by leave-one-out). The expected time is then the
-// roofline time on the GPU's (possibly overridden) roofs divided by that efficiency.
+// says so; a table whose series measured different ranges of x may instead carry its series' end
+// on, where that series did not measure a query's size, by the trend of the nearest series on each
+// side that did (CalibrationTable::neighbours_outside_range, which calibrate chooses by leave-one-out). The expected
+// time is then the roofline time on the GPU's (possibly overridden) roofs divided by that efficiency.
 //
 // The file (schema roofline.calibration.v1, docs/schema/calibration.v1.schema.json) records the
 // roofs it was learnt against, its sources, the measured ceilings and every table; the loader
@@ -70,10 +70,11 @@ struct CalibrationTable {
   std::string pattern;
   bool best = false;        // the best implementation of each problem (what op/llm/plan use)
   std::string series_name;  // empty: the table has one axis
-  // Where the query's series measured no problem of its size (x outside the series' range), read
-  // the nearest series below and above it that did, in log(series), rather than the own series'
-  // end: a GEMM's k measured only at decode sizes says little of a prefill problem of that k.
-  // Only where such a pair exists; file key "outside_series_range": "neighbour_series".
+  // Where the query's series measured no problem of its size (x outside the series' range), carry
+  // the series' end value on by the trend of the nearest series below and above that measured both
+  // sizes (their efficiency at x over at the end, in log(series)), bounded by the end and their
+  // values at x: a GEMM's k measured only at decode sizes says little of a prefill problem of that
+  // k. Only where such a pair exists; file key "outside_series_range": "neighbour_series".
   bool neighbours_outside_range = false;
   std::vector<CalibrationPoint> points;  // sorted by series, then x
   // Set by sort_points, which ends every construction; a lookup reads it only while it was made

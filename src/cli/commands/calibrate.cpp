@@ -187,8 +187,8 @@ CalibrateResult run_calibrate(const CalibrateOptions& options, std::span<const M
   report.notes.push_back(
       "x = the roofline time of the problem on the hardware file's roofs; efficiency is linear in log(x) between "
       "measured sizes (points of equal x averaged) and in log(series) between series (GEMV batch, access stride); "
-      "clamped to the end values outside the measured range (a table marked 'neighbours' reads, where its own series "
-      "measured no problem of the size, the nearest series on each side that did)");
+      "clamped to the end values outside the measured range (a table marked 'neighbours' carries its series' end on, "
+      "where that series measured no problem of the size, by the trend of the nearest series on each side that did)");
   report.notes.push_back(
       "LOO: leave one out: each point predicted by its table without it; |err| is how far that prediction is from the "
       "measured time (the out-of-sample accuracy of the interpolation; empty where nothing else was measured)");
