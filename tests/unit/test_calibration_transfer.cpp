@@ -129,7 +129,7 @@ TEST_CASE("transfer: a table's rule past its series' ends comes along") {
   const GpuSpec source = synthetic_gpu("src", 4, 1000, 2000);
   Calibration original = source_calibration(source);
   CalibrationTable& table = original.tables.at("gemm.bf16");
-  table.series_name = "k";
+  table.series_name = std::string("k");
   for (CalibrationPoint& p : table.points) p.series = 1024.0;
   table.neighbours_outside_range = true;
   sort_points(table);
