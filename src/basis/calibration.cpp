@@ -325,26 +325,31 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
   const auto own = table.neighbours_outside_range
                        ? std::find_if(values.begin(), values.end(), [s](double v) { return same(v, s); })
                        : values.end();
-  if (own != values.end() && !covers(curve_of(*own), ideal_s)) {
-    const Curve& mine = curve_of(*own);
-    const bool past_top = ideal_s > mine.x.back();
-    const double end = past_top ? mine.x.back() : mine.x.front();
-    std::optional<double> below;
-    std::optional<double> above;
-    for (const double v : values) {
-      if (same(v, s) || !covers(curve_of(v), ideal_s) || !covers(curve_of(v), end)) continue;
-      if (v < s) below = v;
-      if (v > s && !above) above = v;
+  const Curve* mine = own == values.end() ? nullptr : &prepared.curves[static_cast<std::size_t>(own - values.begin())];
+  if (mine && !covers(*mine, ideal_s)) {
+    const bool past_top = ideal_s > mine->x.back();
+    const double end = past_top ? mine->x.back() : mine->x.front();
+    // The nearest series on each side (by index: `values` is ascending) that measured both sizes.
+    std::optional<std::size_t> below;
+    std::optional<std::size_t> above;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const Curve& c = prepared.curves[i];
+      if (same(values[i], s) || !covers(c, ideal_s) || !covers(c, end)) continue;
+      if (values[i] < s) below = i;
+      if (values[i] > s && !above) above = i;
     }
     if (below && above) {
       bool unused = false;
-      const double below_here = evaluate(curve_of(*below), ideal_s, unused, nullptr, "x", true);
-      const double above_here = evaluate(curve_of(*above), ideal_s, unused, nullptr, "x", true);
-      const double below_end = evaluate(curve_of(*below), end, unused, nullptr, "x", true);
-      const double above_end = evaluate(curve_of(*above), end, unused, nullptr, "x", true);
-      const double held = past_top ? mine.y.back() : mine.y.front();
-      const double trend =
-          log_linear(s, *below, below_here, *above, above_here) / log_linear(s, *below, below_end, *above, above_end);
+      const Curve& low = prepared.curves[*below];
+      const Curve& high = prepared.curves[*above];
+      const double below_here = evaluate(low, ideal_s, unused, nullptr, "x", true);
+      const double above_here = evaluate(high, ideal_s, unused, nullptr, "x", true);
+      const double below_end = evaluate(low, end, unused, nullptr, "x", true);
+      const double above_end = evaluate(high, end, unused, nullptr, "x", true);
+      const double held = past_top ? mine->y.back() : mine->y.front();
+      const double s0 = values[*below];
+      const double s1 = values[*above];
+      const double trend = log_linear(s, s0, below_here, s1, above_here) / log_linear(s, s0, below_end, s1, above_end);
       // Never beyond what was measured around it: an extrapolation that leaves the range of its own
       // end and both neighbours at this size has only the ratio to go on.
       out.efficiency =
@@ -353,7 +358,7 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
       if (explained) {
         out.detail = fmt::format("x {} beyond {} {}'s measured {}: its value there times the trend of {} {} and {}",
                                  us(ideal_s), table.series_name, number_text(s), us(end), table.series_name,
-                                 number_text(*below), number_text(*above));
+                                 number_text(s0), number_text(s1));
       }
       return out;
     }

@@ -147,12 +147,11 @@ Calibration transfer_calibration(const Calibration& source, const GpuSpec& sourc
   // Fixed costs run at the SM clock.
   const double clock_ratio = source_gpu.boost_clock_mhz / target.boost_clock_mhz;
   for (const auto& [name, table] : source.tables) {
-    CalibrationTable moved;
-    moved.name = table.name;
-    moved.pattern = table.pattern;
-    moved.best = table.best;
-    moved.series_name = table.series_name;
-    moved.neighbours_outside_range = table.neighbours_outside_range;  // the source's leave-one-out chose it
+    // Everything but the points comes along as it is (the axis, and the rule past a series' ends
+    // that the source's leave-one-out chose); the points are re-expressed below.
+    CalibrationTable moved = table;
+    moved.points.clear();
+    moved.prepared.reset();
     for (const CalibrationPoint& p : table.points) {
       const std::optional<double> x = p.problem ? problem_time(*p.problem, out.roofs) : std::nullopt;
       if (!x || !(*x > 0)) {

@@ -92,9 +92,8 @@ std::optional<LooErrors> loo_errors(const CalibrationTable& table) {
 // and one of them lower (where the rule never applies, nothing moves).
 // Returns a note where it does; the table's points carry the leave-one-out errors of its choice.
 std::optional<std::string> choose_outside_range(CalibrationTable& table) {
-  CalibrationTable neighbours = table;
+  CalibrationTable neighbours = table;  // its prepared curves hold: the rule changes no point
   neighbours.neighbours_outside_range = true;
-  sort_points(neighbours);
   leave_one_out(neighbours);
   const std::optional<LooErrors> own = loo_errors(table);
   const std::optional<LooErrors> read = loo_errors(neighbours);
