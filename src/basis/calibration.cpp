@@ -29,6 +29,9 @@ struct PreparedTable {
   std::vector<double> values;
   std::vector<Curve> curves;
   std::vector<double> left_out;  // series measured at one size only, where others hold several
+  // The fastest measured point (the first in the points' order of those that tie): the floor.
+  double fastest_s = 0;
+  std::string fastest_benchmark;
   // Each measured problem's points as (series, efficiency): measured_problem's answers.
   std::map<std::string, std::vector<std::pair<double, double>>, std::less<>> problems;
 };
@@ -241,6 +244,16 @@ PreparedTable prepare(const CalibrationTable& table, std::optional<std::size_t> 
     out.curves.push_back(builder.build());
   }
   out.values = std::move(values);
+  for (std::size_t i = 0; i < table.points.size(); ++i) {
+    if (skip && *skip == i) continue;
+    const CalibrationPoint& p = table.points[i];
+    if (!(p.efficiency > 0)) continue;
+    const double time = p.ideal_s / p.efficiency;
+    if (out.fastest_s == 0 || time < out.fastest_s) {
+      out.fastest_s = time;
+      out.fastest_benchmark = p.benchmark;
+    }
+  }
   return out;
 }
 
@@ -274,10 +287,11 @@ void sort_points(CalibrationTable& table) {
 
 // ---- interpolation ---------------------------------------------------------------------------
 
-std::optional<Interpolated> interpolate(const CalibrationTable& table, double ideal_s, std::optional<double> series,
-                                        std::optional<std::size_t> skip, Explain explain) {
-  std::optional<PreparedTable> fresh;
-  const PreparedTable& prepared = prepared_of(table, skip, fresh);
+namespace {
+
+// The efficiency the curves give at (ideal_s, series), before the floor of interpolate.
+std::optional<Interpolated> interpolate_curves(const CalibrationTable& table, const PreparedTable& prepared,
+                                               double ideal_s, std::optional<double> series, Explain explain) {
   const std::vector<double>& values = prepared.values;
   if (values.empty()) return std::nullopt;
   const bool explained = explain == Explain::yes;
@@ -394,6 +408,30 @@ std::optional<Interpolated> interpolate(const CalibrationTable& table, double id
   return out;
 }
 
+}  // namespace
+
+std::optional<Interpolated> interpolate(const CalibrationTable& table, double ideal_s, std::optional<double> series,
+                                        std::optional<std::size_t> skip, Explain explain) {
+  std::optional<PreparedTable> fresh;
+  const PreparedTable& prepared = prepared_of(table, skip, fresh);
+  std::optional<Interpolated> out = interpolate_curves(table, prepared, ideal_s, series, explain);
+  // Where the table chose it: no faster than its fastest measured problem ran. It binds where a
+  // clamp or a neighbouring series carried an efficiency onto a small problem, and also where
+  // another series ran a problem of that size faster, which is why leave-one-out chooses it per table.
+  if (out && table.fastest_time_floor && prepared.fastest_s > 0) {
+    const double most = ideal_s / prepared.fastest_s;
+    if (out->efficiency > most) {
+      out->efficiency = most;
+      out->clamped = true;
+      if (explain == Explain::yes) {
+        out->detail += fmt::format("; held to the table's fastest measured time, {} ({})", us(prepared.fastest_s),
+                                   prepared.fastest_benchmark);
+      }
+    }
+  }
+  return out;
+}
+
 std::optional<Interpolated> measured_problem(const CalibrationTable& table, std::string_view problem,
                                              std::optional<double> series, Explain explain) {
   if (problem.empty()) return std::nullopt;
@@ -483,6 +521,7 @@ json to_json(const Calibration& c) {
     json t = {{"pattern", table.pattern}, {"best", table.best}, {"points", std::move(points)}};
     if (has_series(table)) t["series"] = table.series_name;
     if (table.neighbours_outside_range) t["outside_series_range"] = "neighbour_series";
+    if (table.fastest_time_floor) t["time_floor"] = "fastest_measured";
     tables[name] = std::move(t);
   }
   json sources = json::array();
@@ -509,7 +548,8 @@ json to_json(const Calibration& c) {
        "efficiency = roofline time / measured median time; x = the roofline time on these roofs; linear in log(x) "
        "between measured x (equal x averaged) and in log(series) between series; clamped at the ends, or where a table "
        "says outside_series_range: neighbour_series and the query's series did not measure its x, the series' end "
-       "times the ratio of the nearest series on each side that did (at x over at the end), within their values"},
+       "times the ratio of the nearest series on each side that did (at x over at the end), within their values; where "
+       "a table says time_floor: fastest_measured, no faster than its fastest measured point"},
       {"sources", std::move(sources)},
       {"ceilings", std::move(ceilings)},
       {"tables", std::move(tables)}};
@@ -611,6 +651,7 @@ Calibration calibration_from_json(const json& document, const std::string& name)
       throw InputError(fmt::format("{}: /tables/{}/outside_series_range is not allowed: the table has no series axis",
                                    name, table_name));
     }
+    table.fastest_time_floor = t.value("time_floor", "none") == "fastest_measured";
     const json& points = t["points"];
     for (std::size_t i = 0; i < points.size(); ++i) {
       const json& p = points[i];

@@ -309,7 +309,9 @@ std::string calibration_note(const CalibrationChoice& choice) {
   return fmt::format(
       "expected times calibrated with {} ({}); error band: {}: each op's roofline time divided by the efficiency the "
       "best measured implementation of its table reached at that size (interpolated in log(size), clamped at the "
-      "ends), the lookup of op --calibration; ops no table covers keep the roofline (see each op's calibration note)",
+      "ends or, where a table says so, carried past a series' own sizes by its neighbours' trend, and no faster than "
+      "its fastest measured problem where it keeps that floor), the lookup of op --calibration; ops no table covers "
+      "keep the roofline (see each op's calibration note)",
       choice.calibration->file, choice.note, choice.band);
 }
 

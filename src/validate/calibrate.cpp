@@ -148,6 +148,33 @@ std::vector<std::string> choose_axes(CalibrationTable& table, bool axis_optional
   return notes;
 }
 
+// Whether a table holds every query to its fastest measured time (CalibrationTable::fastest_time_floor).
+// A launch has a floor that holding an efficiency onto a smaller problem forgets, but the fastest
+// problem of a table measured at large sizes alone (flash attention from 6 us, the SIMT GEMV at
+// 8192 x 8192 and up) is no launch floor: a smaller problem runs faster. So each table takes the
+// floor unless leave-one-out says it predicts the table's own points worse: the median or the mean
+// |error| higher. Where it changes no point it is kept, for the problems no point stands for; a table
+// of one point, which leave-one-out cannot judge, goes without.
+// Returns a note where the floor is declined; the points carry the leave-one-out errors of the choice.
+std::optional<std::string> choose_time_floor(CalibrationTable& table) {
+  CalibrationTable floored = table;
+  floored.fastest_time_floor = true;
+  leave_one_out(floored);
+  const std::optional<LooErrors> without = loo_errors(table);
+  const std::optional<LooErrors> with = loo_errors(floored);
+  // A table leave-one-out cannot judge (one point) has no floor: its one problem may be far above a
+  // launch's (run 3 of 2026-11-30 measured each stream kernel at 1 GiB arrays alone, 450-800 us).
+  if (!without || !with) return std::nullopt;
+  if (with->median <= without->median && with->mean <= without->mean) {
+    table = std::move(floored);
+    return std::nullopt;
+  }
+  return fmt::format(
+      "{}: no floor at its fastest measured time (leave-one-out median |error| {:.1f}% against {:.1f}% with it, "
+      "mean {:.1f}% against {:.1f}%)",
+      table.name, without->median * 100, with->median * 100, without->mean * 100, with->mean * 100);
+}
+
 // For each benchmark id timed in more than one run, the run whose measurement calibrate learns:
 // the newest by start time (ISO 8601 strings compare in time order), the later file where the
 // times tie or are not recorded. A kernel measured again after a change is the kernel as it is
@@ -292,6 +319,7 @@ CalibrationBuild build_calibration(std::span<const MeasuredRun> runs, const GpuS
   for (auto& [name, table] : cal.tables) {
     sort_points(table);
     for (std::string& note : choose_axes(table, optional_axes.contains(name))) out.notes.push_back(std::move(note));
+    if (std::optional<std::string> note = choose_time_floor(table)) out.notes.push_back(std::move(*note));
   }
   return out;
 }

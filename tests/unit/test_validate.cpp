@@ -278,6 +278,40 @@ TEST_CASE("interpolation: outside its series' sizes, a table marked so follows t
   CHECK(interpolate(t, 1e-5, 1000.0)->efficiency == Approx(0.4));
 }
 
+TEST_CASE("interpolation: a table with the floor predicts no problem faster than its fastest measured one") {
+  // k 1000 measured from 0.1 to 10 us of roofline time, k 2000 from 1 to 10 us. Times (x / efficiency):
+  // a 1e-7 / 0.04 = 2.5 us (the fastest), b 20 us, c 1e-6 / 0.3 = 3.33 us, d 16.7 us.
+  CalibrationTable t;
+  t.name = "gemm.t";
+  t.series_name = "k";
+  t.points = {{1e-7, 1000.0, 0.04, "a", 0, 0, {}},
+              {1e-5, 1000.0, 0.5, "b", 0, 0, {}},
+              {1e-6, 2000.0, 0.3, "c", 0, 0, {}},
+              {1e-5, 2000.0, 0.6, "d", 0, 0, {}}};
+  sort_points(t);
+  // k 2000 at 0.2 us holds its end value 0.3 (0.67 us) in a table without the floor; the floor
+  // holds it to 2.5 us: 2e-7 / 2.5e-6.
+  CHECK(interpolate(t, 2e-7, 2000.0)->efficiency == Approx(0.3));
+  t.fastest_time_floor = true;
+  auto e = interpolate(t, 2e-7, 2000.0);
+  CHECK(e->efficiency == Approx(0.08));
+  CHECK(e->clamped);
+  CHECK_THAT(e->detail, Contains("held to the table's fastest measured time, 2.5 us (a)"));
+  // Below the fastest problem's size too: 5e-8 / 2.5e-6 = 0.02, 2.5 us where k 2000's 0.3 gives 0.17.
+  e = interpolate(t, 5e-8, 2000.0);
+  CHECK(e->efficiency == Approx(0.02));
+  CHECK_THAT(e->detail, Contains("x 0.05 us clamped to 1 us; k 2000 (measured); held to the table's fastest measured "
+                                 "time, 2.5 us (a)"));
+  // Where the curves give a time above it, the floor does nothing: k 1000 at 1 us lies halfway
+  // between 0.1 and 10 us in log(x), 0.04 + 0.46 / 2 = 0.27 (3.7 us).
+  e = interpolate(t, 1e-6, 1000.0);
+  CHECK(e->efficiency == Approx(0.27));
+  CHECK_FALSE(e->clamped);
+  // Leaving a out, c is the fastest (3.33 us): k 1000 at 0.1 us holds b's 0.5 (0.2 us), held to
+  // 1e-7 / 3.333e-6 = 0.03.
+  CHECK(interpolate(t, 1e-7, 1000.0, 0)->efficiency == Approx(0.03));
+}
+
 TEST_CASE("interpolation: sort_points prepares the curves, a changed table is read from its points") {
   CalibrationTable s;
   s.name = "s";
@@ -401,8 +435,18 @@ TEST_CASE("calibration file: round trip, and the loader names the key of a malfo
   CHECK(back.table("gemv.bf16.mma")->points.size() == 28);
   CHECK(back.table("gemv.bf16.mma")->points[3].efficiency == Approx(cal.table("gemv.bf16.mma")->points[3].efficiency));
   CHECK(*back.ceilings.l2_bytes_per_s == Approx(*cal.ceilings.l2_bytes_per_s));
+  // The floor at the fastest measured time is a table's choice, kept by the file.
+  Calibration floored = cal;
+  floored.tables.at("gemv.bf16.mma").fastest_time_floor = true;
+  const nlohmann::json floored_document = to_json(floored);
+  CHECK(floored_document["tables"]["gemv.bf16.mma"]["time_floor"] == "fastest_measured");
+  CHECK(calibration_from_json(floored_document, "cal.json").table("gemv.bf16.mma")->fastest_time_floor);
+  CHECK(back.table("gemv.bf16.mma")->fastest_time_floor == cal.table("gemv.bf16.mma")->fastest_time_floor);
 
   nlohmann::json bad = document;
+  bad["tables"]["gemv.bf16.mma"]["time_floor"] = "slowest_measured";
+  CHECK_THROWS_WITH(calibration_from_json(bad, "cal.json"), Contains("/tables/gemv.bf16.mma/time_floor"));
+  bad = document;
   bad["tables"]["gemv.bf16.mma"]["points"][0].erase("efficiency");
   CHECK_THROWS_WITH(calibration_from_json(bad, "cal.json"),
                     Contains("cal.json: /tables/gemv.bf16.mma/points/0/efficiency is required but missing"));
@@ -941,7 +985,12 @@ TEST_CASE("calibrate keeps a GEMM table's k axis where leave-one-out predicts it
   const CalibrationTable* table = cal.table("gemm.bf16.wgmma");
   REQUIRE(table != nullptr);
   CHECK(table->series_name == "k");
-  CHECK(notes.empty());
+  // The floor at the fastest time (k 16384 at U: U / 0.7) is declined: leaving that point out, k 1024's
+  // U / 0.3 is the fastest, and holds the deep GEMM at U to 0.3, +133% (7 x 0 + 133.3) / 8 = 16.7%.
+  REQUIRE(notes.size() == 2);  // the implementation's table and the best table
+  CHECK_THAT(notes.front(), Contains("no floor at its fastest measured time") &&
+                                Contains("median |error| 0.0% against 0.0% with it, mean 0.0% against 16.7%"));
+  CHECK_FALSE(table->fastest_time_floor);
   for (const CalibrationPoint& p : table->points) {
     REQUIRE(p.loo_error);
     CHECK(*p.loo_error == Approx(0).margin(1e-12));
@@ -973,11 +1022,17 @@ TEST_CASE("calibrate drops a GEMM table's k axis where the size alone predicts i
   REQUIRE(table != nullptr);
   CHECK(table->series_name.empty());
   for (const CalibrationPoint& p : table->points) CHECK_FALSE(p.series);
-  REQUIRE(notes.size() == 2);  // the implementation's table and the best table, which holds the same points
+  // Two notes for the implementation's table and two for the best table, which holds the same points.
+  REQUIRE(notes.size() == 4);
   // Means: with k (75 + 37.5 + 128.6) / 3 = 80.4%; by size alone B lies at 0.666 of the way from A to C
   // in log(x) (ln 16.0 / ln 64.0), 0.600, -16.7%: (60 + 16.7 + 60) / 3 = 45.6%.
   CHECK_THAT(notes.front(), Contains("gemm.bf16: learnt by size alone, without its k axis") &&
                                 Contains("median |error| 60.0% against 75.0% with it, mean 45.6% against 80.4%"));
+  // The floor at the fastest time is declined: A is the fastest (x_A / 0.2 = 5 x_A); leaving it out, B
+  // (16 x_A / 0.5 = 32 x_A) is, and holds A to x_A / 32 x_A = 0.03125, +540%: mean (540 + 16.7 + 60) / 3 =
+  // 205.6%.
+  CHECK_THAT(notes[1], Contains("gemm.bf16: no floor at its fastest measured time (leave-one-out median |error| "
+                                "60.0% against 60.0% with it, mean 45.6% against 205.6%)"));
   // The file's points then carry no series, and a query's k is ignored.
   const CalibratedOrNot t =
       calibrated_time(cal, gemm_basis({4096, 4096, 4096, 1, DType::bf16, DType::bf16, DType::bf16}), roofs);
@@ -1050,7 +1105,14 @@ TEST_CASE("calibrate reads the neighbour series outside a k series' sizes where 
   REQUIRE(table != nullptr);
   CHECK(table->series_name == "k");
   CHECK(table->neighbours_outside_range);
-  REQUIRE(notes.size() == 2);  // the implementation's table and the best table
+  // The implementation's table and the best table, each with two notes. The floor at the fastest
+  // time (k 16384 at U, U / 0.4 = 2.5 U) is declined: leaving that point out, k 4096's U / 0.3 =
+  // 3.33 U is the fastest, and k 16384 at U, held at 0.5 (-20%), is held to 0.3 (+33.3%): mean
+  // (2 x 20 + 14.29 + 33.33 + 14.29) / 13 = 6.30% against 5.27%.
+  REQUIRE(notes.size() == 4);
+  CHECK_THAT(notes[1], Contains("gemm.bf16: no floor at its fastest measured time (leave-one-out median |error| "
+                                "0.0% against 0.0% with it, mean 5.3% against 6.3%)"));
+  CHECK_FALSE(table->fastest_time_floor);  // the implementation's table and the best table
   CHECK_THAT(notes.front(),
              Contains("gemm.bf16: past a k series' measured sizes, its end carried on by the trend of the nearest "
                       "series on each side") &&

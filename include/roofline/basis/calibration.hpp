@@ -17,8 +17,10 @@
 // says nothing of how the efficiency moves with size). Outside the measured range it is clamped to the end value and
 // says so; a table whose series measured different ranges of x may instead carry its series' end
 // on, where that series did not measure a query's size, by the trend of the nearest series on each
-// side that did (CalibrationTable::neighbours_outside_range, which calibrate chooses by leave-one-out). The expected
-// time is then the roofline time on the GPU's (possibly overridden) roofs divided by that efficiency.
+// side that did (CalibrationTable::neighbours_outside_range, which calibrate chooses by leave-one-out). A table
+// may hold every query to its fastest measured time (CalibrationTable::fastest_time_floor, also chosen by
+// leave-one-out). The expected time is then the roofline time on the GPU's (possibly overridden) roofs divided
+// by that efficiency.
 //
 // The file (schema roofline.calibration.v1, docs/schema/calibration.v1.schema.json) records the
 // roofs it was learnt against, its sources, the measured ceilings and every table; the loader
@@ -76,6 +78,11 @@ struct CalibrationTable {
   // values at x: a GEMM's k measured only at decode sizes says little of a prefill problem of that
   // k. Only where such a pair exists; file key "outside_series_range": "neighbour_series".
   bool neighbours_outside_range = false;
+  // No query runs faster than the table's fastest measured problem: what a launch costs, which
+  // holding an efficiency onto a smaller problem forgets (an FP8 GEMM 32 x 576 x 1536 held k 1536's
+  // 0.29 at 0.2 us of roofline time: 0.69 us, where no FP8 GEMM on the H200 ran under 2.5). File key
+  // "time_floor": "fastest_measured".
+  bool fastest_time_floor = false;
   std::vector<CalibrationPoint> points;  // sorted by series, then x
   // Set by sort_points, which ends every construction; a lookup reads it only while it was made
   // from as many points as the table holds, and otherwise works from the points themselves.

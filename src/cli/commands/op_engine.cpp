@@ -115,7 +115,9 @@ OpSetup setup_op(std::string kind, const OpCommonOptions& options, const Hardwar
     }
     setup.report.notes.push_back(fmt::format(
         "expected: calibrated with {} ({}); error band: {}: the roofline time divided by the efficiency the best "
-        "implementation measured reached at this size (its table), interpolated in log(size) and clamped at the ends",
+        "implementation measured reached at this size (its table), interpolated in log(size) and clamped at the ends "
+        "(past a series' own sizes, where its table says so, carried on by its neighbouring series' trend) and no "
+        "faster than the table's fastest measured problem where it keeps that floor",
         choice.calibration->file, choice.note, choice.band));
     if (choice.flag == auto_calibration_flag) continue;
     for (const GpuSpec& gpu : setup.gpus) {
