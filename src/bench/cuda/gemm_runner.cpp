@@ -281,8 +281,7 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
         continue;
       }
       if (const std::size_t bytes = kernels::gemv_workspace_bytes(args); bytes > 0) {
-        workspace = ctx.allocate(bytes);
-        check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+        workspace = ctx.allocate_zeroed(bytes);
         args.workspace = workspace.get();
       }
       launch = [args](cudaStream_t s, int) { return kernels::launch_gemv(args, s); };
@@ -295,8 +294,7 @@ void run_gemm_problem(Context& ctx, std::span<const GemmCase* const> cases, bool
       const int sms = ctx.device().sms;
       plan_note = compute::gemm_skinny_plan_note(kernel_tiles::gemm_wgmma_skinny_plan(m, n, k, sms), m, n, sms);
       if (const std::size_t bytes = kernels::gemm_split_k_workspace_bytes(m, n, k, sms); bytes > 0) {
-        workspace = ctx.allocate(bytes);
-        check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+        workspace = ctx.allocate_zeroed(bytes);
       }
       launch = [&, sms, ws = workspace.get()](cudaStream_t s, int) {
         kernels::gemm_split_k(type, a.get(), b.get(), c_out.get(), m, n, k, sms, ws, s);

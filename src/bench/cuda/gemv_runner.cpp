@@ -510,8 +510,7 @@ void run_gemv_matrix(Context& ctx, std::span<const Case* const> cases, GemvForma
                                      .workspace = nullptr,
                                      .activation_scale = dactivation_scale.as<float>()};
         if (const std::size_t bytes = kernels::gemv_workspace_bytes(args); bytes > 0) {
-          workspace = ctx.allocate(bytes);
-          check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+          workspace = ctx.allocate_zeroed(bytes);
         }
         if (kernel == kernels::GemvKernel::wgmma)
           plan_note = memory::gemv_wgmma_plan_note(m, k, batch, ctx.device().sms);

@@ -245,8 +245,7 @@ void run_grouped_gemm_problem(Context& ctx, std::span<const GroupedGemmCase* con
     DeviceBuffer workspace;  // split-K partials and tickets (splitk, swapab), zeroed once
     const auto allocate_zeroed = [&](std::size_t bytes) {
       if (bytes == 0) return;
-      workspace = ctx.allocate(bytes);
-      check(cudaMemsetAsync(workspace.get(), 0, bytes, ctx.stream()), "cudaMemsetAsync");
+      workspace = ctx.allocate_zeroed(bytes);
     };
     std::string plan_note;  // how the split-K kernel cut the problem
     // The library run as the reference (FP8: the same per-expert loop) is checked on the samples

@@ -185,6 +185,12 @@ DeviceBuffer Context::allocate(std::size_t bytes) {
   return DeviceBuffer(bytes, &health_);
 }
 
+DeviceBuffer Context::allocate_zeroed(std::size_t bytes) {
+  DeviceBuffer buffer = allocate(bytes);
+  if (bytes > 0) check(cudaMemsetAsync(buffer.get(), 0, bytes, stream_), "cudaMemsetAsync");
+  return buffer;
+}
+
 void Context::wait(std::string_view what) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(policy_.timeout_s);
   while (true) {

@@ -133,6 +133,8 @@ class Context {
 
   // Device memory; throws NotEnoughMemory when less than `bytes` (plus a margin) is free.
   [[nodiscard]] DeviceBuffer allocate(std::size_t bytes);
+  // The same, zeroed on stream() (a workspace of tickets that each launch leaves at zero).
+  [[nodiscard]] DeviceBuffer allocate_zeroed(std::size_t bytes);
   // Waits for the stream with a deadline (policy().timeout_s); throws GpuHang past it.
   void wait(std::string_view what);
   void upload(const DeviceBuffer& to, const void* from, std::size_t bytes);
