@@ -88,6 +88,28 @@ __device__ __forceinline__ void decode_load_fp8_rows(uint32_t dst, const void* s
   }
 }
 
+// A whole tile of kDecodeBN rows, every one before the cache's end, of RowBytes-byte rows in 16-byte
+// chunks (the 16-bit layout of decode_swizzled, or an e4m3 tile of decode_load_fp8_rows). Thread t
+// copies chunk t % chunks of rows t / chunks + passes x i: the rows a thread copies differ by a
+// multiple of 8, so their swizzle (row & 7) is the thread's own, and each copy is one instruction at
+// a constant offset from the first, where the loop over (row, chunk) indices above spends about 18
+// on its divisions, bounds and swizzles.
+template <int RowBytes, bool Swizzled>
+__device__ __forceinline__ void decode_load_whole_tile(uint32_t dst, const void* src_void, int first_row, int tid) {
+  constexpr int kChunks = RowBytes / 16;
+  constexpr int kPassRows = kDecodeThreads / kChunks;
+  static_assert(kPassRows % 8 == 0 && kDecodeBN % kPassRows == 0, "a thread's rows share their swizzle");
+  const int chunk = tid % kChunks;
+  const int row = tid / kChunks;
+  const uint32_t to = dst + row * RowBytes + (Swizzled ? chunk ^ (row & 7) : chunk) * 16;
+  const auto* from =
+      static_cast<const unsigned char*>(src_void) + static_cast<std::size_t>(first_row + row) * RowBytes + chunk * 16;
+#pragma unroll
+  for (int pass = 0; pass < kDecodeBN / kPassRows; ++pass) {
+    ptx::cp_async_16(to + pass * kPassRows * RowBytes, from + pass * kPassRows * RowBytes, true);
+  }
+}
+
 // An e4m3 tile (decode_load_fp8_rows) widened into a swizzled fp16 tile: each thread takes 16
 // bytes (16 values of one row), which become chunks 2c and 2c + 1 of the row. fp16 holds every
 // e4m3 value exactly, and Hopper converts two of them in one instruction (cvt.rn.f16x2.e4m3x2).
@@ -149,7 +171,19 @@ __global__ void __launch_bounds__(kDecodeThreads)
   // The cache's scale, folded into the scores' and applied to the partial outputs.
   const float cache_scale = kFp8 ? __ldg(kv_scale) : 1.0f;
   scale_log2 *= cache_scale;
+  // A tile wholly before the cache's end (all but a split's last, at most) takes the whole-tile copies.
   const auto load_tile = [&](int stage, int first_row, const Cache* k_rows, const Cache* v_rows, int local_limit) {
+    if (first_row + kDecodeBN <= local_limit) {
+      const int t = static_cast<int>(threadIdx.x);
+      if constexpr (kFp8) {
+        decode_load_whole_tile<kDecodeFp8RowBytes, true>(smem_k8 + stage * kDecodeFp8TileBytes, k_rows, first_row, t);
+        decode_load_whole_tile<kDecodeFp8RowBytes, false>(smem_v8 + stage * kDecodeFp8TileBytes, v_rows, first_row, t);
+      } else {
+        decode_load_whole_tile<kDecodeRowBytes, true>(smem_k + stage * kDecodeTileBytes, k_rows, first_row, t);
+        decode_load_whole_tile<kDecodeRowBytes, true>(smem_v + stage * kDecodeTileBytes, v_rows, first_row, t);
+      }
+      return;
+    }
     if constexpr (kFp8) {
       decode_load_fp8_rows<true>(smem_k8 + stage * kDecodeFp8TileBytes, k_rows, first_row, kDecodeBN, local_limit,
                                  static_cast<int>(threadIdx.x));
@@ -217,14 +251,19 @@ __global__ void __launch_bounds__(kDecodeThreads)
   float row_max[2] = {-INFINITY, -INFINITY};
   float row_sum[2] = {0.0f, 0.0f};
 
+  // One barrier a tile (two over an e4m3 cache, whose V is widened in shared memory): it publishes
+  // tile j and tells that every warp is done with tile j - 1, whose stage the load after it refills;
+  // tiles j + 1 and j + 2 are in flight while j is used. With a second barrier at each tile's end and
+  // the loads by index (f2fb4df), 1.01-1.31x the time: most over an e4m3 cache from batch 16
+  // (docs/results/2026-12-05-h200-decode-lean).
   for (int j = 0; j < tiles; ++j) {
+    ptx::cp_async_wait<kDecodeStages - 2>();  // tile j has landed
+    __syncthreads();
     const int ahead = j + kDecodeStages - 1;
     if (ahead < tiles) load_tile(ahead % kDecodeStages, ahead * kDecodeBN, k_rows, v_rows, local_limit);
     ptx::cp_async_commit();
-    ptx::cp_async_wait<kDecodeStages - 1>();  // tile j has landed
-    __syncthreads();
     if constexpr (kFp8) {
-      // Every warp finished the previous widened tile at the end of the last iteration.
+      // Every warp finished the previous widened tile before the barrier above.
       decode_widen_fp8_tile(smem_v, smem_v8_ptr + (j % kDecodeStages) * kDecodeFp8TileBytes, tid);
       __syncthreads();
     }
@@ -304,7 +343,6 @@ __global__ void __launch_bounds__(kDecodeThreads)
       ptx::mma_16816<M>(o_acc[2 * dp], p, bv[0], bv[1]);
       ptx::mma_16816<M>(o_acc[2 * dp + 1], p, bv[2], bv[3]);
     }
-    __syncthreads();  // every warp is done with this stage before it is refilled
   }
   ptx::cp_async_wait<0>();
   __syncthreads();

@@ -276,11 +276,12 @@ TEST_CASE("bench --list needs no GPU and bad bench flags are bad input") {
   REQUIRE(list.exit_code == 0);
   const json report = json::parse(list.out);
   CHECK(report.at("schema") == "roofline.bench-cases.v1");
-  // --quick of the memory (63 + 13 W8A8 GEMVs + 5 latent attention + 4 ragged wgmma GEMVs), compute (104, 62 of
+  // --quick of the memory (63 + 2 decode attention over 1000 keys + 13 W8A8 GEMVs + 5 latent attention + 4
+  // ragged wgmma GEMVs), compute (104, 62 of
   // them attention, + 38 grouped GEMMs + 12 FP8 flash attention: 3 shapes x 2 masks x 2 head dims + 8 MLA expanded
   // attention: 2 shapes x 2 masks x standard and flash_wgmma), layer (5 bf16 + 4 FP8) and collectives (3 ops x 12
   // sizes) suites.
-  CHECK(report.at("results").at("cases").size() == 63 + 13 + 5 + 4 + 104 + 38 + 12 + 8 + 5 + 4 + 36);
+  CHECK(report.at("results").at("cases").size() == 63 + 2 + 13 + 5 + 4 + 104 + 38 + 12 + 8 + 5 + 4 + 36);
   CHECK_THAT(roofline("bench --list --quick --filter 64KiB").out, Contains("stream.copy.16B.tile.64KiB"));
   CHECK_THAT(roofline("bench --list --filter attention.decode").out,
              Contains("attention.decode.bf16.b64.ctx32768.flashdecode"));

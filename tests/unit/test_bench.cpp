@@ -130,7 +130,7 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // cuBLAS) per dtype, and for bf16
   // the tuned stag, pipe, pdl at batches 1-16 (3 x 5) and the read floor at batch 1 + L2 + shared memory.
   // + batch-1 bf16 cuBLAS timed directly (per shape) + the size ladder (copy, add, dot at 9 sizes)
-  // + decode attention (5 batches x 5 contexts) over bf16 and fp8 caches
+  // + decode attention (5 batches x 5 contexts, and batch 4 over 1000 keys) over bf16 and fp8 caches
   // + the bf16 decode shapes of LLaMA-3-8B and 70B at TP 1, 2, 4, 8 (32 linears, of which 8192^2,
   // 8192 x 28672 and 28672 x 8192 are gemv_shapes already: 29) x (7 mma + 3 tuned x 5 + 7 wgmma + 7 cuBLAS)
   // + quantised GEMV at 8 shapes: fp8 W at batches 1, 2, 4 (mma, 3 tuned, simt) + 8, 16 (mma, 3
@@ -140,17 +140,17 @@ TEST_CASE("memory cases: unique ids, groups, quick subset") {
   // ragged 9000 x 1104 at batches 5, 13 (mma, stag, pdl) and 24, 40 (mma) = 8
   // + latent attention (2 head counts x 4 batches x 3 contexts, and the ragged 24 and 96 heads x 1000 keys)
   // + the wgmma GEMV's ragged 1000 x 1104 at batches 24 and 40 (wgmma, cuBLAS) = 4.
-  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * 5 * 5 + 29 * 36 +
-                                    8 * (28 + 25) + 4 * 17 + 8 + 2 * 4 * 3 + 2 + 4);
+  CHECK(memory::cases.size() == 2 + 16 + 2 + 3 + 15 + 2 + 2 * 4 * 21 + 4 * (15 + 2) + 2 + 9 * 3 + 2 * (5 * 5 + 1) +
+                                    29 * 36 + 8 * (28 + 25) + 4 * 17 + 8 + 2 * 4 * 3 + 2 + 4);
   // The 35 of the first version, the graph memcpy, and for bf16 8192^2 the tuned kernels at
   // batches 1, 2 and 8 (9), directly timed cuBLAS and the read floor; the ladder's 64 KiB copy
-  // and decode attention at batch 1 over 2048 positions (bf16 and fp8 caches); quantised GEMV at
+  // and decode attention at batch 1 over 2048 positions and batch 4 over 1000 (bf16 and fp8 caches); quantised GEMV at
   // 8192^2 batch 1: mma, stag, simt for fp8 and int4, and fp8's read floor, and their mma at batches
   // 32 and 64 (the tensor-core kernel's shapes above 16, int4's own: 4); the bf16 wgmma GEMV at
   // 8192^2 batches 8 and 64; W8A8 at 8192^2 (mma, stag, pdl at batch 1; mma at 16 and 64) and every
   // ragged case (8); latent attention at 1024 keys for 16 and 128 heads at batch 1, 128 heads at
   // batch 8, and the two ragged cases (5); the wgmma GEMV's ragged cases (4).
-  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 1 + 7 + 4 + 2 + 5 + 8 + 5 + 4);
+  CHECK(quick == 35 + 1 + 9 + 2 + 2 + 2 + 1 + 7 + 4 + 2 + 5 + 8 + 5 + 4);
   CHECK(ids.contains("memcpy.d2d"));
   CHECK(ids.contains("memcpy.d2d.graph"));
   CHECK(ids.contains("gemv.bf16.8192x8192.b1.pdl"));
@@ -299,8 +299,10 @@ TEST_CASE("decode attention cases: LLaMA-3-70B heads, the layer stage's cost") {
   for (const memory::Case& c : memory::cases) {
     if (c.kernel == memory::Kernel::decode_attention) ids.insert(memory::case_id(c));
   }
-  // batches 1, 4, 16, 64, 256 x contexts 1024, 2048, 8192, 16384, 32768 x bf16 and e4m3 caches
-  CHECK(ids.size() == 50);
+  // batches 1, 4, 16, 64, 256 x contexts 1024, 2048, 8192, 16384, 32768 x bf16 and e4m3 caches, and
+  // batch 4 over 1000 keys (a partial last tile) in each
+  CHECK(ids.size() == 50 + 2);
+  CHECK(ids.contains("attention.decode.bf16.kvfp8_e4m3.b4.ctx1000.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.b1.ctx2048.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.kvfp8_e4m3.b256.ctx2048.flashdecode"));
   CHECK(ids.contains("attention.decode.bf16.b64.ctx32768.flashdecode"));
@@ -704,14 +706,14 @@ TEST_CASE("case list report and suite selection") {
   CHECK_THROWS_AS(select_suites("memory,"), InputError);
   const Report list = make_case_list(all, true, nlohmann::json::object());
   CHECK(list.kind == "bench-cases");
-  // --quick: 85 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, both
+  // --quick: 87 memory (49, and fp8 GEMV mma, stag, simt, read, int4 GEMV mma, stag, simt, both
   // formats' mma at batches 32 and 64, fp8-KV decode attention, the bf16 wgmma GEMV at batches 8 and
-  // 64: 63; the W8A8 GEMV's 13; 5 latent
+  // 64: 63; decode attention over 1000 keys in both cache formats, 2; the W8A8 GEMV's 13; 5 latent
   // attention; the wgmma GEMV's 4 ragged cases), 104 + 38 compute (3 probes, 32 GEMMs, 7 FP8 GEMMs, 62 attention:
   // 56 + the Hopper kernel's 6 of several query tiles a block; 38 grouped GEMMs) + 12 FP8 attention (8 + 4 of
   // several tiles a block), 8 MLA expanded attention (2 small shapes x 2 masks x standard and flash_wgmma)
   // and 5 + 4 layer cases (bf16 + FP8).
-  CHECK(list.tables.front().rows.size() == 85 + 104 + 38 + 12 + 8 + 5 + 4 + 36);
+  CHECK(list.tables.front().rows.size() == 87 + 104 + 38 + 12 + 8 + 5 + 4 + 36);
   CHECK(make_case_list(select_suites("layer"), false, nlohmann::json::object()).tables.front().rows.size() == 26 + 26);
   CHECK(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"8192x8192.b1", "nothing"}));
   CHECK_FALSE(selected_by_filters("gemv.bf16.8192x8192.b1.mma", {"fp16"}));

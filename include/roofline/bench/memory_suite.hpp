@@ -214,6 +214,7 @@ inline constexpr std::array<std::int64_t, 5> decode_attention_contexts{1024, 204
 // The KV-cache formats decode attention runs over (bf16 q and output): the layer's bf16, and e4m3
 // with a per-tensor scale, as FP8 serving engines keep it.
 inline constexpr std::array<DType, 2> decode_attention_kv_formats{DType::bf16, DType::fp8_e4m3};
+inline constexpr std::int64_t decode_attention_ragged_context = 1000;
 
 // Latent attention on DeepSeek-V3's latent (512 + 64 rotary), bf16: 16 query heads (its 128 at TP 8)
 // and 128 (attention data parallelism, one GPU holding every head), batches up to a TensorRT-LLM
@@ -357,6 +358,15 @@ constexpr void for_each_case(F&& f) {
                .context = context});
       }
     }
+    // A partial last key tile (1000 = 15 x 64 + 40 keys, the last of 4 splits): the kernel copies a
+    // whole tile by its own path and zero-fills the rows past the cache's end. Checked under --quick.
+    f(Case{.kernel = decode_attention,
+           .variant = Variant::flashdecode,
+           .batch = 4,
+           .activations = DType::bf16,
+           .kv = kv,
+           .quick = true,
+           .context = decode_attention_ragged_context});
   }
   const auto latent = [&f](std::int64_t heads, std::int64_t batch, std::int64_t context, bool quick) {
     f(Case{.kernel = latent_attention,
