@@ -41,6 +41,7 @@ for c in 8 16 32 64; do
     --output-tokens 1024 --concurrency "$c" --requests $((10 * c)) --calibration auto \
     > "$out/sglang-c$c.txt" 2>/dev/null
 done
-"$bin" validate --measured "$r/2026-12-03-h200-flash-fp8/bench-layer.json" --calibration "$calibration" \
-  --format json > "$out/layer-check.json" 2>/dev/null
+# The layer run the calibration names as its check (validation.run): a layer suite of its kernels.
+layer_run=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["validation"]["run"])' "$calibration")
+"$bin" validate --measured "$layer_run" --calibration "$calibration" --format json > "$out/layer-check.json" 2>/dev/null
 echo "wrote $out" >&2
