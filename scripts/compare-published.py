@@ -3,9 +3,9 @@
 
   compare-published.py BEFORE_DIR AFTER_DIR [--top N]
 
-For the layer check (layer-check.json, `roofline validate` of the 2026-12-03 layer suite): how many
-of the layers are within 10%, the median and the worst |error| before and after, and the layers
-that moved most. For every text file present in both: each line that changed, its numbers paired by
+For the layer check (layer-check.json, `roofline validate` of the layer run each calibration names):
+how many of the layers are within 10%, the median and the worst |error| before and after, each with
+its run where the two differ, and the layers that moved most. For every text file present in both: each line that changed, its numbers paired by
 position (a line whose count of numbers changed is listed as changed, unpaired), and the largest
 relative moves of the figures a comparison predicts. Percentages (the error columns, whose relative
 change says nothing) and numbers under 5 (counts, GPUs, ranks) are not ranked; notes are skipped.
@@ -57,13 +57,15 @@ def text_moves(name, before_lines, after_lines):
 
 
 def layer_check(path):
+    """The layer run's errors by layer id, and the run (the measured file) they come from."""
     try:
         with open(path, encoding="utf-8") as f:
-            layers = json.load(f)["results"]["layers"]
-        return {row["id"]: row["calibrated_error_pct"] for row in layers}
-    except (OSError, ValueError, KeyError, TypeError) as e:
+            report = json.load(f)
+        errors = {row["id"]: row["calibrated_error_pct"] for row in report["results"]["layers"]}
+        return errors, ", ".join(report.get("inputs", {}).get("measured", []))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         fail(f"{path}: not a validate report with results.layers ({e})")
-        return {}
+        return {}, ""
 
 
 def summary(errors):
@@ -92,8 +94,11 @@ def main(argv):
     lines = []
     check = "layer-check.json"
     if os.path.exists(os.path.join(before, check)) and os.path.exists(os.path.join(after, check)):
-        old, new = layer_check(os.path.join(before, check)), layer_check(os.path.join(after, check))
-        lines += ["## The layer check", "", f"- before: {summary(old)}", f"- after: {summary(new)}"]
+        (old, old_run), (new, new_run) = layer_check(os.path.join(before, check)), layer_check(os.path.join(after, check))
+        runs = old_run != new_run
+        lines += ["## The layer check", "",
+                  f"- before: {summary(old)}" + (f" ({old_run})" if runs else ""),
+                  f"- after: {summary(new)}" + (f" ({new_run})" if runs else "")]
         common = sorted(set(old) & set(new), key=lambda i: -abs(new[i] - old[i]))
         for layer in common[:5]:
             if new[layer] != old[layer]:

@@ -69,6 +69,16 @@ class ComparePublished(unittest.TestCase):
         self.assertIn("Unchanged: same.txt.", out)
         self.assertIn('- shape.txt: "a 100 200" changed shape (numbers not paired)', out)
 
+    def test_layer_checks_of_two_runs_are_named(self):
+        # Each calibration checked against its own layer run: the summaries say which.
+        write(self.before, "layer-check.json", json.dumps({"inputs": {"measured": ["old/layer.json"]},
+                                                          "results": {"layers": [{"id": "a", "calibrated_error_pct": 1.0}]}}))
+        write(self.after, "layer-check.json", json.dumps({"inputs": {"measured": ["new/layer.json"]},
+                                                         "results": {"layers": [{"id": "a", "calibrated_error_pct": -3.0}]}}))
+        out = compare(self.before, self.after).stdout
+        self.assertIn("- before: 1/1 within 10%, median |error| 1.00%, worst +1.0% (old/layer.json)", out)
+        self.assertIn("- after: 1/1 within 10%, median |error| 3.00%, worst -3.0% (new/layer.json)", out)
+
     def test_bad_input(self):
         r = compare(self.before, os.path.join(self.tmp.name, "missing"))
         self.assertEqual(r.returncode, 2)
