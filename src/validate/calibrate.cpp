@@ -82,6 +82,22 @@ std::optional<LooErrors> loo_errors(const CalibrationTable& table) {
   return out;
 }
 
+// A lookup rule tried on a table: a copy with the rule set (its prepared curves hold: a rule moves no
+// point) and the leave-one-out errors without and with it (nullopt where nothing is predicted).
+struct RuleTrial {
+  CalibrationTable table;
+  std::optional<LooErrors> without;
+  std::optional<LooErrors> with;
+};
+template <typename SetRule>
+RuleTrial try_rule(const CalibrationTable& table, SetRule set_rule) {
+  RuleTrial trial{table, loo_errors(table), std::nullopt};
+  set_rule(trial.table);
+  leave_one_out(trial.table);
+  trial.with = loo_errors(trial.table);
+  return trial;
+}
+
 // What a table reads where a query's series measured no problem of its size: its own series' end
 // (the default), or that end carried on by the trend of the nearest series on each side that did
 // (CalibrationTable::neighbours_outside_range). Neither is right everywhere: the FP8 GEMM's k series
@@ -92,11 +108,9 @@ std::optional<LooErrors> loo_errors(const CalibrationTable& table) {
 // and one of them lower (where the rule never applies, nothing moves).
 // Returns a note where it does; the table's points carry the leave-one-out errors of its choice.
 std::optional<std::string> choose_outside_range(CalibrationTable& table) {
-  CalibrationTable neighbours = table;  // its prepared curves hold: the rule changes no point
-  neighbours.neighbours_outside_range = true;
-  leave_one_out(neighbours);
-  const std::optional<LooErrors> own = loo_errors(table);
-  const std::optional<LooErrors> read = loo_errors(neighbours);
+  RuleTrial trial = try_rule(table, [](CalibrationTable& t) { t.neighbours_outside_range = true; });
+  const std::optional<LooErrors>& own = trial.without;
+  const std::optional<LooErrors>& read = trial.with;
   if (!own || !read || read->median > own->median || read->mean > own->mean ||
       (read->median == own->median && read->mean == own->mean)) {
     return std::nullopt;
@@ -105,7 +119,7 @@ std::optional<std::string> choose_outside_range(CalibrationTable& table) {
       "{}: past a {} series' measured sizes, its end carried on by the trend of the nearest series on each side "
       "(leave-one-out median |error| {:.1f}% against {:.1f}% holding the series' end, mean {:.1f}% against {:.1f}%)",
       table.name, table.series_name, read->median * 100, own->median * 100, read->mean * 100, own->mean * 100);
-  table = std::move(neighbours);
+  table = std::move(trial.table);
   return note;
 }
 
@@ -157,16 +171,14 @@ std::vector<std::string> choose_axes(CalibrationTable& table, bool axis_optional
 // of one point, which leave-one-out cannot judge, goes without.
 // Returns a note where the floor is declined; the points carry the leave-one-out errors of the choice.
 std::optional<std::string> choose_time_floor(CalibrationTable& table) {
-  CalibrationTable floored = table;
-  floored.fastest_time_floor = true;
-  leave_one_out(floored);
-  const std::optional<LooErrors> without = loo_errors(table);
-  const std::optional<LooErrors> with = loo_errors(floored);
+  RuleTrial trial = try_rule(table, [](CalibrationTable& t) { t.fastest_time_floor = true; });
+  const std::optional<LooErrors>& without = trial.without;
+  const std::optional<LooErrors>& with = trial.with;
   // A table leave-one-out cannot judge (one point) has no floor: its one problem may be far above a
   // launch's (run 3 of 2026-11-30 measured each stream kernel at 1 GiB arrays alone, 450-800 us).
   if (!without || !with) return std::nullopt;
   if (with->median <= without->median && with->mean <= without->mean) {
-    table = std::move(floored);
+    table = std::move(trial.table);
     return std::nullopt;
   }
   return fmt::format(

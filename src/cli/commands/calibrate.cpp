@@ -188,7 +188,9 @@ CalibrateResult run_calibrate(const CalibrateOptions& options, std::span<const M
       "x = the roofline time of the problem on the hardware file's roofs; efficiency is linear in log(x) between "
       "measured sizes (points of equal x averaged) and in log(series) between series (GEMV batch, access stride); "
       "clamped to the end values outside the measured range (a table marked 'neighbours' carries its series' end on, "
-      "where that series measured no problem of the size, by the trend of the nearest series on each side that did)");
+      "where that series measured no problem of the size, by the trend of the nearest series on each side that did); "
+      "no faster than the table's fastest measured point, unless leave-one-out declines that floor (a note names "
+      "each table that does)");
   report.notes.push_back(
       "LOO: leave one out: each point predicted by its table without it; |err| is how far that prediction is from the "
       "measured time (the out-of-sample accuracy of the interpolation; empty where nothing else was measured)");
